@@ -1,0 +1,23 @@
+"""The async SQLAlchemy engine (asyncpg) built from a PostgreSQL URL."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+
+def async_url(url: str) -> str:
+    """Return ``url`` with the ``postgresql+asyncpg`` driver (accepts postgres://, postgresql://)."""
+    u = make_url(url.replace("postgres://", "postgresql://", 1))
+    return u.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+def create_engine(url: str, *, pool_size: int = 10, max_overflow: int = 20) -> AsyncEngine:
+    """Return an AsyncEngine over asyncpg with a pre-pinged pool and UTC sessions."""
+    return create_async_engine(
+        async_url(url),
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_pre_ping=True,
+        connect_args={"server_settings": {"timezone": "UTC", "application_name": "roost"}},
+    )

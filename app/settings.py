@@ -1,0 +1,64 @@
+"""Settings from the environment (pydantic-settings); every knob of design.md lives here."""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from domain.identity.tokens import TokenConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
+DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
+
+
+class Settings(BaseSettings):
+    """Roost's configuration. Unset DATABASE_URL / REDIS_URL mean "embedded servers"."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    env: str = Field("development", alias="ROOST_ENV")
+    database_url: str | None = Field(None, alias="DATABASE_URL")
+    redis_url: str | None = Field(None, alias="REDIS_URL")
+    data_dir: Path = Field(ROOT / ".data", alias="ROOST_DATA_DIR")
+
+    host: str = Field("127.0.0.1", alias="HOST")
+    port: int = Field(8000, alias="PORT")
+
+    jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
+    access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
+    refresh_token_days: int = Field(30, alias="REFRESH_TOKEN_DAYS")
+
+    counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
+    db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
+    db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+
+    max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
+    max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
+    max_aliases: int = Field(30, alias="MAX_ALIASES")
+    max_tokens: int = Field(4000, alias="MAX_TOKENS")
+
+    graph_path: Path = Field(
+        ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
+    )
+    dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
+
+    @property
+    def token_config(self) -> TokenConfig:
+        """The signing secret and token lifetimes for domain.identity."""
+        return TokenConfig(
+            secret=self.jwt_secret,
+            access_ttl=dt.timedelta(minutes=self.access_token_minutes),
+            refresh_ttl=dt.timedelta(days=self.refresh_token_days),
+        )
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """Return the process-wide settings, read once from the environment."""
+    return Settings()

@@ -1,0 +1,143 @@
+"""Writes, reads and compaction of sharded counters (see the package docstring)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+
+class Delta(NamedTuple):
+    """One change to a counter: add ``amount`` (may be negative) to (``entity_id``, ``kind``)."""
+
+    entity_id: uuid.UUID
+    kind: str
+    amount: int
+
+
+_UPSERT = text(
+    """
+    INSERT INTO counter_shards (entity_id, kind, shard, value)
+    SELECT * FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:kinds AS text[]),
+                         CAST(:shards AS smallint[]), CAST(:amounts AS bigint[]))
+    ON CONFLICT (entity_id, kind, shard)
+    DO UPDATE SET value = counter_shards.value + EXCLUDED.value
+    """
+)
+
+
+async def add_deltas(
+    conn: AsyncConnection, deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
+) -> None:
+    """Add every delta to a random shard of ``shards`` in one statement, in the caller's
+    transaction.
+
+    Atomic ``value = value + n`` (no read-modify-write), so concurrent writers never
+    lose an update. Rows are locked in (entity_id, kind) order, the same order every
+    writer and :func:`compact` use, so two writers cannot deadlock on each other.
+    """
+    merged: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
+    for d in deltas:
+        merged[(d.entity_id, d.kind)] += d.amount
+    rows = sorted((k, v) for k, v in merged.items() if v)
+    if not rows:
+        return
+    pick = (rng or random).randrange
+    await conn.execute(
+        _UPSERT,
+        {
+            "entity_ids": [k[0] for k, _ in rows],
+            "kinds": [k[1] for k, _ in rows],
+            "shards": [pick(shards) for _ in rows],
+            "amounts": [v for _, v in rows],
+        },
+    )
+
+
+async def read_counts(
+    conn: AsyncConnection, entity_ids: Sequence[uuid.UUID], kinds: Sequence[str]
+) -> dict[tuple[uuid.UUID, str], int]:
+    """Return ``{(entity_id, kind): count}`` for every requested pair (0 when absent).
+
+    One statement whatever the number of ids: at most K rows per pair, read through
+    the primary key. Reads the primary, in the caller's snapshot.
+    """
+    out = {(e, k): 0 for e in entity_ids for k in kinds}
+    if not entity_ids:
+        return out
+    result = await conn.execute(
+        text(
+            """
+            SELECT entity_id, kind, sum(value)::bigint
+            FROM counter_shards
+            WHERE entity_id = ANY(CAST(:ids AS uuid[])) AND kind = ANY(CAST(:kinds AS text[]))
+            GROUP BY entity_id, kind
+            """
+        ),
+        {"ids": list(entity_ids), "kinds": list(kinds)},
+    )
+    for entity_id, kind, total in result:
+        out[(entity_id, kind)] = int(total)
+    return out
+
+
+_COMPACT_BATCH = text(
+    """
+    WITH targets AS (
+        SELECT entity_id, kind FROM counter_shards
+        WHERE shard <> 0
+        GROUP BY entity_id, kind
+        ORDER BY entity_id, kind
+        LIMIT :batch
+    ), locked AS (
+        -- Lock in the writers' order (entity_id, kind, shard) so compaction never
+        -- closes a lock cycle with add_deltas().
+        SELECT c.entity_id, c.kind, c.shard FROM counter_shards c
+        JOIN targets t USING (entity_id, kind)
+        ORDER BY c.entity_id, c.kind, c.shard
+        FOR UPDATE OF c
+    ), moved AS (
+        DELETE FROM counter_shards c USING locked l
+        WHERE c.entity_id = l.entity_id AND c.kind = l.kind AND c.shard = l.shard
+          AND c.shard <> 0
+        RETURNING c.entity_id, c.kind, c.value
+    )
+    INSERT INTO counter_shards (entity_id, kind, shard, value)
+    SELECT entity_id, kind, 0, sum(value) FROM moved GROUP BY entity_id, kind
+    ON CONFLICT (entity_id, kind, shard)
+    DO UPDATE SET value = counter_shards.value + EXCLUDED.value
+    """
+)
+
+
+async def compact(engine: AsyncEngine, *, batch: int = 5000, max_retries: int = 5) -> int:
+    """Fold every counter's shards into shard 0; return how many counters were folded.
+
+    Each batch of ``batch`` counters is one transaction, so a count read at any moment
+    (before, during or after) sums to the same total: the shards a batch deletes and
+    the value it adds to shard 0 commit together. Writers may go on meanwhile; a batch
+    that loses a deadlock race is retried (up to ``max_retries`` times).
+    """
+    folded = 0
+    while True:
+        for attempt in range(max_retries + 1):
+            try:
+                async with engine.begin() as conn:
+                    result = await conn.execute(_COMPACT_BATCH, {"batch": batch})
+                    n = result.rowcount or 0
+                break
+            except DBAPIError as exc:  # deadlock_detected / serialization_failure
+                if attempt == max_retries or getattr(exc.orig, "sqlstate", None) not in (
+                    "40P01",
+                    "40001",
+                ):
+                    raise
+        folded += n
+        if n < batch:
+            return folded

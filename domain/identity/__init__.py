@@ -1,0 +1,1 @@
+"""Accounts: users, passwords, sessions and tokens."""

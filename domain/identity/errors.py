@@ -1,0 +1,41 @@
+"""Typed errors of the identity area."""
+
+from __future__ import annotations
+
+from domain.errors import AuthenticationError, ConflictError
+
+
+class UsernameTakenError(ConflictError):
+    """Another account already has this username (compared case-insensitively)."""
+
+    code = "USERNAME_TAKEN"
+
+    def __init__(self, username: str) -> None:
+        super().__init__("username", f"The username '{username}' is taken.")
+
+
+class EmailTakenError(ConflictError):
+    """Another account already uses this e-mail address."""
+
+    code = "EMAIL_TAKEN"
+
+    def __init__(self) -> None:
+        super().__init__("email", "That e-mail address is already registered.")
+
+
+class InvalidCredentialsError(AuthenticationError):
+    """Username or password is wrong (deliberately not saying which)."""
+
+    code = "INVALID_CREDENTIALS"
+
+    def __init__(self) -> None:
+        super().__init__("The username or password is incorrect.")
+
+
+class InvalidTokenError(AuthenticationError):
+    """A token is malformed, forged, expired or revoked."""
+
+    code = "INVALID_TOKEN"
+
+    def __init__(self, message: str = "The token is invalid, expired or revoked.") -> None:
+        super().__init__(message)

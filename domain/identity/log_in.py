@@ -1,0 +1,45 @@
+"""Use case: exchange a username and password for a session."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import ValidationError
+from domain.identity.errors import InvalidCredentialsError
+from domain.identity.models import users
+from domain.identity.passwords import verify_password
+from domain.identity.queries import USER_COLUMNS, to_record
+from domain.identity.sessions import AuthResult, open_session
+from domain.identity.tokens import TokenConfig
+from domain.text import normalize_username
+
+
+async def log_in(
+    engine: AsyncEngine, config: TokenConfig, *, username: str, password: str
+) -> AuthResult:
+    """Verify the password of an active account (username case-insensitive) and open a
+    session.
+
+    Raises InvalidCredentialsError for an unknown user, a wrong password or an account
+    that is banned or deleted, taking the same time in each case.
+    """
+    try:
+        canonical = normalize_username(username)
+    except ValidationError:
+        canonical = None
+    row = None
+    if canonical is not None and "\x00" not in password:
+        async with engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(*USER_COLUMNS, users.c.password_hash).where(
+                        users.c.username == canonical
+                    )
+                )
+            ).first()
+    ok = await verify_password(row.password_hash if row else None, password)
+    if not ok or row is None or row.status != "active":
+        raise InvalidCredentialsError()
+    async with engine.begin() as conn:
+        return await open_session(conn, config, to_record(row))

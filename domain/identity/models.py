@@ -1,0 +1,55 @@
+"""Tables of the identity area: ``users`` and ``sessions`` (refresh tokens)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    Table,
+    Text,
+    Uuid,
+    func,
+    text,
+)
+
+from domain.db import metadata
+
+#: Account states; follows of a banned or deleted user are refused and hidden.
+USER_STATUSES = ("active", "banned", "deleted")
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    # canonical lower-case form, ^[a-z0-9._]{3,30}$ (design.md "Decided details")
+    Column("username", Text, nullable=False),
+    Column("email", Text, nullable=True),
+    Column("display_name", Text, nullable=False),
+    Column("bio", Text, nullable=False, server_default=""),
+    Column("password_hash", Text, nullable=False),
+    Column("status", Text, nullable=False, server_default="active"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("last_active_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint("username ~ '^[a-z0-9._]{3,30}$'", name="username_format"),
+    CheckConstraint("status IN ('active', 'banned', 'deleted')", name="status_known"),
+    Index("users_username_key", "username", unique=True),
+    Index("users_email_key", "email", unique=True, postgresql_where=text("email IS NOT NULL")),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("user_id", Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    # SHA-256 of the opaque refresh token; the token itself is never stored
+    Column("token_hash", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    Index("sessions_token_hash_key", "token_hash", unique=True),
+    Index("sessions_user_id_idx", "user_id"),
+)

@@ -1,0 +1,37 @@
+"""Password hashing with argon2id (argon2-cffi's defaults, RFC 9106 low-memory profile)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+_hasher = PasswordHasher()
+
+#: A valid hash of an unguessable password, verified when the username is unknown so
+#: that a wrong username costs as long as a wrong password (no user enumeration by timing).
+_DUMMY_HASH = _hasher.hash("roost-timing-equaliser")
+
+
+def hash_password_sync(password: str) -> str:
+    """Return the argon2id PHC string for ``password`` (blocking, ~50 ms)."""
+    return _hasher.hash(password)
+
+
+async def hash_password(password: str) -> str:
+    """Return the argon2id PHC string for ``password``, hashed off the event loop."""
+    return await asyncio.to_thread(_hasher.hash, password)
+
+
+async def verify_password(password_hash: str | None, password: str) -> bool:
+    """Return True if ``password`` matches ``password_hash``; with no hash, spend the same
+    time and return False."""
+
+    def _verify() -> bool:
+        try:
+            return _hasher.verify(password_hash or _DUMMY_HASH, password) and bool(password_hash)
+        except (VerificationError, InvalidHashError):
+            return False
+
+    return await asyncio.to_thread(_verify)

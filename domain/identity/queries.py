@@ -1,0 +1,61 @@
+"""Reads of accounts, including the batch reads the dataloaders call."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Row, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.identity.models import users
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """A user as the rest of Roost sees it (no password hash, no e-mail)."""
+
+    id: uuid.UUID
+    username: str
+    display_name: str
+    bio: str
+    status: str
+    created_at: dt.datetime
+
+    @property
+    def is_visible(self) -> bool:
+        """False for banned or deleted accounts, which lists and lookups hide."""
+        return self.status == "active"
+
+
+USER_COLUMNS = (
+    users.c.id,
+    users.c.username,
+    users.c.display_name,
+    users.c.bio,
+    users.c.status,
+    users.c.created_at,
+)
+
+
+def to_record(row: Row) -> UserRecord:
+    """Map a row selected with :data:`USER_COLUMNS` to a :class:`UserRecord`."""
+    return UserRecord(*row)
+
+
+async def users_by_ids(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, UserRecord]:
+    """Return ``{id: UserRecord}`` for the ids that exist, in one statement."""
+    if not ids:
+        return {}
+    rows = await conn.execute(select(*USER_COLUMNS).where(users.c.id.in_(list(set(ids)))))
+    return {r.id: to_record(r) for r in rows}
+
+
+async def user_by_username(conn: AsyncConnection, username: str) -> UserRecord | None:
+    """Return the user whose canonical username is ``username`` (already lower-cased)."""
+    row = (await conn.execute(select(*USER_COLUMNS).where(users.c.username == username))).first()
+    return to_record(row) if row else None

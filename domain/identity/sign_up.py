@@ -1,0 +1,65 @@
+"""Use case: create an account and open its first session."""
+
+from __future__ import annotations
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.db import new_id
+from domain.identity.errors import EmailTakenError, UsernameTakenError
+from domain.identity.models import users
+from domain.identity.passwords import hash_password
+from domain.identity.queries import USER_COLUMNS, to_record
+from domain.identity.sessions import AuthResult, open_session
+from domain.identity.tokens import TokenConfig
+from domain.outbox.append import append_event
+from domain.text import check_password, clean_display_name, clean_email, normalize_username
+
+
+async def sign_up(
+    engine: AsyncEngine,
+    config: TokenConfig,
+    *,
+    username: str,
+    email: str,
+    password: str,
+    display_name: str,
+) -> AuthResult:
+    """Create a user with an argon2id password hash and return it with a token pair.
+
+    Raises ValidationError (bad username, e-mail, password or display name: design.md
+    "Decided details"), UsernameTakenError or EmailTakenError. Nothing is written when
+    it raises.
+    """
+    canonical = normalize_username(username)
+    email = clean_email(email)
+    check_password(password)
+    display_name = clean_display_name(display_name)
+    password_hash = await hash_password(password)
+    user_id = new_id()
+    try:
+        async with engine.begin() as conn:
+            row = (
+                await conn.execute(
+                    insert(users)
+                    .values(
+                        id=user_id,
+                        username=canonical,
+                        email=email,
+                        display_name=display_name,
+                        password_hash=password_hash,
+                    )
+                    .returning(*USER_COLUMNS)
+                )
+            ).one()
+            user = to_record(row)
+            await append_event(conn, "user.created", user.id, {"user_id": str(user.id)})
+            return await open_session(conn, config, user)
+    except IntegrityError as exc:
+        # Name the field that collided; the pre-check below only shapes the message.
+        async with engine.connect() as conn:
+            taken = await conn.scalar(select(users.c.id).where(users.c.username == canonical))
+        if taken is not None or "users_username_key" in str(exc.orig):
+            raise UsernameTakenError(canonical) from None
+        raise EmailTakenError() from None

@@ -1,0 +1,1 @@
+"""The transactional outbox: events appended in the same transaction as the change."""

@@ -1,0 +1,1 @@
+"""The follow graph: follows, blocks, and the lists and flags read from them."""

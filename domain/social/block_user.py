@@ -1,0 +1,72 @@
+"""Use case: block a user; the block ends follows both ways and refuses new ones."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.errors import NotFoundError
+from domain.outbox.append import append_event
+from domain.social.errors import SelfBlockError
+from domain.social.pairs import lock_pair
+
+_INSERT_BLOCK = text(
+    """
+    INSERT INTO blocks (blocker_id, blocked_id) VALUES (:blocker, :blocked)
+    ON CONFLICT DO NOTHING RETURNING true
+    """
+)
+
+_END_FOLLOWS = text(
+    """
+    UPDATE follows SET deleted_at = now()
+    WHERE deleted_at IS NULL
+      AND ((follower_id = :blocker AND followee_id = :blocked)
+        OR (follower_id = :blocked AND followee_id = :blocker))
+    RETURNING id, follower_id, followee_id
+    """
+)
+
+
+async def block_user(
+    engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: uuid.UUID, *, counter_shards: int
+) -> bool:
+    """Block ``blocked_id`` for ``blocker_id``; return True if the block is new.
+
+    In one transaction (under the pair lock shared with follow_user): insert the block,
+    soft-delete live follows in both directions with their counter decrements and
+    ``follow.removed`` events, and append ``block.created``. Idempotent. Raises
+    SelfBlockError or NotFoundError.
+    """
+    if blocker_id == blocked_id:
+        raise SelfBlockError()
+    async with engine.begin() as conn:
+        await lock_pair(conn, blocker_id, blocked_id)
+        exists = await conn.scalar(text("SELECT 1 FROM users WHERE id = :id"), {"id": blocked_id})
+        if exists is None:
+            raise NotFoundError("No user has that id.")
+        created = await conn.scalar(_INSERT_BLOCK, {"blocker": blocker_id, "blocked": blocked_id})
+        ended = (
+            await conn.execute(_END_FOLLOWS, {"blocker": blocker_id, "blocked": blocked_id})
+        ).all()
+        deltas: list[Delta] = []
+        for follow_id, follower, followee in ended:
+            await append_event(
+                conn,
+                "follow.removed",
+                follow_id,
+                {"follower_id": str(follower), "followee_id": str(followee), "reason": "block"},
+            )
+            deltas += [Delta(followee, "followers", -1), Delta(follower, "following", -1)]
+        if created:
+            await append_event(
+                conn,
+                "block.created",
+                blocker_id,
+                {"blocker_id": str(blocker_id), "blocked_id": str(blocked_id)},
+            )
+        await add_deltas(conn, deltas, shards=counter_shards)
+    return bool(created)

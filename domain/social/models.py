@@ -1,0 +1,70 @@
+"""Tables of the follow graph (seeds/followers-following.md "Table")."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    Uuid,
+    func,
+    text,
+)
+
+from domain.db import metadata
+
+#: Where a follow came from (seed: profile | phone | x | cabal | feed | suggested | referral;
+#: ``import`` marks rows bulk-loaded by ``roost load-graph``).
+FOLLOW_SOURCES = ("profile", "phone", "x", "feed", "suggested", "referral", "import")
+
+follows = Table(
+    "follows",
+    metadata,
+    Column("id", Uuid, primary_key=True),  # UUIDv7
+    Column("follower_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("followee_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("source", Text, nullable=False, server_default="profile"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("deleted_at", DateTime(timezone=True), nullable=True),  # null = live follow
+    CheckConstraint("follower_id <> followee_id", name="no_self_follow"),
+    # One live follow per pair; a re-follow after an unfollow inserts a new row.
+    Index(
+        "follows_pair_live_idx",
+        "follower_id",
+        "followee_id",
+        unique=True,
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+    # Followers of X, newest first (keyset on created_at, id).
+    Index(
+        "follows_followee_live_idx",
+        "followee_id",
+        text("created_at DESC"),
+        text("id DESC"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+    # Who X follows, newest first.
+    Index(
+        "follows_follower_live_idx",
+        "follower_id",
+        text("created_at DESC"),
+        text("id DESC"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+)
+
+blocks = Table(
+    "blocks",
+    metadata,
+    Column("blocker_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("blocked_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("blocker_id", "blocked_id"),
+    CheckConstraint("blocker_id <> blocked_id", name="no_self_block"),
+    Index("blocks_blocked_id_idx", "blocked_id"),
+)

@@ -1,0 +1,127 @@
+"""Reads of the follow graph: keyset-paginated lists and batch flag reads for dataloaders."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.counters import read_counts
+
+#: A keyset position in a follow list: (follow created_at, follow id).
+Position = tuple[dt.datetime, uuid.UUID]
+
+
+@dataclass(frozen=True, slots=True)
+class FollowEdge:
+    """One entry of a followers/following list: the other user and the follow's position."""
+
+    user_id: uuid.UUID
+    position: Position
+
+
+@dataclass(frozen=True, slots=True)
+class FollowPage:
+    """A page of a follow list, newest first; ``has_next`` says whether more follow."""
+
+    edges: list[FollowEdge]
+    has_next: bool
+
+
+_LIST_SQL = {
+    # followers of :user: rows by followee_id, the other side is follower_id
+    "followers": """
+        SELECT f.follower_id, f.created_at, f.id FROM follows f
+        JOIN users u ON u.id = f.follower_id AND u.status = 'active'
+        WHERE f.followee_id = :user AND f.deleted_at IS NULL {after}
+        ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
+    """,
+    "following": """
+        SELECT f.followee_id, f.created_at, f.id FROM follows f
+        JOIN users u ON u.id = f.followee_id AND u.status = 'active'
+        WHERE f.follower_id = :user AND f.deleted_at IS NULL {after}
+        ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
+    """,
+}
+_AFTER = "AND (f.created_at, f.id) < (:after_ts, :after_id)"
+
+
+async def follow_list(
+    conn: AsyncConnection,
+    direction: Literal["followers", "following"],
+    user_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+) -> FollowPage:
+    """Return up to ``first`` live followers (or followees) of ``user_id``, newest first.
+
+    Keyset pagination on the follow's (created_at, id), served by the partial indexes
+    of the seed, so page N costs the same as page 1 and rows arriving between pages
+    never shift what comes next. Banned and deleted users are left out.
+    """
+    sql = _LIST_SQL[direction].format(after=_AFTER if after else "")
+    params: dict[str, object] = {"user": user_id, "limit": first + 1}
+    if after:
+        params["after_ts"], params["after_id"] = after
+    rows = (await conn.execute(text(sql), params)).all()
+    edges = [FollowEdge(r[0], (r[1], r[2])) for r in rows[:first]]
+    return FollowPage(edges, has_next=len(rows) > first)
+
+
+async def followees_among(
+    conn: AsyncConnection, follower_id: uuid.UUID, user_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Return the subset of ``user_ids`` that ``follower_id`` follows (one statement)."""
+    rows = await conn.execute(
+        text(
+            "SELECT followee_id FROM follows WHERE follower_id = :me"
+            " AND followee_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL"
+        ),
+        {"me": follower_id, "ids": list(user_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+async def followers_among(
+    conn: AsyncConnection, followee_id: uuid.UUID, user_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Return the subset of ``user_ids`` that follow ``followee_id`` (one statement)."""
+    rows = await conn.execute(
+        text(
+            "SELECT follower_id FROM follows WHERE followee_id = :me"
+            " AND follower_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL"
+        ),
+        {"me": followee_id, "ids": list(user_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+async def blocked_among(
+    conn: AsyncConnection, user_id: uuid.UUID, user_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Return the subset of ``user_ids`` with a block between them and ``user_id``,
+    in either direction (one statement)."""
+    rows = await conn.execute(
+        text(
+            "SELECT blocked_id FROM blocks WHERE blocker_id = :me"
+            " AND blocked_id = ANY(CAST(:ids AS uuid[]))"
+            " UNION SELECT blocker_id FROM blocks WHERE blocked_id = :me"
+            " AND blocker_id = ANY(CAST(:ids AS uuid[]))"
+        ),
+        {"me": user_id, "ids": list(user_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+async def follow_counts(
+    conn: AsyncConnection, user_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, tuple[int, int]]:
+    """Return ``{user_id: (followers, following)}`` from the counter shards (one statement)."""
+    counts = await read_counts(conn, user_ids, ("followers", "following"))
+    return {u: (counts[(u, "followers")], counts[(u, "following")]) for u in user_ids}

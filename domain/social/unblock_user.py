@@ -1,0 +1,36 @@
+"""Use case: lift a block. Follows it ended stay ended."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.outbox.append import append_event
+from domain.social.errors import SelfBlockError
+
+
+async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: uuid.UUID) -> bool:
+    """Remove the block of ``blocked_id`` by ``blocker_id``; return True if one was removed.
+
+    Idempotent; appends ``block.removed`` only when a block existed. Raises SelfBlockError.
+    """
+    if blocker_id == blocked_id:
+        raise SelfBlockError()
+    async with engine.begin() as conn:
+        removed = await conn.scalar(
+            text(
+                "DELETE FROM blocks WHERE blocker_id = :blocker AND blocked_id = :blocked"
+                " RETURNING true"
+            ),
+            {"blocker": blocker_id, "blocked": blocked_id},
+        )
+        if removed:
+            await append_event(
+                conn,
+                "block.removed",
+                blocker_id,
+                {"blocker_id": str(blocker_id), "blocked_id": str(blocked_id)},
+            )
+    return bool(removed)

@@ -1,0 +1,79 @@
+"""Normalisation and limits for user-supplied text (design.md "Decided details").
+
+Every limit counts Unicode code points after NFC normalisation. A NUL character
+or text over its limit raises :class:`~domain.errors.ValidationError`, never a
+database error.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from domain.errors import ValidationError
+
+USERNAME_RE = re.compile(r"^[a-z0-9._]{3,30}$")
+DISPLAY_NAME_MAX = 50
+BIO_MAX = 150
+CAPTION_MAX = 2200
+COMMENT_MAX = 2200
+EMAIL_MAX = 254
+PASSWORD_MIN = 8
+PASSWORD_MAX = 256
+_EMAIL_RE = re.compile(r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s\x00]+$")
+
+
+def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str:
+    """Return ``value`` NFC-normalised; raise ValidationError on NUL or a length outside
+    ``[min_len, max_len]`` code points (after normalisation)."""
+    if "\x00" in value:
+        raise ValidationError(field, f"{field} must not contain a NUL character.")
+    value = unicodedata.normalize("NFC", value)
+    n = len(value)
+    if n > max_len:
+        raise ValidationError(field, f"{field} is {n} characters; the limit is {max_len}.")
+    if n < min_len:
+        raise ValidationError(field, f"{field} must be at least {min_len} characters.")
+    return value
+
+
+def normalize_username(value: str, field: str = "username") -> str:
+    """Return the canonical (lower-case) username or raise ValidationError.
+
+    Rule: ``^[a-z0-9._]{3,30}$`` after lower-casing. Only ASCII letters lower-case
+    into that set, so look-alikes from other scripts, emoji and zero-width characters
+    are refused rather than folded into a real name.
+    """
+    if "\x00" in value:
+        raise ValidationError(field, f"{field} must not contain a NUL character.")
+    canonical = value.lower() if value.isascii() else value
+    if not USERNAME_RE.fullmatch(canonical):
+        raise ValidationError(
+            field,
+            "Usernames are 3–30 characters: ASCII letters, digits, '.' and '_' only.",
+        )
+    return canonical
+
+
+def clean_display_name(value: str) -> str:
+    """Return the NFC display name (free Unicode, 1–50 code points, no NUL)."""
+    value = clean_text("displayName", value.strip(), max_len=DISPLAY_NAME_MAX, min_len=1)
+    return value
+
+
+def clean_bio(value: str) -> str:
+    """Return the NFC bio (0–150 code points, no NUL)."""
+    return clean_text("bio", value, max_len=BIO_MAX)
+
+
+def clean_email(value: str) -> str:
+    """Return the lower-cased e-mail address or raise ValidationError on an obviously bad one."""
+    value = clean_text("email", value.strip(), max_len=EMAIL_MAX, min_len=3).lower()
+    if not _EMAIL_RE.fullmatch(value):
+        raise ValidationError("email", "That does not look like an e-mail address.")
+    return value
+
+
+def check_password(value: str) -> str:
+    """Return the password unchanged if it is 8–256 code points with no NUL."""
+    return clean_text("password", value, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
