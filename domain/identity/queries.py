@@ -41,8 +41,11 @@ USER_COLUMNS = (
 
 
 def to_record(row: Row) -> UserRecord:
-    """Map a row selected with :data:`USER_COLUMNS` to a :class:`UserRecord`."""
-    return UserRecord(*row)
+    """Map a row that includes :data:`USER_COLUMNS` to a :class:`UserRecord`."""
+    m = row._mapping
+    return UserRecord(
+        m["id"], m["username"], m["display_name"], m["bio"], m["status"], m["created_at"]
+    )
 
 
 async def users_by_ids(

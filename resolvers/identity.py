@@ -1,0 +1,114 @@
+"""Account mutations: signUp, logIn, refreshSession, logOut, updateProfile."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import NotFoundError, ValidationError
+from domain.identity.errors import (
+    EmailTakenError,
+    InvalidCredentialsError,
+    InvalidTokenError,
+    UsernameTakenError,
+)
+from domain.identity.log_in import log_in
+from domain.identity.log_out import log_out
+from domain.identity.refresh_session import refresh_session
+from domain.identity.sign_up import sign_up
+from domain.identity.update_profile import update_profile
+from schema.errors import error_from_domain
+from schema.identity import (
+    LogInInput,
+    LogInResult,
+    LogInSuccess,
+    LogOutInput,
+    LogOutResult,
+    LogOutSuccess,
+    RefreshSessionInput,
+    RefreshSessionResult,
+    RefreshSessionSuccess,
+    SignUpInput,
+    SignUpResult,
+    SignUpSuccess,
+    UpdateProfileInput,
+    UpdateProfileResult,
+    UpdateProfileSuccess,
+)
+from schema.users import Info, User
+
+
+def _unset_to_none(value):
+    return None if value is strawberry.UNSET else value
+
+
+@strawberry.type
+class IdentityMutations:
+    @strawberry.mutation(description="Create an account and sign in.")
+    async def sign_up(self, info: Info, input: SignUpInput) -> SignUpResult:
+        ctx = info.context
+        try:
+            auth = await sign_up(
+                ctx.engine,
+                ctx.tokens,
+                username=input.username,
+                email=input.email,
+                password=input.password,
+                display_name=input.display_name,
+            )
+        except (ValidationError, UsernameTakenError, EmailTakenError) as exc:
+            return error_from_domain(exc)
+        return SignUpSuccess(
+            user=User.from_record(auth.user),
+            access_token=auth.access_token,
+            refresh_token=auth.refresh_token,
+        )
+
+    @strawberry.mutation(description="Sign in with username (any case) and password.")
+    async def log_in(self, info: Info, input: LogInInput) -> LogInResult:
+        ctx = info.context
+        try:
+            auth = await log_in(
+                ctx.engine, ctx.tokens, username=input.username, password=input.password
+            )
+        except InvalidCredentialsError as exc:
+            return error_from_domain(exc)
+        return LogInSuccess(
+            user=User.from_record(auth.user),
+            access_token=auth.access_token,
+            refresh_token=auth.refresh_token,
+        )
+
+    @strawberry.mutation(description="Exchange a refresh token (single use) for a new pair.")
+    async def refresh_session(self, info: Info, input: RefreshSessionInput) -> RefreshSessionResult:
+        ctx = info.context
+        try:
+            auth = await refresh_session(ctx.engine, ctx.tokens, input.refresh_token)
+        except InvalidTokenError as exc:
+            return error_from_domain(exc)
+        return RefreshSessionSuccess(
+            user=User.from_record(auth.user),
+            access_token=auth.access_token,
+            refresh_token=auth.refresh_token,
+        )
+
+    @strawberry.mutation(description="End one session (or all of yours).")
+    async def log_out(self, info: Info, input: LogOutInput) -> LogOutResult:
+        viewer = info.context.require_viewer()
+        revoked = await log_out(info.context.engine, viewer, input.refresh_token)
+        return LogOutSuccess(revoked_sessions=revoked)
+
+    @strawberry.mutation(description="Change your display name and/or bio.")
+    async def update_profile(self, info: Info, input: UpdateProfileInput) -> UpdateProfileResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            rec = await update_profile(
+                ctx.engine,
+                viewer,
+                display_name=_unset_to_none(input.display_name),
+                bio=_unset_to_none(input.bio),
+            )
+        except (ValidationError, NotFoundError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return UpdateProfileSuccess(user=User.from_record(rec))

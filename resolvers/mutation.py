@@ -1,0 +1,13 @@
+"""The root Mutation type, assembled from one class per area."""
+
+from __future__ import annotations
+
+import strawberry
+
+from resolvers.identity import IdentityMutations
+from resolvers.social import SocialMutations
+
+
+@strawberry.type
+class Mutation(IdentityMutations, SocialMutations):
+    pass

@@ -1,0 +1,98 @@
+"""Follow-graph mutations: follow, unfollow, block, unblock (input: { userId })."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import NotFoundError, ValidationError
+from domain.social.block_user import block_user
+from domain.social.errors import (
+    BlockedError,
+    SelfBlockError,
+    SelfFollowError,
+    UserUnavailableError,
+)
+from domain.social.follow_user import follow_user
+from domain.social.unblock_user import unblock_user
+from domain.social.unfollow_user import unfollow_user
+from resolvers.query import visible_user
+from schema.errors import error_from_domain
+from schema.ids import decode_global_id
+from schema.social import (
+    BlockResult,
+    BlockSuccess,
+    FollowResult,
+    FollowSuccess,
+    UnblockResult,
+    UnblockSuccess,
+    UnfollowResult,
+    UnfollowSuccess,
+    UserTargetInput,
+)
+from schema.users import Info
+
+
+async def _target_user(info: Info, user_id):
+    user = await visible_user(info, user_id)
+    if user is None:
+        raise NotFoundError("No user has that id.")
+    return user
+
+
+@strawberry.type
+class SocialMutations:
+    @strawberry.mutation(description="Follow a user. Idempotent.")
+    async def follow(self, info: Info, input: UserTargetInput) -> FollowResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            await follow_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
+            ctx.reset_loaders()
+            return FollowSuccess(user=await _target_user(info, target))
+        except (
+            ValidationError,
+            NotFoundError,
+            SelfFollowError,
+            UserUnavailableError,
+            BlockedError,
+        ) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Stop following a user. Idempotent.")
+    async def unfollow(self, info: Info, input: UserTargetInput) -> UnfollowResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            await unfollow_user(
+                ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards
+            )
+            ctx.reset_loaders()
+            return UnfollowSuccess(user=await _target_user(info, target))
+        except (ValidationError, NotFoundError, SelfFollowError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Block a user: ends follows both ways, refuses new ones.")
+    async def block(self, info: Info, input: UserTargetInput) -> BlockResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            await block_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
+            ctx.reset_loaders()
+            return BlockSuccess(user=await _target_user(info, target))
+        except (ValidationError, NotFoundError, SelfBlockError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Lift a block. Ended follows stay ended. Idempotent.")
+    async def unblock(self, info: Info, input: UserTargetInput) -> UnblockResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            await unblock_user(ctx.engine, viewer, target)
+            ctx.reset_loaders()
+            return UnblockSuccess(user=await _target_user(info, target))
+        except (ValidationError, NotFoundError, SelfBlockError) as exc:
+            return error_from_domain(exc)

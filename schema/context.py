@@ -1,0 +1,75 @@
+"""The typed per-request GraphQL context."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from graphql import GraphQLError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import DomainError
+from domain.identity.tokens import TokenConfig, decode_access_token
+from schema.loaders import Loaders
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits handed down from settings."""
+
+    counter_shards: int = 16
+    max_page_size: int = 100
+
+
+@dataclass
+class Context:
+    """What every resolver sees: the engine, token config, limits, the bearer token and
+    the request's dataloaders.
+
+    The token is decoded on first use: a request without one is anonymous
+    (``viewer_id`` is None); one with a bad or expired token fails with
+    ``UNAUTHENTICATED`` as soon as a resolver asks who the viewer is.
+    """
+
+    engine: AsyncEngine
+    tokens: TokenConfig
+    limits: Limits
+    bearer: str | None = None
+    request: Any = None
+    response: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def viewer_id(self) -> uuid.UUID | None:
+        """The signed-in user's id (None if anonymous); a bad token raises UNAUTHENTICATED."""
+        if self.bearer is None:
+            return None
+        try:
+            return decode_access_token(self.tokens, self.bearer)
+        except DomainError as exc:
+            raise GraphQLError(exc.message, extensions={"code": "UNAUTHENTICATED"}) from None
+
+    def require_viewer(self) -> uuid.UUID:
+        """Return the viewer's id or raise an UNAUTHENTICATED GraphQL error."""
+        viewer = self.viewer_id
+        if viewer is None:
+            raise GraphQLError(
+                "Sign in first: send 'Authorization: Bearer <accessToken>'.",
+                extensions={"code": "UNAUTHENTICATED"},
+            )
+        return viewer
+
+    @cached_property
+    def loaders(self) -> Loaders:
+        """This request's dataloaders (created on first use)."""
+        try:
+            viewer = self.viewer_id
+        except GraphQLError:
+            viewer = None
+        return Loaders(self.engine, viewer)
+
+    def reset_loaders(self) -> None:
+        """Drop this request's loader caches (after a mutation changed what they hold)."""
+        self.__dict__.pop("loaders", None)

@@ -1,0 +1,99 @@
+"""The ``Error`` interface and the typed error members of mutation result unions.
+
+Mutations return ``<Name>Success | <SomeError> | …`` (design.md "GraphQL API
+conventions"); each error type here mirrors one domain error class and is built
+from it by :func:`error_from_domain`.
+"""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain import errors as d
+from domain.identity import errors as di
+from domain.social import errors as ds
+
+
+@strawberry.interface(description="A typed, expected failure of a mutation. Nothing was changed.")
+class Error:
+    message: str
+    code: str = strawberry.field(description="A stable machine-readable code, e.g. NOT_FOUND.")
+
+
+@strawberry.type(description="An input value breaks a rule; `field` names the input field.")
+class ValidationError(Error):
+    field: str
+
+
+@strawberry.type(description="No object with that id exists, or it is not visible to you.")
+class NotFoundError(Error):
+    pass
+
+
+@strawberry.type(description="The username is taken (usernames compare case-insensitively).")
+class UsernameTakenError(Error):
+    field: str
+
+
+@strawberry.type(description="The e-mail address is already registered.")
+class EmailTakenError(Error):
+    field: str
+
+
+@strawberry.type(description="Username or password is incorrect.")
+class InvalidCredentialsError(Error):
+    pass
+
+
+@strawberry.type(description="The refresh token is invalid, expired, revoked or already used.")
+class InvalidTokenError(Error):
+    pass
+
+
+@strawberry.type(description="You cannot follow yourself.")
+class CannotFollowSelfError(Error):
+    pass
+
+
+@strawberry.type(description="You cannot block yourself.")
+class CannotBlockSelfError(Error):
+    pass
+
+
+@strawberry.type(description="The account is banned or deleted.")
+class UserUnavailableError(Error):
+    pass
+
+
+@strawberry.type(description="A block stands between you and this account.")
+class BlockedError(Error):
+    pass
+
+
+_MAP: list[tuple[type[d.DomainError], type]] = [
+    (di.UsernameTakenError, UsernameTakenError),
+    (di.EmailTakenError, EmailTakenError),
+    (di.InvalidCredentialsError, InvalidCredentialsError),
+    (di.InvalidTokenError, InvalidTokenError),
+    (ds.SelfFollowError, CannotFollowSelfError),
+    (ds.SelfBlockError, CannotBlockSelfError),
+    (ds.UserUnavailableError, UserUnavailableError),
+    (ds.BlockedError, BlockedError),
+    (d.ValidationError, ValidationError),
+    (d.NotFoundError, NotFoundError),
+]
+
+
+def error_from_domain(exc: d.DomainError) -> Error:
+    """Return the GraphQL error object for a domain error (most specific class first).
+
+    Raises the original exception if no GraphQL type mirrors it, so an unmapped error
+    surfaces as a masked internal error instead of a wrong answer.
+    """
+    for domain_cls, gql_cls in _MAP:
+        if isinstance(exc, domain_cls):
+            kwargs = {"message": exc.message, "code": exc.code}
+            if "field" in gql_cls.__annotations__:
+                kwargs["field"] = exc.field  # type: ignore[attr-defined]
+            return gql_cls(**kwargs)
+    raise exc

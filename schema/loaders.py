@@ -1,0 +1,93 @@
+"""Per-request dataloaders (aiodataloader), one per relation, named ``XByYLoader``.
+
+Created fresh for every request (and, later, every subscription event) so nothing is
+cached across users. Each batch opens its own pooled connection, runs one statement
+for all the keys collected in that tick, and answers in key order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from aiodataloader import DataLoader
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.queries import UserRecord, users_by_ids
+from domain.social.queries import blocked_among, follow_counts, followees_among, followers_among
+
+
+class _EngineLoader(DataLoader):
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__()
+        self.engine = engine
+
+
+class UserByIdLoader(_EngineLoader):
+    """``uuid -> UserRecord | None``."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserRecord | None]:
+        async with self.engine.connect() as conn:
+            found = await users_by_ids(conn, keys)
+        return [found.get(k) for k in keys]
+
+
+class FollowCountsByUserIdLoader(_EngineLoader):
+    """``uuid -> (followers, following)`` from the counter shards."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[tuple[int, int]]:
+        async with self.engine.connect() as conn:
+            counts = await follow_counts(conn, list(dict.fromkeys(keys)))
+        return [counts[k] for k in keys]
+
+
+class _ViewerLoader(_EngineLoader):
+    """A loader of booleans about (viewer, user) pairs; the viewer is fixed per request."""
+
+    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID) -> None:
+        super().__init__(engine)
+        self.viewer_id = viewer_id
+
+    async def _matching(self, conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
+        raise NotImplementedError
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[bool]:
+        async with self.engine.connect() as conn:
+            hits = await self._matching(conn, list(dict.fromkeys(keys)))
+        return [k in hits for k in keys]
+
+
+class ViewerFollowsByUserIdLoader(_ViewerLoader):
+    """``user uuid -> does the viewer follow them``."""
+
+    async def _matching(self, conn, keys):
+        return await followees_among(conn, self.viewer_id, keys)
+
+
+class FollowsViewerByUserIdLoader(_ViewerLoader):
+    """``user uuid -> do they follow the viewer``."""
+
+    async def _matching(self, conn, keys):
+        return await followers_among(conn, self.viewer_id, keys)
+
+
+class BlockWithViewerByUserIdLoader(_ViewerLoader):
+    """``user uuid -> is there a block between them and the viewer (either way)``."""
+
+    async def _matching(self, conn, keys):
+        return await blocked_among(conn, self.viewer_id, keys)
+
+
+class Loaders:
+    """The dataloaders of one request. Viewer loaders exist only with a viewer."""
+
+    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
+        self.user_by_id = UserByIdLoader(engine)
+        self.follow_counts_by_user_id = FollowCountsByUserIdLoader(engine)
+        self.viewer_follows: ViewerFollowsByUserIdLoader | None = None
+        self.follows_viewer: FollowsViewerByUserIdLoader | None = None
+        self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None
+        if viewer_id is not None:
+            self.viewer_follows = ViewerFollowsByUserIdLoader(engine, viewer_id)
+            self.follows_viewer = FollowsViewerByUserIdLoader(engine, viewer_id)
+            self.block_with_viewer = BlockWithViewerByUserIdLoader(engine, viewer_id)

@@ -1,0 +1,139 @@
+"""The ``User`` node and its follower/following connections."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from typing import Self
+
+import strawberry
+from strawberry import relay
+
+from domain.identity.queries import UserRecord
+from domain.social.queries import FollowPage, follow_list
+from schema.context import Context
+from schema.pagination import DEFAULT_PAGE_SIZE, check_first, decode_cursor, encode_cursor
+
+Info = strawberry.Info[Context, None]
+
+
+@strawberry.type(description="A Roost account.")
+class User(relay.Node):
+    pk: relay.NodeID[str]
+    username: str = strawberry.field(description="Canonical lower-case username.")
+    display_name: str
+    bio: str
+    created_at: dt.datetime
+    uid: strawberry.Private[uuid.UUID]
+
+    @classmethod
+    def from_record(cls, rec: UserRecord) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(
+            pk=str(rec.id),
+            username=rec.username,
+            display_name=rec.display_name,
+            bio=rec.bio,
+            created_at=rec.created_at,
+            uid=rec.id,
+        )
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes`` through the UserByIdLoader (hidden users are null)."""
+        ids: list[uuid.UUID | None] = []
+        for raw in node_ids:
+            try:
+                ids.append(uuid.UUID(raw))
+            except ValueError:
+                ids.append(None)
+        wanted = [i for i in ids if i is not None]
+        records = dict(
+            zip(wanted, await info.context.loaders.user_by_id.load_many(wanted), strict=True)
+        )
+        out = []
+        for i in ids:
+            rec = records.get(i) if i else None
+            out.append(cls.from_record(rec) if rec and rec.is_visible else None)
+        return out
+
+    @strawberry.field(description="Live followers, exact, O(1) to read.")
+    async def follower_count(self, info: Info) -> int:
+        return (await info.context.loaders.follow_counts_by_user_id.load(self.uid))[0]
+
+    @strawberry.field(description="Live followees, exact, O(1) to read.")
+    async def following_count(self, info: Info) -> int:
+        return (await info.context.loaders.follow_counts_by_user_id.load(self.uid))[1]
+
+    @strawberry.field(description="Whether the viewer follows this user (false when anonymous).")
+    async def followed_by_viewer(self, info: Info) -> bool:
+        loader = info.context.loaders.viewer_follows
+        return bool(loader and await loader.load(self.uid))
+
+    @strawberry.field(description="Whether this user follows the viewer (false when anonymous).")
+    async def follows_viewer(self, info: Info) -> bool:
+        loader = info.context.loaders.follows_viewer
+        return bool(loader and await loader.load(self.uid))
+
+    @strawberry.field(description="Whether a block stands between the viewer and this user.")
+    async def blocked_with_viewer(self, info: Info) -> bool:
+        loader = info.context.loaders.block_with_viewer
+        return bool(loader and await loader.load(self.uid))
+
+    @strawberry.field(description="Who follows this user, newest follow first.")
+    async def followers(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> UserConnection:
+        return await _follow_connection(info, "followers", self.uid, first, after)
+
+    @strawberry.field(description="Whom this user follows, newest follow first.")
+    async def following(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> UserConnection:
+        return await _follow_connection(info, "following", self.uid, first, after)
+
+
+@strawberry.type(description="A user in a follow list; the cursor is the follow's position.")
+class UserEdge:
+    cursor: str
+    node: User
+
+
+@strawberry.type(description="A page of users (Relay connection).")
+class UserConnection:
+    edges: list[UserEdge]
+    page_info: relay.PageInfo
+    total_count: int = strawberry.field(description="All live entries of the list, exact.")
+
+
+async def _follow_connection(
+    info: Info, direction: str, user_id: uuid.UUID, first: int, after: str | None
+) -> UserConnection:
+    ctx = info.context
+    check_first(first, ctx.limits.max_page_size)
+    position = decode_cursor(after) if after else None
+    async with ctx.engine.connect() as conn:
+        page: FollowPage = await follow_list(conn, direction, user_id, first=first, after=position)
+    loaders = ctx.loaders
+    records, counts = await asyncio.gather(
+        loaders.user_by_id.load_many([e.user_id for e in page.edges]),
+        loaders.follow_counts_by_user_id.load(user_id),
+    )
+    edges = [
+        UserEdge(cursor=encode_cursor(e.position), node=User.from_record(rec))
+        for e, rec in zip(page.edges, records, strict=True)
+        if rec is not None
+    ]
+    return UserConnection(
+        edges=edges,
+        page_info=relay.PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        total_count=counts[0] if direction == "followers" else counts[1],
+    )

@@ -1,0 +1,159 @@
+"""Shared fixtures: a fresh, migrated PostgreSQL database per test run, the app, and a
+GraphQL client over real HTTP semantics (httpx ASGI transport).
+
+DATABASE_URL names the *server* (any database on it); each run creates
+``roost_test_<random>`` there, migrates it with Alembic and drops it at the end, so
+concurrent runs never collide. ``make test`` sets DATABASE_URL/REDIS_URL, starting
+embedded servers when they are not set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.asgi import create_app
+from app.database import create_engine
+from app.migrate import upgrade
+from app.settings import Settings
+from domain.db import new_id
+from domain.identity.passwords import hash_password_sync
+from domain.identity.tokens import issue_access_token
+from schema.ids import to_global_id
+
+TEST_PASSWORD = "correct horse battery staple"
+
+
+def _server_url() -> str:
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        pytest.exit("DATABASE_URL is not set: run the suite with `make test`.", returncode=2)
+    return url
+
+
+def _asyncpg_dsn(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    """URL of this run's own database (created, migrated, dropped afterwards)."""
+    server = make_url(_server_url())
+    name = f"roost_test_{uuid.uuid4().hex[:12]}"
+    admin = _asyncpg_dsn(server.set(database="postgres").render_as_string(hide_password=False))
+
+    async def _admin(sql: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    url = server.set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    """Settings pointing at this run's database (and REDIS_URL from the environment)."""
+    return Settings(DATABASE_URL=database_url, REDIS_URL=os.environ.get("REDIS_URL"))
+
+
+@pytest.fixture(scope="session")
+async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
+    """An AsyncEngine on this run's database, with room for concurrency tests."""
+    eng = create_engine(settings.database_url, pool_size=20, max_overflow=110)
+    yield eng
+    await eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings, engine: AsyncEngine):
+    """The ASGI app sharing the test engine."""
+    return create_app(settings, engine=engine)
+
+
+@pytest.fixture(scope="session")
+async def client(app) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to the app in-process (no socket)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://roost.test") as c:
+        yield c
+
+
+@dataclass
+class GQL:
+    """Posts GraphQL documents; ``token`` adds ``Authorization: Bearer``."""
+
+    client: httpx.AsyncClient
+
+    async def __call__(
+        self, query: str, variables: dict | None = None, *, token: str | None = None
+    ) -> dict:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        resp = await self.client.post(
+            "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
+        )
+        assert resp.status_code in (200, 400), resp.text
+        return resp.json()
+
+
+@pytest.fixture
+def gql(client: httpx.AsyncClient) -> GQL:
+    return GQL(client)
+
+
+@dataclass(frozen=True)
+class TestUser:
+    id: uuid.UUID
+    username: str
+    token: str
+
+    @property
+    def gid(self) -> str:
+        return to_global_id("User", self.id)
+
+
+_PASSWORD_HASH: str | None = None
+
+
+@pytest.fixture
+def make_users(engine: AsyncEngine, settings: Settings):
+    """``await make_users(n)`` inserts n active users in one statement (one shared argon2id
+    hash of TEST_PASSWORD) and returns them with access tokens."""
+
+    async def _make(n: int, prefix: str = "u") -> list[TestUser]:
+        global _PASSWORD_HASH
+        _PASSWORD_HASH = _PASSWORD_HASH or hash_password_sync(TEST_PASSWORD)
+        rows = []
+        for _ in range(n):
+            uid = new_id()
+            rows.append({"id": uid, "username": f"{prefix}{uid.hex[-16:]}", "hash": _PASSWORD_HASH})
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO users (id, username, display_name, password_hash)"
+                    " VALUES (:id, :username, :username, :hash)"
+                ),
+                rows,
+            )
+        cfg = settings.token_config
+        return [
+            TestUser(r["id"], r["username"], issue_access_token(cfg, r["id"], new_id()))
+            for r in rows
+        ]
+
+    return _make
