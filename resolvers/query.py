@@ -17,10 +17,39 @@ async def visible_user(info: Info, user_id) -> User | None:
     return User.from_record(rec) if rec and rec.is_visible else None
 
 
+#: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
+NODE_TYPES: dict[str, type] = {"User": User}
+
+
+async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
+    """Resolve global ids, batched per type through the types' dataloaders; an id that is
+    malformed, of an unknown type or not found resolves to null (Relay's node contract)."""
+    wanted: dict[type, list[tuple[int, str]]] = {}
+    for i, raw in enumerate(ids):
+        try:
+            gid = relay.GlobalID.from_id(raw)
+        except ValueError:
+            continue
+        node_type = NODE_TYPES.get(gid.type_name)
+        if node_type is not None:
+            wanted.setdefault(node_type, []).append((i, gid.node_id))
+    out: list[relay.Node | None] = [None] * len(ids)
+    for node_type, items in wanted.items():
+        found = await node_type.resolve_nodes(info=info, node_ids=[pk for _, pk in items])
+        for (i, _), node in zip(items, found, strict=True):
+            out[i] = node
+    return out
+
+
 @strawberry.type
 class Query:
-    node: relay.Node | None = relay.node(description="Fetch any object by its global id.")
-    nodes: list[relay.Node | None] = relay.node(description="Fetch objects by global ids.")
+    @strawberry.field(description="Fetch any object by its global id (null if not found).")
+    async def node(self, info: Info, id: strawberry.ID) -> relay.Node | None:
+        return (await resolve_nodes(info, [id]))[0]
+
+    @strawberry.field(description="Fetch objects by global ids, in order (null if not found).")
+    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[relay.Node | None]:
+        return await resolve_nodes(info, ids)
 
     @strawberry.field(description="The signed-in user, or null when anonymous.")
     async def viewer(self, info: Info) -> User | None:

@@ -75,7 +75,7 @@ def settings(database_url: str) -> Settings:
 @pytest.fixture(scope="session")
 async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
     """An AsyncEngine on this run's database, with room for concurrency tests."""
-    eng = create_engine(settings.database_url, pool_size=20, max_overflow=110)
+    eng = create_engine(settings.database_url, pool_size=10, max_overflow=30)
     yield eng
     await eng.dispose()
 
