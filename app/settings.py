@@ -6,7 +6,7 @@ import datetime as dt
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.identity.tokens import TokenConfig
@@ -47,6 +47,14 @@ class Settings(BaseSettings):
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
+
+    @model_validator(mode="after")
+    def _refuse_dev_secret_in_production(self) -> Settings:
+        if self.env == "production" and self.jwt_secret == DEV_JWT_SECRET:
+            raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
+        if len(self.jwt_secret) < 32:
+            raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
+        return self
 
     @property
     def token_config(self) -> TokenConfig:
