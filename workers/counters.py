@@ -1,0 +1,22 @@
+"""Periodic compaction of the sharded counters (design.md "Data")."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from domain.counters import compact
+
+log = logging.getLogger("roost.workers.counters")
+
+
+async def compact_counters(ctx: dict[str, Any]) -> int:
+    """Fold every counter's shards into shard 0; return how many counters were folded.
+
+    Safe to run twice or beside writers: each batch is one transaction that keeps every
+    sum unchanged (see :func:`domain.counters.compact`).
+    """
+    folded = await compact(ctx["engine"])
+    if folded:
+        log.info("compacted %d counters", folded)
+    return folded
