@@ -1,0 +1,55 @@
+# Roost: `make run` and `make test` work from a fresh clone (python3.11 + pip only).
+# With DATABASE_URL / REDIS_URL unset they start an embedded PostgreSQL and Redis.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?= -q
+
+.PHONY: venv run test lint format bench clean clean-data
+
+venv: $(STAMP)
+
+# Create the virtualenv; without ensurepip (Debian's python3 without python3-venv),
+# create it bare and install pip into it with the system pip (`pip --python`, pip >= 22.3).
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m venv --without-pip $(VENV) \
+	  && $(PYTHON) -m pip --python $(BIN)/python install --quiet pip; }
+
+# Reinstall only when pyproject.toml changed since the last install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+run: venv
+	$(BIN)/roost run
+
+test: venv
+	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+format: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
+# else starts its own embedded server (with durable settings, unlike `make test`).
+bench: venv
+	@set -e; for f in bench/[!_]*.py; do \
+	  [ -e "$$f" ] || { echo "no benchmarks in bench/"; exit 0; }; \
+	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m; \
+	done
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
+	find . -name __pycache__ -type d -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
+
+# Deletes the `make run` database and Redis snapshot (stop `make run` first).
+clean-data:
+	rm -rf .data
