@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.embedded import ServiceURLs, ensure_database, services, spawn, stop_process
-from app.settings import DEV_JWT_SECRET, Settings, get_settings
+from app.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -61,16 +61,12 @@ def _use(settings: Settings, urls: ServiceURLs) -> Settings:
 
 
 def _check_production(settings: Settings) -> None:
-    """In production (ROOST_ENV=production) refuse embedded servers and the dev secret."""
-    if settings.env != "production":
-        return
-    problems = []
-    if not settings.database_url or not settings.redis_url:
-        problems.append("DATABASE_URL and REDIS_URL must be set (no embedded servers)")
-    if settings.jwt_secret == DEV_JWT_SECRET:
-        problems.append("JWT_SECRET must be set to a secret of your own")
-    if problems:
-        sys.exit("roost: ROOST_ENV=production: " + "; ".join(problems))
+    """In production (ROOST_ENV=production) refuse to start embedded servers (Settings
+    itself refuses the development JWT secret)."""
+    if settings.env == "production" and not (settings.database_url and settings.redis_url):
+        sys.exit(
+            "roost: ROOST_ENV=production needs DATABASE_URL and REDIS_URL (no embedded servers)"
+        )
 
 
 def _engine(settings: Settings, url: str) -> AsyncEngine:
@@ -321,10 +317,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the command and exit with its code
     (130 after Ctrl-C)."""
+    from pydantic import ValidationError
+
     args = build_parser().parse_args(argv)
     _configure_logging()
     try:
-        code = args.func(args, get_settings())
+        settings = get_settings()
+    except ValidationError as exc:
+        sys.exit(f"roost: invalid settings: {exc}")
+    try:
+        code = args.func(args, settings)
     except KeyboardInterrupt:
         code = 130
     sys.exit(code)
