@@ -10,13 +10,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /srv/roost
 
-# Install the dependencies first so that a code change does not reinstall them:
-# a stub of each package lets `pip install .` resolve pyproject.toml alone.
+# Install the dependencies first so that a code change does not reinstall them: an
+# empty stub of each package listed in pyproject.toml lets `pip install .` run on it alone.
 COPY pyproject.toml ./
-RUN for p in app domain domain/identity domain/social domain/counters domain/outbox \
-             schema resolvers workers migrations; do \
-      mkdir -p "$p" && touch "$p/__init__.py"; \
-    done \
+RUN python -c "import pathlib, tomllib; \
+[(pathlib.Path(*p.split('.')).mkdir(parents=True, exist_ok=True), \
+  pathlib.Path(*p.split('.'), '__init__.py').touch()) \
+ for p in tomllib.load(open('pyproject.toml', 'rb'))['tool']['setuptools']['packages']]" \
  && touch README.md \
  && pip install . \
  && pip uninstall --yes roost \

@@ -289,7 +289,12 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the ``roost`` argument parser (one sub-command per ``cmd_*`` function)."""
-    parser = argparse.ArgumentParser(prog="roost", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="roost",
+        description="Roost, a GraphQL server for the core of a social app.",
+        epilog="Without DATABASE_URL / REDIS_URL, embedded servers keep their data in "
+        "ROOST_DATA_DIR (default <repo>/.data).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("run", help="embedded servers + migrate + load + worker + API")
