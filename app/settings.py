@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.feed.config import FeedConfig
 from domain.identity.tokens import TokenConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,17 @@ class Settings(BaseSettings):
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
 
+    # Home feed (design.md "Home feed"; seeds/feed-fan-out.md)
+    pull_threshold: int = Field(10_000, ge=1, alias="PULL_THRESHOLD")
+    push_back_threshold: int = Field(8_000, ge=0, alias="PUSH_BACK_THRESHOLD")
+    fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
+    feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
+    feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
+    active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")
+    job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
+    job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
+    worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")
+
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
@@ -52,9 +64,23 @@ class Settings(BaseSettings):
     def _refuse_dev_secret_in_production(self) -> Settings:
         if self.env == "production" and self.jwt_secret == DEV_JWT_SECRET:
             raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
+        if self.push_back_threshold > self.pull_threshold:
+            raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
         if len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
         return self
+
+    @property
+    def feed_config(self) -> FeedConfig:
+        """The feed's knobs for domain.feed."""
+        return FeedConfig(
+            pull_threshold=self.pull_threshold,
+            push_back_threshold=self.push_back_threshold,
+            batch_size=self.fanout_batch_size,
+            max_len=self.feed_max_len,
+            ttl=dt.timedelta(days=self.feed_ttl_days),
+            active_window=dt.timedelta(days=self.active_window_days),
+        )
 
     @property
     def token_config(self) -> TokenConfig:

@@ -9,11 +9,7 @@ from alembic import context
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-import domain.counters.models
-import domain.identity.models
-import domain.outbox.models
-import domain.social.models  # noqa: F401  (register every table on the metadata)
-from domain.db import metadata
+from domain.tables import metadata
 
 config = context.config
 target_metadata = metadata

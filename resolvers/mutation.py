@@ -5,9 +5,10 @@ from __future__ import annotations
 import strawberry
 
 from resolvers.identity import IdentityMutations
+from resolvers.posts import PostMutations
 from resolvers.social import SocialMutations
 
 
 @strawberry.type
-class Mutation(IdentityMutations, SocialMutations):
+class Mutation(IdentityMutations, SocialMutations, PostMutations):
     pass

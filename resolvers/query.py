@@ -8,6 +8,7 @@ from strawberry import relay
 from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
+from schema.posts import Post
 from schema.users import Info, User
 
 
@@ -18,7 +19,7 @@ async def visible_user(info: Info, user_id) -> User | None:
 
 
 #: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
-NODE_TYPES: dict[str, type] = {"User": User}
+NODE_TYPES: dict[str, type] = {"User": User, "Post": Post}
 
 
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:

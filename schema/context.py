@@ -11,7 +11,9 @@ from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import DomainError
+from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.tokens import TokenConfig, decode_access_token
+from domain.outbox.dispatch import Dispatcher
 from schema.loaders import Loaders
 
 
@@ -36,6 +38,9 @@ class Context:
     engine: AsyncEngine
     tokens: TokenConfig
     limits: Limits
+    feed_config: FeedConfig = field(default_factory=FeedConfig)
+    stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
+    dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     bearer: str | None = None
     request: Any = None
     response: Any = None

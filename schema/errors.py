@@ -11,6 +11,7 @@ import strawberry
 
 from domain import errors as d
 from domain.identity import errors as di
+from domain.posts import errors as dp
 from domain.social import errors as ds
 
 
@@ -70,6 +71,11 @@ class BlockedError(Error):
     pass
 
 
+@strawberry.type(description="Only the author can do this to the post.")
+class NotPostAuthorError(Error):
+    pass
+
+
 _MAP: list[tuple[type[d.DomainError], type]] = [
     (di.UsernameTakenError, UsernameTakenError),
     (di.EmailTakenError, EmailTakenError),
@@ -79,6 +85,7 @@ _MAP: list[tuple[type[d.DomainError], type]] = [
     (ds.SelfBlockError, CannotBlockSelfError),
     (ds.UserUnavailableError, UserUnavailableError),
     (ds.BlockedError, BlockedError),
+    (dp.NotPostAuthorError, NotPostAuthorError),
     (d.ValidationError, ValidationError),
     (d.NotFoundError, NotFoundError),
 ]

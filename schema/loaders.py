@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from aiodataloader import DataLoader
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.identity.queries import UserRecord, users_by_ids
-from domain.social.queries import blocked_among, follow_counts, followees_among, followers_among
+from domain.counters import read_counts
+from domain.posts.queries import PostRecord, posts_by_ids
+from domain.social.queries import blocked_among, followees_among, followers_among
 
 
 class _EngineLoader(DataLoader):
@@ -32,13 +35,30 @@ class UserByIdLoader(_EngineLoader):
         return [found.get(k) for k in keys]
 
 
-class FollowCountsByUserIdLoader(_EngineLoader):
-    """``uuid -> (followers, following)`` from the counter shards."""
+class UserCounts(NamedTuple):
+    """A user's exact counts."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[tuple[int, int]]:
+    followers: int
+    following: int
+    posts: int
+
+
+class CountsByUserIdLoader(_EngineLoader):
+    """``uuid -> UserCounts`` from the counter shards (one statement per batch)."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserCounts]:
         async with self.engine.connect() as conn:
-            counts = await follow_counts(conn, list(dict.fromkeys(keys)))
-        return [counts[k] for k in keys]
+            counts = await read_counts(conn, list(dict.fromkeys(keys)), UserCounts._fields)
+        return [UserCounts(*(counts[(k, kind)] for kind in UserCounts._fields)) for k in keys]
+
+
+class PostByIdLoader(_EngineLoader):
+    """``uuid -> PostRecord | None`` (deleted posts included, with ``deleted_at`` set)."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostRecord | None]:
+        async with self.engine.connect() as conn:
+            found = await posts_by_ids(conn, keys)
+        return [found.get(k) for k in keys]
 
 
 class _ViewerLoader(_EngineLoader):
@@ -83,7 +103,8 @@ class Loaders:
 
     def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
         self.user_by_id = UserByIdLoader(engine)
-        self.follow_counts_by_user_id = FollowCountsByUserIdLoader(engine)
+        self.counts_by_user_id = CountsByUserIdLoader(engine)
+        self.post_by_id = PostByIdLoader(engine)
         self.viewer_follows: ViewerFollowsByUserIdLoader | None = None
         self.follows_viewer: FollowsViewerByUserIdLoader | None = None
         self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None

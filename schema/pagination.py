@@ -9,6 +9,7 @@ import uuid
 
 from graphql import GraphQLError
 
+from domain.feed.timelines import Entry
 from domain.social.queries import Position
 
 DEFAULT_PAGE_SIZE = 20
@@ -45,3 +46,30 @@ def check_first(first: int, max_page_size: int) -> int:
             extensions={"code": "BAD_USER_INPUT"},
         )
     return first
+
+
+_ENTRY_PREFIX = "e1:"
+
+
+def encode_entry_cursor(entry: Entry) -> str:
+    """Return the opaque cursor of a feed or post-list entry: (score µs, post id)."""
+    raw = f"{_ENTRY_PREFIX}{entry.score}:{entry.post_id.hex}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_entry_cursor(cursor: str) -> Entry:
+    """Inverse of :func:`encode_entry_cursor`; a BAD_USER_INPUT GraphQLError if malformed."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
+        if not raw.startswith(_ENTRY_PREFIX):
+            raise ValueError(raw)
+        score, pk = raw[len(_ENTRY_PREFIX) :].split(":", 1)
+        value = int(score)
+        if not 0 < value < 2**53:
+            raise ValueError(score)
+        return Entry(value, uuid.UUID(hex=pk))
+    except (ValueError, UnicodeError, binascii.Error):
+        raise GraphQLError(
+            "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}
+        ) from None

@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
-from typing import Self
+from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
+from graphql import GraphQLError
 from strawberry import relay
 
 from domain.identity.queries import UserRecord
 from domain.social.queries import FollowPage, follow_list
 from schema.context import Context
+
+if TYPE_CHECKING:
+    from schema.posts import FeedConnection, PostConnection
 from schema.pagination import DEFAULT_PAGE_SIZE, check_first, decode_cursor, encode_cursor
 
 Info = strawberry.Info[Context, None]
@@ -62,11 +66,39 @@ class User(relay.Node):
 
     @strawberry.field(description="Live followers, exact, O(1) to read.")
     async def follower_count(self, info: Info) -> int:
-        return (await info.context.loaders.follow_counts_by_user_id.load(self.uid))[0]
+        return (await info.context.loaders.counts_by_user_id.load(self.uid)).followers
 
     @strawberry.field(description="Live followees, exact, O(1) to read.")
     async def following_count(self, info: Info) -> int:
-        return (await info.context.loaders.follow_counts_by_user_id.load(self.uid))[1]
+        return (await info.context.loaders.counts_by_user_id.load(self.uid)).following
+
+    @strawberry.field(description="Live posts, exact, O(1) to read.")
+    async def post_count(self, info: Info) -> int:
+        return (await info.context.loaders.counts_by_user_id.load(self.uid)).posts
+
+    @strawberry.field(description="This user's posts, newest first.")
+    async def posts(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[PostConnection, strawberry.lazy("schema.posts")]:
+        from schema.posts import author_posts_connection
+
+        return await author_posts_connection(info, self.uid, first, after)
+
+    @strawberry.field(
+        description="The home feed: your posts and those of whom you follow, newest first. "
+        "Only on the viewer."
+    )
+    async def feed(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[FeedConnection, strawberry.lazy("schema.posts")]:
+        from schema.posts import home_feed_connection
+
+        if info.context.viewer_id != self.uid:
+            raise GraphQLError(
+                "Only your own feed can be read (viewer { feed }).",
+                extensions={"code": "FORBIDDEN"},
+            )
+        return await home_feed_connection(info, first, after)
 
     @strawberry.field(description="Whether the viewer follows this user (false when anonymous).")
     async def followed_by_viewer(self, info: Info) -> bool:
@@ -120,7 +152,7 @@ async def _follow_connection(
     loaders = ctx.loaders
     records, counts = await asyncio.gather(
         loaders.user_by_id.load_many([e.user_id for e in page.edges]),
-        loaders.follow_counts_by_user_id.load(user_id),
+        loaders.counts_by_user_id.load(user_id),
     )
     edges = [
         UserEdge(cursor=encode_cursor(e.position), node=User.from_record(rec))
@@ -135,5 +167,5 @@ async def _follow_connection(
             start_cursor=edges[0].cursor if edges else None,
             end_cursor=edges[-1].cursor if edges else None,
         ),
-        total_count=counts[0] if direction == "followers" else counts[1],
+        total_count=counts.followers if direction == "followers" else counts.following,
     )

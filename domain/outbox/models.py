@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Index, Table, Text, Uuid, func, text
+from sqlalchemy import Column, DateTime, Index, Integer, Table, Text, Uuid, func, text
 from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
@@ -15,7 +15,24 @@ outbox = Table(
     Column("aggregate_id", Uuid, nullable=False),
     Column("payload", JSONB, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    Column("dispatched_at", DateTime(timezone=True), nullable=True),
-    # The relay's work list: undispatched rows, oldest first.
-    Index("outbox_pending_idx", "id", postgresql_where=text("dispatched_at IS NULL")),
+    # When the relay may (re-)enqueue the row: a use case that enqueues right after its
+    # commit sets it a little ahead, so the relay only re-drives what that missed.
+    Column("available_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("dispatched_at", DateTime(timezone=True), nullable=True),  # consumer done
+    # The relay's work list: undispatched rows by due time.
+    Index("outbox_due_idx", "available_at", postgresql_where=text("dispatched_at IS NULL")),
+)
+
+#: Events whose consumer failed every attempt; ``roost dlq replay`` re-drives them.
+dead_letters = Table(
+    "dead_letters",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("event_id", Uuid, nullable=False),  # the outbox row that failed
+    Column("topic", Text, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("replayed_at", DateTime(timezone=True), nullable=True),
+    Index("dead_letters_open_idx", "created_at", postgresql_where=text("replayed_at IS NULL")),
 )

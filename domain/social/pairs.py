@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-#: Namespace mixed into the lock key so Roost's pair locks never collide with other
-#: advisory-lock users of the same database.
-_NAMESPACE = b"roost.pair."
+from domain.locks import advisory_xact_lock, lock_key
 
 
 def pair_lock_key(a: uuid.UUID, b: uuid.UUID) -> int:
-    """Return a signed 64-bit advisory-lock key for the unordered pair {a, b}."""
-    lo, hi = sorted((a.bytes, b.bytes))
-    return int.from_bytes(
-        hashlib.blake2b(_NAMESPACE + lo + hi, digest_size=8).digest(), "big", signed=True
-    )
+    """Return the advisory-lock key of the unordered pair {a, b} (symmetric)."""
+    return lock_key("pair", *sorted((a, b), key=lambda u: u.bytes))
 
 
 async def lock_pair(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> None:
@@ -28,4 +21,4 @@ async def lock_pair(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> None:
     can never slip in beside a block that is committing (each re-reads after the lock,
     under READ COMMITTED). Different pairs never wait on each other.
     """
-    await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": pair_lock_key(a, b)})
+    await advisory_xact_lock(conn, "pair", *sorted((a, b), key=lambda u: u.bytes))

@@ -5,11 +5,7 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-import domain.counters.models
-import domain.identity.models
-import domain.outbox.models
-import domain.social.models  # noqa: F401  (register every table)
-from domain.db import metadata
+from domain.tables import metadata
 
 
 async def test_migrated_database_matches_the_models(engine):

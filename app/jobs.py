@@ -1,0 +1,40 @@
+"""Dispatching committed outbox events to the arq worker."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from arq import ArqRedis, create_pool
+from arq.connections import RedisSettings
+
+from workers.events import HANDLE_EVENT, job_id
+
+
+class ArqDispatcher:
+    """Implements :class:`domain.outbox.dispatch.Dispatcher` with an arq pool (created on
+    first use) that enqueues ``handle_outbox_event`` under the event's job id."""
+
+    def __init__(self, redis_url: str) -> None:
+        self._settings = RedisSettings.from_dsn(redis_url)
+        self._pool: ArqRedis | None = None
+        self._lock = asyncio.Lock()
+
+    async def pool(self) -> ArqRedis:
+        """The arq connection pool."""
+        if self._pool is None:
+            async with self._lock:
+                if self._pool is None:
+                    self._pool = await create_pool(self._settings)
+        return self._pool
+
+    async def dispatch(self, event_id: uuid.UUID, topic: str) -> None:
+        """Enqueue the consumer job of ``event_id`` (a no-op if it is already queued)."""
+        pool = await self.pool()
+        await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+
+    async def close(self) -> None:
+        """Close the pool."""
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None

@@ -1,0 +1,49 @@
+"""Recording that a user is active, cheaply (fan-out pushes only to active followers)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from redis.asyncio import Redis
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.feed.config import FeedConfig, FeedStores
+
+#: At most one PostgreSQL write per user per this period.
+ACTIVITY_GRANULARITY = dt.timedelta(hours=1)
+
+
+async def record_activity(
+    engine: AsyncEngine,
+    redis: Redis,
+    stores: FeedStores,
+    config: FeedConfig,
+    user_id: uuid.UUID,
+) -> bool:
+    """Note that ``user_id`` is active now; return True if PostgreSQL was written.
+
+    One Redis ``SET NX`` per call; only the first call in ACTIVITY_GRANULARITY updates
+    ``users.last_active_at``. A user coming back after more than ``active_window`` got
+    no pushes meanwhile, so their cached feed is dropped and rebuilt on the next read.
+    """
+    marker = f"active:{{{user_id}}}"
+    if not await redis.set(marker, b"1", nx=True, ex=int(ACTIVITY_GRANULARITY.total_seconds())):
+        return False
+    async with engine.begin() as conn:
+        previous = (
+            await conn.execute(
+                text(
+                    "UPDATE users u SET last_active_at = now()"
+                    " FROM (SELECT id, last_active_at FROM users WHERE id = :id FOR UPDATE) old"
+                    " WHERE u.id = old.id RETURNING old.last_active_at"
+                ),
+                {"id": user_id},
+            )
+        ).first()
+    if previous is not None:
+        last = previous[0]
+        if last is None or last < dt.datetime.now(dt.UTC) - config.active_window:
+            await stores.feeds.drop(user_id)
+    return True

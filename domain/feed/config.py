@@ -1,0 +1,39 @@
+"""The feed's knobs (design.md "Home feed"; seeds/feed-fan-out.md "The numbers we hold to")."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from domain.feed.timelines import Timelines
+
+
+@dataclass(frozen=True)
+class FeedConfig:
+    """Thresholds are follower counts; sizes are entries; durations are timedeltas."""
+
+    pull_threshold: int = 10_000  # an author becomes pull at >= this many followers
+    push_back_threshold: int = 8_000  # ... and push again under this many
+    batch_size: int = 1_000  # followers per fan-out page (one Redis round trip each)
+    max_len: int = 800  # entries kept per home feed
+    ttl: dt.timedelta = dt.timedelta(days=30)  # feed keys expire after this idle time
+    active_window: dt.timedelta = dt.timedelta(days=30)  # no push to followers idle longer
+
+
+@dataclass(frozen=True)
+class FeedStores:
+    """The two timeline families: home feeds (``feed:{user}``) and each author's recent
+    posts (``posts:{author}``, read at merge time for pull authors)."""
+
+    feeds: Timelines
+    author_posts: Timelines
+
+    @classmethod
+    def on(cls, redis: Redis, config: FeedConfig) -> FeedStores:
+        """Build both families on one Redis client (binary replies, decode_responses off)."""
+        return cls(
+            feeds=Timelines(redis, "feed", max_len=config.max_len, ttl=config.ttl),
+            author_posts=Timelines(redis, "posts", max_len=config.max_len, ttl=config.ttl),
+        )

@@ -1,0 +1,164 @@
+"""Use case: fan one new post out to its author's followers (seeds/feed-fan-out.md
+"What the worker does with each event")."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.counters import read_counts
+from domain.db import utcnow
+from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.policy import Mode, next_mode
+from domain.feed.sources import active_followers_page, author_recent_entries
+from domain.feed.timelines import Entry
+from domain.locks import advisory_xact_lock
+
+
+@dataclass(frozen=True)
+class FanOutResult:
+    """What one fan-out did: the author's mode, follower pages read, feeds written,
+    and the seconds from the post's commit to the last page written (the lag)."""
+
+    post_id: uuid.UUID
+    mode: Mode | None  # None: the post is gone (deleted or never committed)
+    pages: int = 0
+    feeds_written: int = 0
+    lag_seconds: float = 0.0
+
+
+async def fan_out_post(
+    engine: AsyncEngine, stores: FeedStores, config: FeedConfig, post_id: uuid.UUID
+) -> FanOutResult:
+    """Deliver ``post_id`` to the feeds it belongs in; safe to run twice (ZADD by id).
+
+    * Always: the author's recent-posts store and the author's own feed.
+    * Decide push or pull from the author's follower count now, with hysteresis
+      (:func:`next_mode`). A pull author's post is that single write.
+    * Push: page the followers active within ``config.active_window``,
+      ``config.batch_size`` at a time, each page one Redis round trip that adds the
+      post to the feeds that exist (missing feeds are rebuilt on read).
+
+    Raises RedisError / DBAPIError on infrastructure failure (the job retries).
+    """
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT author_id, created_at FROM posts WHERE id = :id AND deleted_at IS NULL"
+                ),
+                {"id": post_id},
+            )
+        ).first()
+    if row is None:
+        return FanOutResult(post_id, None)
+    author_id, created_at = row
+    entry = Entry.of(created_at, post_id)
+    await stores.author_posts.add([author_id], [entry])
+    await stores.feeds.add([author_id], [entry])
+
+    mode = await _settle_mode(engine, stores, config, author_id)
+    if mode == "pull":
+        return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
+
+    pages = written = 0
+    after = None
+    active_since = utcnow() - config.active_window
+    while True:
+        async with engine.connect() as conn:
+            targets, after = await active_followers_page(
+                conn, author_id, active_since=active_since, after=after, limit=config.batch_size
+            )
+        if targets:
+            written += await stores.feeds.add(targets, [entry])
+        pages += 1
+        if after is None:
+            break
+    return FanOutResult(post_id, "push", pages, written, _lag(created_at))
+
+
+def _lag(created_at) -> float:
+    return max(0.0, time.time() - created_at.timestamp())
+
+
+async def _settle_mode(
+    engine: AsyncEngine, stores: FeedStores, config: FeedConfig, author_id: uuid.UUID
+) -> Mode:
+    """Return the author's mode for this post, flipping it (under a per-author lock)
+    when the follower count crossed a threshold.
+
+    Flips never lose or repeat a post in any follower's feed: readers merge a pull
+    author's recent posts and drop duplicates by post id, so
+    * push -> pull: the mode row is written first; earlier pushed posts stay in feeds;
+    * pull -> push: the posts made while pull are pushed to the active followers first,
+      and only then does the mode row say push (until then readers still merge them).
+    """
+    async with engine.begin() as conn:
+        counts = await read_counts(conn, [author_id], ["followers"])
+        followers = counts[(author_id, "followers")]
+        row = (
+            await conn.execute(
+                text("SELECT mode, changed_at FROM author_feed_modes WHERE author_id = :a"),
+                {"a": author_id},
+            )
+        ).first()
+        current: Mode = row.mode if row else "push"
+        wanted = next_mode(
+            current,
+            followers,
+            pull_at=config.pull_threshold,
+            push_under=config.push_back_threshold,
+        )
+        if wanted == current:
+            return current
+        await advisory_xact_lock(conn, "feed-mode", author_id)
+        # Re-read under the lock: another job may have flipped it meanwhile.
+        current = (
+            await conn.scalar(
+                text("SELECT mode FROM author_feed_modes WHERE author_id = :a"), {"a": author_id}
+            )
+            or "push"
+        )
+        if wanted == current:
+            return current
+        if wanted == "push":
+            since = row.changed_at if row else None
+            backlog = await author_recent_entries(
+                conn, author_id, limit=config.max_len, since=since
+            )
+            await _push_backlog(engine, stores, config, author_id, backlog)
+        await conn.execute(
+            text(
+                "INSERT INTO author_feed_modes (author_id, mode, changed_at)"
+                " VALUES (:a, :m, now())"
+                " ON CONFLICT (author_id) DO UPDATE SET mode = :m, changed_at = now()"
+            ),
+            {"a": author_id, "m": wanted},
+        )
+        return wanted
+
+
+async def _push_backlog(
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    author_id: uuid.UUID,
+    entries: list[Entry],
+) -> None:
+    """Push an author's pull-period posts to every active follower (one flip, rare)."""
+    if not entries:
+        return
+    after = None
+    active_since = utcnow() - config.active_window
+    while True:
+        async with engine.connect() as conn:
+            targets, after = await active_followers_page(
+                conn, author_id, active_since=active_since, after=after, limit=config.batch_size
+            )
+        await stores.feeds.add(targets, entries)
+        if after is None:
+            return

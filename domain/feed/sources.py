@@ -1,0 +1,133 @@
+"""PostgreSQL reads of the feed: fan-out targets, rebuild sources, pull authors, and
+the SQL home feed (fallback and beyond the cached window)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.feed.timelines import Entry, time_of
+
+FollowPosition = tuple[dt.datetime, uuid.UUID]
+
+
+async def active_followers_page(
+    conn: AsyncConnection,
+    author_id: uuid.UUID,
+    *,
+    active_since: dt.datetime,
+    after: FollowPosition | None,
+    limit: int,
+) -> tuple[list[uuid.UUID], FollowPosition | None]:
+    """Return up to ``limit`` followers of ``author_id`` active since ``active_since``
+    and the keyset position to continue from (None when done).
+
+    Walks ``follows_followee_live_idx`` by (created_at, id) descending, so each page
+    costs the same however deep it is.
+    """
+    where = "AND (f.created_at, f.id) < (:ts, :id)" if after else ""
+    params: dict[str, object] = {"author": author_id, "since": active_since, "limit": limit}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"""
+                SELECT f.created_at, f.id, f.follower_id,
+                       u.status = 'active' AND u.last_active_at >= :since AS target
+                FROM follows f JOIN users u ON u.id = f.follower_id
+                WHERE f.followee_id = :author AND f.deleted_at IS NULL {where}
+                ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
+                """
+            ),
+            params,
+        )
+    ).all()
+    last = (rows[-1][0], rows[-1][1]) if len(rows) == limit else None
+    return [r.follower_id for r in rows if r.target], last
+
+
+async def author_recent_entries(
+    conn: AsyncConnection,
+    author_id: uuid.UUID,
+    *,
+    limit: int,
+    since: dt.datetime | None = None,
+    before: Entry | None = None,
+) -> list[Entry]:
+    """The author's newest ``limit`` live posts, optionally only those created since
+    ``since`` and strictly before ``before`` (``posts_author_live_idx``)."""
+    sql = "SELECT created_at, id FROM posts WHERE author_id = :a AND deleted_at IS NULL"
+    params: dict[str, object] = {"a": author_id, "limit": limit}
+    if since is not None:
+        sql += " AND created_at >= :since"
+        params["since"] = since
+    if before is not None:
+        sql += " AND (created_at, id) < (:ts, :id)"
+        params["ts"], params["id"] = time_of(before.score), before.post_id
+    rows = await conn.execute(text(sql + " ORDER BY created_at DESC, id DESC LIMIT :limit"), params)
+    return [Entry.of(ts, pk) for ts, pk in rows]
+
+
+_HOME_SQL = """
+    WITH authors AS (
+        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND deleted_at IS NULL
+        UNION SELECT CAST(:viewer AS uuid)
+    )
+    SELECT p.created_at, p.id FROM authors a
+    CROSS JOIN LATERAL (
+        SELECT created_at, id FROM posts
+        WHERE author_id = a.id AND deleted_at IS NULL {after}
+        ORDER BY created_at DESC, id DESC LIMIT :limit
+    ) p
+    ORDER BY p.created_at DESC, p.id DESC LIMIT :limit
+"""
+
+
+async def home_entries_sql(
+    conn: AsyncConnection, viewer_id: uuid.UUID, *, before: Entry | None, limit: int
+) -> list[Entry]:
+    """The viewer's home feed computed by fan-out-on-read: the newest ``limit`` live posts
+    of the viewer and everyone they follow, strictly before ``before``.
+
+    Same order and cursor meaning as the Redis feed. One statement: a LATERAL top-N per
+    followee through ``posts_author_live_idx``, merged.
+    """
+    after = "AND (created_at, id) < (:ts, :id)" if before else ""
+    params: dict[str, object] = {"viewer": viewer_id, "limit": limit}
+    if before:
+        params["ts"], params["id"] = time_of(before.score), before.post_id
+    rows = await conn.execute(text(_HOME_SQL.format(after=after)), params)
+    return [Entry.of(ts, pk) for ts, pk in rows]
+
+
+async def followed_pull_authors(conn: AsyncConnection, viewer_id: uuid.UUID) -> list[uuid.UUID]:
+    """The pull authors the viewer follows (a few dozen at most, by construction)."""
+    rows = await conn.execute(
+        text(
+            "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
+            " ON f.followee_id = m.author_id AND f.follower_id = :v AND f.deleted_at IS NULL"
+            " WHERE m.mode = 'pull'"
+        ),
+        {"v": viewer_id},
+    )
+    return [r[0] for r in rows]
+
+
+async def author_modes(
+    conn: AsyncConnection, author_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """``{author: 'push' | 'pull'}`` for the given authors (push when no row)."""
+    rows = await conn.execute(
+        text(
+            "SELECT author_id, mode FROM author_feed_modes"
+            " WHERE author_id = ANY(CAST(:ids AS uuid[]))"
+        ),
+        {"ids": list(author_ids)},
+    )
+    found = dict(rows.all())
+    return {a: found.get(a, "push") for a in author_ids}

@@ -1,0 +1,37 @@
+"""Handing committed outbox events to their consumers (the job queue, in production)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+#: How long the relay waits before re-driving an event a use case dispatched itself.
+REDRIVE_AFTER_S = 10
+
+
+class Dispatcher(Protocol):
+    """Enqueues the consumer job of one committed outbox event, deduplicated by event id."""
+
+    async def dispatch(self, event_id: uuid.UUID, topic: str) -> None: ...
+
+
+async def dispatch_after_commit(
+    dispatcher: Dispatcher | None, event_id: uuid.UUID, topic: str
+) -> None:
+    """Dispatch right after the commit, for low latency; never raises.
+
+    If it fails (or the process dies first), the event stays in the outbox and the relay
+    re-drives it after REDRIVE_AFTER_S, so a crash between commit and enqueue loses
+    nothing (design.md "Home feed", Write).
+    """
+    if dispatcher is None:
+        return
+    try:
+        await dispatcher.dispatch(event_id, topic)
+    except Exception:  # the relay is the safety net
+        log.warning(
+            "dispatch of %s %s failed; the relay will re-drive it", topic, event_id, exc_info=True
+        )

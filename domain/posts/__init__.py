@@ -1,0 +1,1 @@
+"""Posts: captions with media, authored by users, soft-deleted."""

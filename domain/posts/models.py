@@ -1,0 +1,28 @@
+"""The ``posts`` table."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, DateTime, ForeignKey, Index, Table, Text, Uuid, func, text
+from sqlalchemy.dialects.postgresql import JSONB
+
+from domain.db import metadata
+
+posts = Table(
+    "posts",
+    metadata,
+    Column("id", Uuid, primary_key=True),  # UUIDv7: time-ordered, ties broken by id
+    Column("author_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("caption", Text, nullable=False, server_default=""),
+    # [{"url": "https://…", "kind": "image" | "video"}], at most 10
+    Column("media", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
+    # An author's posts, newest first: User.posts, feed rebuilds, pull-author merges.
+    Index(
+        "posts_author_live_idx",
+        "author_id",
+        text("created_at DESC"),
+        text("id DESC"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+)

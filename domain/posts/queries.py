@@ -1,0 +1,74 @@
+"""Reads of posts: batch reads by id (dataloaders) and an author's posts by keyset."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+Position = tuple[dt.datetime, uuid.UUID]
+
+
+@dataclass(frozen=True, slots=True)
+class PostRecord:
+    """A post as the rest of Roost sees it. ``media`` is a list of {url, kind} dicts."""
+
+    id: uuid.UUID
+    author_id: uuid.UUID
+    caption: str
+    media: list[dict[str, Any]]
+    created_at: dt.datetime
+    deleted_at: dt.datetime | None
+
+    @property
+    def position(self) -> Position:
+        """The post's keyset position (created_at, id): feeds and lists order by it."""
+        return (self.created_at, self.id)
+
+
+_COLUMNS = "id, author_id, caption, media, created_at, deleted_at"
+
+
+def to_post(row: Any) -> PostRecord:
+    """Map a row selected with the post columns to a :class:`PostRecord`."""
+    return PostRecord(*row)
+
+
+async def posts_by_ids(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, PostRecord]:
+    """Return ``{id: PostRecord}`` (deleted ones included, flagged) in one statement."""
+    if not ids:
+        return {}
+    rows = await conn.execute(
+        text(f"SELECT {_COLUMNS} FROM posts WHERE id = ANY(CAST(:ids AS uuid[]))"),
+        {"ids": list(set(ids))},
+    )
+    return {r[0]: to_post(r) for r in rows}
+
+
+async def posts_of_author(
+    conn: AsyncConnection, author_id: uuid.UUID, *, first: int, after: Position | None = None
+) -> tuple[list[PostRecord], bool]:
+    """Return up to ``first`` live posts of ``author_id`` newest first, and whether more
+    follow (keyset on (created_at, id), served by ``posts_author_live_idx``)."""
+    where = "AND (created_at, id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"author": author_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {_COLUMNS} FROM posts WHERE author_id = :author"
+                f" AND deleted_at IS NULL {where}"
+                " ORDER BY created_at DESC, id DESC LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [to_post(r) for r in rows[:first]], len(rows) > first

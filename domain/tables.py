@@ -1,0 +1,12 @@
+"""Imports every table module so :data:`domain.db.metadata` holds the whole schema
+(Alembic's environment and the migration test read it)."""
+
+import domain.counters.models
+import domain.feed.models
+import domain.identity.models
+import domain.outbox.models
+import domain.posts.models
+import domain.social.models  # noqa: F401
+from domain.db import metadata
+
+__all__ = ["metadata"]

@@ -1,0 +1,61 @@
+"""Post mutations: createPost, deletePost."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import ValidationError
+from domain.posts.create_post import MediaItem, create_post
+from domain.posts.delete_post import delete_post
+from domain.posts.errors import NotPostAuthorError, PostNotFoundError
+from schema.errors import error_from_domain
+from schema.ids import decode_global_id
+from schema.posts import (
+    CreatePostInput,
+    CreatePostResult,
+    CreatePostSuccess,
+    DeletePostInput,
+    DeletePostResult,
+    DeletePostSuccess,
+    Post,
+)
+from schema.users import Info
+
+
+@strawberry.type
+class PostMutations:
+    @strawberry.mutation(description="Publish a post; it reaches your followers' feeds.")
+    async def create_post(self, info: Info, input: CreatePostInput) -> CreatePostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post = await create_post(
+                ctx.engine,
+                viewer,
+                caption=input.caption,
+                media=[MediaItem(m.url, m.kind.value) for m in input.media],
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+        except ValidationError as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return CreatePostSuccess(post=Post.from_record(post))
+
+    @strawberry.mutation(description="Delete one of your posts. Idempotent.")
+    async def delete_post(self, info: Info, input: DeletePostInput) -> DeletePostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            await delete_post(
+                ctx.engine,
+                viewer,
+                post_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+        except (ValidationError, PostNotFoundError, NotPostAuthorError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return DeletePostSuccess(deleted_post_id=strawberry.ID(input.post_id))

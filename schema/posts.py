@@ -1,0 +1,240 @@
+"""The ``Post`` node, post connections, the home feed connection, and the post mutations'
+inputs, payloads and result unions."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Self
+
+import strawberry
+from strawberry import relay
+
+from domain.feed.read_feed import read_home_feed
+from domain.feed.timelines import Entry, time_of
+from domain.posts.queries import PostRecord, posts_of_author
+from schema.context import Context
+
+if TYPE_CHECKING:
+    from schema.users import User
+from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
+from schema.pagination import (
+    check_first,
+    decode_entry_cursor,
+    encode_entry_cursor,
+)
+
+Info = strawberry.Info[Context, None]
+
+
+@strawberry.enum
+class MediaKind(Enum):
+    IMAGE = "image"
+    VIDEO = "video"
+
+
+@strawberry.type(description="A media file attached to a post.")
+class Media:
+    url: str
+    kind: MediaKind
+
+
+@strawberry.type(description="A post: a caption and up to 10 media files.")
+class Post(relay.Node):
+    pk: relay.NodeID[str]
+    caption: str
+    media: list[Media]
+    created_at: dt.datetime
+    post_id: strawberry.Private[uuid.UUID]
+    author_id: strawberry.Private[uuid.UUID]
+
+    @classmethod
+    def from_record(cls, rec: PostRecord) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(
+            pk=str(rec.id),
+            caption=rec.caption,
+            media=[Media(url=m["url"], kind=MediaKind(m["kind"])) for m in rec.media],
+            created_at=rec.created_at,
+            post_id=rec.id,
+            author_id=rec.author_id,
+        )
+
+    @strawberry.field(description="Who wrote the post.")
+    async def author(self, info: Info) -> Annotated[User, strawberry.lazy("schema.users")]:
+        from schema.users import User as UserType
+
+        rec = await info.context.loaders.user_by_id.load(self.author_id)
+        return UserType.from_record(rec)
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: posts the viewer may see, else null."""
+        ids: list[uuid.UUID | None] = []
+        for raw in node_ids:
+            try:
+                ids.append(uuid.UUID(raw))
+            except ValueError:
+                ids.append(None)
+        wanted = [i for i in ids if i is not None]
+        records = await info.context.loaders.post_by_id.load_many(wanted)
+        ok = await visible_posts(info, records, require_follow=False)
+        by_id = {r.id: r for r, keep in zip(records, ok, strict=True) if r and keep}
+        return [cls.from_record(by_id[i]) if i in by_id else None for i in ids]
+
+
+@strawberry.type(description="A post in a list; the cursor is its (time, id) position.")
+class PostEdge:
+    cursor: str
+    node: Post
+
+
+@strawberry.type(description="A page of a user's posts, newest first (Relay connection).")
+class PostConnection:
+    edges: list[PostEdge]
+    page_info: relay.PageInfo
+    total_count: int = strawberry.field(description="The author's live posts, exact.")
+
+
+@strawberry.type(description="A page of the home feed, newest first (Relay connection).")
+class FeedConnection:
+    edges: list[PostEdge]
+    page_info: relay.PageInfo
+
+
+async def visible_posts(
+    info: Info, records: Sequence[PostRecord | None], *, require_follow: bool
+) -> list[bool]:
+    """Which posts the viewer may see: live, by an active author, no block either way,
+    and (``require_follow``, for the home feed) by the viewer or someone they follow.
+    Batched: one statement per loader whatever the number of posts."""
+    loaders = info.context.loaders
+    viewer = info.context.viewer_id
+    authors = list({r.author_id for r in records if r is not None})
+    users = dict(zip(authors, await loaders.user_by_id.load_many(authors), strict=True))
+    others = [a for a in authors if a != viewer]
+    blocked: dict[uuid.UUID, bool] = {}
+    follows: dict[uuid.UUID, bool] = {}
+    if viewer is not None and others:
+        b, f = await asyncio.gather(
+            loaders.block_with_viewer.load_many(others),
+            loaders.viewer_follows.load_many(others) if require_follow else _none(),
+        )
+        blocked = dict(zip(others, b, strict=True))
+        follows = dict(zip(others, f, strict=True)) if require_follow else {}
+    out = []
+    for r in records:
+        author = users.get(r.author_id) if r else None
+        ok = (
+            r is not None
+            and r.deleted_at is None
+            and author is not None
+            and author.is_visible
+            and not blocked.get(r.author_id, False)
+            and (not require_follow or r.author_id == viewer or follows.get(r.author_id, False))
+        )
+        out.append(ok)
+    return out
+
+
+async def _none() -> list[bool]:
+    return []
+
+
+async def author_posts_connection(
+    info: Info, author_id: uuid.UUID, first: int, after: str | None
+) -> PostConnection:
+    """``User.posts``: keyset pages of the author's live posts, newest first."""
+    ctx = info.context
+    check_first(first, ctx.limits.max_page_size)
+    before = decode_entry_cursor(after) if after else None
+    position = (time_of(before.score), before.post_id) if before else None
+    async with ctx.engine.connect() as conn:
+        records, has_next = await posts_of_author(conn, author_id, first=first, after=position)
+    for r in records:
+        ctx.loaders.post_by_id.prime(r.id, r)
+    counts = await ctx.loaders.counts_by_user_id.load(author_id)
+    return PostConnection(
+        edges=_edges(records),
+        page_info=_page_info(_edges(records), has_next, after),
+        total_count=counts.posts,
+    )
+
+
+async def home_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
+    """``viewer.feed``: the hybrid home feed (see domain.feed.read_feed)."""
+    ctx = info.context
+    viewer = ctx.require_viewer()
+    check_first(first, ctx.limits.max_page_size)
+    before = decode_entry_cursor(after) if after else None
+
+    async def visible(entries: Sequence[Entry]) -> list[bool]:
+        records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
+        return await visible_posts(info, records, require_follow=True)
+
+    if ctx.stores is None:
+        raise RuntimeError("The home feed needs Redis (REDIS_URL).")
+    page = await read_home_feed(
+        ctx.engine, ctx.stores, ctx.feed_config, viewer, first=first, before=before, visible=visible
+    )
+    records = await ctx.loaders.post_by_id.load_many([e.post_id for e in page.entries])
+    edges = _edges(records)
+    return FeedConnection(edges=edges, page_info=_page_info(edges, page.has_next, after))
+
+
+def _edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:
+    return [
+        PostEdge(cursor=encode_entry_cursor(Entry.of(r.created_at, r.id)), node=Post.from_record(r))
+        for r in records
+        if r is not None
+    ]
+
+
+def _page_info(edges: list[PostEdge], has_next: bool, after: str | None) -> relay.PageInfo:
+    return relay.PageInfo(
+        has_next_page=has_next,
+        has_previous_page=after is not None,
+        start_cursor=edges[0].cursor if edges else None,
+        end_cursor=edges[-1].cursor if edges else None,
+    )
+
+
+@strawberry.input(description="A media file to attach: an absolute http(s) URL and its kind.")
+class MediaInput:
+    url: str
+    kind: MediaKind
+
+
+@strawberry.input
+class CreatePostInput:
+    caption: str = strawberry.field(default="", description="Up to 2,200 characters.")
+    media: list[MediaInput] = strawberry.field(default_factory=list, description="At most 10.")
+
+
+@strawberry.input
+class DeletePostInput:
+    post_id: strawberry.ID = strawberry.field(description="A Post global id.")
+
+
+@strawberry.type(description="The post is published; followers' feeds receive it shortly.")
+class CreatePostSuccess:
+    post: Post
+
+
+@strawberry.type(description="The post is deleted (also when it already was).")
+class DeletePostSuccess:
+    deleted_post_id: strawberry.ID
+
+
+CreatePostResult = Annotated[
+    CreatePostSuccess | ValidationError, strawberry.union("CreatePostResult")
+]
+DeletePostResult = Annotated[
+    DeletePostSuccess | ValidationError | NotFoundError | NotPostAuthorError,
+    strawberry.union("DeletePostResult"),
+]

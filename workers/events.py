@@ -1,0 +1,63 @@
+"""The outbox consumer job and the relay that re-drives undispatched events.
+
+``handle_outbox_event(ctx, event_id)`` runs the event's consumer (fan-out, feed
+merges and removals); the job id is derived from the event id, so the post-commit
+enqueue and the relay never run one event twice at once. Failures retry with
+exponential backoff and jitter; after the last attempt the event becomes a dead letter
+that ``roost dlq replay`` re-drives.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from typing import Any
+
+from arq import Retry
+
+from domain.outbox.process import claim_due_events, dead_letter, process_event
+
+log = logging.getLogger("roost.workers.events")
+
+HANDLE_EVENT = "handle_outbox_event"
+BACKOFF_FIRST_S = 0.2
+BACKOFF_MAX_S = 3.0
+
+
+def job_id(event_id: uuid.UUID | str) -> str:
+    """The arq job id of an outbox event: one live job per event."""
+    return f"outbox:{event_id}"
+
+
+def backoff(attempt: int, rng: random.Random | None = None) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): 0.2, 0.4, 0.8, 1.6,
+    then 3.0 at most, each with ±20 % jitter so retries of many jobs spread out."""
+    base = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (attempt - 1))
+    return base * (rng or random).uniform(0.8, 1.2)
+
+
+async def handle_outbox_event(ctx: dict[str, Any], event_id: str) -> str:
+    """Run the consumer of one outbox event; retry, then dead-letter, on failure."""
+    attempt = ctx.get("job_try", 1)
+    try:
+        return await process_event(ctx["engine"], uuid.UUID(event_id), ctx["handlers"])
+    except Exception as exc:
+        if attempt < ctx["max_attempts"]:
+            delay = backoff(attempt)
+            log.warning(
+                "event %s failed (attempt %d), retrying in %.2fs: %r", event_id, attempt, delay, exc
+            )
+            raise Retry(defer=delay) from exc
+        log.error("event %s failed %d times: dead letter", event_id, attempt, exc_info=True)
+        await dead_letter(ctx["engine"], uuid.UUID(event_id), repr(exc), attempt)
+        return "dead-letter"
+
+
+async def relay_outbox(ctx: dict[str, Any]) -> int:
+    """Enqueue every due, undispatched outbox event (crash recovery and events that
+    were not dispatched after commit); return how many were enqueued."""
+    events = await claim_due_events(ctx["engine"])
+    for event in events:
+        await ctx["redis"].enqueue_job(HANDLE_EVENT, str(event.id), _job_id=job_id(event.id))
+    return len(events)
