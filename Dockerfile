@@ -11,12 +11,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /srv/roost
 
 # Install the dependencies first so that a code change does not reinstall them: an
-# empty stub of each package listed in pyproject.toml lets `pip install .` run on it alone.
+# empty stub of each of Roost's top-level packages lets `pip install .` run on it alone.
 COPY pyproject.toml ./
-RUN python -c "import pathlib, tomllib; \
-[(pathlib.Path(*p.split('.')).mkdir(parents=True, exist_ok=True), \
-  pathlib.Path(*p.split('.'), '__init__.py').touch()) \
- for p in tomllib.load(open('pyproject.toml', 'rb'))['tool']['setuptools']['packages']]" \
+RUN for p in app domain schema resolvers workers migrations; do \
+      mkdir -p "$p" && touch "$p/__init__.py"; done \
  && touch README.md \
  && pip install . \
  && pip uninstall --yes roost \
