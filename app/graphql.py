@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Iterator
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, parse
 from strawberry.extensions import (
     MaskErrors,
     MaxAliasesLimiter,
@@ -24,15 +26,58 @@ log = logging.getLogger("roost.graphql")
 
 
 def _should_mask(error: GraphQLError) -> bool:
-    """Mask unexpected exceptions; keep errors that carry a code, and parse/validation errors."""
+    """Mask unexpected exceptions raised while resolving a field. Keep errors that carry a
+    code, and errors without a path: those are about the document or its variables
+    (parse, validation, variable coercion), which graphql-core wraps with an
+    ``original_error`` too, and are the client's to fix."""
     if error.extensions and "code" in error.extensions:
         return False
-    return error.original_error is not None
+    return error.path is not None and error.original_error is not None
+
+
+#: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
+#: on which Strawberry's QueryDepthLimiter crashes (``max()`` of nothing) outside the
+#: error masking. Roost keeps the grammar ``SelectionSet : { Selection+ }``: they are
+#: syntax errors.
+_STRICT_GRAMMAR = (
+    {"allow_empty_selection_sets": False}
+    if "allow_empty_selection_sets" in inspect.signature(parse).parameters
+    else {}
+)
+
+
+class RoostParserCache(ParserCache):
+    """ParserCache that parses with Roost's grammar and leaves a document it cannot parse
+    to Strawberry's own parse step.
+
+    An error raised inside a ``parsing`` hook escapes the operation's extensions (so
+    :class:`RoostMaskErrors` never sees it and it would go out without a code); the
+    same error raised by Strawberry's parse step is returned through them.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        ctx.parse_options.update(_STRICT_GRAMMAR)  # type: ignore[typeddict-item]
+        try:
+            ctx.graphql_document = self.cached_parse_document(ctx.query, **ctx.parse_options)
+        except GraphQLError:
+            ctx.graphql_document = None  # parsed again (bounded by max_tokens) and reported
+        yield
 
 
 class RoostMaskErrors(MaskErrors):
     """MaskErrors that keeps ``extensions.code`` on every error: INTERNAL_SERVER_ERROR for
-    masked ones, GRAPHQL_VALIDATION_FAILED / GRAPHQL_PARSE_FAILED for document errors."""
+    masked ones, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for document errors and
+    BAD_USER_INPUT for variables that do not fit their types (found once execution starts).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._executing = False
+
+    def on_execute(self) -> Iterator[None]:
+        self._executing = True
+        yield
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         log.error("internal error at %s", error.path, exc_info=error.original_error)
@@ -49,11 +94,12 @@ class RoostMaskErrors(MaskErrors):
         out = []
         for error in super()._process_errors(errors):
             if not (error.extensions and "code" in error.extensions):
-                code = (
-                    "GRAPHQL_PARSE_FAILED"
-                    if error.message.startswith("Syntax Error")
-                    else "GRAPHQL_VALIDATION_FAILED"
-                )
+                if error.message.startswith("Syntax Error"):
+                    code = "GRAPHQL_PARSE_FAILED"
+                elif self._executing:
+                    code = "BAD_USER_INPUT"  # variable coercion, after validation passed
+                else:
+                    code = "GRAPHQL_VALIDATION_FAILED"
                 error.extensions = {**(error.extensions or {}), "code": code}
             out.append(error)
         return out
@@ -68,7 +114,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         config=StrawberryConfig(scalar_map=SCALAR_MAP),
         # Factories: each request gets fresh extension instances.
         extensions=[
-            lambda: ParserCache(maxsize=512),
+            lambda: RoostParserCache(maxsize=512),
             lambda: ValidationCache(maxsize=512),
             lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
             lambda: MaxAliasesLimiter(max_alias_count=settings.max_aliases),
