@@ -33,6 +33,11 @@ from schema.users import Info
 
 
 async def _target_user(info: Info, user_id):
+    """Return the visible User ``user_id`` or raise NotFoundError (missing, banned, deleted).
+
+    The returned object resolves its counts and flags through the context's loaders
+    when the response is built, so it stays correct after ``reset_loaders``.
+    """
     user = await visible_user(info, user_id)
     if user is None:
         raise NotFoundError("No user has that id.")
@@ -65,11 +70,12 @@ class SocialMutations:
         viewer = ctx.require_viewer()
         try:
             target = decode_global_id(input.user_id, "User", "userId")
+            user = await _target_user(info, target)  # before writing: NotFound changes nothing
             await unfollow_user(
                 ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards
             )
             ctx.reset_loaders()
-            return UnfollowSuccess(user=await _target_user(info, target))
+            return UnfollowSuccess(user=user)
         except (ValidationError, NotFoundError, SelfFollowError) as exc:
             return error_from_domain(exc)
 
@@ -79,9 +85,10 @@ class SocialMutations:
         viewer = ctx.require_viewer()
         try:
             target = decode_global_id(input.user_id, "User", "userId")
+            user = await _target_user(info, target)  # before writing: NotFound changes nothing
             await block_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
             ctx.reset_loaders()
-            return BlockSuccess(user=await _target_user(info, target))
+            return BlockSuccess(user=user)
         except (ValidationError, NotFoundError, SelfBlockError) as exc:
             return error_from_domain(exc)
 
@@ -91,8 +98,9 @@ class SocialMutations:
         viewer = ctx.require_viewer()
         try:
             target = decode_global_id(input.user_id, "User", "userId")
+            user = await _target_user(info, target)  # before writing: NotFound changes nothing
             await unblock_user(ctx.engine, viewer, target)
             ctx.reset_loaders()
-            return UnblockSuccess(user=await _target_user(info, target))
+            return UnblockSuccess(user=user)
         except (ValidationError, NotFoundError, SelfBlockError) as exc:
             return error_from_domain(exc)
