@@ -1,0 +1,136 @@
+"""Per-request dataloaders: a page costs a constant number of SQL round trips, whatever
+its size (design.md "GraphQL API conventions"). Counts the statements the engine sends
+to PostgreSQL while the API answers one request."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.social.block_user import block_user
+from domain.social.follow_user import follow_user
+
+#: Round trips allowed for one page, whatever its size: the lookup, the page, the users,
+#: the counts and the three viewer flags, with a little room for an extra batch.
+MAX_STATEMENTS = 10
+
+USER_FIELDS = "id username followerCount followingCount followedByViewer followsViewer"
+FOLLOWERS = f"""query($u: String!, $n: Int!) {{ user(username: $u) {{
+  followers(first: $n) {{ totalCount
+    edges {{ node {{ {USER_FIELDS} blockedWithViewer }} }} }} }} }}"""
+NODES = f"""query($ids: [ID!]!) {{ nodes(ids: $ids) {{
+  ... on User {{ {USER_FIELDS} blockedWithViewer }} }} }}"""
+
+
+@contextlib.contextmanager
+def recorded_statements(engine: AsyncEngine) -> Iterator[list[str]]:
+    """Collect the SQL of every statement ``engine`` executes inside the ``with`` block."""
+    statements: list[str] = []
+
+    def _record(conn, cursor, statement, parameters, context, executemany) -> None:
+        statements.append(" ".join(statement.split()))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", _record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", _record)
+
+
+async def measured(gql, engine: AsyncEngine, query: str, variables: dict, token: str):
+    """Run ``query`` once to warm the pool, then again while counting statements; return
+    (response data, statements)."""
+    warm = await gql(query, variables, token=token)
+    assert "errors" not in warm, warm
+    with recorded_statements(engine) as statements:
+        out = await gql(query, variables, token=token)
+    assert "errors" not in out, out
+    return out["data"], list(statements)
+
+
+#: Indexes (into the fans) of the viewer's relations set up by :func:`star_graph`.
+VIEWER_FOLLOWS = set(range(0, 40, 2))
+FOLLOW_VIEWER = set(range(1, 40, 3))
+BLOCKED = {4, 7, 55}  # 4 followed the viewer and was followed; 7 followed the viewer
+
+
+@pytest.fixture
+async def star_graph(make_users, engine, settings):
+    """A star with 60 fans and the viewer as followers; the viewer follows, is followed by
+    and then blocks some fans, and fans 0-9 each follow the next fan."""
+    star, viewer = await make_users(2, prefix="star")
+    fans = await make_users(60, prefix="fan")
+    shards = settings.counter_shards
+
+    async def follow(a, b):
+        outcome = await follow_user(engine, a.id, b.id, counter_shards=shards)
+        assert outcome.created
+
+    for fan in fans:
+        await follow(fan, star)
+    await follow(viewer, star)
+    for i in range(10):
+        await follow(fans[i], fans[i + 1])
+    for i in sorted(VIEWER_FOLLOWS):
+        await follow(viewer, fans[i])
+    for i in sorted(FOLLOW_VIEWER):
+        await follow(fans[i], viewer)
+    for i in sorted(BLOCKED):
+        assert await block_user(engine, viewer.id, fans[i].id, counter_shards=shards)
+    return star, viewer, fans
+
+
+def check_users(nodes: list[dict], fans) -> None:
+    """Assert every node carries the counts and viewer flags that star_graph implies."""
+    index = {f.username: i for i, f in enumerate(fans)}
+    for node in nodes:
+        i = index[node["username"]]
+        follows_viewer = i in FOLLOW_VIEWER and i not in BLOCKED
+        followed = i in VIEWER_FOLLOWS and i not in BLOCKED
+        assert node["followedByViewer"] is followed, node
+        assert node["followsViewer"] is follows_viewer, node
+        assert node["blockedWithViewer"] is (i in BLOCKED), node
+        assert node["followerCount"] == (1 <= i <= 10) + followed, node
+        assert node["followingCount"] == 1 + (i < 10) + follows_viewer, node
+
+
+async def test_follower_page_costs_constant_round_trips(gql, engine, star_graph):
+    star, viewer, fans = star_graph
+    counts = {}
+    for n in (5, 50):
+        data, statements = await measured(
+            gql, engine, FOLLOWERS, {"u": star.username, "n": n}, viewer.token
+        )
+        page = data["user"]["followers"]
+        assert page["totalCount"] == 61
+        assert len(page["edges"]) == n
+        nodes = [e["node"] for e in page["edges"]]
+        assert nodes[0]["username"] == viewer.username  # the newest follow comes first
+        check_users(nodes[1:], fans)
+        counts[n] = len(statements)
+        print(f"\nfollowers(first: {n}): {len(statements)} SQL statements")
+        for s in statements:
+            print("   ", s[:110])
+    assert counts[5] == counts[50], counts
+    assert counts[50] <= MAX_STATEMENTS, counts
+
+
+async def test_nodes_cost_constant_round_trips(gql, engine, star_graph):
+    _, viewer, fans = star_graph
+    counts = {}
+    for n in (5, 50):
+        # Spread the ids over the fans so every kind of flag shows up in the big batch.
+        chosen = fans[:n] if n == 50 else [fans[i] for i in (0, 1, 4, 7, 59)]
+        data, statements = await measured(
+            gql, engine, NODES, {"ids": [f.gid for f in chosen]}, viewer.token
+        )
+        assert [node["username"] for node in data["nodes"]] == [f.username for f in chosen]
+        check_users(data["nodes"], fans)
+        counts[n] = len(statements)
+        print(f"\nnodes({n} ids): {len(statements)} SQL statements")
+    assert counts[5] == counts[50], counts
+    assert counts[50] <= MAX_STATEMENTS, counts
