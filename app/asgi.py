@@ -110,7 +110,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     )
     # Binary replies: feed members are 16-byte post ids.
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
-    dispatcher = ArqDispatcher(settings.redis_url) if settings.redis_url else None
+    dispatcher = (
+        ArqDispatcher(settings.redis_url, settings.arq_queue) if settings.redis_url else None
+    )
     graphql_app = RoostGraphQL(
         build_schema(settings),
         engine=engine,

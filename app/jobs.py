@@ -15,8 +15,9 @@ class ArqDispatcher:
     """Implements :class:`domain.outbox.dispatch.Dispatcher` with an arq pool (created on
     first use) that enqueues ``handle_outbox_event`` under the event's job id."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, queue_name: str) -> None:
         self._settings = RedisSettings.from_dsn(redis_url)
+        self._queue_name = queue_name
         self._pool: ArqRedis | None = None
         self._lock = asyncio.Lock()
 
@@ -25,7 +26,9 @@ class ArqDispatcher:
         if self._pool is None:
             async with self._lock:
                 if self._pool is None:
-                    self._pool = await create_pool(self._settings)
+                    self._pool = await create_pool(
+                        self._settings, default_queue_name=self._queue_name
+                    )
         return self._pool
 
     async def dispatch(self, event_id: uuid.UUID, topic: str) -> None:

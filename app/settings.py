@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
     active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")
+    arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")

@@ -14,8 +14,8 @@ from typing import NamedTuple
 from aiodataloader import DataLoader
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.identity.queries import UserRecord, users_by_ids
 from domain.counters import read_counts
+from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
 from domain.social.queries import blocked_among, followees_among, followers_among
 

@@ -69,7 +69,19 @@ def database_url() -> str:
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
     """Settings pointing at this run's database (and REDIS_URL from the environment)."""
-    return Settings(DATABASE_URL=database_url, REDIS_URL=os.environ.get("REDIS_URL"))
+    return Settings(
+        DATABASE_URL=database_url,
+        REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
+        # Own job queue: concurrent runs on one Redis never take each other's jobs.
+        ARQ_QUEUE=f"roost-test:{uuid.uuid4().hex[:12]}",
+        WORKER_METRICS_PORT=0,
+        # Small thresholds and pages so tests exercise pull authors, flips and paging
+        # with dozens of users rather than thousands.
+        PULL_THRESHOLD=40,
+        PUSH_BACK_THRESHOLD=30,
+        FANOUT_BATCH_SIZE=7,
+        JWT_SECRET="test-secret-" + uuid.uuid4().hex,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -135,18 +147,26 @@ def make_users(engine: AsyncEngine, settings: Settings):
     """``await make_users(n)`` inserts n active users in one statement (one shared argon2id
     hash of TEST_PASSWORD) and returns them with access tokens."""
 
-    async def _make(n: int, prefix: str = "u") -> list[TestUser]:
+    async def _make(n: int, prefix: str = "u", *, active: bool = True) -> list[TestUser]:
         global _PASSWORD_HASH
         _PASSWORD_HASH = _PASSWORD_HASH or hash_password_sync(TEST_PASSWORD)
         rows = []
         for _ in range(n):
             uid = new_id()
-            rows.append({"id": uid, "username": f"{prefix}{uid.hex[-16:]}", "hash": _PASSWORD_HASH})
+            rows.append(
+                {
+                    "id": uid,
+                    "username": f"{prefix}{uid.hex[-16:]}",
+                    "hash": _PASSWORD_HASH,
+                    "active": active,
+                }
+            )
         async with engine.begin() as conn:
             await conn.execute(
                 text(
-                    "INSERT INTO users (id, username, display_name, password_hash)"
-                    " VALUES (:id, :username, :username, :hash)"
+                    "INSERT INTO users (id, username, display_name, password_hash, last_active_at)"
+                    " VALUES (:id, :username, :username, :hash,"
+                    " CASE WHEN :active THEN now() END)"
                 ),
                 rows,
             )
@@ -157,3 +177,55 @@ def make_users(engine: AsyncEngine, settings: Settings):
         ]
 
     return _make
+
+
+class WorkerControl:
+    """A real arq worker running in this event loop, on this run's queue."""
+
+    def __init__(self, settings: Settings, engine: AsyncEngine) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.worker = None
+        self.task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        from arq.worker import Worker
+
+        from workers.settings import worker_options
+
+        if self.task is None:
+            self.worker = Worker(**worker_options(self.settings), handle_signals=False)
+            self.task = asyncio.create_task(self.worker.async_run())
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+            await self.worker.close()
+            self.task = self.worker = None
+
+    async def drain(self, within: float = 20.0) -> None:
+        """Wait until every outbox event has been consumed (fails after ``within`` s)."""
+        deadline = asyncio.get_running_loop().time() + within
+        while True:
+            async with self.engine.connect() as conn:
+                pending = await conn.scalar(
+                    text("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")
+                )
+            if pending == 0:
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"{pending} outbox events still pending after {within}s")
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+async def worker(settings: Settings, engine: AsyncEngine) -> AsyncIterator[WorkerControl]:
+    """The arq worker (started); tests may stop and restart it, and ``drain()`` it."""
+    control = WorkerControl(settings, engine)
+    await control.start()
+    yield control
+    await control.stop()

@@ -1,58 +1,108 @@
-"""arq ``WorkerSettings`` for ``roost worker`` (or ``arq workers.settings.WorkerSettings``).
+"""arq worker configuration for ``roost worker`` (or ``arq workers.settings.WorkerSettings``).
 
-Redis comes from REDIS_URL and PostgreSQL from DATABASE_URL, read once at import
-(``roost worker`` sets both before importing this module in embedded mode).
+:func:`worker_options` builds the options from a :class:`Settings` (the tests run a
+real arq ``Worker`` from it); :class:`WorkerSettings` is the same, read from the
+environment at import (``roost worker`` sets DATABASE_URL/REDIS_URL in embedded mode).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import logging
+from typing import Any
 
-from arq import cron
+from arq import cron, func
 from arq.connections import RedisSettings
+from prometheus_client import start_http_server
+from redis.asyncio import Redis
 
 from app.database import create_engine
-from app.settings import get_settings
+from app.settings import Settings, get_settings
+from domain.feed.config import FeedStores
+from domain.feed.consumers import feed_handlers
 from workers.counters import compact_counters
+from workers.events import HANDLE_EVENT, handle_outbox_event, relay_outbox
+
+log = logging.getLogger("roost.workers")
 
 
-def redis_settings_from_env() -> RedisSettings:
-    """Return arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or
-    arq's default (localhost:6379) when it is unset."""
-    url = get_settings().redis_url
-    return RedisSettings.from_dsn(url) if url else RedisSettings()
+def redis_settings_for(settings: Settings) -> RedisSettings:
+    """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
+    default (localhost:6379) when it is unset."""
+    return RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
 
 
-async def on_startup(ctx: dict[str, Any]) -> None:
-    """Put an AsyncEngine for DATABASE_URL in ``ctx['engine']``.
+def worker_options(settings: Settings) -> dict[str, Any]:
+    """Keyword arguments for ``arq.worker.Worker``: jobs, crons, hooks and limits.
 
-    Raises RuntimeError when DATABASE_URL is unset (``roost worker`` sets it).
+    A job runs at most JOB_TIMEOUT_S (5 s); arq re-runs the job of a SIGKILLed worker
+    once its in-progress key expires (timeout + 10 s), so within about 15 s. Results
+    are not kept, so an outbox event's job id is free again once it finished (the job
+    itself skips events already dispatched).
     """
-    settings = get_settings()
-    if not settings.database_url:
-        raise RuntimeError("DATABASE_URL is not set; start the worker with `roost worker`.")
-    ctx["engine"] = create_engine(
-        settings.database_url,
-        pool_size=settings.db_pool_size,
-        max_overflow=settings.db_max_overflow,
-    )
+
+    async def on_startup(ctx: dict[str, Any]) -> None:
+        if not settings.database_url:
+            raise RuntimeError("DATABASE_URL is not set; start the worker with `roost worker`.")
+        ctx["engine"] = engine = create_engine(
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
+        ctx["feed_redis"] = feed_redis = Redis.from_url(settings.redis_url)
+        stores = FeedStores.on(feed_redis, settings.feed_config)
+        ctx["handlers"] = feed_handlers(engine, stores, settings.feed_config)
+        ctx["max_attempts"] = settings.job_attempts
+        if settings.worker_metrics_port:
+            try:
+                start_http_server(settings.worker_metrics_port, addr="127.0.0.1")
+            except OSError as exc:  # another worker on this machine serves it
+                log.warning("worker metrics port %s: %s", settings.worker_metrics_port, exc)
+
+    async def on_shutdown(ctx: dict[str, Any]) -> None:
+        if (engine := ctx.get("engine")) is not None:
+            await engine.dispose()
+        if (redis := ctx.get("feed_redis")) is not None:
+            await redis.aclose()
+
+    return {
+        "functions": [
+            func(
+                handle_outbox_event,
+                name=HANDLE_EVENT,
+                max_tries=settings.job_attempts,
+                timeout=settings.job_timeout_s,
+            )
+        ],
+        "cron_jobs": [
+            # Every second: re-drive outbox events that were not dispatched after commit.
+            cron(relay_outbox, second=set(range(60)), run_at_startup=True, timeout=10),
+            # Every 10 minutes; unique (arq's default), so two workers never overlap.
+            cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
+        ],
+        "on_startup": on_startup,
+        "on_shutdown": on_shutdown,
+        "redis_settings": redis_settings_for(settings),
+        "queue_name": settings.arq_queue,
+        "keep_result": 0,
+        "max_jobs": 20,
+        "job_timeout": settings.job_timeout_s,
+        "poll_delay": 0.05,  # queue pickup latency counts in the fan-out lag
+    }
 
 
-async def on_shutdown(ctx: dict[str, Any]) -> None:
-    """Close the engine's connections."""
-    engine = ctx.get("engine")
-    if engine is not None:
-        await engine.dispose()
+_options = worker_options(get_settings())
 
 
 class WorkerSettings:
-    """What ``arq`` runs: job functions, cron jobs and start-up/shut-down hooks."""
+    """What ``arq`` runs (see :func:`worker_options`)."""
 
-    functions: ClassVar[list[Any]] = []
-    cron_jobs: ClassVar[list[Any]] = [
-        # Every 10 minutes; unique=True (arq's default) so two workers never overlap.
-        cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
-    ]
-    on_startup = on_startup
-    on_shutdown = on_shutdown
-    redis_settings = redis_settings_from_env()
+    functions = _options["functions"]
+    cron_jobs = _options["cron_jobs"]
+    on_startup = _options["on_startup"]
+    on_shutdown = _options["on_shutdown"]
+    redis_settings = _options["redis_settings"]
+    queue_name = _options["queue_name"]
+    keep_result = _options["keep_result"]
+    max_jobs = _options["max_jobs"]
+    job_timeout = _options["job_timeout"]
+    poll_delay = _options["poll_delay"]

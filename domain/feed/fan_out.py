@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ async def fan_out_post(
     await stores.author_posts.add([author_id], [entry])
     await stores.feeds.add([author_id], [entry])
 
-    mode = await _settle_mode(engine, stores, config, author_id)
+    mode = await _settle_mode(engine, stores, config, author_id, created_at)
     if mode == "pull":
         return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
 
@@ -85,17 +86,28 @@ def _lag(created_at) -> float:
     return max(0.0, time.time() - created_at.timestamp())
 
 
+#: On a flip back to push, posts from this long before the pull period began are pushed
+#: too: a job of an earlier post that ran late (retries) may have found the author pull.
+FLIP_MARGIN = dt.timedelta(minutes=5)
+
+
 async def _settle_mode(
-    engine: AsyncEngine, stores: FeedStores, config: FeedConfig, author_id: uuid.UUID
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    author_id: uuid.UUID,
+    post_created_at: dt.datetime,
 ) -> Mode:
     """Return the author's mode for this post, flipping it (under a per-author lock)
     when the follower count crossed a threshold.
 
     Flips never lose or repeat a post in any follower's feed: readers merge a pull
     author's recent posts and drop duplicates by post id, so
-    * push -> pull: the mode row is written first; earlier pushed posts stay in feeds;
-    * pull -> push: the posts made while pull are pushed to the active followers first,
-      and only then does the mode row say push (until then readers still merge them).
+    * push -> pull: the mode row is written first, dated by the post that flips it;
+      earlier pushed posts stay in feeds;
+    * pull -> push: the posts made while pull (and FLIP_MARGIN before) are pushed to
+      the active followers first, and only then does the mode row say push (until then
+      readers still merge them). Pushing a post twice changes nothing.
     """
     async with engine.begin() as conn:
         counts = await read_counts(conn, [author_id], ["followers"])
@@ -126,7 +138,7 @@ async def _settle_mode(
         if wanted == current:
             return current
         if wanted == "push":
-            since = row.changed_at if row else None
+            since = row.changed_at - FLIP_MARGIN if row else None
             backlog = await author_recent_entries(
                 conn, author_id, limit=config.max_len, since=since
             )
@@ -134,10 +146,10 @@ async def _settle_mode(
         await conn.execute(
             text(
                 "INSERT INTO author_feed_modes (author_id, mode, changed_at)"
-                " VALUES (:a, :m, now())"
-                " ON CONFLICT (author_id) DO UPDATE SET mode = :m, changed_at = now()"
+                " VALUES (:a, :m, :at)"
+                " ON CONFLICT (author_id) DO UPDATE SET mode = :m, changed_at = :at"
             ),
-            {"a": author_id, "m": wanted},
+            {"a": author_id, "m": wanted, "at": min(post_created_at, utcnow())},
         )
         return wanted
 

@@ -1,0 +1,296 @@
+"""The hybrid home feed against real PostgreSQL, Redis and an arq worker.
+
+Test settings (tests/conftest.py): pull at >= 40 followers, push again under 30,
+fan-out pages of 7 followers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+
+from redis.asyncio import Redis
+from sqlalchemy import text
+
+from domain.db import new_id
+from domain.feed.config import FeedStores
+from tests.e2e.test_follow_graph import FOLLOW, UNFOLLOW
+
+CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
+  __typename ... on CreatePostSuccess { post { id caption } } ... on Error { code message } } }"""
+FEED = """query($first: Int!, $after: String) { viewer { feed(first: $first, after: $after) {
+  edges { cursor node { id caption author { username } } }
+  pageInfo { hasNextPage endCursor } } } }"""
+
+
+async def post(gql, author, caption: str) -> str:
+    out = (await gql(CREATE, {"c": caption}, token=author.token))["data"]["createPost"]
+    assert out["__typename"] == "CreatePostSuccess", out
+    return out["post"]["id"]
+
+
+async def feed_captions(gql, user, first: int = 50) -> list[str]:
+    out = await gql(FEED, {"first": first}, token=user.token)
+    assert "errors" not in out, out
+    return [e["node"]["caption"] for e in out["data"]["viewer"]["feed"]["edges"]]
+
+
+async def walk_feed(gql, user, first: int) -> list[str]:
+    seen, after = [], None
+    while True:
+        out = await gql(FEED, {"first": first, "after": after}, token=user.token)
+        assert "errors" not in out, out
+        feed = out["data"]["viewer"]["feed"]
+        seen += [e["node"]["caption"] for e in feed["edges"]]
+        if not feed["pageInfo"]["hasNextPage"]:
+            return seen
+        after = feed["pageInfo"]["endCursor"]
+
+
+async def follow_all(gql, fans, star) -> None:
+    await asyncio.gather(*(gql(FOLLOW, {"id": star.gid}, token=f.token) for f in fans))
+
+
+def stores_for(settings) -> tuple[Redis, FeedStores]:
+    redis = Redis.from_url(settings.redis_url)
+    return redis, FeedStores.on(redis, settings.feed_config)
+
+
+async def in_cached_feed(stores: FeedStores, user, post_gid: str) -> bool | None:
+    """True/False whether the post is in the user's Redis feed; None if no feed key."""
+    from schema.ids import decode_global_id
+
+    pid = decode_global_id(post_gid, "Post", "id")
+    key = stores.feeds.key(user.id)
+    if not await stores.feeds.redis.exists(key):
+        return None
+    return await stores.feeds.redis.zscore(key, pid.bytes) is not None
+
+
+async def test_push_author_post_reaches_each_active_follower_once(
+    gql, make_users, worker, settings
+):
+    (author,) = await make_users(1)
+    fans = await make_users(20)  # 3 pages of 7
+    await follow_all(gql, fans, author)
+    await worker.drain()
+    for f in fans:  # each fan reads once: their feed key is built (empty)
+        assert await feed_captions(gql, f) == []
+    pid = await post(gql, author, "hello followers")
+    await worker.drain()
+    redis, stores = stores_for(settings)
+    try:
+        for f in fans:
+            assert await in_cached_feed(stores, f, pid) is True  # pushed, not rebuilt
+            assert await feed_captions(gql, f) == ["hello followers"]
+        assert await feed_captions(gql, author) == ["hello followers"]  # own feed too
+    finally:
+        await redis.aclose()
+
+
+async def test_inactive_follower_gets_no_push_but_sees_post_on_return(
+    gql, make_users, worker, settings, engine
+):
+    author, sleeper = await make_users(2)
+    await gql(FOLLOW, {"id": author.gid}, token=sleeper.token)
+    await worker.drain()
+    assert await feed_captions(gql, sleeper) == []  # builds sleeper's feed key
+    async with engine.begin() as conn:  # sleeper goes quiet for 40 days
+        await conn.execute(
+            text("UPDATE users SET last_active_at = now() - interval '40 days' WHERE id = :id"),
+            {"id": sleeper.id},
+        )
+    redis, stores = stores_for(settings)
+    try:
+        await redis.delete(f"active:{{{sleeper.id}}}")
+        pid = await post(gql, author, "while you were away")
+        await worker.drain()
+        assert await in_cached_feed(stores, sleeper, pid) is False  # no push
+        # Coming back: the request records activity, drops the stale feed, rebuilds it.
+        assert await feed_captions(gql, sleeper) == ["while you were away"]
+        assert await in_cached_feed(stores, sleeper, pid) is True
+    finally:
+        await redis.aclose()
+
+
+async def test_pull_author_post_is_merged_not_written_per_follower(
+    gql, make_users, worker, settings, engine
+):
+    (celeb,) = await make_users(1)
+    fans = await make_users(45)  # >= 40: pull
+    await follow_all(gql, fans, celeb)
+    await worker.drain()
+    for f in fans[:5]:
+        assert await feed_captions(gql, f) == []
+    pid = await post(gql, celeb, "from the stage")
+    await worker.drain()
+    redis, stores = stores_for(settings)
+    try:
+        for f in fans[:5]:
+            assert await in_cached_feed(stores, f, pid) is False  # never written per follower
+            assert await feed_captions(gql, f) == ["from the stage"]  # merged at read
+        async with engine.connect() as conn:
+            mode = await conn.scalar(
+                text("SELECT mode FROM author_feed_modes WHERE author_id = :a"), {"a": celeb.id}
+            )
+        assert mode == "pull"
+    finally:
+        await redis.aclose()
+
+
+async def test_flips_push_to_pull_and_back_lose_and_repeat_nothing(
+    gql, make_users, worker, settings, engine
+):
+    (author,) = await make_users(1)
+    fans = await make_users(45)
+    await follow_all(gql, fans[:35], author)  # 35 < 40: push
+    await worker.drain()
+    for f in fans:
+        await feed_captions(gql, f)  # build every feed key
+    await post(gql, author, "p1 pushed")
+    await worker.drain()
+    await follow_all(gql, fans[35:], author)  # 45: flips to pull on the next post
+    await worker.drain()
+    await post(gql, author, "p2 pulled")
+    await worker.drain()
+    for f in fans:
+        assert await feed_captions(gql, f) == ["p2 pulled", "p1 pushed"]
+    # Drop to 25 followers (< 30): the next post flips back to push.
+    await asyncio.gather(*(gql(UNFOLLOW, {"id": author.gid}, token=f.token) for f in fans[25:]))
+    await worker.drain()
+    await post(gql, author, "p3 pushed again")
+    await worker.drain()
+    async with engine.connect() as conn:
+        mode = await conn.scalar(
+            text("SELECT mode FROM author_feed_modes WHERE author_id = :a"), {"a": author.id}
+        )
+    assert mode == "push"
+    redis, stores = stores_for(settings)
+    try:
+        for f in fans[:25]:
+            assert await feed_captions(gql, f) == ["p3 pushed again", "p2 pulled", "p1 pushed"]
+            # p2 now sits in the cached feed too: the flip pushed the pull-period backlog
+            (page,) = await stores.feeds.page([f.id], None, 10)
+            assert len(page) == 3
+        for f in fans[25:]:  # unfollowers see none of the author's posts
+            assert await feed_captions(gql, f) == []
+    finally:
+        await redis.aclose()
+
+
+async def _insert_posts(engine, author_id, captions, created_at) -> list[uuid.UUID]:
+    ids = [new_id() for _ in captions]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("INSERT INTO posts (id, author_id, caption, created_at) VALUES (:id, :a, :c, :t)"),
+            [
+                {"id": i, "a": author_id, "c": c, "t": created_at}
+                for i, c in zip(ids, captions, strict=True)
+            ],
+        )
+    return ids
+
+
+async def test_walking_a_feed_with_tied_timestamps_returns_each_post_once(
+    gql, make_users, worker, engine
+):
+    reader, a, b = await make_users(3)
+    await follow_all(gql, [reader], a)
+    await follow_all(gql, [reader], b)
+    await worker.drain()
+    tie = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.UTC)
+    await _insert_posts(engine, a.id, [f"a{i}" for i in range(13)], tie)
+    await _insert_posts(engine, b.id, [f"b{i}" for i in range(12)], tie)
+    await _insert_posts(engine, b.id, ["older"], tie - dt.timedelta(microseconds=1))
+    for first in (1, 4, 7):
+        seen = await walk_feed(gql, reader, first)
+        assert len(seen) == 26 and len(set(seen)) == 26, (first, seen)
+        assert seen[-1] == "older"
+
+
+async def test_cursor_of_a_deleted_post_still_returns_the_next_page(gql, make_users, worker):
+    reader, author = await make_users(2)
+    await follow_all(gql, [reader], author)
+    await worker.drain()
+    for i in range(5):
+        await post(gql, author, f"n{i}")
+    await worker.drain()
+    first = (await gql(FEED, {"first": 2}, token=reader.token))["data"]["viewer"]["feed"]
+    assert [e["node"]["caption"] for e in first["edges"]] == ["n4", "n3"]
+    gone = first["edges"][-1]["node"]["id"]
+    out = await gql(
+        "mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }",
+        {"id": gone},
+        token=author.token,
+    )
+    assert out["data"]["deletePost"]["__typename"] == "DeletePostSuccess"
+    await worker.drain()
+    rest = await gql(
+        FEED, {"first": 10, "after": first["pageInfo"]["endCursor"]}, token=reader.token
+    )
+    assert [e["node"]["caption"] for e in rest["data"]["viewer"]["feed"]["edges"]] == [
+        "n2",
+        "n1",
+        "n0",
+    ]
+
+
+async def test_unfollow_while_fan_out_is_queued_keeps_post_out_of_feed(
+    gql, make_users, worker, settings
+):
+    author, quitter, stayer = await make_users(3)
+    await follow_all(gql, [quitter, stayer], author)
+    await worker.drain()
+    for u in (quitter, stayer):
+        await feed_captions(gql, u)
+    await worker.stop()  # the fan-out job waits in the queue
+    try:
+        pid = await post(gql, author, "queued")
+        await gql(UNFOLLOW, {"id": author.gid}, token=quitter.token)
+    finally:
+        await worker.start()
+    await worker.drain()
+    redis, stores = stores_for(settings)
+    try:
+        assert await in_cached_feed(stores, quitter, pid) is False
+        assert await feed_captions(gql, quitter) == []
+        assert await feed_captions(gql, stayer) == ["queued"]
+    finally:
+        await redis.aclose()
+
+
+async def test_follow_merges_and_unfollow_removes_recent_posts(gql, make_users, worker, settings):
+    author, fan = await make_users(2)
+    for i in range(3):
+        await post(gql, author, f"old{i}")
+    await worker.drain()
+    assert await feed_captions(gql, fan) == []  # fan's feed key exists, empty
+    await follow_all(gql, [fan], author)
+    await worker.drain()
+    redis, stores = stores_for(settings)
+    try:
+        (page,) = await stores.feeds.page([fan.id], None, 10)
+        assert len(page) == 3  # merged into the cached feed by the follow.created consumer
+        assert await feed_captions(gql, fan) == ["old2", "old1", "old0"]
+        await gql(UNFOLLOW, {"id": author.gid}, token=fan.token)
+        await worker.drain()
+        (page,) = await stores.feeds.page([fan.id], None, 10)
+        assert page == []
+    finally:
+        await redis.aclose()
+
+
+async def test_post_committed_without_dispatch_is_relayed(
+    make_users, worker, settings, engine, gql
+):
+    """A crash between commit and enqueue: the relay re-drives the outbox row."""
+    from domain.posts.create_post import create_post
+
+    author, fan = await make_users(2)
+    await follow_all(gql, [fan], author)
+    await worker.drain()
+    await feed_captions(gql, fan)
+    await create_post(engine, author.id, caption="relayed", counter_shards=4, dispatcher=None)
+    await worker.drain()
+    assert await feed_captions(gql, fan) == ["relayed"]
