@@ -75,6 +75,8 @@ def settings(database_url: str) -> Settings:
         # Own job queue: concurrent runs on one Redis never take each other's jobs.
         ARQ_QUEUE=f"roost-test:{uuid.uuid4().hex[:12]}",
         WORKER_METRICS_PORT=0,
+        DB_POOL_SIZE=5,  # the worker's pool: the test server is shared (max_connections)
+        DB_MAX_OVERFLOW=10,
         # Small thresholds and pages so tests exercise pull authors, flips and paging
         # with dozens of users rather than thousands.
         PULL_THRESHOLD=40,
@@ -87,7 +89,7 @@ def settings(database_url: str) -> Settings:
 @pytest.fixture(scope="session")
 async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
     """An AsyncEngine on this run's database, with room for concurrency tests."""
-    eng = create_engine(settings.database_url, pool_size=10, max_overflow=30)
+    eng = create_engine(settings.database_url, pool_size=10, max_overflow=20)
     yield eng
     await eng.dispose()
 

@@ -9,6 +9,7 @@ that ``roost dlq replay`` re-drives.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import uuid
@@ -61,3 +62,17 @@ async def relay_outbox(ctx: dict[str, Any]) -> int:
     for event in events:
         await ctx["redis"].enqueue_job(HANDLE_EVENT, str(event.id), _job_id=job_id(event.id))
     return len(events)
+
+
+async def relay_forever(ctx: dict[str, Any], every: float = 1.0) -> None:
+    """Run :func:`relay_outbox` every ``every`` seconds until cancelled (one per worker
+    process; ``SKIP LOCKED`` lets several workers relay side by side). Errors are logged
+    and the loop goes on."""
+    while True:
+        try:
+            await relay_outbox(ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("outbox relay failed; retrying", exc_info=True)
+        await asyncio.sleep(every)

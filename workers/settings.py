@@ -7,6 +7,8 @@ environment at import (``roost worker`` sets DATABASE_URL/REDIS_URL in embedded 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -20,7 +22,7 @@ from app.settings import Settings, get_settings
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
 from workers.counters import compact_counters
-from workers.events import HANDLE_EVENT, handle_outbox_event, relay_outbox
+from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 
 log = logging.getLogger("roost.workers")
 
@@ -52,6 +54,9 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         stores = FeedStores.on(feed_redis, settings.feed_config)
         ctx["handlers"] = feed_handlers(engine, stores, settings.feed_config)
         ctx["max_attempts"] = settings.job_attempts
+        # The outbox relay: a loop of this process rather than a cron job, so that a
+        # poll every second does not fill the job log.
+        ctx["relay"] = asyncio.create_task(relay_forever(ctx))
         if settings.worker_metrics_port:
             try:
                 start_http_server(settings.worker_metrics_port, addr="127.0.0.1")
@@ -59,6 +64,10 @@ def worker_options(settings: Settings) -> dict[str, Any]:
                 log.warning("worker metrics port %s: %s", settings.worker_metrics_port, exc)
 
     async def on_shutdown(ctx: dict[str, Any]) -> None:
+        if (relay := ctx.get("relay")) is not None:
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
         if (engine := ctx.get("engine")) is not None:
             await engine.dispose()
         if (redis := ctx.get("feed_redis")) is not None:
@@ -74,8 +83,6 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             )
         ],
         "cron_jobs": [
-            # Every second: re-drive outbox events that were not dispatched after commit.
-            cron(relay_outbox, second=set(range(60)), run_at_startup=True, timeout=10),
             # Every 10 minutes; unique (arq's default), so two workers never overlap.
             cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
         ],

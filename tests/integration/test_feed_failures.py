@@ -1,0 +1,310 @@
+"""The feed under failure: a SIGKILLed worker, a flushed Redis, an unreachable Redis,
+consumers that keep failing (dead letters), and SQL round trips per page."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import httpx
+from arq import create_pool
+from arq.connections import RedisSettings
+from arq.worker import Worker, func
+from redis.asyncio import Redis
+from sqlalchemy import event, text
+
+from app.asgi import create_app
+from app.embedded import EmbeddedRedis
+from app.jobs import ArqDispatcher
+from domain.feed.config import FeedStores
+from domain.feed.timelines import SENTINEL
+from domain.outbox.process import list_dead_letters, replay_dead_letters
+from domain.posts.create_post import create_post
+from domain.social.follow_user import follow_user
+from tests.conftest import GQL, WorkerControl
+from tests.integration.test_feed import FEED, feed_captions, follow_all, post
+from workers.events import HANDLE_EVENT, handle_outbox_event, job_id
+
+ROOST = str(Path(sys.executable).with_name("roost"))
+
+
+def _worker_env(settings, queue: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "ARQ_QUEUE": queue,
+        "WORKER_METRICS_PORT": "0",
+        "JOB_TIMEOUT_S": "2",  # a killed worker's job runs again after 2 + 10 s
+        "PULL_THRESHOLD": str(settings.pull_threshold),
+        "PUSH_BACK_THRESHOLD": str(settings.push_back_threshold),
+        "FANOUT_BATCH_SIZE": str(settings.fanout_batch_size),
+        "JWT_SECRET": settings.jwt_secret,
+    }
+
+
+async def _spawn_worker(env: dict[str, str]) -> asyncio.subprocess.Process:
+    """`roost worker` in its own process group (so SIGKILL takes all of it)."""
+    return await asyncio.create_subprocess_exec(ROOST, "worker", env=env, start_new_session=True)
+
+
+async def _wait_for(predicate, within: float, step: float = 0.05):
+    deadline = asyncio.get_running_loop().time() + within
+    while not (result := await predicate()):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {within}s")
+        await asyncio.sleep(step)
+    return result
+
+
+async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
+    make_users, worker: WorkerControl, settings, engine
+):
+    (author,) = await make_users(1)
+    fans = await make_users(35)  # a push author (pull at >= 40): 5 pages of 7
+    for f in fans:
+        await follow_user(engine, f.id, author.id, counter_shards=4)
+    await worker.drain()
+    await worker.stop()  # this test's jobs go to its own queue and subprocess workers
+    queue = f"roost-test-kill:{uuid.uuid4().hex[:8]}"
+    env = _worker_env(settings, queue)
+    redis = Redis.from_url(settings.redis_url)
+    stores = FeedStores.on(redis, settings.feed_config)
+    dispatcher = ArqDispatcher(settings.redis_url, queue)
+    procs: list[asyncio.subprocess.Process] = []
+    blocker = await engine.connect()
+    try:
+        for f in fans:  # every fan has a complete (empty) cached feed
+            await redis.zadd(stores.feeds.key(f.id), {SENTINEL: 0})
+        first = await _spawn_worker(env)
+        procs.append(first)
+        # Hold a lock that the fan-out's follower-page query waits on: the job starts,
+        # writes the author's own stores, then blocks mid fan-out.
+        tx = await blocker.begin()
+        await blocker.execute(text("LOCK TABLE follows IN ACCESS EXCLUSIVE MODE"))
+        created = await create_post(
+            engine, author.id, caption="survives kill -9", counter_shards=4, dispatcher=dispatcher
+        )
+        async with engine.connect() as conn:
+            event_id = await conn.scalar(
+                text("SELECT id FROM outbox WHERE aggregate_id = :p"), {"p": created.id}
+            )
+        in_progress = f"arq:in-progress:{job_id(event_id)}"
+        await _wait_for(lambda: redis.exists(in_progress), within=20)
+        # Simulate pages already written before the crash for a third of the fans.
+        for f in fans[:12]:
+            await redis.zadd(stores.feeds.key(f.id), {created.id.bytes: 1})
+        os.killpg(first.pid, signal.SIGKILL)
+        await asyncio.wait_for(first.wait(), 10)
+        await tx.rollback()  # release the lock
+        written = [await redis.zscore(stores.feeds.key(f.id), created.id.bytes) for f in fans]
+        assert sum(w is not None for w in written) == 12  # the killed job wrote no page
+        second = await _spawn_worker(env)
+        procs.append(second)
+
+        async def dispatched():
+            async with engine.connect() as conn:
+                return await conn.scalar(
+                    text("SELECT dispatched_at IS NOT NULL FROM outbox WHERE id = :e"),
+                    {"e": event_id},
+                )
+
+        await _wait_for(dispatched, within=40, step=0.2)  # in-progress key expires ~12 s
+        for f in fans:
+            (page,) = await stores.feeds.page([f.id], None, 10)
+            assert [e.post_id for e in page] == [created.id], f  # exactly once
+    finally:
+        await blocker.close()
+        for p in procs:
+            if p.returncode is None:
+                os.killpg(p.pid, signal.SIGTERM)
+                await asyncio.wait_for(p.wait(), 20)
+        await dispatcher.close()
+        await redis.aclose()
+        await worker.start()
+
+
+async def test_flushall_rebuilds_every_feed_with_the_same_posts(make_users, settings, engine):
+    """A Redis of its own (FLUSHALL would hit other runs on a shared server)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        own = EmbeddedRedis(Path(tmp), persist=False)
+        url = own.start()
+        own_settings = settings.model_copy(update={"redis_url": url})
+        app = create_app(own_settings, engine=engine)
+        control = WorkerControl(own_settings, engine)
+        await control.start()
+        try:
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://roost.test"
+            ) as client:
+                gql = GQL(client)
+                (push_author,) = await make_users(1)
+                (pull_author,) = await make_users(1)
+                fans = await make_users(42)  # pull_author gets >= 40: pull
+                await follow_all(gql, fans, pull_author)
+                await follow_all(gql, fans[:5], push_author)
+                await control.drain()
+                for i in range(3):
+                    await post(gql, push_author, f"push{i}")
+                    await post(gql, pull_author, f"pull{i}")
+                await control.drain()
+                before = {f.id: await feed_captions(gql, f) for f in fans[:8]}
+                assert before[fans[0].id] == ["pull2", "push2", "pull1", "push1", "pull0", "push0"]
+                assert before[fans[7].id] == ["pull2", "pull1", "pull0"]
+                r = Redis.from_url(url)
+                await r.flushall()
+                await r.aclose()
+                for f in fans[:8]:  # never an empty page: each feed rebuilds on read
+                    assert await feed_captions(gql, f) == before[f.id]
+        finally:
+            await control.stop()
+            own.stop()
+
+
+async def test_unreachable_redis_serves_the_same_pages_from_postgres(
+    gql, make_users, worker, settings, engine
+):
+    reader, a, b = await make_users(3)
+    await follow_all(gql, [reader], a)
+    await follow_all(gql, [reader], b)
+    for i in range(4):
+        await post(gql, a, f"a{i}")
+        await post(gql, b, f"b{i}")
+    await worker.drain()
+    down = create_app(
+        settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}), engine=engine
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=down), base_url="http://roost.test"
+    ) as client:
+        down_gql = GQL(client)
+        after = None
+        while True:  # walk both servers page by page with each other's cursors
+            up_page = await gql(FEED, {"first": 3, "after": after}, token=reader.token)
+            down_page = await down_gql(FEED, {"first": 3, "after": after}, token=reader.token)
+            assert "errors" not in down_page, down_page
+            assert down_page["data"] == up_page["data"]
+            info = up_page["data"]["viewer"]["feed"]["pageInfo"]
+            if not info["hasNextPage"]:
+                break
+            after = info["endCursor"]
+        metrics = (await client.get("/metrics")).text
+    line = next(
+        x for x in metrics.splitlines() if x.startswith("roost_feed_postgres_fallbacks_total")
+    )
+    assert float(line.split()[-1]) >= 3
+
+
+async def test_failing_consumer_retries_with_backoff_then_dead_letters(
+    make_users, settings, engine
+):
+    """A real arq worker whose consumer always fails: 5 attempts, then a dead letter that
+    `replay` re-drives to a consumer that now works."""
+    (author,) = await make_users(1)
+    queue = f"roost-test-dlq:{uuid.uuid4().hex[:8]}"
+    calls: list[float] = []
+    healthy = asyncio.Event()
+
+    async def flaky(payload) -> None:
+        calls.append(asyncio.get_running_loop().time())
+        if not healthy.is_set():
+            raise ConnectionError("feed store unreachable")
+
+    async def startup(ctx) -> None:
+        ctx.update(engine=engine, handlers={"test.flaky": flaky}, max_attempts=5)
+
+    async def run_worker_until_idle() -> None:
+        w = Worker(
+            functions=[func(handle_outbox_event, name=HANDLE_EVENT, max_tries=5)],
+            redis_settings=RedisSettings.from_dsn(settings.redis_url),
+            queue_name=queue,
+            on_startup=startup,
+            burst=True,
+            poll_delay=0.05,
+            keep_result=0,
+            handle_signals=False,
+        )
+        try:
+            await w.async_run()
+        finally:
+            await w.close()
+
+    from domain.outbox.append import append_event
+
+    async with engine.begin() as conn:
+        event_id = await append_event(conn, "test.flaky", author.id, {"n": 1})
+        # keep the session worker's relay away from this row
+        await conn.execute(
+            text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),
+            {"e": event_id},
+        )
+    pool = await create_pool(RedisSettings.from_dsn(settings.redis_url), default_queue_name=queue)
+    try:
+        await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+        await run_worker_until_idle()
+        assert len(calls) == 5
+        gaps = [b - a for a, b in itertools.pairwise(calls)]
+        # 0.2, 0.4, 0.8, 1.6 s (±20 % jitter), never above 3 s
+        for gap, base in zip(gaps, (0.2, 0.4, 0.8, 1.6), strict=True):
+            assert base * 0.8 - 0.05 <= gap <= min(3.0, base * 1.2) + 0.5, gaps
+        letters = [d for d in await list_dead_letters(engine) if d.event_id == event_id]
+        assert len(letters) == 1 and letters[0].attempts == 5
+        assert "feed store unreachable" in letters[0].error
+
+        healthy.set()
+        assert await replay_dead_letters(engine, [letters[0].id]) == 1
+        await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+        await run_worker_until_idle()
+        assert len(calls) == 6
+        async with engine.connect() as conn:
+            done = await conn.scalar(
+                text("SELECT dispatched_at IS NOT NULL FROM outbox WHERE id = :e"), {"e": event_id}
+            )
+        assert done
+        assert [d for d in await list_dead_letters(engine) if d.event_id == event_id] == []
+    finally:
+        await pool.aclose()
+
+
+async def test_a_feed_page_costs_the_same_sql_round_trips_whatever_its_size(
+    gql, make_users, worker, engine
+):
+    reader, *authors = await make_users(6)
+    await follow_all(gql, [reader], authors[0])
+    for a in authors[1:]:
+        await follow_all(gql, [reader], a)
+    for i in range(6):
+        for a in authors:
+            await post(gql, a, f"{a.username}-{i}")
+    await worker.drain()
+    await feed_captions(gql, reader)  # build the cached feed first
+
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    async def cost(first: int) -> int:
+        statements.clear()
+        out = await gql(
+            """query($n: Int!) { viewer { feed(first: $n) { edges { node { caption
+                author { username followerCount followedByViewer } } } } } }""",
+            {"n": first},
+            token=reader.token,
+        )
+        assert len(out["data"]["viewer"]["feed"]["edges"]) == first
+        return len(statements)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        small, large = await cost(5), await cost(25)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    print(f"SQL statements per feed page: first=5 -> {small}, first=25 -> {large}")
+    assert small == large <= 10
