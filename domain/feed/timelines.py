@@ -73,7 +73,7 @@ for i = 1, #KEYS, 2 do
   if live or key ~= KEYS[i] then
     redis.call('ZADD', key, unpack(ARGV, 3))
     if redis.call('ZCARD', key) > maxlen + 1 then
-      redis.call('ZREMRANGEBYRANK', key, 1, -(maxlen + 2))
+      redis.call('ZREMRANGEBYRANK', key, 1, -(maxlen + 1))
     end
     if live then redis.call('EXPIRE', key, ttl) end
     written = written + 1
@@ -90,7 +90,7 @@ if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local maxlen = tonumber(ARGV[2])
 if #ARGV > 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, 4)) end
 if redis.call('ZCARD', KEYS[2]) > maxlen + 1 then
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 1, -(maxlen + 2))
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 1, -(maxlen + 1))
 end
 redis.call('RENAME', KEYS[2], KEYS[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
