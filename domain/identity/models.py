@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
@@ -12,6 +13,7 @@ from sqlalchemy import (
     Table,
     Text,
     Uuid,
+    false,
     func,
     text,
 )
@@ -34,6 +36,8 @@ users = Table(
     Column("status", Text, nullable=False, server_default="active"),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("last_active_at", DateTime(timezone=True), nullable=True),
+    # Private accounts: only approved followers see their posts and follow lists.
+    Column("is_private", Boolean, nullable=False, server_default=false()),
     CheckConstraint("username ~ '^[a-z0-9._]{3,30}$'", name="username_format"),
     CheckConstraint("status IN ('active', 'banned', 'deleted')", name="status_known"),
     Index("users_username_key", "username", unique=True),

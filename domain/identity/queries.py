@@ -23,6 +23,7 @@ class UserRecord:
     bio: str
     status: str
     created_at: dt.datetime
+    is_private: bool = False
 
     @property
     def is_visible(self) -> bool:
@@ -37,6 +38,7 @@ USER_COLUMNS = (
     users.c.bio,
     users.c.status,
     users.c.created_at,
+    users.c.is_private,
 )
 
 
@@ -44,7 +46,13 @@ def to_record(row: Row) -> UserRecord:
     """Map a row that includes :data:`USER_COLUMNS` to a :class:`UserRecord`."""
     m = row._mapping
     return UserRecord(
-        m["id"], m["username"], m["display_name"], m["bio"], m["status"], m["created_at"]
+        m["id"],
+        m["username"],
+        m["display_name"],
+        m["bio"],
+        m["status"],
+        m["created_at"],
+        m["is_private"],
     )
 
 

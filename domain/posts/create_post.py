@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
+from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
@@ -62,8 +63,8 @@ async def create_post(
 ) -> PostRecord:
     """Publish a post and return it.
 
-    One transaction: the post row, the author's ``posts`` counter (+1) and a
-    ``post.created`` outbox row; then the event is dispatched to the fan-out worker
+    One transaction: the post row, its hashtags, the author's ``posts`` counter (+1)
+    and a ``post.created`` outbox row; then the event is dispatched to the fan-out worker
     (the outbox relay re-drives it if that fails). Raises ValidationError for a
     caption over 2,200 code points after NFC, a NUL, bad media, or a post with
     neither caption nor media.
@@ -93,6 +94,7 @@ async def create_post(
         if row is None:
             raise ValidationError("author", "This account cannot post.")
         post = to_post(row)
+        await tag_post(conn, post.id, post.created_at, caption)
         event_id = await append_event(
             conn,
             "post.created",

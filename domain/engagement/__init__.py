@@ -1,0 +1,1 @@
+"""Engagement: likes, comments (one level of replies) and hashtags."""

@@ -1,0 +1,105 @@
+"""Hashtag extraction (design.md "Decided details", Hashtags).
+
+``#`` followed by letters, combining marks, digits or ``_`` in any script; not inside a
+URL; trailing punctuation is not part of a tag; folded with NFKC + casefold (accents
+kept); at most 30 distinct tags per post, each at most 50 code points (longer runs
+are not tags).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.db import new_id
+
+MAX_TAGS = 30
+MAX_TAG_LEN = 50
+
+
+def _is_tag_char(ch: str) -> bool:
+    return (
+        ch == "_" or unicodedata.category(ch)[0] in ("L", "M") or unicodedata.category(ch) == "Nd"
+    )
+
+
+def fold_tag(tag: str) -> str:
+    """Return the canonical form of a tag: NFKC, then casefold (``Café`` → ``café``)."""
+    return unicodedata.normalize("NFKC", tag).casefold()
+
+
+def _in_url(text: str, hash_pos: int) -> bool:
+    """True if the ``#`` at ``hash_pos`` sits inside a whitespace-delimited token that is a
+    URL (``scheme://…`` or ``www.…``)."""
+    start = hash_pos
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    token = text[start:hash_pos]
+    return "://" in token or token.lower().startswith("www.")
+
+
+def extract_hashtags(text: str) -> list[str]:
+    """Return the distinct folded tags of ``text`` in order of first appearance.
+
+    A ``#`` counts only at the start of the text or after a character that cannot be
+    part of a word (so ``a#b`` and ``&#39;`` are not tags) and outside URLs.
+    """
+    tags: list[str] = []
+    seen: set[str] = set()
+    i, n = 0, len(text)
+    while i < n and len(tags) < MAX_TAGS:
+        if text[i] != "#":
+            i += 1
+            continue
+        prev = text[i - 1] if i > 0 else " "
+        j = i + 1
+        while j < n and _is_tag_char(text[j]):
+            j += 1
+        body = text[i + 1 : j]
+        if (
+            body
+            and not _is_tag_char(prev)
+            and prev not in "&#/"
+            and not _in_url(text, i)
+            and len(body) <= MAX_TAG_LEN
+        ):
+            tag = fold_tag(body)
+            if tag not in seen:
+                seen.add(tag)
+                tags.append(tag)
+        i = max(j, i + 1)
+    return tags
+
+
+async def tag_post(
+    conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
+) -> list[str]:
+    """Record the hashtags of a new post in the caller's transaction; return them.
+
+    Two statements: create the tags that are new (``ON CONFLICT DO NOTHING``), then link
+    the post to all of them, read afresh so a tag another transaction just created is
+    found too.
+    """
+    names = extract_hashtags(caption)
+    if not names:
+        return []
+    await conn.execute(
+        text(
+            "INSERT INTO hashtags (id, name)"
+            " SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:names AS text[]))"
+            " ON CONFLICT (name) DO NOTHING"
+        ),
+        {"ids": [new_id() for _ in names], "names": names},
+    )
+    await conn.execute(
+        text(
+            "INSERT INTO post_hashtags (hashtag_id, post_id, created_at)"
+            " SELECT id, :post, :at FROM hashtags WHERE name = ANY(CAST(:names AS text[]))"
+        ),
+        {"post": post_id, "at": created_at, "names": names},
+    )
+    return names

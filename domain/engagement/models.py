@@ -1,0 +1,80 @@
+"""Tables of likes, comments and hashtags."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    Uuid,
+    func,
+    text,
+)
+
+from domain.db import metadata
+
+likes = Table(
+    "likes",
+    metadata,
+    Column("post_id", Uuid, ForeignKey("posts.id"), nullable=False),
+    Column("user_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("post_id", "user_id"),  # one like per user and post
+    # Post.likes: who liked, newest first.
+    Index("likes_post_recent_idx", "post_id", text("created_at DESC"), text("user_id DESC")),
+)
+
+comments = Table(
+    "comments",
+    metadata,
+    Column("id", Uuid, primary_key=True),  # UUIDv7
+    Column("post_id", Uuid, ForeignKey("posts.id"), nullable=False),
+    Column("author_id", Uuid, ForeignKey("users.id"), nullable=False),
+    # A reply's top-level comment (one level: a reply's parent has no parent).
+    Column("parent_id", Uuid, ForeignKey("comments.id"), nullable=True),
+    Column("body", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint("parent_id IS NULL OR parent_id <> id", name="not_own_parent"),
+    # Post.comments: top-level comments in order; replies under their parent.
+    Index(
+        "comments_post_top_idx",
+        "post_id",
+        "created_at",
+        "id",
+        postgresql_where=text("parent_id IS NULL AND deleted_at IS NULL"),
+    ),
+    Index(
+        "comments_parent_idx",
+        "parent_id",
+        "created_at",
+        "id",
+        postgresql_where=text("parent_id IS NOT NULL AND deleted_at IS NULL"),
+    ),
+)
+
+hashtags = Table(
+    "hashtags",
+    metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("name", Text, nullable=False),  # NFKC + casefold, 1-50 code points
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Index("hashtags_name_key", "name", unique=True),
+)
+
+post_hashtags = Table(
+    "post_hashtags",
+    metadata,
+    Column("hashtag_id", Uuid, ForeignKey("hashtags.id"), nullable=False),
+    Column("post_id", Uuid, ForeignKey("posts.id"), nullable=False),
+    # The post's created_at, copied so a tag's posts page newest first by index.
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("hashtag_id", "post_id"),
+    Index("post_hashtags_recent_idx", "hashtag_id", text("created_at DESC"), text("post_id DESC")),
+    Index("post_hashtags_post_id_idx", "post_id"),
+)
