@@ -7,6 +7,13 @@ counter of seeds/follower-count-crdt-issue.md with the shard chosen per write
 instead of per process, so one process's hot row cannot serialise its writers.
 """
 
-from domain.counters.store import Delta, add_deltas, compact, read_counts
+from domain.counters.store import (
+    Delta,
+    add_deltas,
+    compact,
+    read_counts,
+    shard_rows,
+    upsert_rows_sql,
+)
 
-__all__ = ["Delta", "add_deltas", "compact", "read_counts"]
+__all__ = ["Delta", "add_deltas", "compact", "read_counts", "shard_rows", "upsert_rows_sql"]

@@ -21,15 +21,40 @@ class Delta(NamedTuple):
     amount: int
 
 
-_UPSERT = text(
+def shard_rows(
+    deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
+) -> dict[str, list]:
+    """Merge ``deltas`` per counter, pick a random shard for each, and return the columns
+    as arrays (``entity_ids``, ``kinds``, ``shards``, ``amounts``) in (entity_id, kind)
+    order, the lock order every writer keeps. Feed them to :func:`upsert_rows_sql`."""
+    merged: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
+    for d in deltas:
+        merged[(d.entity_id, d.kind)] += d.amount
+    rows = sorted((k, v) for k, v in merged.items() if v)
+    pick = (rng or random).randrange
+    return {
+        "entity_ids": [k[0] for k, _ in rows],
+        "kinds": [k[1] for k, _ in rows],
+        "shards": [pick(shards) for _ in rows],
+        "amounts": [v for _, v in rows],
+    }
+
+
+def upsert_rows_sql(condition: str = "") -> str:
+    """The shard upsert of :func:`shard_rows` params as SQL text, optionally only
+    ``WHERE <condition>``: for a statement of its own, or a data-modifying CTE of a larger
+    one (``WITH f AS (…), c AS (<this>) …``) that saves the use case a round trip."""
+    where = f"WHERE {condition}" if condition else ""
+    return f"""
+        INSERT INTO counter_shards (entity_id, kind, shard, value)
+        SELECT * FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:kinds AS text[]),
+                             CAST(:shards AS smallint[]), CAST(:amounts AS bigint[])) {where}
+        ON CONFLICT (entity_id, kind, shard)
+        DO UPDATE SET value = counter_shards.value + EXCLUDED.value
     """
-    INSERT INTO counter_shards (entity_id, kind, shard, value)
-    SELECT * FROM unnest(CAST(:entity_ids AS uuid[]), CAST(:kinds AS text[]),
-                         CAST(:shards AS smallint[]), CAST(:amounts AS bigint[]))
-    ON CONFLICT (entity_id, kind, shard)
-    DO UPDATE SET value = counter_shards.value + EXCLUDED.value
-    """
-)
+
+
+_UPSERT = text(upsert_rows_sql())
 
 
 async def add_deltas(
@@ -42,22 +67,9 @@ async def add_deltas(
     lose an update. Rows are locked in (entity_id, kind) order, the same order every
     writer and :func:`compact` use, so two writers cannot deadlock on each other.
     """
-    merged: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
-    for d in deltas:
-        merged[(d.entity_id, d.kind)] += d.amount
-    rows = sorted((k, v) for k, v in merged.items() if v)
-    if not rows:
-        return
-    pick = (rng or random).randrange
-    await conn.execute(
-        _UPSERT,
-        {
-            "entity_ids": [k[0] for k, _ in rows],
-            "kinds": [k[1] for k, _ in rows],
-            "shards": [pick(shards) for _ in rows],
-            "amounts": [v for _, v in rows],
-        },
-    )
+    params = shard_rows(deltas, shards=shards, rng=rng)
+    if params["entity_ids"]:
+        await conn.execute(_UPSERT, params)
 
 
 async def read_counts(

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.counters import Delta, add_deltas
-from domain.outbox.append import append_event
+from domain.counters import Delta, shard_rows, upsert_rows_sql
+from domain.db import new_id
 from domain.social.errors import SelfFollowError
 
+# End the live follow, and only if one ended: its outbox event and both counters (-1),
+# all in one statement.
 _UNFOLLOW = text(
-    """
-    UPDATE follows SET deleted_at = now()
-    WHERE follower_id = :follower AND followee_id = :followee AND deleted_at IS NULL
-    RETURNING id
+    f"""
+    WITH f AS (
+        UPDATE follows SET deleted_at = now()
+        WHERE follower_id = :follower AND followee_id = :followee AND deleted_at IS NULL
+        RETURNING id
+    ), event AS (
+        INSERT INTO outbox (id, topic, aggregate_id, payload)
+        SELECT :event_id, 'follow.removed', f.id, CAST(:payload AS jsonb) FROM f
+    ), counted AS (
+        {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
+    )
+    SELECT id FROM f
     """
 )
 
@@ -33,18 +44,19 @@ async def unfollow_user(
     if follower_id == followee_id:
         raise SelfFollowError()
     async with engine.begin() as conn:
-        follow_id = await conn.scalar(_UNFOLLOW, {"follower": follower_id, "followee": followee_id})
-        if follow_id is None:
-            return False
-        await append_event(
-            conn,
-            "follow.removed",
-            follow_id,
-            {"follower_id": str(follower_id), "followee_id": str(followee_id)},
+        follow_id = await conn.scalar(
+            _UNFOLLOW,
+            {
+                "follower": follower_id,
+                "followee": followee_id,
+                "event_id": new_id(),
+                "payload": json.dumps(
+                    {"follower_id": str(follower_id), "followee_id": str(followee_id)}
+                ),
+                **shard_rows(
+                    [Delta(followee_id, "followers", -1), Delta(follower_id, "following", -1)],
+                    shards=counter_shards,
+                ),
+            },
         )
-        await add_deltas(
-            conn,
-            [Delta(followee_id, "followers", -1), Delta(follower_id, "following", -1)],
-            shards=counter_shards,
-        )
-    return True
+    return follow_id is not None
