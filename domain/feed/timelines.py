@@ -58,24 +58,42 @@ class Entry:
         return cls(score_of(created_at), post_id)
 
 
+# KEYS: live timelines; ARGV: maxlen, ttl, then score/member pairs.
+# The fast path of Timelines.add: adds the entries to each timeline that exists, trims
+# it to maxlen real entries (rank 0 is the sentinel; a no-op while it holds fewer) and
+# refreshes its TTL (EXPIRE doubles as the existence test: three calls per timeline).
+# Returns the 1-based indexes of the KEYS that do not exist.
+_ADD_TO_LIVE = """
+local ttl = tonumber(ARGV[2])
+local trim = -(tonumber(ARGV[1]) + 1)
+local missing = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  if redis.call('EXPIRE', key, ttl) == 1 then
+    redis.call('ZADD', key, unpack(ARGV, 3))
+    redis.call('ZREMRANGEBYRANK', key, 1, trim)
+  else
+    missing[#missing + 1] = i
+  end
+end
+return missing
+"""
+
 # KEYS: pairs (timeline, its :build key); ARGV: maxlen, ttl, then score/member pairs.
 # Adds the entries to whichever of the pair exists (the live key first), trims to
 # maxlen real entries (rank 0 is the sentinel) and refreshes the TTL of a live key.
 # Returns how many timelines were written.
 _ADD_IF_EXISTS = """
-local maxlen = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
+local trim = -(tonumber(ARGV[1]) + 1)
 local written = 0
 for i = 1, #KEYS, 2 do
   local key = KEYS[i]
-  local live = redis.call('EXISTS', key) == 1
-  if not live and redis.call('EXISTS', KEYS[i + 1]) == 1 then key = KEYS[i + 1] end
-  if live or key ~= KEYS[i] then
+  local live = redis.call('EXPIRE', key, ttl) == 1
+  if live or redis.call('EXISTS', KEYS[i + 1]) == 1 then
+    if not live then key = KEYS[i + 1] end
     redis.call('ZADD', key, unpack(ARGV, 3))
-    if redis.call('ZCARD', key) > maxlen + 1 then
-      redis.call('ZREMRANGEBYRANK', key, 1, -(maxlen + 1))
-    end
-    if live then redis.call('EXPIRE', key, ttl) end
+    redis.call('ZREMRANGEBYRANK', key, 1, trim)
     written = written + 1
   end
 end
@@ -116,6 +134,7 @@ class Timelines:
         self.prefix = prefix
         self.max_len = max_len
         self.ttl_s = int(ttl.total_seconds())
+        self._add_live = redis.register_script(_ADD_TO_LIVE)
         self._add = redis.register_script(_ADD_IF_EXISTS)
         self._finish = redis.register_script(_FINISH_REBUILD)
 
@@ -124,21 +143,33 @@ class Timelines:
         return f"{self.prefix}:{{{owner}}}"
 
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
-        """Add ``entries`` to the timelines of ``owners`` that exist; one round trip.
+        """Add ``entries`` to the timelines of ``owners`` that exist (or are being
+        rebuilt); usually one round trip.
 
         Idempotent (ZADD by post id). Returns how many timelines were written; owners
         without a timeline are skipped (theirs is rebuilt on read).
+
+        The first call names only the live keys (half the bytes of naming each with its
+        ``:build`` key too); the owners it found missing, usually none or a few, go
+        through a second call that adds to the live key or else to the ``:build`` key of
+        a rebuild in progress. Each owner's check-and-add is atomic in one of the two
+        calls, both made after the entries' posts committed, so a rebuild running
+        meanwhile never loses an entry.
         """
         if not owners or not entries:
             return 0
-        keys: list[str] = []
-        for owner in owners:
-            key = self.key(owner)
-            keys += [key, key + ":build"]
+        keys = [self.key(owner) for owner in owners]
         args: list[int | bytes] = [self.max_len, self.ttl_s]
         for e in entries:
             args += [e.score, e.member]
-        return int(await self._add(keys=keys, args=args))
+        missing = await self._add_live(keys=keys, args=args)
+        if not missing:
+            return len(keys)
+        pairs: list[str] = []
+        for i in missing:
+            key = keys[int(i) - 1]
+            pairs += [key, key + ":build"]
+        return len(keys) - len(missing) + int(await self._add(keys=pairs, args=args))
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
         """Remove posts from one owner's timeline (and a rebuild in progress)."""
