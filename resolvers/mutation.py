@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import strawberry
 
+from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
 from resolvers.posts import PostMutations
 from resolvers.social import SocialMutations
 
 
 @strawberry.type
-class Mutation(IdentityMutations, SocialMutations, PostMutations):
+class Mutation(IdentityMutations, SocialMutations, PostMutations, EngagementMutations):
     pass

@@ -5,9 +5,11 @@ from __future__ import annotations
 import strawberry
 from strawberry import relay
 
+from domain.engagement.hashtags import extract_hashtags
 from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
+from schema.engagement import Comment, Hashtag
 from schema.posts import Post
 from schema.users import Info, User
 
@@ -19,7 +21,7 @@ async def visible_user(info: Info, user_id) -> User | None:
 
 
 #: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
-NODE_TYPES: dict[str, type] = {"User": User, "Post": Post}
+NODE_TYPES: dict[str, type] = {"User": User, "Post": Post, "Comment": Comment}
 
 
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
@@ -69,3 +71,8 @@ class Query:
             return None
         info.context.loaders.user_by_id.prime(rec.id, rec)
         return User.from_record(rec)
+
+    @strawberry.field(description="A hashtag by name (any case; '#' optional).")
+    def hashtag(self, name: str) -> Hashtag | None:
+        tags = extract_hashtags("#" + name.removeprefix("#"))
+        return Hashtag(name=tags[0]) if tags else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import strawberry
 
 from domain import errors as d
+from domain.engagement import errors as de
 from domain.identity import errors as di
 from domain.posts import errors as dp
 from domain.social import errors as ds
@@ -76,6 +77,11 @@ class NotPostAuthorError(Error):
     pass
 
 
+@strawberry.type(description="Only the comment's author or the post's author can do this.")
+class NotCommentModeratorError(Error):
+    pass
+
+
 _MAP: list[tuple[type[d.DomainError], type]] = [
     (di.UsernameTakenError, UsernameTakenError),
     (di.EmailTakenError, EmailTakenError),
@@ -86,6 +92,7 @@ _MAP: list[tuple[type[d.DomainError], type]] = [
     (ds.UserUnavailableError, UserUnavailableError),
     (ds.BlockedError, BlockedError),
     (dp.NotPostAuthorError, NotPostAuthorError),
+    (de.NotCommentModeratorError, NotCommentModeratorError),
     (d.ValidationError, ValidationError),
     (d.NotFoundError, NotFoundError),
 ]

@@ -15,6 +15,8 @@ from aiodataloader import DataLoader
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import read_counts
+from domain.engagement.add_comment import CommentRecord
+from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
 from domain.social.queries import blocked_among, followees_among, followers_among
@@ -98,6 +100,54 @@ class BlockWithViewerByUserIdLoader(_ViewerLoader):
         return await blocked_among(conn, self.viewer_id, keys)
 
 
+class PostCounts(NamedTuple):
+    """A post's exact engagement counts."""
+
+    likes: int
+    comments: int
+
+
+class CountsByPostIdLoader(_EngineLoader):
+    """``post uuid -> PostCounts`` from the counter shards (one statement per batch)."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostCounts]:
+        async with self.engine.connect() as conn:
+            counts = await read_counts(conn, list(dict.fromkeys(keys)), PostCounts._fields)
+        return [PostCounts(*(counts[(k, kind)] for kind in PostCounts._fields)) for k in keys]
+
+
+class CommentByIdLoader(_EngineLoader):
+    """``comment uuid -> CommentRecord | None``."""
+
+    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[CommentRecord | None]:
+        async with self.engine.connect() as conn:
+            found = await comments_by_ids(conn, keys)
+        return [found.get(k) for k in keys]
+
+
+class FirstRepliesByParentIdLoader(_EngineLoader):
+    """``(parent uuid, first) -> ([CommentRecord], has_more)``: one statement per batch
+    (per distinct ``first``), a window per parent."""
+
+    async def batch_load_fn(self, keys: Sequence[tuple[uuid.UUID, int]]):
+        by_first: dict[int, list[uuid.UUID]] = {}
+        for parent, first in keys:
+            by_first.setdefault(first, []).append(parent)
+        found: dict[tuple[uuid.UUID, int], tuple[list[CommentRecord], bool]] = {}
+        async with self.engine.connect() as conn:
+            for first, parents in by_first.items():
+                for parent, page in (await first_replies(conn, parents, first=first)).items():
+                    found[(parent, first)] = page
+        return [found[k] for k in keys]
+
+
+class ViewerLikedByPostIdLoader(_ViewerLoader):
+    """``post uuid -> has the viewer liked it``."""
+
+    async def _matching(self, conn, keys):
+        return await liked_among(conn, self.viewer_id, keys)
+
+
 class Loaders:
     """The dataloaders of one request. Viewer loaders exist only with a viewer."""
 
@@ -105,6 +155,10 @@ class Loaders:
         self.user_by_id = UserByIdLoader(engine)
         self.counts_by_user_id = CountsByUserIdLoader(engine)
         self.post_by_id = PostByIdLoader(engine)
+        self.counts_by_post_id = CountsByPostIdLoader(engine)
+        self.comment_by_id = CommentByIdLoader(engine)
+        self.first_replies_by_parent_id = FirstRepliesByParentIdLoader(engine)
+        self.viewer_liked: ViewerLikedByPostIdLoader | None = None
         self.viewer_follows: ViewerFollowsByUserIdLoader | None = None
         self.follows_viewer: FollowsViewerByUserIdLoader | None = None
         self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None
@@ -112,3 +166,4 @@ class Loaders:
             self.viewer_follows = ViewerFollowsByUserIdLoader(engine, viewer_id)
             self.follows_viewer = FollowsViewerByUserIdLoader(engine, viewer_id)
             self.block_with_viewer = BlockWithViewerByUserIdLoader(engine, viewer_id)
+            self.viewer_liked = ViewerLikedByPostIdLoader(engine, viewer_id)

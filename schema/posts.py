@@ -17,15 +17,17 @@ from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import Entry, time_of
 from domain.posts.queries import PostRecord, posts_of_author
 from schema.context import Context
-
-if TYPE_CHECKING:
-    from schema.users import User
 from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
 from schema.pagination import (
+    DEFAULT_PAGE_SIZE,
     check_first,
     decode_entry_cursor,
     encode_entry_cursor,
 )
+
+if TYPE_CHECKING:
+    from schema.engagement import CommentConnection, LikeConnection
+    from schema.users import User
 
 Info = strawberry.Info[Context, None]
 
@@ -70,6 +72,35 @@ class Post(relay.Node):
         rec = await info.context.loaders.user_by_id.load(self.author_id)
         return UserType.from_record(rec)
 
+    @strawberry.field(description="Likes, exact, O(1) to read.")
+    async def like_count(self, info: Info) -> int:
+        return (await info.context.loaders.counts_by_post_id.load(self.post_id)).likes
+
+    @strawberry.field(description="Live comments and replies, exact, O(1) to read.")
+    async def comment_count(self, info: Info) -> int:
+        return (await info.context.loaders.counts_by_post_id.load(self.post_id)).comments
+
+    @strawberry.field(description="Whether the viewer likes this post (false when anonymous).")
+    async def viewer_has_liked(self, info: Info) -> bool:
+        loader = info.context.loaders.viewer_liked
+        return bool(loader and await loader.load(self.post_id))
+
+    @strawberry.field(description="Who liked this post, newest first.")
+    async def likes(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[LikeConnection, strawberry.lazy("schema.engagement")]:
+        from schema.engagement import likes_connection
+
+        return await likes_connection(info, self.post_id, first, after)
+
+    @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
+    async def comments(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[CommentConnection, strawberry.lazy("schema.engagement")]:
+        from schema.engagement import comments_connection
+
+        return await comments_connection(info, self.post_id, first, after)
+
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
         cls, *, info: Info, node_ids: list[str], required: bool = False
@@ -94,11 +125,13 @@ class PostEdge:
     node: Post
 
 
-@strawberry.type(description="A page of a user's posts, newest first (Relay connection).")
+@strawberry.type(description="A page of posts, newest first (Relay connection).")
 class PostConnection:
     edges: list[PostEdge]
     page_info: relay.PageInfo
-    total_count: int = strawberry.field(description="The author's live posts, exact.")
+    total_count: int | None = strawberry.field(
+        description="All posts of the list, exact, where that is O(1) (a user's posts)."
+    )
 
 
 @strawberry.type(description="A page of the home feed, newest first (Relay connection).")
@@ -185,6 +218,17 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
     records = await ctx.loaders.post_by_id.load_many([e.post_id for e in page.entries])
     edges = _edges(records)
     return FeedConnection(edges=edges, page_info=_page_info(edges, page.has_next, after))
+
+
+async def page_of_posts(
+    info: Info, post_ids: Sequence[uuid.UUID], has_next: bool, after: str | None
+) -> tuple[list[PostEdge], relay.PageInfo]:
+    """Edges and page info for a page of post ids, keeping only posts the viewer may see
+    (batched through the dataloaders)."""
+    records = await info.context.loaders.post_by_id.load_many(list(post_ids))
+    ok = await visible_posts(info, records, require_follow=False)
+    edges = _edges([r for r, keep in zip(records, ok, strict=True) if keep])
+    return edges, _page_info(edges, has_next, after)
 
 
 def _edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:

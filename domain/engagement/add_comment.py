@@ -1,0 +1,110 @@
+"""Use case: comment on a post, or reply to a top-level comment (one level)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.db import new_id
+from domain.errors import ValidationError
+from domain.outbox.append import append_event
+from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.posts.visibility import require_visible_post
+from domain.text import COMMENT_MAX, clean_text
+
+
+@dataclass(frozen=True, slots=True)
+class CommentRecord:
+    """A comment; ``parent_id`` is the top-level comment a reply answers (None for one)."""
+
+    id: uuid.UUID
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+    parent_id: uuid.UUID | None
+    body: str
+    created_at: dt.datetime
+    deleted_at: dt.datetime | None = None
+
+
+COMMENT_COLUMNS = "id, post_id, author_id, parent_id, body, created_at, deleted_at"
+
+
+async def add_comment(
+    engine: AsyncEngine,
+    author_id: uuid.UUID,
+    post_id: uuid.UUID,
+    body: str,
+    *,
+    parent_id: uuid.UUID | None = None,
+    counter_shards: int,
+    dispatcher: Dispatcher | None = None,
+) -> CommentRecord:
+    """Add a comment (or a reply to ``parent_id``) and return it.
+
+    One transaction: the row, the post's ``comments`` counter +1, and a
+    ``comment.created`` event {comment_id, post_id, author_id, post_author_id,
+    parent_id, parent_author_id, body}. Raises ValidationError (empty, NUL, over 2,200
+    code points after NFC; a parent that is not a live top-level comment of this post)
+    or PostNotFoundError (missing or not visible to the author).
+    """
+    body = clean_text("body", body, max_len=COMMENT_MAX)
+    if not body.strip():
+        raise ValidationError("body", "A comment cannot be empty.")
+    async with engine.begin() as conn:
+        post = await require_visible_post(conn, post_id, author_id)
+        parent_author = None
+        if parent_id is not None:
+            parent = (
+                await conn.execute(
+                    text(
+                        "SELECT author_id, parent_id, post_id FROM comments"
+                        " WHERE id = :id AND deleted_at IS NULL"
+                    ),
+                    {"id": parent_id},
+                )
+            ).first()
+            if parent is None or parent.post_id != post_id or parent.parent_id is not None:
+                raise ValidationError(
+                    "parentId", "Replies answer a top-level comment of the same post."
+                )
+            parent_author = parent.author_id
+        row = (
+            await conn.execute(
+                text(
+                    "INSERT INTO comments (id, post_id, author_id, parent_id, body)"
+                    " VALUES (:id, :post, :author, :parent, :body)"
+                    f" RETURNING {COMMENT_COLUMNS}"
+                ),
+                {
+                    "id": new_id(),
+                    "post": post_id,
+                    "author": author_id,
+                    "parent": parent_id,
+                    "body": body,
+                },
+            )
+        ).one()
+        comment = CommentRecord(*row)
+        event_id = await append_event(
+            conn,
+            "comment.created",
+            comment.id,
+            {
+                "comment_id": str(comment.id),
+                "post_id": str(post_id),
+                "author_id": str(author_id),
+                "post_author_id": str(post.author_id),
+                "parent_id": str(parent_id) if parent_id else None,
+                "parent_author_id": str(parent_author) if parent_author else None,
+                "body": body,
+            },
+            dispatched_by_caller=dispatcher is not None,
+        )
+        await add_deltas(conn, [Delta(post_id, "comments", 1)], shards=counter_shards)
+    await dispatch_after_commit(dispatcher, event_id, "comment.created")
+    return comment

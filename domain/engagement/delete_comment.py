@@ -1,0 +1,69 @@
+"""Use case: delete a comment (its author or the post's author); replies go with it."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
+from domain.outbox.append import append_event
+from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+
+
+async def delete_comment(
+    engine: AsyncEngine,
+    actor_id: uuid.UUID,
+    comment_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    dispatcher: Dispatcher | None = None,
+) -> int:
+    """Soft-delete a comment and, for a top-level one, its live replies; return how many
+    comments were deleted now (0 if it already was: idempotent).
+
+    Allowed to the comment's author and to the post's author. The post's ``comments``
+    counter drops by that number in the same transaction, with a ``comment.deleted``
+    event {comment_id, post_id, deleted}. Raises CommentNotFoundError or
+    NotCommentModeratorError.
+    """
+    async with engine.begin() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT c.post_id, c.author_id, c.deleted_at, p.author_id AS post_author"
+                    " FROM comments c JOIN posts p ON p.id = c.post_id"
+                    " WHERE c.id = :id FOR UPDATE OF c"
+                ),
+                {"id": comment_id},
+            )
+        ).first()
+        if row is None:
+            raise CommentNotFoundError()
+        if actor_id not in (row.author_id, row.post_author):
+            raise NotCommentModeratorError()
+        if row.deleted_at is not None:
+            return 0
+        deleted = (
+            await conn.execute(
+                text(
+                    "UPDATE comments SET deleted_at = now()"
+                    " WHERE (id = :id OR parent_id = :id) AND deleted_at IS NULL RETURNING id"
+                ),
+                {"id": comment_id},
+            )
+        ).all()
+        event_id = await append_event(
+            conn,
+            "comment.deleted",
+            comment_id,
+            {"comment_id": str(comment_id), "post_id": str(row.post_id), "deleted": len(deleted)},
+            dispatched_by_caller=dispatcher is not None,
+        )
+        await add_deltas(
+            conn, [Delta(row.post_id, "comments", -len(deleted))], shards=counter_shards
+        )
+    await dispatch_after_commit(dispatcher, event_id, "comment.deleted")
+    return len(deleted)

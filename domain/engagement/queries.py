@@ -1,0 +1,153 @@
+"""Reads of likes, comments and hashtags, including the batch reads of dataloaders.
+
+Every list is keyset-paginated on (created_at, id) through its own index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
+from domain.engagement.hashtags import fold_tag
+
+Position = tuple[dt.datetime, uuid.UUID]
+
+
+async def likers_page(
+    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None
+) -> tuple[list[tuple[uuid.UUID, dt.datetime]], bool]:
+    """Who liked the post, newest like first: ``[(user_id, liked_at)]`` and has_next."""
+    where = "AND (created_at, user_id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"post": post_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT user_id, created_at FROM likes WHERE post_id = :post {where}"
+                " ORDER BY created_at DESC, user_id DESC LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [(r[0], r[1]) for r in rows[:first]], len(rows) > first
+
+
+async def top_comments_page(
+    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None
+) -> tuple[list[CommentRecord], bool]:
+    """The post's live top-level comments, oldest first (a conversation reads down)."""
+    where = "AND (created_at, id) > (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"post": post_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {COMMENT_COLUMNS} FROM comments"
+                f" WHERE post_id = :post AND parent_id IS NULL AND deleted_at IS NULL {where}"
+                " ORDER BY created_at, id LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [CommentRecord(*r) for r in rows[:first]], len(rows) > first
+
+
+async def replies_page(
+    conn: AsyncConnection, parent_id: uuid.UUID, *, first: int, after: Position | None
+) -> tuple[list[CommentRecord], bool]:
+    """Live replies to one comment, oldest first."""
+    where = "AND (created_at, id) > (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"parent": parent_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {COMMENT_COLUMNS} FROM comments"
+                f" WHERE parent_id = :parent AND deleted_at IS NULL {where}"
+                " ORDER BY created_at, id LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [CommentRecord(*r) for r in rows[:first]], len(rows) > first
+
+
+async def first_replies(
+    conn: AsyncConnection, parent_ids: Sequence[uuid.UUID], *, first: int
+) -> dict[uuid.UUID, tuple[list[CommentRecord], bool]]:
+    """The first ``first`` live replies of each parent (and whether more exist), for many
+    parents in one statement (a window per parent)."""
+    rows = await conn.execute(
+        text(
+            f"""
+            SELECT {COMMENT_COLUMNS} FROM (
+                SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY created_at, id) n
+                FROM comments c
+                WHERE parent_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL
+            ) r WHERE n <= :limit ORDER BY parent_id, created_at, id
+            """
+        ),
+        {"ids": list(parent_ids), "limit": first + 1},
+    )
+    grouped: dict[uuid.UUID, list[CommentRecord]] = {p: [] for p in parent_ids}
+    for r in rows:
+        rec = CommentRecord(*r)
+        grouped[rec.parent_id].append(rec)  # type: ignore[index]
+    return {p: (v[:first], len(v) > first) for p, v in grouped.items()}
+
+
+async def comments_by_ids(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CommentRecord]:
+    """``{id: CommentRecord}`` (deleted ones included, flagged), one statement."""
+    rows = await conn.execute(
+        text(f"SELECT {COMMENT_COLUMNS} FROM comments WHERE id = ANY(CAST(:ids AS uuid[]))"),
+        {"ids": list(set(ids))},
+    )
+    return {r[0]: CommentRecord(*r) for r in rows}
+
+
+async def liked_among(
+    conn: AsyncConnection, user_id: uuid.UUID, post_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """The subset of ``post_ids`` the user has liked (one statement)."""
+    rows = await conn.execute(
+        text(
+            "SELECT post_id FROM likes WHERE user_id = :u AND post_id = ANY(CAST(:ids AS uuid[]))"
+        ),
+        {"u": user_id, "ids": list(post_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+async def hashtag_posts_page(
+    conn: AsyncConnection, name: str, *, first: int, after: Position | None
+) -> tuple[list[uuid.UUID], bool]:
+    """Post ids tagged ``name`` (folded like on write), newest first, and has_next.
+    Deleted posts are left out here; visibility is the caller's (dataloaders)."""
+    where = "AND (ph.created_at, ph.post_id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"name": fold_tag(name), "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                "SELECT ph.post_id FROM hashtags h"
+                " JOIN post_hashtags ph ON ph.hashtag_id = h.id"
+                " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
+                f" WHERE h.name = :name {where}"
+                " ORDER BY ph.created_at DESC, ph.post_id DESC LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [r[0] for r in rows[:first]], len(rows) > first

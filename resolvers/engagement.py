@@ -1,0 +1,121 @@
+"""Engagement mutations: likePost, unlikePost, addComment, deleteComment."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.engagement.add_comment import add_comment
+from domain.engagement.delete_comment import delete_comment
+from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
+from domain.engagement.like_post import like_post, unlike_post
+from domain.errors import ValidationError
+from domain.posts.errors import PostNotFoundError
+from schema.engagement import (
+    AddCommentInput,
+    AddCommentResult,
+    AddCommentSuccess,
+    Comment,
+    DeleteCommentInput,
+    DeleteCommentResult,
+    DeleteCommentSuccess,
+    LikePostResult,
+    LikePostSuccess,
+    PostTargetInput,
+    UnlikePostResult,
+    UnlikePostSuccess,
+)
+from schema.errors import error_from_domain
+from schema.ids import decode_global_id
+from schema.posts import Post
+from schema.users import Info
+
+
+async def _post(info: Info, post_id) -> Post:
+    rec = await info.context.loaders.post_by_id.load(post_id)
+    if rec is None:
+        raise PostNotFoundError()
+    return Post.from_record(rec)
+
+
+@strawberry.type
+class EngagementMutations:
+    @strawberry.mutation(description="Like a post you can see. Idempotent.")
+    async def like_post(self, info: Info, input: PostTargetInput) -> LikePostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            await like_post(
+                ctx.engine,
+                viewer,
+                post_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+            ctx.reset_loaders()
+            return LikePostSuccess(post=await _post(info, post_id))
+        except (ValidationError, PostNotFoundError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Remove your like. Idempotent.")
+    async def unlike_post(self, info: Info, input: PostTargetInput) -> UnlikePostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            await unlike_post(
+                ctx.engine,
+                viewer,
+                post_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+            ctx.reset_loaders()
+            return UnlikePostSuccess(post=await _post(info, post_id))
+        except (ValidationError, PostNotFoundError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Comment on a post, or reply to a top-level comment.")
+    async def add_comment(self, info: Info, input: AddCommentInput) -> AddCommentResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            parent_id = (
+                decode_global_id(input.parent_id, "Comment", "parentId")
+                if input.parent_id
+                else None
+            )
+            comment = await add_comment(
+                ctx.engine,
+                viewer,
+                post_id,
+                input.body,
+                parent_id=parent_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+        except (ValidationError, PostNotFoundError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return AddCommentSuccess(comment=Comment.from_record(comment))
+
+    @strawberry.mutation(description="Delete a comment (yours, or any on your post).")
+    async def delete_comment(self, info: Info, input: DeleteCommentInput) -> DeleteCommentResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            comment_id = decode_global_id(input.comment_id, "Comment", "commentId")
+            n = await delete_comment(
+                ctx.engine,
+                viewer,
+                comment_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+        except (ValidationError, CommentNotFoundError, NotCommentModeratorError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return DeleteCommentSuccess(
+            deleted_comment_id=strawberry.ID(input.comment_id), deleted_count=n
+        )
