@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import time
 import uuid
@@ -42,7 +43,8 @@ async def fan_out_post(
       (:func:`next_mode`). A pull author's post is that single write.
     * Push: page the followers active within ``config.active_window``,
       ``config.batch_size`` at a time, each page one Redis round trip that adds the
-      post to the feeds that exist (missing feeds are rebuilt on read).
+      post to the feeds that exist (missing feeds are rebuilt on read); a page's write
+      overlaps the read of the next page.
 
     Raises RedisError / DBAPIError on infrastructure failure (the job retries).
     """
@@ -66,19 +68,33 @@ async def fan_out_post(
     if mode == "pull":
         return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
 
+    # Each page's Redis write runs while the next page is read from PostgreSQL: one
+    # write in flight at a time, so the lag is about the Redis time alone.
     pages = written = 0
     after = None
     active_since = utcnow() - config.active_window
-    while True:
-        async with engine.connect() as conn:
-            targets, after = await active_followers_page(
-                conn, author_id, active_since=active_since, after=after, limit=config.batch_size
-            )
-        if targets:
-            written += await stores.feeds.add(targets, [entry])
-        pages += 1
-        if after is None:
-            break
+    writing: asyncio.Task[int] | None = None
+    try:
+        while True:
+            async with engine.connect() as conn:
+                targets, after = await active_followers_page(
+                    conn, author_id, active_since=active_since, after=after, limit=config.batch_size
+                )
+            pages += 1
+            if writing is not None:
+                written += await writing
+                writing = None
+            if targets:
+                writing = asyncio.ensure_future(stores.feeds.add(targets, [entry]))
+            if after is None:
+                break
+        if writing is not None:
+            written += await writing
+            writing = None
+    finally:
+        if writing is not None:  # a read failed: stop the write, keep the read's error
+            writing.cancel()
+            await asyncio.gather(writing, return_exceptions=True)
     return FanOutResult(post_id, "push", pages, written, _lag(created_at))
 
 
