@@ -60,6 +60,8 @@ class Settings(BaseSettings):
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
+    # Posts `roost run` seeds over the real graph on first start (0: none).
+    seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
 
     @model_validator(mode="after")
     def _refuse_dev_secret_in_production(self) -> Settings:
