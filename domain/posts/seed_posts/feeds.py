@@ -1,0 +1,64 @@
+"""Cached timelines after the bulk commit: drop the stale ones, warm a few for the tail."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.feed.config import FeedStores
+from domain.feed.sources import home_entries_sql
+from domain.feed.timelines import RebuildBusyError, Timelines
+
+#: Users whose timelines are dropped / warmed per Redis round trip.
+REDIS_BATCH = 1000
+
+
+async def _drop_timelines(
+    engine: AsyncEngine, stores: FeedStores, authors: Sequence[uuid.UUID]
+) -> int:
+    """Delete the cached feeds of the authors and of everyone following them, and the
+    authors' recent-posts stores (with any rebuild in progress): they are missing the
+    bulk posts, and missing timelines are rebuilt on read. Returns keys deleted."""
+    async with engine.connect() as conn:
+        followers = (
+            await conn.execute(
+                text(
+                    "SELECT DISTINCT follower_id FROM follows"
+                    " WHERE followee_id = ANY(CAST(:a AS uuid[])) AND deleted_at IS NULL"
+                ),
+                {"a": list(authors)},
+            )
+        ).scalars()
+        feed_owners = sorted(set(followers) | set(authors), key=lambda u: u.bytes)
+    keys = _with_build_keys(stores.feeds, feed_owners)
+    keys += _with_build_keys(stores.author_posts, authors)
+    redis = stores.feeds.redis
+    deleted = 0
+    for i in range(0, len(keys), REDIS_BATCH):
+        deleted += int(await redis.unlink(*keys[i : i + REDIS_BATCH]))
+    return deleted
+
+
+def _with_build_keys(store: Timelines, owners: Sequence[uuid.UUID]) -> list[str]:
+    """The timeline keys of ``owners`` in ``store``, each followed by its ``:build`` key."""
+    return [k for o in owners for k in (store.key(o), store.key(o) + ":build")]
+
+
+async def _warm(engine: AsyncEngine, stores: FeedStores, owners: Sequence[uuid.UUID]) -> int:
+    """Rebuild the feeds of ``owners`` from PostgreSQL (as a first read would)."""
+    warmed = 0
+    for owner in owners:
+
+        async def load(owner: uuid.UUID = owner):
+            async with engine.connect() as conn:
+                return await home_entries_sql(conn, owner, before=None, limit=stores.feeds.max_len)
+
+        try:
+            if await stores.feeds.rebuild(owner, load):
+                warmed += 1
+        except RebuildBusyError:  # a reader is rebuilding it right now: same result
+            pass
+    return warmed
