@@ -1,0 +1,90 @@
+"""Child processes that die with Roost, and what both servers share: the start error,
+the timeouts, a free port and the tail of a log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+log = logging.getLogger("roost.embedded")
+
+#: Seconds to wait for a server to answer after starting it.
+START_TIMEOUT = 15.0
+#: Seconds to wait for a server to exit after SIGTERM before SIGKILL.
+STOP_TIMEOUT = 10.0
+
+
+class EmbeddedError(RuntimeError):
+    """An embedded server failed to start; the message carries the tail of its log."""
+
+
+def _set_parent_death_signal() -> None:
+    """In a child before exec: ask Linux to SIGTERM it when its parent dies, so a
+    SIGKILLed ``roost`` process leaves no server or worker behind (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # pragma: no cover - best effort only
+        pass
+
+
+def spawn(
+    cmd: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    own_session: bool = False,
+    stdout: IO[Any] | int | None = None,
+    stderr: IO[Any] | int | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` as a child that dies with this process (Linux PR_SET_PDEATHSIG).
+
+    ``own_session=True`` puts it in a new session, so a terminal Ctrl-C reaches only
+    this process, which then stops the child in the right order (worker before Redis).
+    """
+    return subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=own_session,
+        preexec_fn=_set_parent_death_signal,
+    )
+
+
+def stop_process(proc: subprocess.Popen[Any], *, timeout: float = STOP_TIMEOUT) -> int | None:
+    """SIGTERM ``proc`` unless it has exited, wait up to ``timeout`` seconds, then
+    SIGKILL; return its exit code."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("pid %s ignored SIGTERM for %.0f s; killing it", proc.pid, timeout)
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def _free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port on ``host`` that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
