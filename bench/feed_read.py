@@ -76,6 +76,7 @@ QUERY = (
     " author { username followerCount followedByViewer } } } } } }"
 )
 PAGE = 20
+CALIBRATION_SECONDS = 3.0
 
 # ------------------------------------------------------------------------------ data
 
@@ -325,12 +326,14 @@ class PgCpu:
             await self.conn.close()
 
 
-async def segment(server: Server, seconds: float, clients: int, pg: PgCpu) -> Segment:
-    """``clients`` tasks send the query back to back for ``seconds``."""
+async def segment(
+    server: Server, seconds: float, clients: int, pg: PgCpu, query: str = QUERY
+) -> Segment:
+    """``clients`` tasks send ``query`` back to back for ``seconds``."""
     assert server.client is not None
     client = server.client
     result = Segment(server.variant, seconds)
-    body = json.dumps({"query": QUERY}).encode()
+    body = json.dumps({"query": query}).encode()
     headers = {"content-type": "application/json"}
 
     async def worker(deadline: float) -> None:
@@ -340,7 +343,8 @@ async def segment(server: Server, seconds: float, clients: int, pg: PgCpu) -> Se
             elapsed = time.perf_counter() - t
             if response.status_code != 200:
                 raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
-            check_page(response.content)
+            if query == QUERY:
+                check_page(response.content)
             result.latencies.append(elapsed)
 
     p0, n0 = await pg.snapshot(), await pg.sessions()
@@ -394,6 +398,12 @@ async def drive(
         }
         rebuilds = metric(servers[0], "roost_feed_rebuilds_total")
         report(results, fallbacks, rebuilds, args)
+        # A yardstick of the machine right now: the cheapest query on the same server.
+        floor = await segment(servers[0], CALIBRATION_SECONDS, args.clients, pg, "{ __typename }")
+        print(
+            f"yardstick: {{ __typename }} on the redis server: {floor.rps:,.0f} req/s,"
+            f" {1e3 * floor.server_cpu / len(floor.latencies):.2f} ms server CPU per request"
+        )
 
 
 def _pg_ms(segs: Sequence[Segment], n: int) -> str:
