@@ -68,8 +68,9 @@ async def fan_out_post(
     if mode == "pull":
         return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
 
-    # Each page's Redis write runs while the next page is read from PostgreSQL: one
-    # write in flight at a time, so the lag is about the Redis time alone.
+    # Each page's Redis write runs while the next page is read from PostgreSQL, and is
+    # sent before waiting for the previous page's (at most two in flight), so Redis
+    # never idles between pages: the lag is about the Redis time alone.
     pages = written = 0
     after = None
     active_since = utcnow() - config.active_window
@@ -81,11 +82,10 @@ async def fan_out_post(
                     conn, author_id, active_since=active_since, after=after, limit=config.batch_size
                 )
             pages += 1
-            if writing is not None:
-                written += await writing
-                writing = None
-            if targets:
-                writing = asyncio.ensure_future(stores.feeds.add(targets, [entry]))
+            previous = writing
+            writing = asyncio.ensure_future(stores.feeds.add(targets, [entry])) if targets else None
+            if previous is not None:
+                written += await previous
             if after is None:
                 break
         if writing is not None:
