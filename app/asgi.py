@@ -22,6 +22,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 
 from app.database import create_engine
 from app.graphql import build_schema
+from app.http_guards import GuardedGraphQLView, HttpGuards
 from app.jobs import ArqDispatcher
 from app.settings import Settings, get_settings
 from domain.feed.activity import record_activity
@@ -40,7 +41,7 @@ def _bearer(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else authorization
 
 
-class RoostGraphQL(GraphQL):
+class RoostGraphQL(GuardedGraphQLView, GraphQL):
     """Strawberry's ASGI view with Roost's typed context."""
 
     def __init__(
@@ -66,6 +67,7 @@ class RoostGraphQL(GraphQL):
         self.redis = redis
         self.stores = FeedStores.on(redis, self.feed_config) if redis is not None else None
         self.dispatcher = dispatcher
+        self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         ctx = Context(
@@ -153,6 +155,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
         yield
+        await graphql_app.guards.aclose()
         if dispatcher is not None:
             await dispatcher.close()
         if redis is not None:

@@ -10,9 +10,11 @@ database, one process each:
 - ``sql``: ``REDIS_URL`` names a port where nothing listens, so ``read_home_feed``
   falls back to ``home_entries_sql`` -- the production fallback, fan-out-on-read in
   one LATERAL query -- and counts ``roost_feed_postgres_fallbacks_total`` (checked).
-  Each request also pays for two refused Redis connects (activity marker and feed
-  read, ~0.2 ms each); the fallback's per-request warning (with a traceback) is not
-  logged in either server, and neither writes access logs.
+  Each request also pays for refused Redis connects (rate limit, activity marker,
+  feed read; ~0.2 ms each); the fallback's per-request warning (with a traceback) is
+  not logged in either server, and neither writes access logs. The per-user rate
+  limit is lifted (``RATE_LIMIT_REQUESTS``: one viewer sends every request) but still
+  checked.
 
 ``--clients`` (32) concurrent clients (asyncio tasks, ``httpx.AsyncClient`` with
 keep-alive) send::
@@ -217,6 +219,8 @@ def server_process(variant: str, database_url: str, redis_url: str) -> Iterator[
         JWT_SECRET=JWT_SECRET,
         ROOST_ENV="development",
         ARQ_QUEUE=f"bench:{uuid.uuid4().hex[:8]}",
+        # One viewer sends every request: lift its per-user budget (the check still runs).
+        RATE_LIMIT_REQUESTS="100000000",
     )
     proc = spawn([sys.executable, "-m", "bench.feed_read", "--serve", "--port", str(port)], env=env)
     url = f"http://127.0.0.1:{port}"

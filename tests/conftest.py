@@ -83,6 +83,9 @@ def settings(database_url: str) -> Settings:
         PUSH_BACK_THRESHOLD=30,
         FANOUT_BATCH_SIZE=7,
         JWT_SECRET="test-secret-" + uuid.uuid4().hex,
+        # The suite sends hundreds of requests a minute from one address: no rate limits
+        # here (tests/e2e/test_http_guards.py builds apps with tiny ones).
+        RATE_LIMIT_ENABLED=False,
     )
 
 

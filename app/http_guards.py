@@ -1,0 +1,579 @@
+"""HTTP guards of the GraphQL endpoint: rate limits, automatic persisted queries,
+``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
+(design.md "GraphQL API conventions").
+
+:class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides four of the view's
+methods and changes nothing for WebSockets:
+
+- ``__call__`` (HTTP only): an :class:`~cross_web.HTTPException` of Strawberry (body not
+  JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the guards
+  become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses with their
+  HTTP status, instead of Strawberry's plain text.
+- ``execute_single``: for each operation, in this order: resolve the persisted query
+  (app/persisted_queries.py); refuse a mutation over GET (405); charge the rate limits
+  (app/ratelimit.py); store a newly registered persisted query; claim the
+  ``Idempotency-Key`` of a mutation over POST (app/idempotency.py), replay a stored
+  response or run and store it.
+- ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
+  ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
+  not an object is a 400, not a 500.
+
+Redis failures never fail a request: rate limits and idempotency are skipped, a
+persisted-query lookup misses (the client then sends the query), each counted in
+``roost_http_guard_fail_open_total{guard}`` and logged; after a failure the guards leave
+Redis alone for a second (a dead Redis costs no per-request timeout).
+
+Error codes (``extensions.code``) and HTTP statuses:
+
+- ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
+  ``operationName``, several operations and none named, a malformed ``persistedQuery``
+  or ``Idempotency-Key``; 405 (``Allow: POST``): a mutation over GET.
+- ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
+  ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
+  ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
+- ``RATE_LIMITED`` 429: ``Retry-After`` header, ``extensions.retryAfter`` (seconds) and
+  ``extensions.budget``.
+- ``IDEMPOTENCY_KEY_REUSED`` 422: same key, different request;
+  ``IDEMPOTENCY_KEY_IN_FLIGHT`` 409: same key, first request still running.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from cross_web import HTTPException
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    parse,
+)
+from prometheus_client import Counter
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from strawberry.http import GraphQLRequestData
+from strawberry.types import ExecutionResult
+
+from app.idempotency import (
+    Claim,
+    IdempotencyError,
+    IdempotencyStore,
+    StoredResponse,
+    fingerprint,
+    parse_key,
+    redis_key,
+)
+from app.persisted_queries import (
+    PersistedQueryError,
+    PersistedQueryRef,
+    PersistedQueryStore,
+    not_found,
+    not_supported,
+)
+from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
+from app.settings import Settings
+
+log = logging.getLogger("roost.http")
+
+RATE_LIMITED = Counter(
+    "roost_rate_limited_total", "GraphQL requests refused by a rate limit.", ["budget"]
+)
+FAIL_OPEN = Counter(
+    "roost_http_guard_fail_open_total",
+    "Requests served without a guard (rate limit, persisted queries, idempotency) "
+    "because Redis failed.",
+    ["guard"],
+)
+REPLAYS = Counter(
+    "roost_idempotent_replays_total", "Mutations answered from a stored Idempotency-Key response."
+)
+PERSISTED = Counter(
+    "roost_persisted_queries_total",
+    "Automatic persisted query lookups and registrations.",
+    ["result"],  # hit | miss | stored | not_stored
+)
+
+#: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
+AUTH_FIELDS = frozenset({"logIn", "signUp"})
+#: Seconds the guards leave Redis alone after it failed.
+REDIS_RETRY_S = 1.0
+#: Cached document summaries (the same documents come again and again).
+OPERATION_CACHE_SIZE = 512
+
+T = TypeVar("T")
+
+
+# --- configuration ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    """The guards' knobs, from :class:`~app.settings.Settings` (README "Configuration")."""
+
+    rate_limit_enabled: bool
+    requests: Budget
+    mutations: Budget
+    auth: Budget
+    apq_enabled: bool
+    apq_ttl_s: int
+    apq_max_bytes: int
+    idempotency_ttl_s: int
+    idempotency_lock_s: int
+    idempotency_wait_ms: int
+    redis_timeout_s: float
+    max_tokens: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GuardConfig:
+        """The guard configuration of ``settings``."""
+        period = settings.rate_limit_window_s
+        return cls(
+            rate_limit_enabled=settings.rate_limit_enabled,
+            requests=Budget("all", settings.rate_limit_requests, period),
+            mutations=Budget("mutations", settings.rate_limit_mutations, period),
+            auth=Budget("auth", settings.rate_limit_auth, period),
+            apq_enabled=settings.apq_enabled,
+            apq_ttl_s=settings.apq_ttl_days * 86_400,
+            apq_max_bytes=settings.apq_max_query_bytes,
+            idempotency_ttl_s=settings.idempotency_ttl_hours * 3_600,
+            idempotency_lock_s=settings.idempotency_lock_s,
+            idempotency_wait_ms=settings.idempotency_wait_ms,
+            redis_timeout_s=settings.guard_redis_timeout_ms / 1000,
+            max_tokens=settings.max_tokens,
+        )
+
+
+# --- refusals ---------------------------------------------------------------------------
+
+
+def graphql_error_response(
+    message: str,
+    code: str,
+    status: int,
+    *,
+    headers: dict[str, str] | None = None,
+    extensions: dict[str, Any] | None = None,
+) -> Response:
+    """A JSON GraphQL response with one request error (no ``data``, as the GraphQL spec
+    has it for requests that fail as a whole): ``{"errors": [{"message": message,
+    "extensions": {"code": code, **extensions}}]}``."""
+    body = {"errors": [{"message": message, "extensions": {"code": code, **(extensions or {})}}]}
+    return Response(
+        json.dumps(body, separators=(",", ":")),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+class RequestRefused(Exception):
+    """Ends an HTTP request early with ``response`` (an error, or a replayed response)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+    @classmethod
+    def error(cls, message: str, code: str, status: int, **kwargs: Any) -> RequestRefused:
+        """A refusal answered by :func:`graphql_error_response`."""
+        return cls(graphql_error_response(message, code, status, **kwargs))
+
+
+# --- the operation a request runs -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OperationInfo:
+    """What the guards need of a document: the operation's kind and the names of its root
+    fields (through fragments; one entry per occurrence, aliases included)."""
+
+    kind: Literal["query", "mutation", "subscription"]
+    root_fields: tuple[str, ...] = field(default=())
+
+    @property
+    def mutation_count(self) -> int:
+        """Root mutation fields that run (``__typename`` does not), at least 1."""
+        return max(1, sum(1 for f in self.root_fields if f != "__typename"))
+
+    @property
+    def auth_count(self) -> int:
+        """Root ``logIn``/``signUp`` fields (each is charged to the sign-in budget)."""
+        return sum(1 for f in self.root_fields if f in AUTH_FIELDS)
+
+
+def _root_fields(
+    selection_set: SelectionSetNode, fragments: dict[str, FragmentDefinitionNode]
+) -> list[str]:
+    names: list[str] = []
+    seen: set[str] = set()
+    stack = [selection_set]
+    while stack:
+        for sel in stack.pop().selections:
+            if isinstance(sel, FieldNode):
+                names.append(sel.name.value)
+            elif isinstance(sel, InlineFragmentNode):
+                stack.append(sel.selection_set)
+            elif isinstance(sel, FragmentSpreadNode):
+                name = sel.name.value
+                if name not in seen and name in fragments:
+                    seen.add(name)
+                    stack.append(fragments[name].selection_set)
+    return names
+
+
+@functools.lru_cache(maxsize=OPERATION_CACHE_SIZE)
+def operation_info(
+    query: str, operation_name: str | None, max_tokens: int
+) -> OperationInfo | str | None:
+    """Summarise the operation ``query`` runs: an :class:`OperationInfo`; a message (str)
+    when the request names no runnable operation (unknown ``operationName``, or several
+    operations and none named), which is a ``BAD_REQUEST``; None when the document does
+    not parse within ``max_tokens`` (Strawberry then reports it as
+    ``GRAPHQL_PARSE_FAILED``)."""
+    try:
+        doc: DocumentNode = parse(query, no_location=True, max_tokens=max_tokens)
+    except GraphQLError:
+        return None
+    ops = [d for d in doc.definitions if isinstance(d, OperationDefinitionNode)]
+    if operation_name is None:
+        if len(ops) != 1:
+            return (
+                "The document has several operations: name one with operationName."
+                if ops
+                else None  # no operation at all: a validation error of Strawberry's
+            )
+        op = ops[0]
+    else:
+        matches = [o for o in ops if o.name is not None and o.name.value == operation_name]
+        if not matches:
+            return f"Unknown operation named {operation_name!r}."
+        op = matches[0]
+    fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
+    return OperationInfo(op.operation.value, tuple(_root_fields(op.selection_set, fragments)))  # type: ignore[arg-type]
+
+
+# --- Redis-backed guards ----------------------------------------------------------------
+
+
+class HttpGuards:
+    """The guards' Redis client (short timeouts, its own pool), stores and limiter, with
+    fail-open wrappers: every method here returns a harmless default when Redis fails,
+    and counts it. ``redis_url=None``: no Redis, every guard is off."""
+
+    def __init__(self, config: GuardConfig, redis_url: str | None) -> None:
+        self.config = config
+        self.redis: Redis | None = (
+            Redis.from_url(
+                redis_url,
+                socket_timeout=config.redis_timeout_s,
+                socket_connect_timeout=config.redis_timeout_s,
+            )
+            if redis_url
+            else None
+        )
+        self._down_until = 0.0
+        if self.redis is not None:
+            self.limiter = RateLimiter(self.redis)
+            self.apq = PersistedQueryStore(
+                self.redis, ttl_s=config.apq_ttl_s, max_bytes=config.apq_max_bytes
+            )
+            self.idempotency = IdempotencyStore(
+                self.redis,
+                ttl_s=config.idempotency_ttl_s,
+                lock_s=config.idempotency_lock_s,
+                wait_ms=config.idempotency_wait_ms,
+            )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HttpGuards:
+        """Guards configured by ``settings`` on ``settings.redis_url``."""
+        return cls(GuardConfig.from_settings(settings), settings.redis_url)
+
+    async def aclose(self) -> None:
+        """Close the Redis pool (app shutdown)."""
+        if self.redis is not None:
+            await self.redis.aclose()
+
+    async def _guarded(self, guard: str, call: Callable[[], Awaitable[T]], default: T) -> T:
+        if self.redis is None:
+            return default
+        if time.monotonic() < self._down_until:
+            FAIL_OPEN.labels(guard).inc()
+            return default
+        try:
+            return await call()
+        except RedisError:
+            self._down_until = time.monotonic() + REDIS_RETRY_S
+            FAIL_OPEN.labels(guard).inc()
+            log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+            return default
+
+    async def rate_check(self, charges: list[Charge]) -> Decision:
+        """The limiter's decision; allowed when limits are off or Redis failed."""
+        if not self.config.rate_limit_enabled or not charges:
+            return ALLOWED
+        return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
+
+    async def apq_get(self, sha256: str) -> str | None:
+        """The persisted query of ``sha256``; None when unknown or Redis failed."""
+        return await self._guarded("apq", lambda: self.apq.get(sha256), None)
+
+    async def apq_put(self, sha256: str, query: str) -> bool:
+        """Store a persisted query; False when not stored (too big, Redis failed)."""
+        return await self._guarded("apq", lambda: self.apq.put(sha256, query), False)
+
+    async def idem_begin(self, key: str, fp: str) -> Claim | StoredResponse | None:
+        """:meth:`IdempotencyStore.begin`; None (no idempotency) when Redis failed.
+        Raises :class:`~app.idempotency.IdempotencyError`."""
+        return await self._guarded("idempotency", lambda: self.idempotency.begin(key, fp), None)
+
+    async def idem_complete(self, claim: Claim, response: StoredResponse) -> None:
+        """Store the response of a claimed key (the pending record expires if this fails)."""
+        await self._guarded("idempotency", lambda: self.idempotency.complete(claim, response), None)
+
+    async def idem_release(self, claim: Claim) -> None:
+        """Free a claimed key (the pending record expires if this fails)."""
+        await self._guarded("idempotency", lambda: self.idempotency.release(claim), None)
+
+
+# --- the view mixin ---------------------------------------------------------------------
+
+
+def _viewer(context: Any) -> uuid.UUID | None:
+    """The request's signed-in user; None when anonymous or the token is bad."""
+    try:
+        return getattr(context, "viewer_id", None)
+    except GraphQLError:
+        return None
+
+
+def _client_ip(request: Request) -> str:
+    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
+    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    return request.client.host if request.client else "unknown"
+
+
+def _executed(result: ExecutionResult) -> bool:
+    """Whether execution started (data, or an error raised at a field): only then is an
+    idempotent response stored."""
+    return result.data is not None or any(e.path for e in result.errors or ())
+
+
+class GuardedGraphQLView:
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
+
+    The view must set ``self.guards`` (:class:`HttpGuards`) in ``__init__``. Its context
+    should have ``viewer_id`` (raising :class:`GraphQLError` for a bad token), like
+    :class:`schema.context.Context`.
+    """
+
+    guards: HttpGuards
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)  # type: ignore[misc]
+            return
+        request = Request(scope=scope, receive=receive)
+        try:
+            response = await self.run(request)  # type: ignore[attr-defined]
+        except RequestRefused as exc:
+            response = exc.response
+        except HTTPException as exc:
+            headers = {"Allow": "GET, POST"} if exc.status_code == 405 else None
+            response = graphql_error_response(
+                exc.reason, "BAD_REQUEST", exc.status_code, headers=headers
+            )
+        await response(scope, receive, send)
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL for a browser's GET without ``query``, unless it carries
+        ``extensions`` (an APQ request by hash)."""
+        return super().should_render_graphql_ide(request) and (  # type: ignore[misc]
+            request.query_params.get("extensions") is None
+        )
+
+    async def parse_http_body(self, request: Any) -> Any:
+        """Strawberry's parsing, with a JSON body that is not an object (a string, a
+        number) refused as ``BAD_REQUEST`` rather than crashing."""
+        try:
+            return await super().parse_http_body(request)  # type: ignore[misc]
+        except AttributeError as exc:  # ``data.get`` on a JSON scalar
+            raise HTTPException(400, "The request body must be a JSON object.") from exc
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: Any,
+        sub_response: Response,
+        context: Any,
+        root_value: Any,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """Run one operation behind the guards (see the module for the order)."""
+        guards = self.guards
+        method = request_adapter.method
+        viewer = _viewer(context)
+        ip = _client_ip(request)
+        principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
+
+        register = await self._resolve_persisted_query(request_data, principal, ip)
+
+        info = None
+        if isinstance(request_data.query, str) and request_data.query:
+            info = operation_info(
+                request_data.query, request_data.operation_name, guards.config.max_tokens
+            )
+            if isinstance(info, str):
+                await self._rate_limit(principal, ip, None)
+                raise RequestRefused.error(info, "BAD_REQUEST", 400)
+        if info is not None and info.kind == "mutation" and method == "GET":
+            raise RequestRefused.error(
+                "Mutations are not allowed over GET: use POST.",
+                "BAD_REQUEST",
+                405,
+                headers={"Allow": "POST"},
+            )
+
+        await self._rate_limit(principal, ip, info)
+
+        if register is not None and info is not None and request_data.query:
+            stored = await guards.apq_put(register.sha256, request_data.query)
+            PERSISTED.labels("stored" if stored else "not_stored").inc()
+
+        claim = None
+        if info is not None and info.kind == "mutation" and method == "POST":
+            claim = await self._claim_idempotency_key(request, request_data, viewer)
+
+        run = super().execute_single  # type: ignore[misc]
+        if claim is None:
+            return await run(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+        stored_response = False
+        try:
+            result = await run(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+            if _executed(result):
+                payload = await self.process_result(request, result)  # type: ignore[attr-defined]
+                body = self.encode_json_string(payload)  # type: ignore[attr-defined]
+                stored_response = True
+                await guards.idem_complete(
+                    claim, StoredResponse(sub_response.status_code or 200, body)
+                )
+            return result
+        finally:
+            if not stored_response:
+                await guards.idem_release(claim)
+
+    async def _resolve_persisted_query(
+        self, request_data: GraphQLRequestData, principal: str, ip: str
+    ) -> PersistedQueryRef | None:
+        """Fill ``request_data.query`` from the APQ store when only a hash came; return
+        the reference to store once the document parses (query and hash both came)."""
+        try:
+            ref = PersistedQueryRef.from_extensions(request_data.extensions)
+            if ref is None:
+                return None
+            if not self.guards.config.apq_enabled:
+                raise not_supported()
+            if request_data.query:
+                ref.check(request_data.query)
+                return ref
+            text = await self.guards.apq_get(ref.sha256)
+            PERSISTED.labels("hit" if text is not None else "miss").inc()
+            if text is None:
+                await self._rate_limit(principal, ip, None)  # a miss is a request too
+                raise not_found()
+            request_data.query = text
+            return None
+        except PersistedQueryError as exc:
+            headers = (
+                {"Cache-Control": "private, no-cache, must-revalidate"}
+                if exc.status == 200
+                else None
+            )
+            raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
+
+    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> None:
+        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent.
+
+        Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
+        anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
+        each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
+        """
+        cfg = self.guards.config
+        charges = [Charge(cfg.requests, principal)]
+        if info is not None and info.kind == "mutation":
+            charges.append(Charge(cfg.mutations, principal, info.mutation_count))
+            if info.auth_count:
+                charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
+        decision = await self.guards.rate_check(charges)
+        if decision.allowed:
+            return
+        RATE_LIMITED.labels(decision.budget or "unknown").inc()
+        raise RequestRefused.error(
+            f"Too many requests: retry in {decision.retry_after_header} s.",
+            "RATE_LIMITED",
+            429,
+            headers={"Retry-After": decision.retry_after_header},
+            extensions={
+                "retryAfter": round(decision.retry_after_s, 3),
+                "budget": decision.budget,
+            },
+        )
+
+    async def _claim_idempotency_key(
+        self, request: Request, request_data: GraphQLRequestData, viewer: uuid.UUID | None
+    ) -> Claim | None:
+        """Claim the request's ``Idempotency-Key`` (None: no key, or Redis failed).
+        A stored response is replayed (raised as :class:`RequestRefused`)."""
+        try:
+            key = parse_key(request.headers.getlist("idempotency-key"))
+            if key is None:
+                return None
+            assert request_data.query is not None
+            fp = fingerprint(
+                request_data.query, request_data.operation_name, request_data.variables
+            )
+            outcome = await self.guards.idem_begin(redis_key(viewer, key), fp)
+        except IdempotencyError as exc:
+            headers = {"Retry-After": "1"} if exc.status == 409 else None
+            raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
+        if isinstance(outcome, StoredResponse):
+            REPLAYS.inc()
+            raise RequestRefused(
+                Response(
+                    outcome.body,
+                    status_code=outcome.status,
+                    media_type="application/json",
+                    headers={"Idempotent-Replayed": "true"},
+                )
+            )
+        return outcome

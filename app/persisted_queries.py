@@ -1,0 +1,135 @@
+"""Apollo-style automatic persisted queries (APQ) on Redis.
+
+The protocol (Apollo's "Automatic persisted queries", version 1): a client sends
+``extensions.persistedQuery = {"version": 1, "sha256Hash": "<hex sha-256 of the query
+text>"}``, over POST or GET (``?extensions=<json>``).
+
+- With the hash only: the stored query runs; if it is not stored, the answer is the
+  error ``PersistedQueryNotFound`` (``extensions.code`` ``PERSISTED_QUERY_NOT_FOUND``,
+  HTTP 200 as Apollo Server answers it, so old clients do not disable APQ) and the client
+  sends the query again together with its hash.
+- With the query and its hash: the hash must be the query's (else ``BAD_USER_INPUT``,
+  HTTP 400, nothing runs); the query runs and is stored under the hash.
+- With APQ turned off (``APQ_ENABLED=false``): ``PersistedQueryNotSupported``
+  (``PERSISTED_QUERY_NOT_SUPPORTED``), so clients stop sending hashes.
+
+Stored queries live at ``roost:apq:<hash>`` (query text shared by every user, so not
+per-user) for ``APQ_TTL_DAYS`` after their last use; a query is stored only once it
+parses within ``MAX_TOKENS`` and when it is at most ``APQ_MAX_QUERY_BYTES`` long
+(a longer one still runs, it is just not stored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+VERSION = 1
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+class PersistedQueryError(Exception):
+    """A persisted-query request the server refuses: ``code`` (``extensions.code``),
+    ``message`` and the HTTP ``status`` to answer with."""
+
+    def __init__(self, message: str, code: str, status: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+def not_found() -> PersistedQueryError:
+    """Apollo's ``PersistedQueryNotFound`` (the client re-sends the query with its hash)."""
+    return PersistedQueryError("PersistedQueryNotFound", "PERSISTED_QUERY_NOT_FOUND", 200)
+
+
+def not_supported() -> PersistedQueryError:
+    """Apollo's ``PersistedQueryNotSupported`` (the client stops sending hashes)."""
+    return PersistedQueryError("PersistedQueryNotSupported", "PERSISTED_QUERY_NOT_SUPPORTED", 200)
+
+
+def query_hash(query: str) -> str:
+    """The APQ id of ``query``: lower-case hex SHA-256 of its UTF-8 text."""
+    return hashlib.sha256(query.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PersistedQueryRef:
+    """The ``persistedQuery`` extension of a request: the query's hash (lower-case)."""
+
+    sha256: str
+
+    @classmethod
+    def from_extensions(cls, extensions: dict[str, Any] | None) -> PersistedQueryRef | None:
+        """Read ``extensions.persistedQuery``; None when absent. A malformed one (not an
+        object, a version other than 1, a hash that is not 64 hex digits) raises
+        :class:`PersistedQueryError` (``BAD_REQUEST``, 400)."""
+        if not extensions or extensions.get("persistedQuery") is None:
+            return None
+        pq = extensions["persistedQuery"]
+        if not isinstance(pq, dict):
+            raise PersistedQueryError(
+                "extensions.persistedQuery must be an object.", "BAD_REQUEST", 400
+            )
+        if pq.get("version") != VERSION:
+            raise PersistedQueryError(
+                "Unsupported persisted query version (only 1 is).", "BAD_REQUEST", 400
+            )
+        digest = pq.get("sha256Hash")
+        if not isinstance(digest, str) or not _HEX64.match(digest):
+            raise PersistedQueryError(
+                "extensions.persistedQuery.sha256Hash must be 64 hexadecimal digits.",
+                "BAD_REQUEST",
+                400,
+            )
+        return cls(digest.lower())
+
+    def check(self, query: str) -> None:
+        """Raise ``BAD_USER_INPUT`` (400) unless ``query`` is the text this hash names."""
+        if query_hash(query) != self.sha256:
+            raise PersistedQueryError(
+                "The persisted query's sha256Hash does not match the query.",
+                "BAD_USER_INPUT",
+                400,
+            )
+
+
+class PersistedQueryStore:
+    """Query texts by hash on Redis (``roost:apq:<sha256>``), with a sliding TTL.
+
+    Redis errors propagate (:class:`redis.exceptions.RedisError`); the view treats a
+    failed lookup as not found (the client then sends the query) and a failed store as
+    nothing stored.
+    """
+
+    def __init__(self, redis: Redis, *, ttl_s: int, max_bytes: int) -> None:
+        self.redis = redis
+        self.ttl_s = ttl_s
+        self.max_bytes = max_bytes
+
+    @staticmethod
+    def key(sha256: str) -> str:
+        """The Redis key of a stored query."""
+        return f"roost:apq:{sha256}"
+
+    async def get(self, sha256: str) -> str | None:
+        """The stored query text (its TTL restarts), or None."""
+        raw = await self.redis.getex(self.key(sha256), ex=self.ttl_s)
+        return raw.decode() if isinstance(raw, bytes) else raw
+
+    def storable(self, query: str) -> bool:
+        """Whether ``query`` is small enough to store (``APQ_MAX_QUERY_BYTES``)."""
+        return len(query.encode()) <= self.max_bytes
+
+    async def put(self, sha256: str, query: str) -> bool:
+        """Store ``query`` under its hash for the TTL; False (nothing stored) when it is
+        over the size bound."""
+        if not self.storable(query):
+            return False
+        await self.redis.set(self.key(sha256), query.encode(), ex=self.ttl_s)
+        return True
