@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import strawberry
 from graphql import GraphQLError, parse
 from strawberry.extensions import (
+    AddValidationRules,
     MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
@@ -108,6 +109,10 @@ class RoostMaskErrors(MaskErrors):
 def build_schema(settings: Settings) -> strawberry.Schema:
     """Return the executable schema with Roost's limits (depth, aliases, tokens), parser
     and validation caches, and masking of internal errors."""
+    limit_rules = [
+        *QueryDepthLimiter(max_depth=settings.max_query_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
+    ]
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
@@ -116,8 +121,8 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         extensions=[
             lambda: RoostParserCache(maxsize=512),
             lambda: ValidationCache(maxsize=512),
-            lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
-            lambda: MaxAliasesLimiter(max_alias_count=settings.max_aliases),
+            # The same rule classes for every request, or ValidationCache never hits.
+            lambda: AddValidationRules(limit_rules),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
             lambda: RoostMaskErrors(
                 should_mask_error=_should_mask, error_message="Internal server error."
