@@ -97,7 +97,7 @@ class IdentityMutations:
         revoked = await log_out(info.context.engine, viewer, input.refresh_token)
         return LogOutSuccess(revoked_sessions=revoked)
 
-    @strawberry.mutation(description="Change your display name and/or bio.")
+    @strawberry.mutation(description="Change your display name, bio and/or privacy.")
     async def update_profile(self, info: Info, input: UpdateProfileInput) -> UpdateProfileResult:
         ctx = info.context
         viewer = ctx.require_viewer()
@@ -107,6 +107,8 @@ class IdentityMutations:
                 viewer,
                 display_name=_unset_to_none(input.display_name),
                 bio=_unset_to_none(input.bio),
+                is_private=_unset_to_none(input.is_private),
+                counter_shards=ctx.limits.counter_shards,
             )
         except (ValidationError, NotFoundError) as exc:
             return error_from_domain(exc)

@@ -1,10 +1,12 @@
-"""Follow-graph mutations: follow, unfollow, block, unblock (input: { userId })."""
+"""Follow-graph mutations: follow, unfollow, block, unblock, approveFollowRequest,
+rejectFollowRequest (input: { userId })."""
 
 from __future__ import annotations
 
 import strawberry
 
 from domain.errors import NotFoundError, ValidationError
+from domain.social.approve_follow_request import approve_follow_request
 from domain.social.block_user import block_user
 from domain.social.errors import (
     BlockedError,
@@ -13,16 +15,22 @@ from domain.social.errors import (
     UserUnavailableError,
 )
 from domain.social.follow_user import follow_user
+from domain.social.reject_follow_request import reject_follow_request
 from domain.social.unblock_user import unblock_user
 from domain.social.unfollow_user import unfollow_user
 from resolvers.query import visible_user
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
 from schema.social import (
+    ApproveFollowRequestResult,
+    ApproveFollowRequestSuccess,
     BlockResult,
     BlockSuccess,
+    FollowRequestedSuccess,
     FollowResult,
     FollowSuccess,
+    RejectFollowRequestResult,
+    RejectFollowRequestSuccess,
     UnblockResult,
     UnblockSuccess,
     UnfollowResult,
@@ -46,15 +54,22 @@ async def _target_user(info: Info, user_id):
 
 @strawberry.type
 class SocialMutations:
-    @strawberry.mutation(description="Follow a user. Idempotent.")
+    @strawberry.mutation(
+        description="Follow a user; a private account gets a follow request instead. Idempotent."
+    )
     async def follow(self, info: Info, input: UserTargetInput) -> FollowResult:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
             target = decode_global_id(input.user_id, "User", "userId")
-            await follow_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
+            outcome = await follow_user(
+                ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards
+            )
             ctx.reset_loaders()
-            return FollowSuccess(user=await _target_user(info, target))
+            user = await _target_user(info, target)
+            if outcome.requested:
+                return FollowRequestedSuccess(user=user)
+            return FollowSuccess(user=user)
         except (
             ValidationError,
             NotFoundError,
@@ -64,7 +79,9 @@ class SocialMutations:
         ) as exc:
             return error_from_domain(exc)
 
-    @strawberry.mutation(description="Stop following a user. Idempotent.")
+    @strawberry.mutation(
+        description="Stop following a user, or withdraw your pending request. Idempotent."
+    )
     async def unfollow(self, info: Info, input: UserTargetInput) -> UnfollowResult:
         ctx = info.context
         viewer = ctx.require_viewer()
@@ -103,4 +120,35 @@ class SocialMutations:
             ctx.reset_loaders()
             return UnblockSuccess(user=user)
         except (ValidationError, NotFoundError, SelfBlockError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Approve a pending request to follow you. Idempotent.")
+    async def approve_follow_request(
+        self, info: Info, input: UserTargetInput
+    ) -> ApproveFollowRequestResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            requester = decode_global_id(input.user_id, "User", "userId")
+            await approve_follow_request(
+                ctx.engine, viewer, requester, counter_shards=ctx.limits.counter_shards
+            )
+            ctx.reset_loaders()
+            return ApproveFollowRequestSuccess(user=await _target_user(info, requester))
+        except (ValidationError, NotFoundError, UserUnavailableError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(description="Reject a pending request to follow you.")
+    async def reject_follow_request(
+        self, info: Info, input: UserTargetInput
+    ) -> RejectFollowRequestResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            requester = decode_global_id(input.user_id, "User", "userId")
+            user = await _target_user(info, requester)  # before writing: NotFound changes nothing
+            await reject_follow_request(ctx.engine, viewer, requester)
+            ctx.reset_loaders()
+            return RejectFollowRequestSuccess(user=user)
+        except (ValidationError, NotFoundError) as exc:
             return error_from_domain(exc)

@@ -47,6 +47,11 @@ class LogOutInput:
 class UpdateProfileInput:
     display_name: str | None = strawberry.UNSET
     bio: str | None = strawberry.UNSET
+    is_private: bool | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Make the account private (true) or public (false). Going public "
+        "accepts every pending follow request at once.",
+    )
 
 
 @strawberry.type(description="A session: the user and a fresh token pair.")

@@ -19,7 +19,12 @@ from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
-from domain.social.queries import blocked_among, followees_among, followers_among
+from domain.social.queries import (
+    blocked_among,
+    followees_among,
+    followers_among,
+    requested_among,
+)
 
 
 class _EngineLoader(DataLoader):
@@ -148,6 +153,13 @@ class ViewerLikedByPostIdLoader(_ViewerLoader):
         return await liked_among(conn, self.viewer_id, keys)
 
 
+class ViewerRequestedByUserIdLoader(_ViewerLoader):
+    """``user uuid -> has the viewer a pending follow request to them``."""
+
+    async def _matching(self, conn, keys):
+        return await requested_among(conn, self.viewer_id, keys)
+
+
 class Loaders:
     """The dataloaders of one request. Viewer loaders exist only with a viewer."""
 
@@ -162,8 +174,10 @@ class Loaders:
         self.viewer_follows: ViewerFollowsByUserIdLoader | None = None
         self.follows_viewer: FollowsViewerByUserIdLoader | None = None
         self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None
+        self.viewer_requested: ViewerRequestedByUserIdLoader | None = None
         if viewer_id is not None:
             self.viewer_follows = ViewerFollowsByUserIdLoader(engine, viewer_id)
             self.follows_viewer = FollowsViewerByUserIdLoader(engine, viewer_id)
             self.block_with_viewer = BlockWithViewerByUserIdLoader(engine, viewer_id)
+            self.viewer_requested = ViewerRequestedByUserIdLoader(engine, viewer_id)
             self.viewer_liked = ViewerLikedByPostIdLoader(engine, viewer_id)

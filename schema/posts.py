@@ -144,22 +144,28 @@ async def visible_posts(
     info: Info, records: Sequence[PostRecord | None], *, require_follow: bool
 ) -> list[bool]:
     """Which posts the viewer may see: live, by an active author, no block either way,
-    and (``require_follow``, for the home feed) by the viewer or someone they follow.
-    Batched: one statement per loader whatever the number of posts."""
+    by the viewer or someone they follow if the author is private (or if
+    ``require_follow``, for the home feed), else by anyone. Every list of posts goes
+    through here (node/nodes, the feed, hashtag pages), so a private account's posts
+    never reach a non-follower. Batched: one statement per loader whatever the number of
+    posts."""
     loaders = info.context.loaders
     viewer = info.context.viewer_id
     authors = list({r.author_id for r in records if r is not None})
     users = dict(zip(authors, await loaders.user_by_id.load_many(authors), strict=True))
     others = [a for a in authors if a != viewer]
+    # Whose posts need the viewer to follow them: private authors, or all in the feed.
+    gated = {a for a in authors if require_follow or (users[a] is not None and users[a].is_private)}
+    ask = [a for a in others if a in gated]
     blocked: dict[uuid.UUID, bool] = {}
     follows: dict[uuid.UUID, bool] = {}
     if viewer is not None and others:
         b, f = await asyncio.gather(
             loaders.block_with_viewer.load_many(others),
-            loaders.viewer_follows.load_many(others) if require_follow else _none(),
+            loaders.viewer_follows.load_many(ask) if ask else _none(),
         )
         blocked = dict(zip(others, b, strict=True))
-        follows = dict(zip(others, f, strict=True)) if require_follow else {}
+        follows = dict(zip(ask, f, strict=True))
     out = []
     for r in records:
         author = users.get(r.author_id) if r else None
@@ -169,7 +175,9 @@ async def visible_posts(
             and author is not None
             and author.is_visible
             and not blocked.get(r.author_id, False)
-            and (not require_follow or r.author_id == viewer or follows.get(r.author_id, False))
+            and (
+                r.author_id not in gated or r.author_id == viewer or follows.get(r.author_id, False)
+            )
         )
         out.append(ok)
     return out

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import uuid
 from typing import Annotated
 
 import strawberry
+from strawberry import relay
 
+from domain.social.queries import follow_request_list
 from schema.errors import (
     BlockedError,
     CannotBlockSelfError,
@@ -14,7 +18,8 @@ from schema.errors import (
     UserUnavailableError,
     ValidationError,
 )
-from schema.users import User
+from schema.pagination import check_first, decode_cursor, encode_cursor
+from schema.users import Info, User
 
 
 @strawberry.input(description="The user to follow, unfollow, block or unblock.")
@@ -27,7 +32,18 @@ class FollowSuccess:
     user: User
 
 
-@strawberry.type(description="You do not follow `user` now (also when you did not before).")
+@strawberry.type(
+    description="`user` is private: your follow request awaits their approval (also when "
+    "it already did)."
+)
+class FollowRequestedSuccess:
+    user: User
+
+
+@strawberry.type(
+    description="You do not follow `user` now, and no request of yours to them is pending "
+    "(also when none was)."
+)
 class UnfollowSuccess:
     user: User
 
@@ -44,6 +60,7 @@ class UnblockSuccess:
 
 FollowResult = Annotated[
     FollowSuccess
+    | FollowRequestedSuccess
     | ValidationError
     | NotFoundError
     | CannotFollowSelfError
@@ -63,3 +80,65 @@ UnblockResult = Annotated[
     UnblockSuccess | ValidationError | NotFoundError | CannotBlockSelfError,
     strawberry.union("UnblockResult"),
 ]
+
+
+@strawberry.type(description="`user` follows you now (also when the request was already approved).")
+class ApproveFollowRequestSuccess:
+    user: User
+
+
+@strawberry.type(description="`user`'s follow request is rejected; they may ask again.")
+class RejectFollowRequestSuccess:
+    user: User
+
+
+ApproveFollowRequestResult = Annotated[
+    ApproveFollowRequestSuccess | ValidationError | NotFoundError | UserUnavailableError,
+    strawberry.union("ApproveFollowRequestResult"),
+]
+RejectFollowRequestResult = Annotated[
+    RejectFollowRequestSuccess | ValidationError | NotFoundError,
+    strawberry.union("RejectFollowRequestResult"),
+]
+
+
+@strawberry.type(description="A pending follow request; the cursor is the request's position.")
+class FollowRequestEdge:
+    cursor: str
+    node: User = strawberry.field(description="Who asks to follow you.")
+    requested_at: dt.datetime
+
+
+@strawberry.type(description="A page of pending follow requests, newest first (Relay connection).")
+class FollowRequestConnection:
+    edges: list[FollowRequestEdge]
+    page_info: relay.PageInfo
+
+
+async def follow_requests_connection(
+    info: Info, target_id: uuid.UUID, first: int, after: str | None
+) -> FollowRequestConnection:
+    """``viewer.followRequests``: keyset pages of the pending requests to ``target_id``
+    (one statement for the page, one batch for the requesters)."""
+    ctx = info.context
+    check_first(first, ctx.limits.max_page_size)
+    position = decode_cursor(after) if after else None
+    async with ctx.engine.connect() as conn:
+        page = await follow_request_list(conn, target_id, first=first, after=position)
+    records = await ctx.loaders.user_by_id.load_many([e.user_id for e in page.edges])
+    edges = [
+        FollowRequestEdge(
+            cursor=encode_cursor(e.position), node=User.from_record(rec), requested_at=e.position[0]
+        )
+        for e, rec in zip(page.edges, records, strict=True)
+        if rec is not None
+    ]
+    return FollowRequestConnection(
+        edges=edges,
+        page_info=relay.PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
@@ -17,9 +18,23 @@ from schema.context import Context
 
 if TYPE_CHECKING:
     from schema.posts import FeedConnection, PostConnection
-from schema.pagination import DEFAULT_PAGE_SIZE, check_first, decode_cursor, encode_cursor
+    from schema.social import FollowRequestConnection
+from schema.pagination import (
+    DEFAULT_PAGE_SIZE,
+    check_first,
+    decode_cursor,
+    decode_entry_cursor,
+    encode_cursor,
+)
 
 Info = strawberry.Info[Context, None]
+
+#: Why ``posts``, ``followers`` and ``following`` can be null (a private account's profile
+#: and counts stay visible; its content does not).
+_HIDDEN = (
+    "Null when the account is private and the viewer neither is it nor follows it "
+    "(isPrivate tells why; counts stay visible)."
+)
 
 
 @strawberry.type(description="A Roost account.")
@@ -30,6 +45,11 @@ class User(relay.Node):
     bio: str
     created_at: dt.datetime
     uid: strawberry.Private[uuid.UUID]
+    is_private: bool = strawberry.field(
+        default=False,
+        description="A private account's posts and follow lists are visible only to its "
+        "approved followers; following it sends a request that its owner approves.",
+    )
 
     @classmethod
     def from_record(cls, rec: UserRecord) -> Self:
@@ -41,7 +61,20 @@ class User(relay.Node):
             bio=rec.bio,
             created_at=rec.created_at,
             uid=rec.id,
+            is_private=rec.is_private,
         )
+
+    async def content_visible(self, info: Info) -> bool:
+        """Whether the viewer may see this user's posts and follow lists: the account is
+        public, or it is the viewer's own, or the viewer follows it (batched through the
+        ViewerFollowsByUserIdLoader)."""
+        if not self.is_private:
+            return True
+        viewer = info.context.viewer_id
+        if viewer == self.uid:
+            return True
+        loader = info.context.loaders.viewer_follows
+        return bool(loader and await loader.load(self.uid))
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -76,12 +109,15 @@ class User(relay.Node):
     async def post_count(self, info: Info) -> int:
         return (await info.context.loaders.counts_by_user_id.load(self.uid)).posts
 
-    @strawberry.field(description="This user's posts, newest first.")
+    @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[PostConnection, strawberry.lazy("schema.posts")]:
+    ) -> Annotated[PostConnection, strawberry.lazy("schema.posts")] | None:
         from schema.posts import author_posts_connection
 
+        _check_page(info, first, after, decode_entry_cursor)
+        if not await self.content_visible(info):
+            return None
         return await author_posts_connection(info, self.uid, first, after)
 
     @strawberry.field(
@@ -115,16 +151,45 @@ class User(relay.Node):
         loader = info.context.loaders.block_with_viewer
         return bool(loader and await loader.load(self.uid))
 
-    @strawberry.field(description="Who follows this user, newest follow first.")
+    @strawberry.field(
+        description="Whether the viewer's follow request to this private account awaits "
+        "approval (false when anonymous)."
+    )
+    async def follow_requested_by_viewer(self, info: Info) -> bool:
+        loader = info.context.loaders.viewer_requested
+        return bool(loader and await loader.load(self.uid))
+
+    @strawberry.field(
+        description="Pending requests to follow you, newest first. Only on the viewer."
+    )
+    async def follow_requests(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[FollowRequestConnection, strawberry.lazy("schema.social")]:
+        from schema.social import follow_requests_connection
+
+        if info.context.viewer_id != self.uid:
+            raise GraphQLError(
+                "Only your own follow requests can be read (viewer { followRequests }).",
+                extensions={"code": "FORBIDDEN"},
+            )
+        return await follow_requests_connection(info, self.uid, first, after)
+
+    @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
     async def followers(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> UserConnection:
+    ) -> UserConnection | None:
+        _check_page(info, first, after, decode_cursor)
+        if not await self.content_visible(info):
+            return None
         return await _follow_connection(info, "followers", self.uid, first, after)
 
-    @strawberry.field(description="Whom this user follows, newest follow first.")
+    @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
     async def following(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> UserConnection:
+    ) -> UserConnection | None:
+        _check_page(info, first, after, decode_cursor)
+        if not await self.content_visible(info):
+            return None
         return await _follow_connection(info, "following", self.uid, first, after)
 
 
@@ -139,6 +204,13 @@ class UserConnection:
     edges: list[UserEdge]
     page_info: relay.PageInfo
     total_count: int = strawberry.field(description="All live entries of the list, exact.")
+
+
+def _check_page(info: Info, first: int, after: str | None, decode: Callable[[str], object]) -> None:
+    """Raise BAD_USER_INPUT for bad page arguments, also where the list is then hidden."""
+    check_first(first, info.context.limits.max_page_size)
+    if after:
+        decode(after)
 
 
 async def _follow_connection(

@@ -1,8 +1,9 @@
-"""Use case: change the viewer's display name and bio."""
+"""Use case: change the viewer's display name, bio and privacy."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -11,6 +12,7 @@ from domain.errors import NotFoundError
 from domain.identity.models import users
 from domain.identity.queries import USER_COLUMNS, UserRecord, to_record
 from domain.outbox.append import append_event
+from domain.social.accept_follow_requests import accept_pending_requests
 from domain.text import clean_bio, clean_display_name
 
 
@@ -20,17 +22,27 @@ async def update_profile(
     *,
     display_name: str | None = None,
     bio: str | None = None,
+    is_private: bool | None = None,
+    counter_shards: int = 16,
 ) -> UserRecord:
-    """Set whichever of ``display_name`` (1–50) and ``bio`` (0–150 code points, NFC) are
-    given and return the user.
+    """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC) and
+    ``is_private`` are given and return the user, with a ``user.updated`` outbox row
+    ``{fields}``.
+
+    ``is_private=False`` also accepts every pending follow request in the same
+    transaction (seeds/chroma-architecture.md "Private accounts"; see
+    accept_pending_requests): the new follows, their ``follow.created`` events and exact
+    counters (on ``counter_shards`` shards) commit with the switch, or nothing does.
 
     Raises ValidationError (nothing written) or NotFoundError if the user is gone.
     """
-    values: dict[str, str] = {}
+    values: dict[str, Any] = {}
     if display_name is not None:
         values["display_name"] = clean_display_name(display_name)
     if bio is not None:
         values["bio"] = clean_bio(bio)
+    if is_private is not None:
+        values["is_private"] = is_private
     async with engine.begin() as conn:
         stmt = update(users).where(users.c.id == user_id, users.c.status == "active")
         if not values:  # nothing to change: still answer with the current profile
@@ -38,5 +50,8 @@ async def update_profile(
         row = (await conn.execute(stmt.values(**values).returning(*USER_COLUMNS))).first()
         if row is None:
             raise NotFoundError("The account does not exist.")
+        if is_private is False:
+            # After the UPDATE: it holds the row lock that request creation waits for.
+            await accept_pending_requests(conn, user_id, counter_shards=counter_shards)
         await append_event(conn, "user.updated", user_id, {"fields": sorted(values)})
         return to_record(row)

@@ -20,6 +20,17 @@ _INSERT_BLOCK = text(
     """
 )
 
+# Pending follow requests both ways end with the block (before the follows: a request
+# accepted by a concurrent switch to public then becomes a follow that _END_FOLLOWS sees).
+_CANCEL_REQUESTS = text(
+    """
+    DELETE FROM follow_requests
+    WHERE (requester_id = :blocker AND target_id = :blocked)
+       OR (requester_id = :blocked AND target_id = :blocker)
+    RETURNING id, requester_id, target_id
+    """
+)
+
 _END_FOLLOWS = text(
     """
     UPDATE follows SET deleted_at = now()
@@ -37,9 +48,10 @@ async def block_user(
     """Block ``blocked_id`` for ``blocker_id``; return True if the block is new.
 
     In one transaction (under the pair lock shared with follow_user): insert the block,
-    soft-delete live follows in both directions with their counter decrements and
-    ``follow.removed`` events, and append ``block.created``. Idempotent. Raises
-    SelfBlockError or NotFoundError.
+    delete pending follow requests in both directions (a ``follow_request.cancelled``
+    event each, ``reason: block``), soft-delete live follows in both directions with
+    their counter decrements and ``follow.removed`` events, and append ``block.created``.
+    Idempotent. Raises SelfBlockError or NotFoundError.
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()
@@ -49,6 +61,16 @@ async def block_user(
         if exists is None:
             raise NotFoundError("No user has that id.")
         created = await conn.scalar(_INSERT_BLOCK, {"blocker": blocker_id, "blocked": blocked_id})
+        cancelled = (
+            await conn.execute(_CANCEL_REQUESTS, {"blocker": blocker_id, "blocked": blocked_id})
+        ).all()
+        for request_id, requester, target in cancelled:
+            await append_event(
+                conn,
+                "follow_request.cancelled",
+                request_id,
+                {"requester_id": str(requester), "target_id": str(target), "reason": "block"},
+            )
         ended = (
             await conn.execute(_END_FOLLOWS, {"blocker": blocker_id, "blocked": blocked_id})
         ).all()

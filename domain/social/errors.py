@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.errors import PermissionDeniedError
+from domain.errors import NotFoundError, PermissionDeniedError
 
 
 class SelfFollowError(PermissionDeniedError):
@@ -39,3 +39,10 @@ class BlockedError(PermissionDeniedError):
 
     def __init__(self) -> None:
         super().__init__("You cannot follow this account.")
+
+
+class FollowRequestNotFoundError(NotFoundError):
+    """No follow request of that user to the viewer is pending."""
+
+    def __init__(self) -> None:
+        super().__init__("No follow request from this user is pending.")

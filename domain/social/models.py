@@ -68,3 +68,25 @@ blocks = Table(
     CheckConstraint("blocker_id <> blocked_id", name="no_self_block"),
     Index("blocks_blocked_id_idx", "blocked_id"),
 )
+
+#: Pending follow requests to private accounts (design.md "Data": they live in their own
+#: table until approved). Approving, rejecting or cancelling a request deletes its row;
+#: approving also inserts the follow.
+follow_requests = Table(
+    "follow_requests",
+    metadata,
+    Column("id", Uuid, primary_key=True),  # UUIDv7
+    Column("requester_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("target_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    CheckConstraint("requester_id <> target_id", name="no_self_request"),
+    # One pending request per pair; also serves "has the viewer requested these users".
+    Index("follow_requests_pair_key", "requester_id", "target_id", unique=True),
+    # The target's pending requests, newest first (keyset on created_at, id).
+    Index(
+        "follow_requests_target_recent_idx",
+        "target_id",
+        text("created_at DESC"),
+        text("id DESC"),
+    ),
+)

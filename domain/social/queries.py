@@ -125,3 +125,45 @@ async def follow_counts(
     """Return ``{user_id: (followers, following)}`` from the counter shards (one statement)."""
     counts = await read_counts(conn, user_ids, ("followers", "following"))
     return {u: (counts[(u, "followers")], counts[(u, "following")]) for u in user_ids}
+
+
+async def requested_among(
+    conn: AsyncConnection, requester_id: uuid.UUID, user_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Return the subset of ``user_ids`` that ``requester_id`` has a pending follow request
+    to (one statement, through ``follow_requests_pair_key``)."""
+    rows = await conn.execute(
+        text(
+            "SELECT target_id FROM follow_requests WHERE requester_id = :me"
+            " AND target_id = ANY(CAST(:ids AS uuid[]))"
+        ),
+        {"me": requester_id, "ids": list(user_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+_REQUESTS_SQL = """
+    SELECT r.requester_id, r.created_at, r.id FROM follow_requests r
+    JOIN users u ON u.id = r.requester_id AND u.status = 'active'
+    WHERE r.target_id = :user {after}
+    ORDER BY r.created_at DESC, r.id DESC LIMIT :limit
+"""
+_REQUESTS_AFTER = "AND (r.created_at, r.id) < (:after_ts, :after_id)"
+
+
+async def follow_request_list(
+    conn: AsyncConnection, target_id: uuid.UUID, *, first: int, after: Position | None = None
+) -> FollowPage:
+    """Return up to ``first`` pending follow requests to ``target_id``, newest first, as
+    edges of the requesters (position: the request's (created_at, id)).
+
+    Keyset pagination through ``follow_requests_target_recent_idx``; requests of banned
+    or deleted users are left out (they cannot be approved).
+    """
+    sql = _REQUESTS_SQL.format(after=_REQUESTS_AFTER if after else "")
+    params: dict[str, object] = {"user": target_id, "limit": first + 1}
+    if after:
+        params["after_ts"], params["after_id"] = after
+    rows = (await conn.execute(text(sql), params)).all()
+    edges = [FollowEdge(r[0], (r[1], r[2])) for r in rows[:first]]
+    return FollowPage(edges, has_next=len(rows) > first)

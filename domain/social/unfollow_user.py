@@ -10,10 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, shard_rows, upsert_rows_sql
 from domain.db import new_id
+from domain.social.cancel_follow_request import cancel_ctes, cancel_params
 from domain.social.errors import SelfFollowError
 
 # End the live follow, and only if one ended: its outbox event and both counters (-1),
-# all in one statement.
+# all in one statement; the same statement withdraws a pending follow request.
 _UNFOLLOW = text(
     f"""
     WITH f AS (
@@ -25,8 +26,8 @@ _UNFOLLOW = text(
         SELECT :event_id, 'follow.removed', f.id, CAST(:payload AS jsonb) FROM f
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
-    )
-    SELECT id FROM f
+    ), {cancel_ctes()}
+    SELECT (SELECT id FROM f) AS follow_id, (SELECT id FROM cancelled) AS request_id
     """
 )
 
@@ -34,7 +35,8 @@ _UNFOLLOW = text(
 async def unfollow_user(
     engine: AsyncEngine, follower_id: uuid.UUID, followee_id: uuid.UUID, *, counter_shards: int
 ) -> bool:
-    """Soft-delete the live follow of the pair; return True if one was ended now.
+    """Soft-delete the live follow of the pair, or withdraw a pending follow request to a
+    private account (``follow_request.cancelled``); return True if either happened now.
 
     Idempotent and safe under concurrency: of several unfollows of the same pair at
     once, the row lock lets exactly one match ``deleted_at IS NULL``, so the counters
@@ -44,19 +46,22 @@ async def unfollow_user(
     if follower_id == followee_id:
         raise SelfFollowError()
     async with engine.begin() as conn:
-        follow_id = await conn.scalar(
-            _UNFOLLOW,
-            {
-                "follower": follower_id,
-                "followee": followee_id,
-                "event_id": new_id(),
-                "payload": json.dumps(
-                    {"follower_id": str(follower_id), "followee_id": str(followee_id)}
-                ),
-                **shard_rows(
-                    [Delta(followee_id, "followers", -1), Delta(follower_id, "following", -1)],
-                    shards=counter_shards,
-                ),
-            },
-        )
-    return follow_id is not None
+        row = (
+            await conn.execute(
+                _UNFOLLOW,
+                {
+                    **cancel_params(follower_id, followee_id),
+                    "follower": follower_id,
+                    "followee": followee_id,
+                    "event_id": new_id(),
+                    "payload": json.dumps(
+                        {"follower_id": str(follower_id), "followee_id": str(followee_id)}
+                    ),
+                    **shard_rows(
+                        [Delta(followee_id, "followers", -1), Delta(follower_id, "following", -1)],
+                        shards=counter_shards,
+                    ),
+                },
+            )
+        ).one()
+    return row.follow_id is not None or row.request_id is not None

@@ -1,0 +1,88 @@
+"""Accepting every pending follow request of an account that turns public
+(seeds/chroma-architecture.md "Private accounts": switching to public accepts the pending
+requests). Runs inside update_profile's transaction."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.counters import Delta, add_deltas
+from domain.db import new_id
+
+_TAKE = text(
+    """
+    DELETE FROM follow_requests r USING users u
+    WHERE r.target_id = :target AND u.id = r.requester_id
+    RETURNING r.requester_id, r.created_at, r.id, u.status = 'active' AS active
+    """
+)
+
+# The follows and their follow.created events (payload {follower_id, followee_id}, as
+# follow_user writes it), only for the rows actually inserted.
+_FOLLOW_ALL = text(
+    """
+    WITH wanted AS (
+        SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:followers AS uuid[]),
+                             CAST(:event_ids AS uuid[])) AS t(id, follower, event_id)
+    ), f AS (
+        INSERT INTO follows (id, follower_id, followee_id, source)
+        SELECT id, follower, CAST(:target AS uuid), 'profile' FROM wanted ORDER BY id
+        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        RETURNING id, follower_id
+    ), event AS (
+        INSERT INTO outbox (id, topic, aggregate_id, payload)
+        SELECT w.event_id, 'follow.created', f.id,
+               jsonb_build_object('follower_id', CAST(f.follower_id AS text),
+                                  'followee_id', CAST(CAST(:target AS uuid) AS text))
+        FROM f JOIN wanted w ON w.follower = f.follower_id
+    )
+    SELECT follower_id FROM f
+    """
+)
+
+
+async def accept_pending_requests(
+    conn: AsyncConnection, target_id: uuid.UUID, *, counter_shards: int
+) -> list[uuid.UUID]:
+    """Turn every pending request to ``target_id`` into a follow, in the caller's
+    transaction; return the new followers, oldest request first.
+
+    Three statements whatever the number of requests: delete the requests, insert the
+    follows with a ``follow.created`` outbox row each, add the counters (+n followers of
+    the target, +1 following of each requester). Requests of banned or deleted users are
+    dropped without a follow.
+
+    Exact under concurrency without a pair lock per request: each request row is
+    deleted once (its row lock decides between this, an approval, a rejection, a
+    cancel or a block, and the loser's DELETE finds nothing), the live-pair unique
+    index refuses a second follow, and counters move only for inserted rows. The caller
+    must have updated the target's ``users`` row first: follow_user creates requests
+    under a share lock on that row, so none can slip in after this runs.
+    """
+    taken = (await conn.execute(_TAKE, {"target": target_id})).all()
+    followers = [
+        r.requester_id for r in sorted(taken, key=lambda r: (r.created_at, r.id)) if r.active
+    ]
+    if not followers:
+        return []
+    inserted = set(
+        (
+            await conn.execute(
+                _FOLLOW_ALL,
+                {
+                    "target": target_id,
+                    "ids": [new_id() for _ in followers],
+                    "followers": followers,
+                    "event_ids": [new_id() for _ in followers],
+                },
+            )
+        ).scalars()
+    )
+    accepted = [f for f in followers if f in inserted]
+    deltas = [Delta(target_id, "followers", len(accepted))]
+    deltas += [Delta(f, "following", 1) for f in accepted]
+    await add_deltas(conn, deltas, shards=counter_shards)
+    return accepted

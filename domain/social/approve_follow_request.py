@@ -1,0 +1,75 @@
+"""Use case: a private account's owner approves a follow request (seeds/chroma-architecture.md
+"POST /v1/users/:userID/follow/approve")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.social.errors import BlockedError, FollowRequestNotFoundError
+from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ctes, follow_params
+from domain.social.pairs import lock_pair
+
+# Delete the request and, only if there was one, write the follow exactly as follow_user
+# does (row, follow.created event, both counters): one statement.
+_APPROVE = text(
+    f"""
+    WITH r AS (
+        DELETE FROM follow_requests WHERE requester_id = :follower AND target_id = :followee
+        RETURNING id
+    ), {follow_ctes("EXISTS (SELECT 1 FROM r)")}
+    SELECT (SELECT id FROM r) AS request_id, (SELECT id FROM f) AS follow_id
+    """
+)
+
+# A statement of its own, so its snapshot sees a switch to public that took the request
+# while _APPROVE waited for the row (under READ COMMITTED, _APPROVE's does not).
+_FOLLOWING = text(
+    "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :follower"
+    " AND followee_id = :followee AND deleted_at IS NULL)"
+)
+
+
+async def approve_follow_request(
+    engine: AsyncEngine,
+    target_id: uuid.UUID,
+    requester_id: uuid.UUID,
+    *,
+    counter_shards: int,
+) -> FollowOutcome:
+    """``target_id`` approves the pending request of ``requester_id``: the request row is
+    deleted and the follow written as follow_user writes it (the ``follows`` row, the
+    ``follow.created`` outbox row ``{follower_id, followee_id}``, +1 followers of the
+    target and +1 following of the requester), all in one transaction under the pair
+    lock that follow and block take, so an approval never commits beside a block.
+
+    Idempotent: if the request was already turned into a follow (approved twice, or
+    accepted by a switch to public), returns ``created=False``. Raises
+    FollowRequestNotFoundError (a NotFoundError: no request pending and no follow;
+    also when a block stands between the two),
+    UserUnavailableError (the requester is banned or deleted; the request stays) or
+    NotFoundError (no such user).
+    """
+    if target_id == requester_id:
+        raise FollowRequestNotFoundError()
+    async with engine.begin() as conn:
+        await lock_pair(conn, requester_id, target_id)
+        try:
+            await check_can_follow(conn, requester_id, target_id)
+        except BlockedError:  # a block cancels requests both ways: none can be pending
+            raise FollowRequestNotFoundError() from None
+        row = (
+            await conn.execute(
+                _APPROVE,
+                follow_params(
+                    requester_id, target_id, source="profile", counter_shards=counter_shards
+                ),
+            )
+        ).one()
+        if row.request_id is None and not await conn.scalar(
+            _FOLLOWING, {"follower": requester_id, "followee": target_id}
+        ):
+            raise FollowRequestNotFoundError()
+    return FollowOutcome(row.follow_id, created=row.follow_id is not None)

@@ -1,0 +1,326 @@
+"""Private accounts over GraphQL (seeds/chroma-architecture.md "Private accounts"): follow
+requests, approval and rejection, what a non-follower sees, switching to public, blocks."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from sqlalchemy import text
+
+from domain.social.verify_counts import verify_follow_counts
+from tests.e2e.test_follow_graph import BLOCK, UNFOLLOW, counts
+from tests.integration.test_feed import CREATE, feed_captions
+from tests.integration.test_query_count import measured
+
+FOLLOW = """mutation($id: ID!) { follow(input: { userId: $id }) {
+  __typename
+  ... on FollowSuccess { user { followerCount followedByViewer followRequestedByViewer } }
+  ... on FollowRequestedSuccess { user { isPrivate followerCount followedByViewer
+                                         followRequestedByViewer } }
+  ... on Error { code message } } }"""
+APPROVE = """mutation($id: ID!) { approveFollowRequest(input: { userId: $id }) {
+  __typename ... on ApproveFollowRequestSuccess { user { username followsViewer } }
+  ... on Error { code message } ... on ValidationError { field } } }"""
+REJECT = """mutation($id: ID!) { rejectFollowRequest(input: { userId: $id }) {
+  __typename ... on RejectFollowRequestSuccess { user { username followsViewer } }
+  ... on Error { code message } } }"""
+SET_PRIVATE = """mutation($p: Boolean!) { updateProfile(input: { isPrivate: $p }) {
+  __typename ... on UpdateProfileSuccess { user { isPrivate followerCount } }
+  ... on Error { code } } }"""
+REQUESTS = """query($first: Int!, $after: String) { viewer { followRequests(first: $first,
+  after: $after) { edges { cursor requestedAt node { username } }
+  pageInfo { hasNextPage endCursor } } } }"""
+PROFILE = """query($u: String!) { user(username: $u) {
+  username displayName bio isPrivate followerCount followingCount postCount
+  followedByViewer followRequestedByViewer
+  posts(first: 10) { totalCount edges { node { caption } } }
+  followers(first: 10) { totalCount edges { node { username } } }
+  following(first: 10) { totalCount edges { node { username } } } } }"""
+NODE = """query($id: ID!) { node(id: $id) { id ... on Post { caption } } }"""
+NODES = """query($ids: [ID!]!) { nodes(ids: $ids) { id } }"""
+HASHTAG = """query($n: String!) { hashtag(name: $n) { posts { edges { node { caption } } } } }"""
+
+
+async def ok(gql, query: str, variables: dict, actor, typename: str) -> dict:
+    out = await gql(query, variables, token=actor.token)
+    assert "errors" not in out, out
+    result = next(iter(out["data"].values()))
+    assert result["__typename"] == typename, result
+    return result
+
+
+async def make_private(gql, user) -> None:
+    out = await ok(gql, SET_PRIVATE, {"p": True}, user, "UpdateProfileSuccess")
+    assert out["user"]["isPrivate"] is True
+
+
+async def post(gql, author, caption: str) -> str:
+    out = await ok(gql, CREATE, {"c": caption}, author, "CreatePostSuccess")
+    return out["post"]["id"]
+
+
+async def pending(engine, target) -> list[uuid.UUID]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            text("SELECT requester_id FROM follow_requests WHERE target_id = :t"), {"t": target.id}
+        )
+        return [r[0] for r in rows]
+
+
+async def events(engine, topic: str, **payload: str) -> list[dict]:
+    """Outbox payloads of ``topic`` whose payload contains ``payload``."""
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            text(
+                "SELECT payload FROM outbox WHERE topic = :t AND payload @> CAST(:p AS jsonb)"
+                " ORDER BY id"
+            ),
+            {"t": topic, "p": json.dumps(payload)},
+        )
+        return [r[0] for r in rows]
+
+
+async def assert_no_drift(engine) -> None:
+    report = await verify_follow_counts(engine)
+    assert report.drift == [], report.drift[:5]
+
+
+async def test_following_a_private_account_sends_one_request(gql, make_users, engine):
+    owner, fan = await make_users(2, prefix="priv")
+    await make_private(gql, owner)
+    for _ in range(3):  # idempotent: one request, one event
+        out = await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+        assert out["user"] == {
+            "isPrivate": True,
+            "followerCount": 0,
+            "followedByViewer": False,
+            "followRequestedByViewer": True,
+        }
+    assert await pending(engine, owner) == [fan.id]
+    assert await events(engine, "follow_request.created", target_id=str(owner.id)) == [
+        {"requester_id": str(fan.id), "target_id": str(owner.id)}
+    ]
+    assert await counts(gql, owner) == (0, 0)
+    assert await counts(gql, fan) == (0, 0)
+
+
+async def test_non_follower_sees_the_profile_but_not_posts_or_lists(gql, make_users):
+    owner, friend, fan, stranger = await make_users(4, prefix="priv")
+    await ok(gql, FOLLOW, {"id": owner.gid}, friend, "FollowSuccess")  # while public
+    await ok(gql, FOLLOW, {"id": friend.gid}, owner, "FollowSuccess")
+    await make_private(gql, owner)
+    pid = await post(gql, owner, "for my followers only #privtag")
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    for viewer in (fan, stranger, None):
+        token = viewer.token if viewer else None
+        profile = (await gql(PROFILE, {"u": owner.username}, token=token))["data"]["user"]
+        assert profile["username"] == owner.username and profile["isPrivate"] is True
+        assert (profile["followerCount"], profile["followingCount"], profile["postCount"]) == (
+            1,
+            1,
+            1,
+        )
+        assert profile["posts"] is None
+        assert profile["followers"] is None and profile["following"] is None
+        assert (await gql(NODE, {"id": pid}, token=token))["data"]["node"] is None
+        assert (await gql(NODES, {"ids": [pid, owner.gid]}, token=token))["data"]["nodes"] == [
+            None,
+            {"id": owner.gid},
+        ]
+        tagged = (await gql(HASHTAG, {"n": "privtag"}, token=token))["data"]["hashtag"]
+        assert tagged["posts"]["edges"] == []
+    # A follower from before the switch, and the owner, see everything.
+    for viewer in (friend, owner):
+        profile = (await gql(PROFILE, {"u": owner.username}, token=viewer.token))["data"]["user"]
+        assert profile["posts"]["edges"] == [
+            {"node": {"caption": "for my followers only #privtag"}}
+        ]
+        assert profile["followers"]["edges"] == [{"node": {"username": friend.username}}]
+        assert profile["following"]["totalCount"] == 1
+        node = (await gql(NODE, {"id": pid}, token=viewer.token))["data"]["node"]
+        assert node == {"id": pid, "caption": "for my followers only #privtag"}
+        tagged = (await gql(HASHTAG, {"n": "privtag"}, token=viewer.token))["data"]["hashtag"]
+        assert len(tagged["posts"]["edges"]) == 1
+    assert await feed_captions(gql, friend) == ["for my followers only #privtag"]
+    assert await feed_captions(gql, fan) == []
+
+
+async def test_approval_makes_a_follower_who_then_sees_everything(gql, make_users, engine, worker):
+    owner, fan = await make_users(2, prefix="priv")
+    await make_private(gql, owner)
+    await post(gql, owner, "private hello")
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    assert await feed_captions(gql, fan) == []  # builds the fan's cached feed (empty)
+    listed = (await gql(REQUESTS, {"first": 10}, token=owner.token))["data"]["viewer"]
+    assert [e["node"]["username"] for e in listed["followRequests"]["edges"]] == [fan.username]
+
+    out = await ok(gql, APPROVE, {"id": fan.gid}, owner, "ApproveFollowRequestSuccess")
+    assert out["user"] == {"username": fan.username, "followsViewer": True}
+    assert await counts(gql, owner) == (1, 0)
+    assert await counts(gql, fan) == (0, 1)
+    assert await pending(engine, owner) == []
+    follow_events = await events(engine, "follow.created", followee_id=str(owner.id))
+    assert follow_events == [{"follower_id": str(fan.id), "followee_id": str(owner.id)}]
+
+    profile = (await gql(PROFILE, {"u": owner.username}, token=fan.token))["data"]["user"]
+    assert profile["followedByViewer"] is True and profile["followRequestedByViewer"] is False
+    assert profile["posts"]["edges"] == [{"node": {"caption": "private hello"}}]
+    assert profile["followers"]["edges"] == [{"node": {"username": fan.username}}]
+    await worker.drain()  # follow.created merges the owner's posts into the cached feed
+    assert await feed_captions(gql, fan) == ["private hello"]
+
+    # Approving again is a success that changes nothing.
+    await ok(gql, APPROVE, {"id": fan.gid}, owner, "ApproveFollowRequestSuccess")
+    assert await counts(gql, owner) == (1, 0)
+    assert len(await events(engine, "follow.created", followee_id=str(owner.id))) == 1
+    await assert_no_drift(engine)
+
+
+async def test_rejection_changes_nothing_else_and_the_fan_may_ask_again(gql, make_users, engine):
+    owner, fan = await make_users(2, prefix="priv")
+    await make_private(gql, owner)
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    out = await ok(gql, REJECT, {"id": fan.gid}, owner, "RejectFollowRequestSuccess")
+    assert out["user"] == {"username": fan.username, "followsViewer": False}
+    assert await pending(engine, owner) == []
+    assert await counts(gql, owner) == (0, 0)
+    assert await events(engine, "follow_request.rejected", target_id=str(owner.id)) == [
+        {"requester_id": str(fan.id), "target_id": str(owner.id)}
+    ]
+    again = await ok(gql, REJECT, {"id": fan.gid}, owner, "NotFoundError")
+    assert again["code"] == "NOT_FOUND"
+    none = await ok(gql, APPROVE, {"id": fan.gid}, owner, "NotFoundError")
+    assert none["code"] == "NOT_FOUND"
+    assert await counts(gql, owner) == (0, 0)
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    assert await pending(engine, owner) == [fan.id]
+
+
+async def test_bad_ids_and_self_are_typed_errors(gql, make_users):
+    (owner,) = await make_users(1, prefix="priv")
+    bad = await ok(gql, APPROVE, {"id": "not-an-id"}, owner, "ValidationError")
+    assert bad["field"] == "userId"
+    assert (await ok(gql, APPROVE, {"id": owner.gid}, owner, "NotFoundError"))["code"] == (
+        "NOT_FOUND"
+    )
+    assert (await ok(gql, REJECT, {"id": owner.gid}, owner, "NotFoundError"))["code"] == (
+        "NOT_FOUND"
+    )
+
+
+async def test_unfollow_withdraws_a_pending_request(gql, make_users, engine):
+    owner, fan = await make_users(2, prefix="priv")
+    await make_private(gql, owner)
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    await ok(gql, UNFOLLOW, {"id": owner.gid}, fan, "UnfollowSuccess")
+    assert await pending(engine, owner) == []
+    assert await events(engine, "follow_request.cancelled", target_id=str(owner.id)) == [
+        {"requester_id": str(fan.id), "target_id": str(owner.id)}
+    ]
+    profile = (await gql(PROFILE, {"u": owner.username}, token=fan.token))["data"]["user"]
+    assert profile["followRequestedByViewer"] is False
+    assert await counts(gql, owner) == (0, 0)
+
+
+async def test_existing_followers_stay_when_the_account_turns_private(gql, make_users, engine):
+    owner, fan = await make_users(2, prefix="priv")
+    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowSuccess")
+    await make_private(gql, owner)
+    out = await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowSuccess")  # nothing to ask
+    assert out["user"]["followedByViewer"] is True
+    assert out["user"]["followRequestedByViewer"] is False
+    assert await pending(engine, owner) == []
+    assert await counts(gql, owner) == (1, 0)
+
+
+async def test_follow_requests_page_newest_first_and_only_for_the_owner(gql, make_users):
+    (owner,) = await make_users(1, prefix="priv")
+    fans = await make_users(5, prefix="fan")
+    await make_private(gql, owner)
+    for fan in fans:
+        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    seen, after = [], None
+    while True:
+        out = await gql(REQUESTS, {"first": 2, "after": after}, token=owner.token)
+        page = out["data"]["viewer"]["followRequests"]
+        seen += [e["node"]["username"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen == [f.username for f in reversed(fans)]
+    other = await gql(
+        "query($u: String!) { user(username: $u) { followRequests { edges { cursor } } } }",
+        {"u": owner.username},
+        token=fans[0].token,
+    )
+    assert other["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+async def test_switching_to_public_accepts_every_pending_request(gql, make_users, engine):
+    (owner,) = await make_users(1, prefix="priv")
+    fans = await make_users(6, prefix="fan")
+    await make_private(gql, owner)
+    for fan in fans:
+        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    async with engine.begin() as conn:  # a banned requester gets no follow
+        await conn.execute(
+            text("UPDATE users SET status = 'banned' WHERE id = :i"), {"i": fans[0].id}
+        )
+    out = await ok(gql, SET_PRIVATE, {"p": False}, owner, "UpdateProfileSuccess")
+    assert out["user"] == {"isPrivate": False, "followerCount": 5}
+    assert await pending(engine, owner) == []
+    for fan in fans[1:]:
+        assert await counts(gql, fan) == (0, 1)
+    accepted = await events(engine, "follow.created", followee_id=str(owner.id))
+    assert sorted(e["follower_id"] for e in accepted) == sorted(str(f.id) for f in fans[1:])
+    assert all(set(e) == {"follower_id", "followee_id"} for e in accepted)
+    # Now public: a follow is a follow.
+    (late,) = await make_users(1, prefix="fan")
+    await ok(gql, FOLLOW, {"id": owner.gid}, late, "FollowSuccess")
+    assert await counts(gql, owner) == (6, 0)
+    await assert_no_drift(engine)
+
+
+async def test_block_cancels_requests_both_ways(gql, make_users, engine):
+    a, b, c = await make_users(3, prefix="priv")
+    await make_private(gql, a)
+    await make_private(gql, b)
+    await ok(gql, FOLLOW, {"id": b.gid}, a, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW, {"id": a.gid}, b, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW, {"id": a.gid}, c, "FollowRequestedSuccess")  # unrelated: stays
+    await ok(gql, BLOCK, {"id": b.gid}, a, "BlockSuccess")
+    assert await pending(engine, a) == [c.id]
+    assert await pending(engine, b) == []
+    cancelled = await events(engine, "follow_request.cancelled", reason="block")
+    pairs = {(e["requester_id"], e["target_id"]) for e in cancelled}
+    assert {(str(a.id), str(b.id)), (str(b.id), str(a.id))} <= pairs
+    for actor, target in ((a, b), (b, a)):
+        refused = await ok(gql, FOLLOW, {"id": target.gid}, actor, "BlockedError")
+        assert refused["code"] == "BLOCKED"
+    assert (await ok(gql, APPROVE, {"id": b.gid}, a, "NotFoundError"))["code"] == "NOT_FOUND"
+    assert await counts(gql, a) == (0, 0) and await counts(gql, b) == (0, 0)
+
+
+async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users, engine):
+    (owner,) = await make_users(1, prefix="priv")
+    fans = await make_users(12, prefix="fan")
+    await make_private(gql, owner)
+    for fan in fans:
+        await make_private(gql, fan)
+        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    for fan in fans[::3]:  # the owner asks some of them back
+        await ok(gql, FOLLOW, {"id": fan.gid}, owner, "FollowRequestedSuccess")
+    query = """query($first: Int!) { viewer { followRequests(first: $first) { edges { node {
+      username isPrivate followerCount followedByViewer followRequestedByViewer
+      followers(first: 1) { totalCount } } } } } }"""
+    statements = {}
+    for n in (3, 12):
+        data, sql = await measured(gql, engine, query, {"first": n}, owner.token)
+        nodes = [e["node"] for e in data["viewer"]["followRequests"]["edges"]]
+        assert [u["username"] for u in nodes] == [f.username for f in reversed(fans)][:n]
+        asked = {f.username for f in fans[::3]}
+        assert all(u["followRequestedByViewer"] is (u["username"] in asked) for u in nodes)
+        assert all(u["followers"] is None and u["isPrivate"] for u in nodes)
+        statements[n] = len(sql)
+    assert statements[3] == statements[12], statements
