@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.feed.config import FeedConfig
 from domain.identity.tokens import TokenConfig
+from domain.notifications.config import NotificationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +71,10 @@ class Settings(BaseSettings):
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")
 
+    # Notifications: per recipient and UTC day, this many follows notify one by one;
+    # the rest arrive the next day as one digest ("N people followed you").
+    notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
+
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
@@ -97,6 +102,13 @@ class Settings(BaseSettings):
             max_len=self.feed_max_len,
             ttl=dt.timedelta(days=self.feed_ttl_days),
             active_window=dt.timedelta(days=self.active_window_days),
+        )
+
+    @property
+    def notification_config(self) -> NotificationConfig:
+        """The notification knobs for domain.notifications."""
+        return NotificationConfig(
+            follow_daily_cap=self.notify_follow_daily_cap, counter_shards=self.counter_shards
         )
 
     @property

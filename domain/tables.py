@@ -5,6 +5,7 @@ import domain.counters.models
 import domain.engagement.models
 import domain.feed.models
 import domain.identity.models
+import domain.notifications.models
 import domain.outbox.models
 import domain.posts.models
 import domain.social.models  # noqa: F401

@@ -6,10 +6,17 @@ import strawberry
 
 from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
+from resolvers.notifications import NotificationMutations
 from resolvers.posts import PostMutations
 from resolvers.social import SocialMutations
 
 
 @strawberry.type
-class Mutation(IdentityMutations, SocialMutations, PostMutations, EngagementMutations):
+class Mutation(
+    IdentityMutations,
+    SocialMutations,
+    PostMutations,
+    EngagementMutations,
+    NotificationMutations,
+):
     pass

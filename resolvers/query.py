@@ -10,6 +10,7 @@ from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from schema.engagement import Comment, Hashtag
+from schema.notifications import Notification
 from schema.posts import Post
 from schema.users import Info, User
 
@@ -21,7 +22,12 @@ async def visible_user(info: Info, user_id) -> User | None:
 
 
 #: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
-NODE_TYPES: dict[str, type] = {"User": User, "Post": Post, "Comment": Comment}
+NODE_TYPES: dict[str, type] = {
+    "User": User,
+    "Post": Post,
+    "Comment": Comment,
+    "Notification": Notification,
+}
 
 
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:

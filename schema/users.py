@@ -17,6 +17,7 @@ from domain.social.queries import FollowPage, follow_list
 from schema.context import Context
 
 if TYPE_CHECKING:
+    from schema.notifications import NotificationConnection
     from schema.posts import FeedConnection, PostConnection
     from schema.social import FollowRequestConnection
 from schema.pagination import (
@@ -135,6 +136,29 @@ class User(relay.Node):
                 extensions={"code": "FORBIDDEN"},
             )
         return await home_feed_connection(info, first, after)
+
+    @strawberry.field(description="Your notifications, newest first. Only on the viewer.")
+    async def notifications(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[NotificationConnection, strawberry.lazy("schema.notifications")]:
+        from schema.notifications import notifications_connection
+
+        self._require_self(info, "notifications")
+        return await notifications_connection(info, self.uid, first, after)
+
+    @strawberry.field(description="Your unread notifications, exact. Only on the viewer.")
+    async def unread_notification_count(self, info: Info) -> int:
+        from schema.notifications import unread_count
+
+        self._require_self(info, "unreadNotificationCount")
+        return await unread_count(info, self.uid)
+
+    def _require_self(self, info: Info, field: str) -> None:
+        if info.context.viewer_id != self.uid:
+            raise GraphQLError(
+                f"Only your own {field} can be read (viewer {{ {field} }}).",
+                extensions={"code": "FORBIDDEN"},
+            )
 
     @strawberry.field(description="Whether the viewer follows this user (false when anonymous).")
     async def followed_by_viewer(self, info: Info) -> bool:

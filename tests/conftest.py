@@ -82,6 +82,8 @@ def settings(database_url: str) -> Settings:
         PULL_THRESHOLD=40,
         PUSH_BACK_THRESHOLD=30,
         FANOUT_BATCH_SIZE=7,
+        # A small follow cap so the daily digest shows with a handful of followers.
+        NOTIFY_FOLLOW_DAILY_CAP=3,
         JWT_SECRET="test-secret-" + uuid.uuid4().hex,
         # The suite sends hundreds of requests a minute from one address: no rate limits
         # here (tests/e2e/test_http_guards.py builds apps with tiny ones).

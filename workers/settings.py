@@ -21,8 +21,13 @@ from app.database import create_engine
 from app.settings import Settings, get_settings
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
+from domain.notifications.consumers import notification_handlers
+from domain.notifications.delivery import Delivery
+from domain.notifications.push import LoggingPushSender
+from domain.outbox.process import compose_handlers
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
+from workers.notifications import follow_digest
 
 log = logging.getLogger("roost.workers")
 
@@ -52,7 +57,18 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         )
         ctx["feed_redis"] = feed_redis = Redis.from_url(settings.redis_url)
         stores = FeedStores.on(feed_redis, settings.feed_config)
-        ctx["handlers"] = feed_handlers(engine, stores, settings.feed_config)
+        # Notifications: pushes are logged until a real provider is plugged in here;
+        # ctx["notification_publisher"] (a NotificationPublisher) publishes for real time.
+        ctx["notification_config"] = notify = settings.notification_config
+        push = LoggingPushSender()
+        publisher = ctx.get("notification_publisher")
+        ctx["notification_delivery"] = Delivery(engine, push=push, publisher=publisher)
+        # post.created and follow.created have both a feed and a notification handler:
+        # composed, they run in turn (each idempotent; a retry reruns both).
+        ctx["handlers"] = compose_handlers(
+            feed_handlers(engine, stores, settings.feed_config),
+            notification_handlers(engine, notify, push=push, publisher=publisher),
+        )
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
         # poll every second does not fill the job log.
@@ -85,6 +101,8 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         "cron_jobs": [
             # Every 10 minutes; unique (arq's default), so two workers never overlap.
             cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
+            # Hourly: the digest of yesterday's follows past the cap (idempotent).
+            cron(follow_digest, minute={15}, run_at_startup=False),
         ],
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,

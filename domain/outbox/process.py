@@ -16,8 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import new_id
 
-#: A consumer of one topic: receives the event's JSON payload.
+#: A consumer of one topic: receives the event's JSON payload (plus EVENT_ID_KEY).
 Handler = Callable[[Mapping[str, Any]], Awaitable[None]]
+
+#: The key under which :func:`process_event` adds the outbox event's id (a string) to the
+#: payload it hands each consumer, for consumers that key their idempotency on the event
+#: (notifications: "each notification created once per event even when its job runs
+#: twice"). Stored payloads never carry it.
+EVENT_ID_KEY = "_event_id"
 
 #: After the relay enqueues an event, it waits this long before enqueuing it again.
 RELAY_RETRY_S = 30
@@ -60,8 +66,9 @@ async def process_event(
     """Run the consumer of one event and mark it dispatched; return ``done``,
     ``already`` (dispatched before) or ``missing`` (no such row).
 
-    Topics without a handler are simply marked dispatched. Raises whatever the
-    consumer raises (the caller retries, then dead-letters).
+    The handler gets the stored payload plus ``EVENT_ID_KEY`` (the event's id). Topics
+    without a handler are simply marked dispatched. Raises whatever the consumer raises
+    (the caller retries, then dead-letters).
     """
     async with engine.connect() as conn:
         row = (
@@ -76,9 +83,33 @@ async def process_event(
         return "already"
     handler = handlers.get(row.topic)
     if handler is not None:
-        await handler(row.payload)
+        await handler({**row.payload, EVENT_ID_KEY: str(event_id)})
     await _mark_dispatched(engine, event_id)
     return "done"
+
+
+def compose_handlers(*maps: Mapping[str, Handler]) -> dict[str, Handler]:
+    """Merge ``{topic: handler}`` maps; a topic handled by several maps gets one handler
+    that runs each of them in turn, in the order the maps are given.
+
+    If one raises, the composite raises and the job's retry runs all of them again, so
+    every handler must be idempotent (they are: design.md "consumers are idempotent").
+    """
+    by_topic: dict[str, list[Handler]] = {}
+    for m in maps:
+        for topic, handler in m.items():
+            by_topic.setdefault(topic, []).append(handler)
+    return {
+        topic: hs[0] if len(hs) == 1 else _run_in_turn(tuple(hs)) for topic, hs in by_topic.items()
+    }
+
+
+def _run_in_turn(handlers: tuple[Handler, ...]) -> Handler:
+    async def run(payload: Mapping[str, Any]) -> None:
+        for handler in handlers:
+            await handler(payload)
+
+    return run
 
 
 async def dead_letter(engine: AsyncEngine, event_id: uuid.UUID, error: str, attempts: int) -> None:

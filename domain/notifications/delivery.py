@@ -1,0 +1,110 @@
+"""After-commit delivery of notifications: publish for real time, push to devices."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.notifications.publish import NoopPublisher, NotificationPublisher
+from domain.notifications.push import PushMessage, PushSender, push_text
+from domain.notifications.queries import NotificationRecord
+from domain.notifications.store import Changes
+
+log = logging.getLogger("roost.notifications")
+
+#: Seconds one delivery (lookups, publish, push) may take before it is abandoned.
+DELIVERY_TIMEOUT_S = 2.0
+
+
+class Delivery:
+    """Publishes and pushes what a use case committed; never raises (best effort).
+
+    ``push`` None sends no pushes; ``publisher`` None publishes nothing.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        push: PushSender | None = None,
+        publisher: NotificationPublisher | None = None,
+        timeout: float = DELIVERY_TIMEOUT_S,
+    ) -> None:
+        self.engine = engine
+        self.push = push
+        self.publisher = publisher or NoopPublisher()
+        self.timeout = timeout
+
+    async def deliver(self, changes: Changes) -> None:
+        """Publish every created or updated notification, then push the created ones.
+
+        Errors and a run over ``timeout`` seconds are logged, never raised: the
+        notifications are committed, and a failed job retry would not redo this anyway
+        (the rows exist, so nothing is created or delivered twice).
+        """
+        if not changes:
+            return
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self._deliver(changes)
+        except Exception:
+            log.warning("notification delivery failed", exc_info=True)
+
+    async def _deliver(self, changes: Changes) -> None:
+        for n in [*changes.created, *changes.updated]:
+            try:
+                await self.publisher.notification_created(n.recipient_id, n.id)
+            except Exception:
+                log.warning("publishing notification %s failed", n.id, exc_info=True)
+        if self.push is None or not changes.created:
+            return
+        for message in await self._messages(changes.created):
+            try:
+                await self.push.send(message)
+            except Exception:
+                log.warning(
+                    "push of notification %s failed", message.notification_id, exc_info=True
+                )
+
+    async def _messages(self, created: list[NotificationRecord]) -> list[PushMessage]:
+        actors = list({n.actor_id for n in created if n.actor_id})
+        comments = list({n.comment_id for n in created if n.comment_id})
+        names: dict = {}
+        bodies: dict = {}
+        if actors or comments:
+            async with self.engine.connect() as conn:
+                names = await _lookup(conn, "SELECT id, username FROM users", actors)
+                bodies = await _lookup(conn, "SELECT id, body FROM comments", comments)
+        return [
+            PushMessage(
+                recipient_id=n.recipient_id,
+                notification_id=n.id,
+                kind=n.kind,
+                body=push_text(
+                    n.kind,
+                    names.get(n.actor_id) if n.actor_id else None,
+                    n.count,
+                    bodies.get(n.comment_id) if n.comment_id else None,
+                ),
+                data=_data(n),
+            )
+            for n in created
+        ]
+
+
+async def _lookup(conn: AsyncConnection, select: str, ids: list[uuid.UUID]) -> dict:
+    if not ids:
+        return {}
+    rows = await conn.execute(text(f"{select} WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": ids})
+    return dict(rows.all())
+
+
+def _data(n: NotificationRecord) -> dict[str, str]:
+    data = {"notification_id": str(n.id)}
+    if n.post_id:
+        data["post_id"] = str(n.post_id)
+    return data

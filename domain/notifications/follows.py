@@ -1,0 +1,220 @@
+"""Use cases: notify of a follow (capped per day, the rest in a daily digest) and of a
+follow request.
+
+Per recipient and UTC day, the first ``follow_daily_cap`` followers each create a FOLLOW
+notification; later ones are recorded as ``overflow`` in ``notification_sources`` (one
+row per event: exact, and idempotent by its primary key), and the digest job turns the
+day's overflow into one FOLLOW_DIGEST "N people followed you" per recipient. The same
+follower again on the same day (follow, unfollow, follow) notifies nobody twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.db import new_id
+from domain.locks import advisory_xact_lock
+from domain.notifications.config import NotificationConfig
+from domain.notifications.queries import COLUMNS, UNREAD_KIND, to_notification
+from domain.notifications.store import (
+    Changes,
+    Draft,
+    EventRef,
+    eligible_recipients,
+    insert_notifications,
+    record_source,
+    source_recorded,
+)
+
+#: Namespace of the digests' derived source_event_id (one per UTC day).
+DIGEST_NAMESPACE = uuid.UUID("7d0c2a4e-5b1f-4c8e-9a36-0f6f1e3b9d52")
+
+
+def digest_event_id(day: dt.date) -> uuid.UUID:
+    """The source_event_id of the follow digests of ``day`` (the same on every run, so a
+    second run of the digest job finds the first run's rows)."""
+    return uuid.uuid5(DIGEST_NAMESPACE, f"follow-digest:{day.isoformat()}")
+
+
+async def _notified_today(
+    conn: AsyncConnection, recipient_id: uuid.UUID, day: dt.date
+) -> set[uuid.UUID]:
+    rows = await conn.execute(
+        text(
+            "SELECT actor_id FROM notification_sources WHERE recipient_id = :r AND day = :day"
+            " AND kind = 'follow' AND outcome = 'notified'"
+        ),
+        {"r": recipient_id, "day": day},
+    )
+    return {r[0] for r in rows}
+
+
+def _outcome(notified: set[uuid.UUID], actor: uuid.UUID, cap: int) -> str:
+    if actor in notified:
+        return "repeat"
+    return "overflow" if len(notified) >= cap else "notified"
+
+
+async def notify_follow(
+    engine: AsyncEngine,
+    config: NotificationConfig,
+    event: EventRef,
+    follower_id: uuid.UUID,
+    followee_id: uuid.UUID,
+) -> Changes:
+    """Handle ``follow.created`` {follower_id, followee_id}: a FOLLOW notification for the
+    followee, or an overflow record for the digest once the day's cap is reached.
+
+    One transaction. Nothing when the follow is no longer live (unfollowed before the
+    job ran), either side is inactive, a block stands between them, or the event was
+    handled already. Under the cap, a transaction-scoped advisory lock on (recipient,
+    day) makes the count exact under concurrent follows; past it no lock is taken (the
+    day's notified count only grows), so a celebrity's followers do not queue on a lock.
+    """
+    kind = "follow"
+    async with engine.begin() as conn:
+        live = await conn.scalar(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :a"
+                " AND followee_id = :r AND deleted_at IS NULL)"
+            ),
+            {"a": follower_id, "r": followee_id},
+        )
+        if not live or not await eligible_recipients(conn, follower_id, [followee_id]):
+            return Changes()
+        if await source_recorded(conn, event, followee_id, kind):
+            return Changes()
+        cap = config.follow_daily_cap
+        outcome = _outcome(await _notified_today(conn, followee_id, event.day), follower_id, cap)
+        if outcome == "notified":
+            await advisory_xact_lock(conn, f"notify-follow:{event.day.isoformat()}", followee_id)
+            notified = await _notified_today(conn, followee_id, event.day)
+            outcome = _outcome(notified, follower_id, cap)
+        notification_id = new_id() if outcome == "notified" else None
+        if not await record_source(
+            conn,
+            event,
+            followee_id,
+            kind,
+            actor_id=follower_id,
+            outcome=outcome,
+            notification_id=notification_id,
+        ):
+            return Changes()
+        if notification_id is None:
+            return Changes()
+        created = await insert_notifications(
+            conn,
+            event,
+            [Draft(followee_id, kind, actor_id=follower_id)],
+            counter_shards=config.counter_shards,
+            ids=[notification_id],
+        )
+    return Changes(created=created)
+
+
+async def notify_follow_request(
+    engine: AsyncEngine,
+    config: NotificationConfig,
+    event: EventRef,
+    requester_id: uuid.UUID,
+    target_id: uuid.UUID,
+) -> Changes:
+    """Handle ``follow_request.created`` {requester_id, target_id}: a FOLLOW_REQUEST
+    notification for the target (private account), once per event; nothing if the
+    request is no longer pending (cancelled, rejected or approved before the job ran),
+    across a block or with an inactive side."""
+    async with engine.begin() as conn:
+        pending = await conn.scalar(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM follow_requests"
+                " WHERE requester_id = :a AND target_id = :r)"
+            ),
+            {"a": requester_id, "r": target_id},
+        )
+        if not pending or not await eligible_recipients(conn, requester_id, [target_id]):
+            return Changes()
+        created = await insert_notifications(
+            conn,
+            event,
+            [Draft(target_id, "follow_request", actor_id=requester_id)],
+            counter_shards=config.counter_shards,
+        )
+    return Changes(created=created)
+
+
+_OVERFLOW = text(
+    """
+    SELECT s.recipient_id, count(DISTINCT s.actor_id)::int AS n
+    FROM notification_sources s JOIN users u ON u.id = s.recipient_id
+    WHERE s.day = :day AND s.outcome = 'overflow' AND u.status = 'active'
+    GROUP BY s.recipient_id ORDER BY s.recipient_id
+    """
+)
+
+_DIGEST = text(
+    f"""
+    INSERT INTO notifications (id, recipient_id, kind, count, source_event_id, created_at)
+    SELECT d.id, d.recipient_id, 'follow_digest', d.n, :event, now()
+    FROM unnest(CAST(:ids AS uuid[]), CAST(:recipients AS uuid[]), CAST(:counts AS integer[]))
+         AS d(id, recipient_id, n)
+    ON CONFLICT (source_event_id, recipient_id, kind)
+    DO UPDATE SET count = EXCLUDED.count WHERE notifications.count <> EXCLUDED.count
+    RETURNING {COLUMNS}, (xmax = 0) AS inserted
+    """
+)
+
+
+async def send_follow_digests(
+    engine: AsyncEngine, config: NotificationConfig, day: dt.date
+) -> Changes:
+    """Create one FOLLOW_DIGEST "N people followed you" for every active recipient with
+    follows past the cap on UTC day ``day`` (N: distinct followers not notified one by
+    one); return the digests created.
+
+    Idempotent: the digests of a day share a source_event_id derived from the day, so a
+    second run creates nothing; a digest whose day gained overflow since (an event of
+    that day handled late) has its count corrected in place (not delivered again). One
+    transaction.
+    """
+    async with engine.begin() as conn:
+        groups = (await conn.execute(_OVERFLOW, {"day": day})).all()
+        if not groups:
+            return Changes()
+        rows = (
+            await conn.execute(
+                _DIGEST,
+                {
+                    "event": digest_event_id(day),
+                    "ids": [new_id() for _ in groups],
+                    "recipients": [g.recipient_id for g in groups],
+                    "counts": [g.n for g in groups],
+                },
+            )
+        ).all()
+        created = [to_notification(r[:-1]) for r in rows if r[-1]]
+        await add_deltas(
+            conn,
+            [Delta(n.recipient_id, UNREAD_KIND, 1) for n in created],
+            shards=config.counter_shards,
+        )
+    return Changes(created=created)
+
+
+async def prune_sources(engine: AsyncEngine, before: dt.date) -> int:
+    """Delete the per-event records of days before ``before``; return how many.
+
+    After that a dead letter of those days replayed could coalesce a like twice or
+    count a follow again; the retention (NotificationConfig.source_retention, 7 days)
+    is longer than any retry or digest catch-up.
+    """
+    async with engine.begin() as conn:
+        result = await conn.execute(
+            text("DELETE FROM notification_sources WHERE day < :day"), {"day": before}
+        )
+    return result.rowcount or 0

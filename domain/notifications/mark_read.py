@@ -1,0 +1,47 @@
+"""Use case: mark notifications read."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.notifications.queries import UNREAD_KIND, unread_notification_count
+
+
+async def mark_notifications_read(
+    engine: AsyncEngine,
+    recipient_id: uuid.UUID,
+    ids: Sequence[uuid.UUID] | None = None,
+    *,
+    counter_shards: int,
+) -> int:
+    """Mark ``ids`` of ``recipient_id``'s notifications read (all of them when ``ids`` is
+    None or empty) and return the unread count afterwards.
+
+    Ids of other users' notifications, unknown ids and notifications already read are
+    ignored (idempotent; never raises for them). One transaction: the rows that turn
+    read (``UPDATE ... WHERE read_at IS NULL``, so a concurrent run cannot count a row
+    twice) and the unread counter's decrement commit together.
+    """
+    where = "AND id = ANY(CAST(:ids AS uuid[]))" if ids else ""
+    params: dict[str, object] = {"r": recipient_id}
+    if ids:
+        params["ids"] = list(set(ids))
+    async with engine.begin() as conn:
+        result = await conn.execute(
+            text(
+                "UPDATE notifications SET read_at = now()"
+                f" WHERE recipient_id = :r AND read_at IS NULL {where}"
+            ),
+            params,
+        )
+        changed = result.rowcount or 0
+        if changed:
+            await add_deltas(
+                conn, [Delta(recipient_id, UNREAD_KIND, -changed)], shards=counter_shards
+            )
+        return await unread_notification_count(conn, recipient_id)

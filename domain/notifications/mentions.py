@@ -1,0 +1,58 @@
+"""``@username`` mentions in captions and comments.
+
+A mention is ``@`` followed by a username (design.md "Decided details": ``[a-z0-9._]``,
+3–30 characters after lower-casing, so ``@Alice`` names ``alice``). It counts only where
+it cannot be part of something else: not after a letter, digit or one of ``_ . @ / : + -
+=`` (so ``bob@example.com``, ``a@b`` and ``https://x.com/@alice`` are not mentions), not
+inside a URL token, and not followed by ``@`` (an e-mail address). Trailing dots are
+punctuation (``thanks @alice.`` names ``alice``) unless the name with the dot exists;
+:func:`extract_mentions` returns both candidates and the caller keeps the one that exists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from domain.text import USERNAME_RE
+
+_MENTION = re.compile(r"@([A-Za-z0-9._]+)")
+_NOT_BEFORE = set("_.@/:+-=")
+
+
+def _in_url(text: str, at: int) -> bool:
+    """True if position ``at`` sits in a whitespace-delimited token that is a URL."""
+    start = at
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    token = text[start:at].lower()
+    return "://" in token or token.startswith("www.")
+
+
+def extract_mentions(text: str, *, limit: int = 20) -> list[tuple[str, ...]]:
+    """Return the mentions of ``text`` in order of first appearance, at most ``limit``
+    distinct ones; each is a tuple of candidate canonical usernames, longest first
+    (``("alice.",  "alice")`` for ``@alice.``, ``("bob",)`` for ``@Bob``).
+
+    Pure: no database. A run of name characters longer than 30 (after trailing dots are
+    dropped) is not a mention, nor is one shorter than 3.
+    """
+    out: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for m in _MENTION.finditer(text):
+        if len(out) >= limit:
+            break
+        start, end = m.span()
+        prev = text[start - 1] if start > 0 else " "
+        if prev.isalnum() or prev in _NOT_BEFORE or _in_url(text, start):
+            continue
+        if end < len(text) and text[end] == "@":
+            continue
+        raw = m.group(1).lower()
+        candidates = tuple(
+            dict.fromkeys(c for c in (raw, raw.rstrip(".")) if USERNAME_RE.fullmatch(c))
+        )
+        if not candidates or candidates[-1] in seen:
+            continue
+        seen.update(candidates)
+        out.append(candidates)
+    return out

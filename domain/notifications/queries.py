@@ -1,0 +1,127 @@
+"""Reads of notifications: the viewer's pages, batch reads by id, the unread count."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.counters import read_counts
+
+#: The sharded counter (domain.counters) of a user's unread notifications.
+UNREAD_KIND = "unread_notifications"
+
+Position = tuple[dt.datetime, uuid.UUID]
+
+COLUMNS = "id, recipient_id, kind, actor_id, post_id, comment_id, count, created_at, read_at"
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationRecord:
+    """A notification as the rest of Roost sees it; ``kind`` is one of models.KINDS."""
+
+    id: uuid.UUID
+    recipient_id: uuid.UUID
+    kind: str
+    actor_id: uuid.UUID | None
+    post_id: uuid.UUID | None
+    comment_id: uuid.UUID | None
+    count: int
+    created_at: dt.datetime
+    read_at: dt.datetime | None
+
+    @property
+    def position(self) -> Position:
+        """The keyset position (created_at, id) the viewer's list orders by."""
+        return (self.created_at, self.id)
+
+
+def to_notification(row: Any) -> NotificationRecord:
+    """Map a row selected with :data:`COLUMNS` to a :class:`NotificationRecord`."""
+    return NotificationRecord(*row)
+
+
+async def notifications_page(
+    conn: AsyncConnection,
+    recipient_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+) -> tuple[list[NotificationRecord], bool]:
+    """Return up to ``first`` notifications of ``recipient_id``, newest first, and whether
+    more follow (keyset on (created_at, id), served by notifications_recipient_recent_idx)."""
+    where = "AND (created_at, id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"r": recipient_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {COLUMNS} FROM notifications WHERE recipient_id = :r {where}"
+                " ORDER BY created_at DESC, id DESC LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [to_notification(r) for r in rows[:first]], len(rows) > first
+
+
+async def notifications_by_ids(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, NotificationRecord]:
+    """Return ``{id: NotificationRecord}`` for the ids that exist, in one statement."""
+    if not ids:
+        return {}
+    rows = await conn.execute(
+        text(f"SELECT {COLUMNS} FROM notifications WHERE id = ANY(CAST(:ids AS uuid[]))"),
+        {"ids": list(set(ids))},
+    )
+    return {r[0]: to_notification(r) for r in rows}
+
+
+async def unread_notification_count(conn: AsyncConnection, recipient_id: uuid.UUID) -> int:
+    """The exact number of unread notifications of ``recipient_id``: a sum of at most K
+    counter shard rows (O(1), whatever the backlog of a user who never reads)."""
+    counts = await read_counts(conn, [recipient_id], [UNREAD_KIND])
+    return counts[(recipient_id, UNREAD_KIND)]
+
+
+@dataclass(frozen=True)
+class UnreadDrift:
+    """A user whose unread counter differs from ``count(*)`` of their unread rows."""
+
+    user_id: uuid.UUID
+    actual: int
+    stored: int
+
+
+async def verify_unread_counts(engine: AsyncEngine) -> list[UnreadDrift]:
+    """Compare every unread counter with ``count(*)`` of unread notifications in one
+    REPEATABLE READ snapshot; return the mismatches (none when exact)."""
+    async with engine.connect() as conn:
+        conn = await conn.execution_options(isolation_level="REPEATABLE READ")
+        rows = (
+            await conn.execute(
+                text(
+                    """
+                    WITH actual AS (
+                        SELECT recipient_id AS user_id, count(*) AS n FROM notifications
+                        WHERE read_at IS NULL GROUP BY recipient_id
+                    ), stored AS (
+                        SELECT entity_id AS user_id, sum(value) AS n FROM counter_shards
+                        WHERE kind = :kind GROUP BY entity_id
+                    )
+                    SELECT coalesce(a.user_id, s.user_id), coalesce(a.n, 0), coalesce(s.n, 0)
+                    FROM actual a FULL JOIN stored s ON a.user_id = s.user_id
+                    WHERE coalesce(a.n, 0) <> coalesce(s.n, 0)
+                    """
+                ),
+                {"kind": UNREAD_KIND},
+            )
+        ).all()
+    return [UnreadDrift(r[0], int(r[1]), int(r[2])) for r in rows]

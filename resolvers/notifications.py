@@ -1,0 +1,38 @@
+"""Notification mutations: markNotificationsRead."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import ValidationError
+from domain.notifications.mark_read import mark_notifications_read
+from schema.errors import error_from_domain
+from schema.ids import decode_global_id
+from schema.notifications import (
+    MarkNotificationsReadInput,
+    MarkNotificationsReadResult,
+    MarkNotificationsReadSuccess,
+)
+from schema.users import Info
+
+
+@strawberry.type
+class NotificationMutations:
+    @strawberry.mutation(
+        description="Mark notifications read (all of yours when `ids` is omitted or empty). "
+        "Idempotent."
+    )
+    async def mark_notifications_read(
+        self, info: Info, input: MarkNotificationsReadInput
+    ) -> MarkNotificationsReadResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        raw = input.ids or []
+        try:
+            ids = [decode_global_id(i, "Notification", "ids") for i in raw]
+        except ValidationError as exc:
+            return error_from_domain(exc)
+        unread = await mark_notifications_read(
+            ctx.engine, viewer, ids or None, counter_shards=ctx.limits.counter_shards
+        )
+        return MarkNotificationsReadSuccess(unread_notification_count=unread)

@@ -1,0 +1,38 @@
+"""The daily follow digest of notifications (issue item 5, "Notifications")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from domain.db import utcnow
+from domain.notifications.delivery import Delivery
+from domain.notifications.follows import prune_sources, send_follow_digests
+
+log = logging.getLogger("roost.workers.notifications")
+
+
+async def follow_digest(ctx: dict[str, Any], day: str | None = None) -> int:
+    """Send the follow digests of UTC day ``day`` (ISO date; default yesterday), then
+    prune per-event records past their retention; return how many digests were created.
+
+    Runs every hour (a worker down at midnight catches up within the hour); idempotent,
+    so the later runs of a day create nothing (see
+    :func:`domain.notifications.follows.send_follow_digests`).
+    """
+    config = ctx["notification_config"]
+    delivery: Delivery = ctx["notification_delivery"]
+    today = utcnow().date()
+    target = dt.date.fromisoformat(day) if day else today - dt.timedelta(days=1)
+    changes = await send_follow_digests(ctx["engine"], config, target)
+    await delivery.deliver(changes)
+    pruned = await prune_sources(ctx["engine"], today - config.source_retention)
+    if changes.created or pruned:
+        log.info(
+            "follow digests of %s: %d sent; %d old records pruned",
+            target,
+            len(changes.created),
+            pruned,
+        )
+    return len(changes.created)
