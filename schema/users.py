@@ -34,7 +34,8 @@ Info = strawberry.Info[Context, None]
 #: and counts stay visible; its content does not).
 _HIDDEN = (
     "Null when the account is private and the viewer neither is it nor follows it "
-    "(isPrivate tells why; counts stay visible)."
+    "(isPrivate tells why; counts stay visible), or when a block stands between them "
+    "(blockedWithViewer)."
 )
 
 
@@ -66,16 +67,18 @@ class User(relay.Node):
         )
 
     async def content_visible(self, info: Info) -> bool:
-        """Whether the viewer may see this user's posts and follow lists: the account is
-        public, or it is the viewer's own, or the viewer follows it (batched through the
-        ViewerFollowsByUserIdLoader)."""
-        if not self.is_private:
-            return True
+        """Whether the viewer may see this user's posts and follow lists: no block stands
+        between them, and the account is public, the viewer's own, or followed by the
+        viewer (batched through the block and follow dataloaders)."""
         viewer = info.context.viewer_id
         if viewer == self.uid:
             return True
-        loader = info.context.loaders.viewer_follows
-        return bool(loader and await loader.load(self.uid))
+        loaders = info.context.loaders
+        if loaders.block_with_viewer and await loaders.block_with_viewer.load(self.uid):
+            return False
+        if not self.is_private:
+            return True
+        return bool(loaders.viewer_follows and await loaders.viewer_follows.load(self.uid))
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]

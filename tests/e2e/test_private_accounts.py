@@ -324,3 +324,24 @@ async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users
         assert all(u["followers"] is None and u["isPrivate"] for u in nodes)
         statements[n] = len(sql)
     assert statements[3] == statements[12], statements
+
+
+async def test_a_block_hides_posts_and_lists_both_ways(gql, make_users):
+    """Like a private account's: the profile stays, its content does not."""
+    from tests.e2e.test_follow_graph import BLOCK
+    from tests.integration.test_feed import post
+
+    owner, other = await make_users(2)
+    await post(gql, owner, "not for you")
+    q = """query($u: String!) { user(username: $u) { username postCount
+        posts { edges { node { caption } } } followers { totalCount } following { totalCount }
+    } }"""
+    before = (await gql(q, {"u": owner.username}, token=other.token))["data"]["user"]
+    assert before["posts"]["edges"] == [{"node": {"caption": "not for you"}}]
+    await gql(BLOCK, {"id": other.gid}, token=owner.token)
+    for viewer, target in ((other, owner), (owner, other)):
+        seen = (await gql(q, {"u": target.username}, token=viewer.token))["data"]["user"]
+        assert seen["username"] == target.username
+        assert seen["posts"] is None and seen["followers"] is None and seen["following"] is None
+    mine = (await gql(q, {"u": owner.username}, token=owner.token))["data"]["user"]
+    assert mine["posts"]["edges"] == [{"node": {"caption": "not for you"}}]
