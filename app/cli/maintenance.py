@@ -14,14 +14,19 @@ from app.settings import Settings
 
 
 async def _verify(settings: Settings, url: str) -> int:
-    from domain.social.verify_counts import verify_follow_counts
+    from domain.counters.verify import verify_counts
 
     engine = _engine(settings, url)
     try:
-        report = await verify_follow_counts(engine)
+        t0 = time.monotonic()
+        report = await verify_counts(engine)
     finally:
         await engine.dispose()
-    print(f"checked {report.checked} counters, drift {len(report.drift)}")
+    kinds = ", ".join(f"{kind} {n}" for kind, n in report.by_kind.items())
+    print(
+        f"checked {report.checked} counters ({kinds}) in {time.monotonic() - t0:.1f} s,"
+        f" drift {len(report.drift)}"
+    )
     for d in report.drift[:20]:
         print(f"  {d.entity_id} {d.kind}: count(*)={d.actual} stored={d.stored}")
     if len(report.drift) > 20:
