@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
 
-.PHONY: venv run test lint format bench clean clean-data
+.PHONY: venv run test lint format schema bench clean clean-data
 
 venv: $(STAMP)
 
@@ -37,6 +37,10 @@ lint: venv
 format: venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# Rewrite the committed SDL from the code (a test fails when they differ).
+schema: venv
+	$(BIN)/python -m app.print_schema
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
