@@ -21,12 +21,14 @@ from domain.engagement.queries import (
 from domain.feed.timelines import time_of
 from schema.context import Context
 from schema.errors import NotCommentModeratorError, NotFoundError, ValidationError
+from schema.ids import parse_node_ids
 from schema.pagination import (
     DEFAULT_PAGE_SIZE,
     check_first,
     decode_cursor,
     decode_entry_cursor,
     encode_cursor,
+    page_info,
 )
 
 if TYPE_CHECKING:
@@ -105,12 +107,7 @@ class Comment(relay.Node):
         """Resolve ``node``/``nodes``: live comments on posts the viewer may see."""
         from schema.posts import visible_posts
 
-        ids: list[uuid.UUID | None] = []
-        for raw in node_ids:
-            try:
-                ids.append(uuid.UUID(raw))
-            except ValueError:
-                ids.append(None)
+        ids = parse_node_ids(node_ids)
         loaders = info.context.loaders
         wanted = [i for i in ids if i]
         records = [
@@ -194,7 +191,9 @@ async def likes_connection(
         if rec is not None and rec.is_visible and uid not in hidden
     ]
     return LikeConnection(
-        edges=edges, page_info=_page_info(edges, more, after), total_count=counts.likes
+        edges=edges,
+        page_info=page_info([e.cursor for e in edges], more, after),
+        total_count=counts.likes,
     )
 
 
@@ -221,7 +220,9 @@ async def _comment_connection(
         for r, u in zip(records, users, strict=True)
         if u is not None and u.is_visible and r.author_id not in hidden
     ]
-    return CommentConnection(edges=edges, page_info=_page_info(edges, more, after))
+    return CommentConnection(
+        edges=edges, page_info=page_info([e.cursor for e in edges], more, after)
+    )
 
 
 async def _hidden_authors(info: Info, user_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
@@ -230,15 +231,6 @@ async def _hidden_authors(info: Info, user_ids: Sequence[uuid.UUID]) -> set[uuid
         return set()
     unique = list(dict.fromkeys(user_ids))
     return {u for u, b in zip(unique, await loader.load_many(unique), strict=True) if b}
-
-
-def _page_info(edges: list, has_next: bool, after: str | None) -> relay.PageInfo:
-    return relay.PageInfo(
-        has_next_page=has_next,
-        has_previous_page=after is not None,
-        start_cursor=edges[0].cursor if edges else None,
-        end_cursor=edges[-1].cursor if edges else None,
-    )
 
 
 @strawberry.input(description="The post to like or unlike.")

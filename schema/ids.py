@@ -28,3 +28,15 @@ def decode_global_id(value: str, expected_type: str, field: str) -> uuid.UUID:
         return uuid.UUID(gid.node_id)
     except (ValueError, TypeError, AttributeError):  # GlobalIDValueError is a ValueError
         raise ValidationError(field, f"'{field}' is not a valid {expected_type} id.") from None
+
+
+def parse_node_ids(node_ids: list[str]) -> list[uuid.UUID | None]:
+    """The UUIDs inside the node ids Strawberry hands ``resolve_nodes`` (None where one
+    is not a UUID: such a node resolves to null)."""
+    out: list[uuid.UUID | None] = []
+    for raw in node_ids:
+        try:
+            out.append(uuid.UUID(raw))
+        except ValueError:
+            out.append(None)
+    return out

@@ -19,7 +19,8 @@ from domain.notifications.queries import (
 )
 from schema.context import Context
 from schema.errors import ValidationError
-from schema.pagination import check_first, decode_cursor, encode_cursor
+from schema.ids import parse_node_ids
+from schema.pagination import check_first, decode_cursor, encode_cursor, page_info
 
 if TYPE_CHECKING:
     from schema.engagement import Comment
@@ -115,12 +116,7 @@ class Notification(relay.Node):
     ) -> list[Self | None]:
         """Resolve ``node``/``nodes``: the viewer's own notifications, else null."""
         viewer = info.context.viewer_id
-        ids: list[uuid.UUID | None] = []
-        for raw in node_ids:
-            try:
-                ids.append(uuid.UUID(raw))
-            except ValueError:
-                ids.append(None)
+        ids = parse_node_ids(node_ids)
         if viewer is None:
             return [None] * len(ids)
         async with info.context.engine.connect() as conn:
@@ -161,12 +157,7 @@ async def notifications_connection(
     ]
     return NotificationConnection(
         edges=edges,
-        page_info=relay.PageInfo(
-            has_next_page=has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
+        page_info=page_info([e.cursor for e in edges], has_next, after),
     )
 
 

@@ -8,6 +8,7 @@ import datetime as dt
 import uuid
 
 from graphql import GraphQLError
+from strawberry import relay
 
 from domain.feed.timelines import Entry
 from domain.social.queries import Position
@@ -73,3 +74,13 @@ def decode_entry_cursor(cursor: str) -> Entry:
         raise GraphQLError(
             "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}
         ) from None
+
+
+def page_info(cursors: list[str], has_next: bool, after: str | None) -> relay.PageInfo:
+    """Relay ``PageInfo`` of a forward page whose edges carry ``cursors`` (in order)."""
+    return relay.PageInfo(
+        has_next_page=has_next,
+        has_previous_page=after is not None,
+        start_cursor=cursors[0] if cursors else None,
+        end_cursor=cursors[-1] if cursors else None,
+    )

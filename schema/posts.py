@@ -18,11 +18,13 @@ from domain.feed.timelines import Entry, time_of
 from domain.posts.queries import PostRecord, posts_of_author
 from schema.context import Context
 from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
+from schema.ids import parse_node_ids
 from schema.pagination import (
     DEFAULT_PAGE_SIZE,
     check_first,
     decode_entry_cursor,
     encode_entry_cursor,
+    page_info,
 )
 
 if TYPE_CHECKING:
@@ -106,12 +108,7 @@ class Post(relay.Node):
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
         """Resolve ``node``/``nodes``: posts the viewer may see, else null."""
-        ids: list[uuid.UUID | None] = []
-        for raw in node_ids:
-            try:
-                ids.append(uuid.UUID(raw))
-            except ValueError:
-                ids.append(None)
+        ids = parse_node_ids(node_ids)
         wanted = [i for i in ids if i is not None]
         records = await info.context.loaders.post_by_id.load_many(wanted)
         ok = await visible_posts(info, records, require_follow=False)
@@ -200,9 +197,10 @@ async def author_posts_connection(
     for r in records:
         ctx.loaders.post_by_id.prime(r.id, r)
     counts = await ctx.loaders.counts_by_user_id.load(author_id)
+    edges = _edges(records)
     return PostConnection(
-        edges=_edges(records),
-        page_info=_page_info(_edges(records), has_next, after),
+        edges=edges,
+        page_info=page_info([e.cursor for e in edges], has_next, after),
         total_count=counts.posts,
     )
 
@@ -225,7 +223,9 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
     )
     records = await ctx.loaders.post_by_id.load_many([e.post_id for e in page.entries])
     edges = _edges(records)
-    return FeedConnection(edges=edges, page_info=_page_info(edges, page.has_next, after))
+    return FeedConnection(
+        edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
+    )
 
 
 async def page_of_posts(
@@ -236,7 +236,7 @@ async def page_of_posts(
     records = await info.context.loaders.post_by_id.load_many(list(post_ids))
     ok = await visible_posts(info, records, require_follow=False)
     edges = _edges([r for r, keep in zip(records, ok, strict=True) if keep])
-    return edges, _page_info(edges, has_next, after)
+    return edges, page_info([e.cursor for e in edges], has_next, after)
 
 
 def _edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:
@@ -245,15 +245,6 @@ def _edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:
         for r in records
         if r is not None
     ]
-
-
-def _page_info(edges: list[PostEdge], has_next: bool, after: str | None) -> relay.PageInfo:
-    return relay.PageInfo(
-        has_next_page=has_next,
-        has_previous_page=after is not None,
-        start_cursor=edges[0].cursor if edges else None,
-        end_cursor=edges[-1].cursor if edges else None,
-    )
 
 
 @strawberry.input(description="A media file to attach: an absolute http(s) URL and its kind.")

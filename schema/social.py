@@ -18,7 +18,7 @@ from schema.errors import (
     UserUnavailableError,
     ValidationError,
 )
-from schema.pagination import check_first, decode_cursor, encode_cursor
+from schema.pagination import check_first, decode_cursor, encode_cursor, page_info
 from schema.users import Info, User
 
 
@@ -135,10 +135,5 @@ async def follow_requests_connection(
     ]
     return FollowRequestConnection(
         edges=edges,
-        page_info=relay.PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
+        page_info=page_info([e.cursor for e in edges], page.has_next, after),
     )

@@ -15,6 +15,7 @@ from strawberry import relay
 from domain.identity.queries import UserRecord
 from domain.social.queries import FollowPage, follow_list
 from schema.context import Context
+from schema.ids import parse_node_ids
 
 if TYPE_CHECKING:
     from schema.notifications import NotificationConnection
@@ -26,6 +27,7 @@ from schema.pagination import (
     decode_cursor,
     decode_entry_cursor,
     encode_cursor,
+    page_info,
 )
 
 Info = strawberry.Info[Context, None]
@@ -85,12 +87,7 @@ class User(relay.Node):
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
         """Resolve ``node``/``nodes`` through the UserByIdLoader (hidden users are null)."""
-        ids: list[uuid.UUID | None] = []
-        for raw in node_ids:
-            try:
-                ids.append(uuid.UUID(raw))
-            except ValueError:
-                ids.append(None)
+        ids = parse_node_ids(node_ids)
         wanted = [i for i in ids if i is not None]
         records = dict(
             zip(wanted, await info.context.loaders.user_by_id.load_many(wanted), strict=True)
@@ -260,11 +257,6 @@ async def _follow_connection(
     ]
     return UserConnection(
         edges=edges,
-        page_info=relay.PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
+        page_info=page_info([e.cursor for e in edges], page.has_next, after),
         total_count=counts.followers if direction == "followers" else counts.following,
     )
