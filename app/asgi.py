@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import logging
 from typing import Any
 
+import jwt
 from graphql import GraphQLError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
@@ -18,18 +21,34 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.types.unset import UNSET, UnsetType
 
 from app.database import create_engine
+from app.gc_policy import GcPolicy
 from app.graphql import build_schema
 from app.http_guards import GuardedGraphQLView, HttpGuards
 from app.jobs import ArqDispatcher
 from app.settings import Settings, get_settings
+from domain.errors import DomainError
 from domain.feed.activity import record_activity
 from domain.feed.config import FeedStores
-from domain.metrics import DEAD_LETTERS_OPEN, OUTBOX_BACKLOG
+from domain.identity.tokens import decode_access_token
+from domain.metrics import (
+    DEAD_LETTERS_OPEN,
+    OUTBOX_BACKLOG,
+    REALTIME_CHANNELS,
+    REALTIME_SUBSCRIPTIONS,
+)
 from domain.outbox.process import outbox_health
-from schema.context import Context, Limits
+from domain.realtime import Hub, RealtimePublisher
+from domain.realtime.queries import EngagementReads
+from schema.context import Context, Limits, Realtime
 
 log = logging.getLogger("roost")
 
@@ -41,8 +60,30 @@ def _bearer(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else authorization
 
 
+def _init_authorization(params: dict[str, Any] | None) -> str | None:
+    """The ``authorization`` entry of a connection_init payload, its key matched
+    case-insensitively (clients send ``Authorization`` or ``authorization``)."""
+    for key, value in (params or {}).items():
+        if isinstance(key, str) and key.lower() == "authorization" and isinstance(value, str):
+            return value
+    return None
+
+
+class _TransportWSHandler(BaseGraphQLTransportWSHandler):
+    """Strawberry's graphql-transport-ws handler, quiet when a client leaves while an
+    event is on its way to it: a normal end, not an error worth a traceback."""
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        if isinstance(error, WebSocketDisconnected):
+            return
+        await super().handle_task_exception(error)
+
+
 class RoostGraphQL(GuardedGraphQLView, GraphQL):
-    """Strawberry's ASGI view with Roost's typed context."""
+    """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
+    their connection_init (:meth:`on_ws_connect`)."""
+
+    graphql_transport_ws_handler_class = _TransportWSHandler
 
     def __init__(
         self,
@@ -52,11 +93,13 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         settings: Settings,
         redis: Redis | None,
         dispatcher: ArqDispatcher | None,
+        realtime: Realtime | None = None,
     ) -> None:
         super().__init__(
             schema,
             graphql_ide="graphiql",
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
+            max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
         self.engine = engine
         self.tokens = settings.token_config
@@ -68,6 +111,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         self.stores = FeedStores.on(redis, self.feed_config) if redis is not None else None
         self.dispatcher = dispatcher
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
+        self.realtime = realtime
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         ctx = Context(
@@ -77,12 +121,40 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             feed_config=self.feed_config,
             stores=self.stores,
             dispatcher=self.dispatcher,
+            realtime=self.realtime,
             bearer=_bearer(request.headers.get("authorization")),
             request=request,
             response=response,
         )
         await self._note_activity(ctx)
         return ctx
+
+    async def on_ws_connect(self, context: Context) -> UnsetType:
+        """Accept a WebSocket only with a valid access token in its connection_init
+        payload, ``{"authorization": "Bearer <token>"}``: the socket's operations then
+        run as that user. Otherwise refuse it (graphql-transport-ws: close 4403
+        Forbidden; graphql-ws: ``connection_error`` with ``{message, code}``)."""
+        token = _bearer(_init_authorization(context.connection_params))
+        if token is None:
+            raise ConnectionRejectionError(
+                {
+                    "message": "Send 'authorization: Bearer <accessToken>' in connection_init.",
+                    "code": "UNAUTHENTICATED",
+                }
+            )
+        try:
+            viewer = decode_access_token(self.tokens, token)
+        except DomainError as exc:
+            raise ConnectionRejectionError(
+                {"message": exc.message, "code": "UNAUTHENTICATED"}
+            ) from None
+        context.bearer = token
+        # Verified once here; operations and events reuse it until the token expires.
+        context.bearer_expires_at = jwt.decode(token, options={"verify_signature": False})["exp"]
+        context.__dict__.pop("loaders", None)
+        context.__dict__["viewer_id"] = viewer
+        await self._note_activity(context)
+        return UNSET
 
     async def _note_activity(self, ctx: Context) -> None:
         """Record the viewer as active (fan-out pushes to active followers only)."""
@@ -115,12 +187,24 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     dispatcher = (
         ArqDispatcher(settings.redis_url, settings.arq_queue) if settings.redis_url else None
     )
+    # One pub/sub connection serves every subscription of this process.
+    realtime = (
+        Realtime(
+            hub=Hub(redis, presence_ttl_s=settings.realtime_presence_ttl_s),
+            publisher=RealtimePublisher(redis),
+            reads=EngagementReads(engine),
+            publish_engagement=settings.realtime_engagement == "api",
+        )
+        if redis is not None
+        else None
+    )
     graphql_app = RoostGraphQL(
         build_schema(settings),
         engine=engine,
         settings=settings,
         redis=redis,
         dispatcher=dispatcher,
+        realtime=realtime,
     )
 
     async def healthz(_: Request) -> Response:
@@ -150,11 +234,26 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             DEAD_LETTERS_OPEN.set(dead)
         except DBAPIError:
             log.warning("metrics: PostgreSQL unavailable", exc_info=True)
+        if realtime is not None:
+            REALTIME_SUBSCRIPTIONS.set(realtime.hub.subscriber_count)
+            REALTIME_CHANNELS.set(realtime.hub.channel_count)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
+        gc_task = None
+        if realtime is not None and settings.gc_freeze:
+            policy = GcPolicy(realtime.hub)  # app/gc_policy.py: no multi-second pauses
+            policy.start_up()
+            gc_task = asyncio.create_task(policy.run(), name="gc-policy")
         yield
+        if gc_task is not None:
+            gc_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gc_task
+            gc.unfreeze()
+        if realtime is not None:
+            await realtime.hub.close()
         await graphql_app.guards.aclose()
         if dispatcher is not None:
             await dispatcher.close()
@@ -175,4 +274,5 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     )
     app.state.engine = engine
     app.state.settings = settings
+    app.state.realtime = realtime
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -74,6 +75,16 @@ class Settings(BaseSettings):
     # Notifications: per recipient and UTC day, this many follows notify one by one;
     # the rest arrive the next day as one digest ("N people followed you").
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
+
+    # Subscriptions (design.md "GraphQL API conventions")
+    # api: mutations publish like/comment changes right after commit (lowest latency,
+    # best effort); outbox: the worker publishes them from the outbox (at least once).
+    realtime_engagement: Literal["api", "outbox"] = Field("api", alias="REALTIME_ENGAGEMENT")
+    realtime_presence_ttl_s: float = Field(30.0, gt=1, alias="REALTIME_PRESENCE_TTL_S")
+    max_subscriptions_per_socket: int = Field(20, ge=1, alias="MAX_SUBSCRIPTIONS_PER_SOCKET")
+    # Freeze long-lived objects out of the cyclic GC (app/gc_policy.py): a full
+    # collection over 10,000 sockets' objects stalls the loop for seconds.
+    gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"

@@ -29,3 +29,13 @@ OUTBOX_BACKLOG = Gauge(
 DEAD_LETTERS_OPEN = Gauge(
     "roost_dead_letters_open", "Dead letters not yet replayed (read at scrape time)."
 )
+REALTIME_SUBSCRIPTIONS = Gauge(
+    "roost_realtime_subscriptions", "Open GraphQL subscriptions of this process (read at scrape)."
+)
+REALTIME_CHANNELS = Gauge(
+    "roost_realtime_channels", "Redis pub/sub channels this process subscribes (read at scrape)."
+)
+REALTIME_DROPPED = Counter(
+    "roost_realtime_dropped_events_total",
+    "Events dropped because a subscriber's queue was full (a slow client).",
+)

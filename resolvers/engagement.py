@@ -27,6 +27,7 @@ from schema.engagement import (
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
 from schema.posts import Post
+from schema.realtime import publish_engagement
 from schema.users import Info
 
 
@@ -45,13 +46,14 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            await like_post(
+            if await like_post(
                 ctx.engine,
                 viewer,
                 post_id,
                 counter_shards=ctx.limits.counter_shards,
                 dispatcher=ctx.dispatcher,
-            )
+            ):
+                await publish_engagement(ctx, post_id)
             ctx.reset_loaders()
             return LikePostSuccess(post=await _post(info, post_id))
         except (ValidationError, PostNotFoundError) as exc:
@@ -63,13 +65,14 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            await unlike_post(
+            if await unlike_post(
                 ctx.engine,
                 viewer,
                 post_id,
                 counter_shards=ctx.limits.counter_shards,
                 dispatcher=ctx.dispatcher,
-            )
+            ):
+                await publish_engagement(ctx, post_id)
             ctx.reset_loaders()
             return UnlikePostSuccess(post=await _post(info, post_id))
         except (ValidationError, PostNotFoundError) as exc:
@@ -97,6 +100,7 @@ class EngagementMutations:
             )
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
+        await publish_engagement(ctx, comment.post_id)
         ctx.reset_loaders()
         return AddCommentSuccess(comment=Comment.from_record(comment))
 

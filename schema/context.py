@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +16,8 @@ from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
+from domain.realtime import Hub, RealtimePublisher
+from domain.realtime.queries import EngagementReads
 from schema.loaders import Loaders
 
 
@@ -23,6 +27,19 @@ class Limits:
 
     counter_shards: int = 16
     max_page_size: int = 100
+
+
+@dataclass(frozen=True)
+class Realtime:
+    """The process's real-time services: the hub that serves its subscriptions, the
+    publisher, the batched engagement reads; ``publish_engagement``: mutations publish
+    like/comment changes right after their commit (else the worker does, from the
+    outbox)."""
+
+    hub: Hub
+    publisher: RealtimePublisher
+    reads: EngagementReads
+    publish_engagement: bool = True
 
 
 @dataclass
@@ -41,7 +58,12 @@ class Context:
     feed_config: FeedConfig = field(default_factory=FeedConfig)
     stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
+    realtime: Realtime | None = None  # None: no Redis (no subscriptions)
     bearer: str | None = None
+    # WebSocket only: the connection_init payload (Strawberry sets it; the view's
+    # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).
+    connection_params: dict[str, Any] | None = None
+    bearer_expires_at: float | None = None  # epoch seconds
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +96,19 @@ class Context:
         except GraphQLError:
             viewer = None
         return Loaders(self.engine, viewer)
+
+    def for_event(self) -> Context:
+        """A copy for one WebSocket operation or subscription event: same viewer and
+        services, fresh dataloaders (nothing cached across events). The viewer checked
+        at connect is kept until ``bearer_expires_at``; after it the copy decodes the
+        token again, which fails UNAUTHENTICATED (an expired token ends the stream)."""
+        copy = dataclasses.replace(self, extra={})
+        viewer = self.__dict__.get("viewer_id")
+        if viewer is not None and (
+            self.bearer_expires_at is None or time.time() < self.bearer_expires_at
+        ):
+            copy.__dict__["viewer_id"] = viewer
+        return copy
 
     def reset_loaders(self) -> None:
         """Drop this request's loader caches (after a mutation changed what they hold)."""

@@ -25,6 +25,9 @@ from domain.notifications.consumers import notification_handlers
 from domain.notifications.delivery import Delivery
 from domain.notifications.push import LoggingPushSender
 from domain.outbox.process import compose_handlers
+from domain.realtime import RealtimePublisher
+from domain.realtime.consumers import engagement_handlers
+from domain.realtime.feed_items import FeedItemNotifier
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 from workers.notifications import follow_digest
@@ -57,6 +60,11 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         )
         ctx["feed_redis"] = feed_redis = Redis.from_url(settings.redis_url)
         stores = FeedStores.on(feed_redis, settings.feed_config)
+        # Real time: feed items, notifications and engagement changes are PUBLISHed to
+        # the API processes' subscriptions (domain.realtime).
+        realtime = RealtimePublisher(feed_redis)
+        feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
+        ctx.setdefault("notification_publisher", realtime)
         # Notifications: pushes are logged until a real provider is plugged in here;
         # ctx["notification_publisher"] (a NotificationPublisher) publishes for real time.
         ctx["notification_config"] = notify = settings.notification_config
@@ -66,8 +74,9 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         # post.created and follow.created have both a feed and a notification handler:
         # composed, they run in turn (each idempotent; a retry reruns both).
         ctx["handlers"] = compose_handlers(
-            feed_handlers(engine, stores, settings.feed_config),
+            feed_handlers(engine, stores, settings.feed_config, feed_items),
             notification_handlers(engine, notify, push=push, publisher=publisher),
+            engagement_handlers(realtime, api_publishes=settings.realtime_engagement == "api"),
         )
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a

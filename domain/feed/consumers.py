@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.fan_out import fan_out_post
+from domain.feed.fan_out import FeedListener, fan_out_post
 from domain.feed.graph_events import (
     merge_author_into_feed,
     remove_author_from_feed,
@@ -20,17 +20,21 @@ from domain.outbox.process import Handler
 
 
 def feed_handlers(
-    engine: AsyncEngine, stores: FeedStores, config: FeedConfig
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    listener: FeedListener | None = None,
 ) -> dict[str, Handler]:
     """Return ``{topic: handler}`` for post.created / post.deleted / follow.created /
-    follow.removed / block.created. Every handler is idempotent."""
+    follow.removed / block.created. Every handler is idempotent. ``listener`` hears
+    where each new post went (real-time feed items)."""
 
     def ids(payload: Mapping[str, Any], *names: str) -> list[uuid.UUID]:
         return [uuid.UUID(payload[n]) for n in names]
 
     async def post_created(p: Mapping[str, Any]) -> None:
         (post_id,) = ids(p, "post_id")
-        result = await fan_out_post(engine, stores, config, post_id)
+        result = await fan_out_post(engine, stores, config, post_id, listener)
         if result.mode is not None:
             FANOUT_LAG.observe(result.lag_seconds)
             FANOUT_FEEDS.inc(result.feeds_written)

@@ -7,7 +7,9 @@ import asyncio
 import datetime as dt
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -33,8 +35,23 @@ class FanOutResult:
     lag_seconds: float = 0.0
 
 
+class FeedListener(Protocol):
+    """Told where a post went, after the feeds are written (real-time delivery).
+    Implementations do not raise: a listener's failure must not repeat the fan-out."""
+
+    async def entered_feeds(
+        self, post_id: uuid.UUID, author_id: uuid.UUID, owners: Sequence[uuid.UUID]
+    ) -> None: ...
+
+    async def entered_pull_feeds(self, post_id: uuid.UUID, author_id: uuid.UUID) -> None: ...
+
+
 async def fan_out_post(
-    engine: AsyncEngine, stores: FeedStores, config: FeedConfig, post_id: uuid.UUID
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    post_id: uuid.UUID,
+    listener: FeedListener | None = None,
 ) -> FanOutResult:
     """Deliver ``post_id`` to the feeds it belongs in; safe to run twice (ZADD by id).
 
@@ -45,6 +62,8 @@ async def fan_out_post(
       ``config.batch_size`` at a time, each page one Redis round trip that adds the
       post to the feeds that exist (missing feeds are rebuilt on read); a page's write
       overlaps the read of the next page.
+    * ``listener`` hears of the author's feed, of each page once written, and of a pull
+      post once its mode is settled.
 
     Raises RedisError / DBAPIError on infrastructure failure (the job retries).
     """
@@ -63,10 +82,20 @@ async def fan_out_post(
     entry = Entry.of(created_at, post_id)
     await stores.author_posts.add([author_id], [entry])
     await stores.feeds.add([author_id], [entry])
+    if listener is not None:
+        await listener.entered_feeds(post_id, author_id, [author_id])
 
     mode = await _settle_mode(engine, stores, config, author_id, created_at)
     if mode == "pull":
+        if listener is not None:
+            await listener.entered_pull_feeds(post_id, author_id)
         return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
+
+    async def write(targets: list[uuid.UUID]) -> int:
+        n = await stores.feeds.add(targets, [entry])
+        if listener is not None:
+            await listener.entered_feeds(post_id, author_id, targets)
+        return n
 
     # Each page's Redis write runs while the next page is read from PostgreSQL, and is
     # sent before waiting for the previous page's (at most two in flight), so Redis
@@ -83,7 +112,7 @@ async def fan_out_post(
                 )
             pages += 1
             previous = writing
-            writing = asyncio.ensure_future(stores.feeds.add(targets, [entry])) if targets else None
+            writing = asyncio.ensure_future(write(targets)) if targets else None
             if previous is not None:
                 written += await previous
             if after is None:

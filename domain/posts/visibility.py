@@ -26,6 +26,13 @@ _VISIBLE = text(
 )
 
 
+def visible_post_sql(post: str = ":post", viewer: str = ":viewer") -> str:
+    """The statement of :func:`require_visible_post` (the post's columns; no row if it
+    is not visible) with the post and viewer as the given SQL expressions, e.g. columns
+    of a LATERAL join: for reads that build on the same rule."""
+    return _VISIBLE.text.replace(":post", post).replace(":viewer", viewer)
+
+
 async def require_visible_post(
     conn: AsyncConnection, post_id: uuid.UUID, viewer_id: uuid.UUID
 ) -> PostRecord:

@@ -1,0 +1,45 @@
+"""Real-time events: Redis pub/sub channels, the publisher, and the per-process hub.
+
+Writers (the fan-out job, the notification and engagement use cases) PUBLISH small
+JSON events that carry ids only; every API process runs one :class:`~.hub.Hub` that
+holds a single Redis pub/sub connection, subscribes the channels its open GraphQL
+subscriptions need, and hands each message to their queues. The subscriber re-reads
+what the ids point to, through fresh dataloaders and the viewer's visibility rules, so
+an event never carries data that its recipient may not see.
+
+Channels carry a ``{id}`` hash tag like the feed keys: ``rt:user:{<user id>}`` (feed
+items and notifications of one user) and ``rt:post:{<post id>}`` (engagement of one
+post). ``rt:online`` is the presence registry: the users with an open
+``feedItemAdded`` subscription somewhere, so fan-out publishes only to them.
+
+Modules: ``channels`` (names, event encoding), ``publisher`` (PUBLISH, presence-filtered
+feed items), ``hub`` (the per-process multiplexer and presence heartbeat),
+``feed_items`` (the fan-out's listener: push pages and pull authors' online
+followers), ``queries`` (the batched per-subscriber engagement read), ``consumers``
+(outbox handlers publishing engagement changes).
+"""
+
+from domain.realtime.channels import (
+    ENGAGEMENT,
+    FEED_ITEM,
+    NOTIFICATION,
+    ONLINE_KEY,
+    decode_event,
+    post_channel,
+    user_channel,
+)
+from domain.realtime.hub import Hub, Subscription
+from domain.realtime.publisher import RealtimePublisher
+
+__all__ = [
+    "ENGAGEMENT",
+    "FEED_ITEM",
+    "NOTIFICATION",
+    "ONLINE_KEY",
+    "Hub",
+    "RealtimePublisher",
+    "Subscription",
+    "decode_event",
+    "post_channel",
+    "user_channel",
+]

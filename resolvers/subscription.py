@@ -1,0 +1,149 @@
+"""The root Subscription: feedItemAdded, notificationAdded, postEngagementChanged.
+
+Each field checks what it can before the stream starts (a refusal is an ``error``
+message, not a stream), then subscribes its channel through the process's hub and
+turns each event, re-read and re-checked in a fresh per-event context, into a payload.
+"""
+
+from __future__ import annotations
+
+import collections
+import uuid
+from collections.abc import AsyncGenerator
+
+import strawberry
+from graphql import GraphQLError
+
+from domain.errors import ValidationError
+from domain.realtime import ENGAGEMENT, FEED_ITEM, NOTIFICATION, post_channel, user_channel
+from domain.realtime.hub import HubClosedError
+from schema.context import Context
+from schema.ids import decode_global_id
+from schema.notifications import Notification
+from schema.posts import Post
+from schema.realtime import (
+    PostEngagement,
+    SubscriptionEvent,
+    engagement_of,
+    feed_post,
+    notification_for,
+    realtime_of,
+)
+from schema.users import Info
+
+#: Post ids a feed subscription remembers, to drop a repeated event (a fan-out job that
+#: ran twice publishes its pages twice).
+RECENT_POSTS = 64
+
+
+def _event_uuid(event: dict, key: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(event[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+@strawberry.type(
+    description="Real-time events over WebSocket (graphql-transport-ws, or the legacy"
+    ' graphql-ws): send `{"authorization": "Bearer <accessToken>"}` in connection_init.'
+)
+class Subscription:
+    @strawberry.subscription(
+        description="Posts entering your home feed as they are fanned out, from the authors"
+        " you follow (push and pull) and your own; only posts you may see."
+    )
+    async def feed_item_added(self, info: Info) -> AsyncGenerator[Post, None]:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        return _feed_items(ctx, viewer)
+
+    @strawberry.subscription(
+        description="Your notifications as they are created, and again when a coalesced one"
+        " (likes) changes and is unread once more."
+    )
+    async def notification_added(self, info: Info) -> AsyncGenerator[Notification, None]:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        return _notifications(ctx, viewer)
+
+    @strawberry.subscription(
+        description="The like and comment counts of a post you may see, each time they"
+        " change (a burst of changes may arrive as one event with the latest counts)."
+    )
+    async def post_engagement_changed(
+        self, info: Info, post_id: strawberry.ID
+    ) -> AsyncGenerator[PostEngagement, None]:
+        ctx = info.context
+        ctx.require_viewer()
+        try:
+            pid = decode_global_id(post_id, "Post", "postId")
+        except ValidationError as exc:
+            raise GraphQLError(exc.message, extensions={"code": "BAD_USER_INPUT"}) from None
+        realtime_of(ctx)
+        first = await engagement_of(ctx.for_event(), pid)
+        if first is None:
+            raise GraphQLError(
+                "No post with that id is visible to you.", extensions={"code": "NOT_FOUND"}
+            )
+        return _engagement(ctx, pid, (first.like_count, first.comment_count))
+
+
+async def _feed_items(
+    ctx: Context, viewer: uuid.UUID
+) -> AsyncGenerator[SubscriptionEvent[Post], None]:
+    hub = realtime_of(ctx).hub
+    recent: collections.deque[uuid.UUID] = collections.deque(maxlen=RECENT_POSTS)
+    try:
+        async with hub.subscribe(user_channel(viewer), types=[FEED_ITEM], presence=viewer) as sub:
+            while True:
+                post_id = _event_uuid(await sub.get(), "post_id")
+                if post_id is None or post_id in recent:
+                    continue
+                event_ctx = ctx.for_event()
+                event_ctx.require_viewer()  # an expired token ends the stream
+                post = await feed_post(event_ctx, post_id)
+                if post is not None:
+                    recent.append(post_id)
+                    yield SubscriptionEvent(event_ctx, post)
+    except HubClosedError:
+        return  # the server is shutting down: the stream completes
+
+
+async def _notifications(
+    ctx: Context, viewer: uuid.UUID
+) -> AsyncGenerator[SubscriptionEvent[Notification], None]:
+    hub = realtime_of(ctx).hub
+    try:
+        async with hub.subscribe(user_channel(viewer), types=[NOTIFICATION]) as sub:
+            while True:
+                notification_id = _event_uuid(await sub.get(), "notification_id")
+                if notification_id is None:
+                    continue
+                event_ctx = ctx.for_event()
+                notification = await notification_for(event_ctx, notification_id)
+                if notification is not None:
+                    yield SubscriptionEvent(event_ctx, notification)
+    except HubClosedError:
+        return
+
+
+async def _engagement(
+    ctx: Context, post_id: uuid.UUID, last: tuple[int, int]
+) -> AsyncGenerator[SubscriptionEvent[PostEngagement], None]:
+    hub = realtime_of(ctx).hub
+    try:
+        async with hub.subscribe(post_channel(post_id), types=[ENGAGEMENT]) as sub:
+            while True:
+                await sub.get()
+                sub.pending()  # one fresh read answers a whole burst
+                event_ctx = ctx.for_event()
+                out = await engagement_of(event_ctx, post_id)
+                if out is None:  # deleted, or no longer visible to the viewer
+                    continue
+                counts = (out.like_count, out.comment_count)
+                if counts == last:  # nothing new (a like undone, or events merged)
+                    continue
+                last = counts
+                yield SubscriptionEvent(event_ctx, out)
+    except HubClosedError:
+        return

@@ -1,0 +1,116 @@
+"""Subscription payloads and the per-event reads behind them.
+
+Every event is resolved in a fresh :class:`Context` (``Context.for_event``): new
+dataloaders, the viewer verified at connect until the token expires. The subscription
+yields a
+:class:`SubscriptionEvent` that carries that context with the value, and the schema's
+execution context (app.graphql) executes the event's selection set in it, so nothing
+is cached across events, and never across users.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+import uuid
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import strawberry
+from graphql import GraphQLError
+from redis.exceptions import RedisError
+
+from domain.notifications.queries import notifications_by_ids
+from schema.context import Context, Realtime
+from schema.notifications import Notification
+from schema.posts import Post, visible_posts
+
+log = logging.getLogger("roost.realtime")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionEvent(Generic[T]):
+    """What a subscription resolver yields: the value of one event and the context its
+    fields resolve in."""
+
+    context: Context
+    value: T
+
+
+@strawberry.type(description="A post's like and comment counts after one of them changed.")
+class PostEngagement:
+    post: Post
+    like_count: int = strawberry.field(description="Likes, exact, read when the event arrived.")
+    comment_count: int = strawberry.field(
+        description="Live comments and replies, exact, read when the event arrived."
+    )
+
+
+def realtime_of(ctx: Context) -> Realtime:
+    """The process's real-time services, or an error if subscriptions are off (no Redis)."""
+    if ctx.realtime is None:
+        raise GraphQLError(
+            "Subscriptions need Redis (REDIS_URL).", extensions={"code": "SERVICE_UNAVAILABLE"}
+        )
+    return ctx.realtime
+
+
+async def feed_post(ctx: Context, post_id: uuid.UUID) -> Post | None:
+    """The post of a feed-item event if it belongs in the viewer's home feed now: the
+    same rule as ``viewer.feed`` (live, active author, no block either way, the viewer's
+    own or by someone they follow, so never a private account's post to a non-follower).
+    """
+    record = await ctx.loaders.post_by_id.load(post_id)
+    # visible_posts reads only ``info.context``.
+    (ok,) = await visible_posts(
+        types.SimpleNamespace(context=ctx),  # type: ignore[arg-type]
+        [record],
+        require_follow=True,
+    )
+    return Post.from_record(record) if ok and record is not None else None
+
+
+async def engagement_of(ctx: Context, post_id: uuid.UUID) -> PostEngagement | None:
+    """The post and its counts if the viewer may see it (the rule likes and comments
+    use: live, active author, no block, public or followed); None otherwise.
+
+    Read through the process's batched reads (one statement per loop turn for every
+    subscriber reading then, nothing cached); the dataloaders are left alone (built only
+    if the selection needs them: ``post { author }`` does, ``likeCount`` does not)."""
+    viewer = ctx.require_viewer()
+    snap = await realtime_of(ctx).reads.snapshot(post_id, viewer)
+    if snap is None:
+        return None
+    return PostEngagement(
+        post=Post.from_record(snap.post), like_count=snap.likes, comment_count=snap.comments
+    )
+
+
+async def notification_for(ctx: Context, notification_id: uuid.UUID) -> Notification | None:
+    """The viewer's notification of an event, read again: None if it is not theirs, is
+    gone, or comes from someone with a block between them and the viewer."""
+    viewer = ctx.require_viewer()
+    async with ctx.engine.connect() as conn:
+        record = (await notifications_by_ids(conn, [notification_id])).get(notification_id)
+    if record is None or record.recipient_id != viewer:
+        return None
+    loader = ctx.loaders.block_with_viewer
+    if record.actor_id is not None and loader is not None and await loader.load(record.actor_id):
+        return None
+    return Notification.from_record(record)
+
+
+async def publish_engagement(ctx: Context, post_id: uuid.UUID) -> None:
+    """After a committed like, unlike or comment: tell ``postEngagementChanged``
+    subscribers, when the API publishes them (else the worker does from the outbox).
+    Best effort, never raises: a lost event is followed by the next one's fresh counts.
+    """
+    rt = ctx.realtime
+    if rt is None or not rt.publish_engagement:
+        return
+    try:
+        await rt.publisher.engagement_changed(post_id)
+    except RedisError:
+        log.warning("engagement of post %s not published", post_id, exc_info=True)
