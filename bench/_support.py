@@ -194,9 +194,14 @@ async def admin(server_url: str, *statements: str) -> list[object]:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server(*, durable: bool = False) -> Iterator[str]:
     """Yield the URL of the PostgreSQL server to use: DATABASE_URL when set, else an
-    embedded server in a temporary folder (stopped and deleted on exit)."""
+    embedded server in a temporary folder (stopped and deleted on exit).
+
+    The embedded server is tuned for tests (fsync and synchronous_commit off);
+    ``durable=True`` puts PostgreSQL's defaults back, for benchmarks whose cost is the
+    commit itself (hot-row contention).
+    """
     configured = os.environ.get("DATABASE_URL")
     if configured:
         yield configured
@@ -205,6 +210,16 @@ def postgres_server() -> Iterator[str]:
     from app.settings import Settings
 
     with services(Settings(DATABASE_URL=None, REDIS_URL=None), fresh=True, redis=False) as urls:
+        if durable:
+            asyncio.run(
+                admin(
+                    urls.database_url,
+                    "ALTER SYSTEM RESET fsync",
+                    "ALTER SYSTEM RESET full_page_writes",
+                    "ALTER SYSTEM RESET synchronous_commit",
+                    "SELECT pg_reload_conf()",
+                )
+            )
         yield urls.database_url
 
 

@@ -28,24 +28,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import statistics
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.database import async_url, create_engine
-from app.migrate import upgrade
+from app.database import create_engine
+from bench._support import postgres_server, throwaway_database
 from domain.db import new_id
 from domain.social.follow_user import follow_user
 from domain.social.queries import follow_counts
@@ -54,68 +52,6 @@ from domain.social.verify_counts import verify_follow_counts
 GOAL_RATIO = 3.0
 
 # --------------------------------------------------------------------------- database
-
-
-async def _admin(server_url: str, *statements: str) -> list[object]:
-    """Run ``statements`` in autocommit on the ``postgres`` database of ``server_url``;
-    return the first column of each statement's first row (None when it returns none)."""
-    url = make_url(async_url(server_url)).set(database="postgres")
-    engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    out: list[object] = []
-    try:
-        async with engine.connect() as conn:
-            for sql in statements:
-                result = await conn.execute(text(sql))
-                out.append(result.scalar() if result.returns_rows else None)
-    finally:
-        await engine.dispose()
-    return out
-
-
-@contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
-    """Yield the URL of the PostgreSQL server to use: DATABASE_URL when set, else an
-    embedded server in a temporary folder (stopped and deleted on exit)."""
-    configured = os.environ.get("DATABASE_URL")
-    if configured:
-        yield configured
-        return
-    try:
-        from app.embedded import services
-        from app.settings import Settings
-    except ImportError as exc:
-        raise SystemExit(
-            f"DATABASE_URL is not set and the embedded PostgreSQL is unavailable ({exc}).\n"
-            "Run: DATABASE_URL=postgresql://user@host:5432/postgres python -m bench.follow_hot"
-        ) from exc
-    settings = Settings(DATABASE_URL=None, REDIS_URL=None)
-    with services(settings, fresh=True, redis=False) as urls:
-        # fresh=True tunes the server for tests (fsync/synchronous_commit off); a
-        # contention benchmark must pay for commits like a real server does.
-        asyncio.run(
-            _admin(
-                urls.database_url,
-                "ALTER SYSTEM RESET fsync",
-                "ALTER SYSTEM RESET full_page_writes",
-                "ALTER SYSTEM RESET synchronous_commit",
-                "SELECT pg_reload_conf()",
-            )
-        )
-        yield urls.database_url
-
-
-@contextlib.contextmanager
-def throwaway_database(server_url: str) -> Iterator[str]:
-    """Create ``roost_bench_<random>`` on the server, migrate it, yield its URL and drop
-    it (``WITH (FORCE)``) on exit, whatever happened."""
-    name = f"roost_bench_{uuid.uuid4().hex[:12]}"
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    asyncio.run(_admin(server_url, f'CREATE DATABASE "{name}"'))
-    try:
-        upgrade(url)
-        yield url
-    finally:
-        asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 _INSERT_USERS = text(
@@ -486,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.loop = "asyncio"
         else:
             run = uvloop.run
-    with postgres_server() as server, throwaway_database(server) as url:
+    with postgres_server(durable=True) as server, throwaway_database(server) as url:
         return run(bench(url, args))
 
 
