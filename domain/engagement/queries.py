@@ -43,37 +43,31 @@ async def top_comments_page(
     conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None
 ) -> tuple[list[CommentRecord], bool]:
     """The post's live top-level comments, oldest first (a conversation reads down)."""
-    where = "AND (created_at, id) > (:ts, :id)" if after else ""
-    params: dict[str, Any] = {"post": post_id, "limit": first + 1}
-    if after:
-        params["ts"], params["id"] = after
-    rows = (
-        await conn.execute(
-            text(
-                f"SELECT {COMMENT_COLUMNS} FROM comments"
-                f" WHERE post_id = :post AND parent_id IS NULL AND deleted_at IS NULL {where}"
-                " ORDER BY created_at, id LIMIT :limit"
-            ),
-            params,
-        )
-    ).all()
-    return [CommentRecord(*r) for r in rows[:first]], len(rows) > first
+    return await _comments_page(
+        conn, "post_id = :key AND parent_id IS NULL", post_id, first=first, after=after
+    )
 
 
 async def replies_page(
     conn: AsyncConnection, parent_id: uuid.UUID, *, first: int, after: Position | None
 ) -> tuple[list[CommentRecord], bool]:
     """Live replies to one comment, oldest first."""
-    where = "AND (created_at, id) > (:ts, :id)" if after else ""
-    params: dict[str, Any] = {"parent": parent_id, "limit": first + 1}
+    return await _comments_page(conn, "parent_id = :key", parent_id, first=first, after=after)
+
+
+async def _comments_page(
+    conn: AsyncConnection, where: str, key: uuid.UUID, *, first: int, after: Position | None
+) -> tuple[list[CommentRecord], bool]:
+    """Live comments matching ``where`` (on ``:key``), oldest first, keyset after ``after``."""
+    params: dict[str, Any] = {"key": key, "limit": first + 1}
     if after:
+        where += " AND (created_at, id) > (:ts, :id)"
         params["ts"], params["id"] = after
     rows = (
         await conn.execute(
             text(
                 f"SELECT {COMMENT_COLUMNS} FROM comments"
-                f" WHERE parent_id = :parent AND deleted_at IS NULL {where}"
-                " ORDER BY created_at, id LIMIT :limit"
+                f" WHERE {where} AND deleted_at IS NULL ORDER BY created_at, id LIMIT :limit"
             ),
             params,
         )

@@ -130,3 +130,23 @@ async def test_hashtag_pages_fold_case_and_skip_urls(gql, make_users):
     ]
     assert (await gql(q, {"n": "notatag"}))["data"]["hashtag"]["posts"]["edges"] == []
     assert (await gql(q, {"n": "#RUN"}))["data"]["hashtag"]["name"] == "run"
+
+
+async def test_replies_page_past_the_preview(gql, make_users):
+    author, alice = await make_users(2)
+    pid = await post(gql, author, "thread")
+    top = (await gql(COMMENT, {"id": pid, "body": "top"}, token=alice.token))["data"]
+    top = top["addComment"]["comment"]["id"]
+    for i in range(5):
+        await gql(COMMENT, {"id": pid, "body": f"r{i}", "parent": top}, token=author.token)
+    q = """query($id: ID!, $after: String) { node(id: $id) { ... on Comment {
+        replies(first: 2, after: $after) { edges { node { body } }
+          pageInfo { hasNextPage endCursor } } } } }"""
+    seen, after = [], None
+    while True:
+        page = (await gql(q, {"id": top, "after": after}, token=alice.token))["data"]["node"]
+        seen += [e["node"]["body"] for e in page["replies"]["edges"]]
+        if not page["replies"]["pageInfo"]["hasNextPage"]:
+            break
+        after = page["replies"]["pageInfo"]["endCursor"]
+    assert seen == [f"r{i}" for i in range(5)]
