@@ -59,17 +59,17 @@ from graphql import (
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    parse,
 )
 from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.graphql import parse_document
 from app.idempotency import (
     Claim,
     IdempotencyError,
@@ -78,6 +78,14 @@ from app.idempotency import (
     fingerprint,
     parse_key,
     redis_key,
+)
+from app.media_types import (
+    CONTENT_TYPES,
+    GRAPHQL_RESPONSE_JSON,
+    JSON,
+    OFFERED,
+    is_request_error,
+    negotiate,
 )
 from app.persisted_queries import (
     PersistedQueryError,
@@ -109,6 +117,10 @@ PERSISTED = Counter(
     ["result"],  # hit | miss | stored | not_stored
 )
 
+#: The answer to a subscription sent over HTTP (POST or GET).
+SUBSCRIPTIONS_OVER_WS = (
+    "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
+)
 #: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
 AUTH_FIELDS = frozenset({"logIn", "signUp"})
 #: Seconds the guards leave Redis alone after it failed.
@@ -247,7 +259,7 @@ def operation_info(
     not parse within ``max_tokens`` (Strawberry then reports it as
     ``GRAPHQL_PARSE_FAILED``)."""
     try:
-        doc: DocumentNode = parse(query, no_location=True, max_tokens=max_tokens)
+        doc: DocumentNode = parse_document(query, max_tokens)
     except GraphQLError:
         return None
     ops = [d for d in doc.definitions if isinstance(d, OperationDefinitionNode)]
@@ -266,6 +278,18 @@ def operation_info(
         op = matches[0]
     fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
     return OperationInfo(op.operation.value, tuple(_root_fields(op.selection_set, fragments)))  # type: ignore[arg-type]
+
+
+def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
+    """Give a formatted GraphQL error that has no ``extensions.code`` the code
+    ``INTERNAL_SERVER_ERROR`` and a masked message (every error Roost means to send has
+    a code: one without is a fault, logged here). Returns ``error``, changed in place."""
+    extensions = error.get("extensions")
+    if not (isinstance(extensions, dict) and "code" in extensions):
+        log.error("error without a code masked: %s", error.get("message"))
+        error["message"] = "Internal server error."
+        error["extensions"] = {**(extensions or {}), "code": "INTERNAL_SERVER_ERROR"}
+    return error
 
 
 # --- Redis-backed guards ----------------------------------------------------------------
@@ -390,6 +414,8 @@ class GuardedGraphQLView:
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
         request = Request(scope=scope, receive=receive)
+        media = negotiate(request.headers.get("accept"))
+        request.state.media_type = media
         try:
             response = await self.run(request)  # type: ignore[attr-defined]
         except RequestRefused as exc:
@@ -399,7 +425,27 @@ class GuardedGraphQLView:
             response = graphql_error_response(
                 exc.reason, "BAD_REQUEST", exc.status_code, headers=headers
             )
+        except ClientDisconnect:
+            # The client left before its request was read: nothing to answer, no fault.
+            log.info("client %s disconnected before its request was read", _client_ip(request))
+            return
+        if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
+            response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
+            if response.status_code == 200 and getattr(request.state, "request_error", False):
+                response.status_code = 400  # failed before execution: no data
         await response(scope, receive, send)
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """Strawberry's JSON result, with no ``data`` entry when the request failed
+        before execution (GraphQL spec, "Response": a request error), and a code on
+        every error: one that has none is an unexpected fault, masked and logged."""
+        payload = await super().process_result(request, result)  # type: ignore[misc]
+        if is_request_error(result.data, result.errors):
+            payload.pop("data", None)
+            request.state.request_error = True
+        for error in payload.get("errors") or ():
+            ensure_code(error)
+        return payload
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """GraphiQL for a browser's GET without ``query``, unless it carries
@@ -428,6 +474,13 @@ class GuardedGraphQLView:
         """Run one operation behind the guards (see the module for the order)."""
         guards = self.guards
         method = request_adapter.method
+        if request.state.media_type is None:
+            raise RequestRefused.error(
+                "This endpoint answers application/graphql-response+json or application/json.",
+                "BAD_REQUEST",
+                406,
+                headers={"Accept": OFFERED},
+            )
         viewer = _viewer(context)
         ip = _client_ip(request)
         principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
@@ -442,6 +495,9 @@ class GuardedGraphQLView:
             if isinstance(info, str):
                 await self._rate_limit(principal, ip, None)
                 raise RequestRefused.error(info, "BAD_REQUEST", 400)
+        if info is not None and info.kind == "subscription":
+            await self._rate_limit(principal, ip, info)
+            raise RequestRefused.error(SUBSCRIPTIONS_OVER_WS, "BAD_REQUEST", 400)
         if info is not None and info.kind == "mutation" and method == "GET":
             raise RequestRefused.error(
                 "Mutations are not allowed over GET: use POST.",

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.document_limits import DocumentLimits
 from domain.feed.config import FeedConfig
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
@@ -45,6 +46,9 @@ class Settings(BaseSettings):
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
+    # Pairs of fields on one response path that validation compares (app/document_limits.py)
+    max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
+    max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
@@ -102,6 +106,16 @@ class Settings(BaseSettings):
         if len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
         return self
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """The limits checked before a document is validated (app/document_limits.py)."""
+        return DocumentLimits(
+            max_depth=self.max_query_depth,
+            max_aliases=self.max_aliases,
+            max_field_merges=self.max_field_merges,
+            max_expanded_fields=self.max_expanded_fields,
+        )
 
     @property
     def feed_config(self) -> FeedConfig:
