@@ -456,11 +456,15 @@ class GuardedGraphQLView:
 
     async def parse_http_body(self, request: Any) -> Any:
         """Strawberry's parsing, with a JSON body that is not an object (a string, a
-        number) refused as ``BAD_REQUEST`` rather than crashing."""
+        number) or an ``operationName`` that is not a string refused as
+        ``BAD_REQUEST`` rather than crashing."""
         try:
-            return await super().parse_http_body(request)  # type: ignore[misc]
+            data = await super().parse_http_body(request)  # type: ignore[misc]
         except AttributeError as exc:  # ``data.get`` on a JSON scalar
             raise HTTPException(400, "The request body must be a JSON object.") from exc
+        if not isinstance(data.operation_name, str | None):
+            raise HTTPException(400, "The operationName must be a string or null, if provided.")
+        return data
 
     async def execute_single(
         self,

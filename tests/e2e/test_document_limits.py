@@ -82,7 +82,6 @@ async def test_fragments_that_expand_exponentially_are_refused(gql):
     assert "expanded" in message or "field comparisons" in message, out
 
 
-
 async def test_depth_and_aliases_still_count_through_fragments(gql, settings):
     deep = "{ viewer { ...A } } fragment A on User { " + "followers { edges { node { " * 4
     deep += "id" + " } } }" * 4 + " }"
