@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -134,6 +135,25 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
                         (fragment.selection_set, path, depth, chain | {name}, in_operation)
                     )
     return None
+
+
+def variables_within(variables: Any, limit: int) -> bool:
+    """Whether a request's ``variables`` (decoded JSON) hold at most ``limit`` values,
+    counting every scalar, list and object: the document's limits count the values it
+    spells out, and the same values sent as variables count alike (a list of 100,000
+    ids is refused before it is coerced). Stops counting past ``limit``."""
+    stack = [variables]
+    count = 0
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return False
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return True
 
 
 class DocumentLimiter:

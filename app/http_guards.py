@@ -69,6 +69,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.document_limits import variables_within
 from app.graphql import parse_document
 from app.idempotency import (
     Claim,
@@ -121,6 +122,8 @@ PERSISTED = Counter(
 SUBSCRIPTIONS_OVER_WS = (
     "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
 )
+#: The answer to variables holding more values than a document may have tokens.
+VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
 #: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
 AUTH_FIELDS = frozenset({"logIn", "signUp"})
 #: Seconds the guards leave Redis alone after it failed.
@@ -511,6 +514,10 @@ class GuardedGraphQLView:
             )
 
         await self._rate_limit(principal, ip, info)
+        if not variables_within(request_data.variables, guards.config.max_tokens):
+            raise RequestRefused.error(
+                VARIABLES_TOO_LARGE.format(guards.config.max_tokens), "BAD_USER_INPUT", 400
+            )
 
         if register is not None and info is not None and request_data.query:
             stored = await guards.apq_put(register.sha256, request_data.query)
