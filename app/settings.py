@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -19,6 +20,34 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
 DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
+
+
+#: Folders of the repository that hold no source (scanned for committed secrets).
+_NOT_SOURCE = frozenset(
+    {".git", ".venv", ".data", "data", "node_modules", "__pycache__", "build", "dist"}
+)
+_SOURCE_SUFFIXES = frozenset(
+    {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".json", ".sh", ".mako"}
+)
+
+
+def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
+    """Whether ``secret`` is written in one of the repository's source files under
+    ``root`` (code, docs, compose and CI files; never ``.env``, which is the operator's
+    and git-ignored). Reads a few hundred small files: production start-up only."""
+    needle = secret.encode()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info")]
+        for name in files:
+            path = Path(folder, name)
+            if path.suffix not in _SOURCE_SUFFIXES and name not in ("Makefile", "Dockerfile"):
+                continue
+            try:
+                if path.stat().st_size <= 1_000_000 and needle in path.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 class Settings(BaseSettings):
@@ -98,13 +127,18 @@ class Settings(BaseSettings):
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
 
     @model_validator(mode="after")
-    def _refuse_dev_secret_in_production(self) -> Settings:
-        if self.env == "production" and self.jwt_secret == DEV_JWT_SECRET:
-            raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
+    def _check(self) -> Settings:
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
-        if len(self.jwt_secret) < 32:
-            raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
+        if len(self.jwt_secret.encode()) < 32:
+            raise ValueError("JWT_SECRET must be at least 32 bytes (RFC 7518 §3.2).")
+        if self.env == "production" and (
+            self.jwt_secret == DEV_JWT_SECRET or secret_in_repository(self.jwt_secret)
+        ):
+            raise ValueError(
+                "ROOST_ENV=production needs its own JWT_SECRET: this one is written in "
+                "Roost's repository. Generate one, e.g. `openssl rand -base64 48`."
+            )
         return self
 
     @property
