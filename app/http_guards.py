@@ -3,21 +3,26 @@
 (design.md "GraphQL API conventions").
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
-(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides four of the view's
-methods and changes nothing for WebSockets:
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
+methods; WebSockets get the same admission and rate limits from app/ws_guards.py:
 
-- ``__call__`` (HTTP only): an :class:`~cross_web.HTTPException` of Strawberry (body not
-  JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the guards
-  become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses with their
-  HTTP status, instead of Strawberry's plain text.
-- ``execute_single``: for each operation, in this order: resolve the persisted query
-  (app/persisted_queries.py); refuse a mutation over GET (405); charge the rate limits
-  (app/ratelimit.py); store a newly registered persisted query; claim the
-  ``Idempotency-Key`` of a mutation over POST (app/idempotency.py), replay a stored
-  response or run and store it.
+- ``__call__`` (HTTP only): negotiates the response's media type (app/media_types.py;
+  406 when neither is accepted); an :class:`~cross_web.HTTPException` of Strawberry
+  (body not JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the
+  guards become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses
+  with their HTTP status, instead of Strawberry's plain text; a client gone before its
+  body arrived is one INFO line.
+- ``execute_single``: for each operation, in this order: admit the bearer token
+  (app/sessions.py, one Redis round trip); resolve the persisted query
+  (app/persisted_queries.py); refuse a bad or ended token (401, unless every root field
+  is logIn/signUp/refreshSession), a subscription (400) or a mutation over GET (405);
+  charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
+  values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
+  mutation over POST (app/idempotency.py), replay a stored response or run and store it.
+- ``process_result``: no ``data`` entry for a request error, a code on every error.
 - ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
   ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
-  not an object is a 400, not a 500.
+  not an object, or an ``operationName`` that is not a string, is a 400, not a 500.
 
 Redis failures never fail a request: rate limits and idempotency are skipped, a
 persisted-query lookup misses (the client then sends the query), each counted in
@@ -28,7 +33,11 @@ Error codes (``extensions.code``) and HTTP statuses:
 
 - ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
   ``operationName``, several operations and none named, a malformed ``persistedQuery``
-  or ``Idempotency-Key``; 405 (``Allow: POST``): a mutation over GET.
+  or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
+  POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
+- ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
+  token that is malformed, forged or expired, or whose session or account has ended.
+- ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
 - ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
   ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
   ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
@@ -96,6 +105,7 @@ from app.persisted_queries import (
     not_supported,
 )
 from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
+from app.sessions import Doorkeeper, Refusal
 from app.settings import Settings
 
 log = logging.getLogger("roost.http")
@@ -126,6 +136,8 @@ SUBSCRIPTIONS_OVER_WS = (
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
 #: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
 AUTH_FIELDS = frozenset({"logIn", "signUp"})
+#: Root mutation fields that need no viewer (a bad bearer token is ignored for them).
+NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 #: Seconds the guards leave Redis alone after it failed.
 REDIS_RETRY_S = 1.0
 #: Cached document summaries (the same documents come again and again).
@@ -227,6 +239,12 @@ class OperationInfo:
         return max(1, sum(1 for f in self.root_fields if f != "__typename"))
 
     @property
+    def needs_no_viewer(self) -> bool:
+        """Whether every root field works without a signed-in user (logIn, signUp,
+        refreshSession, __typename): such a request ignores a stale bearer token."""
+        return self.kind == "mutation" and all(f in NO_VIEWER_FIELDS for f in self.root_fields)
+
+    @property
     def auth_count(self) -> int:
         """Root ``logIn``/``signUp`` fields (each is charged to the sign-in budget)."""
         return sum(1 for f in self.root_fields if f in AUTH_FIELDS)
@@ -295,6 +313,16 @@ def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
     return error
 
 
+def rate_limited_message(decision: Decision) -> str:
+    """The message of a ``RATE_LIMITED`` refusal."""
+    return f"Too many requests: retry in {decision.retry_after_header} s."
+
+
+def rate_limited_extensions(decision: Decision) -> dict[str, Any]:
+    """``retryAfter`` (seconds) and ``budget`` of a ``RATE_LIMITED`` refusal."""
+    return {"retryAfter": round(decision.retry_after_s, 3), "budget": decision.budget}
+
+
 # --- Redis-backed guards ----------------------------------------------------------------
 
 
@@ -337,18 +365,26 @@ class HttpGuards:
         if self.redis is not None:
             await self.redis.aclose()
 
+    def redis_up(self) -> bool:
+        """Whether to use Redis now (configured, and not failed in the last second)."""
+        return self.redis is not None and time.monotonic() >= self._down_until
+
+    def redis_failed(self, guard: str) -> None:
+        """Count and log a Redis failure of ``guard``; leave Redis alone for a second."""
+        self._down_until = time.monotonic() + REDIS_RETRY_S
+        FAIL_OPEN.labels(guard).inc()
+        log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+
     async def _guarded(self, guard: str, call: Callable[[], Awaitable[T]], default: T) -> T:
         if self.redis is None:
             return default
-        if time.monotonic() < self._down_until:
+        if not self.redis_up():
             FAIL_OPEN.labels(guard).inc()
             return default
         try:
             return await call()
         except RedisError:
-            self._down_until = time.monotonic() + REDIS_RETRY_S
-            FAIL_OPEN.labels(guard).inc()
-            log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+            self.redis_failed(guard)
             return default
 
     async def rate_check(self, charges: list[Charge]) -> Decision:
@@ -356,6 +392,23 @@ class HttpGuards:
         if not self.config.rate_limit_enabled or not charges:
             return ALLOWED
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
+
+    async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
+        """Charge one operation to its budgets, whatever its transport: 1 of
+        ``RATE_LIMIT_REQUESTS`` (per ``principal``: ``u:<user id>``, or ``ip:<address>``
+        when anonymous); a mutation also 1 of ``RATE_LIMIT_MUTATIONS`` per root field;
+        each root ``logIn``/``signUp`` 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A
+        refusal is counted in ``roost_rate_limited_total{budget}``."""
+        cfg = self.config
+        charges = [Charge(cfg.requests, principal)]
+        if info is not None and info.kind == "mutation":
+            charges.append(Charge(cfg.mutations, principal, info.mutation_count))
+            if info.auth_count:
+                charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
+        decision = await self.rate_check(charges)
+        if not decision.allowed:
+            RATE_LIMITED.labels(decision.budget or "unknown").inc()
+        return decision
 
     async def apq_get(self, sha256: str) -> str | None:
         """The persisted query of ``sha256``; None when unknown or Redis failed."""
@@ -405,12 +458,13 @@ def _executed(result: ExecutionResult) -> bool:
 class GuardedGraphQLView:
     """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
 
-    The view must set ``self.guards`` (:class:`HttpGuards`) in ``__init__``. Its context
-    should have ``viewer_id`` (raising :class:`GraphQLError` for a bad token), like
-    :class:`schema.context.Context`.
+    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
+    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
+    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
     """
 
     guards: HttpGuards
+    doorkeeper: Doorkeeper
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -488,6 +542,7 @@ class GuardedGraphQLView:
                 406,
                 headers={"Accept": OFFERED},
             )
+        refusal = await self._admit(context)
         viewer = _viewer(context)
         ip = _client_ip(request)
         principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
@@ -502,6 +557,17 @@ class GuardedGraphQLView:
             if isinstance(info, str):
                 await self._rate_limit(principal, ip, None)
                 raise RequestRefused.error(info, "BAD_REQUEST", 400)
+        if refusal is not None:
+            if info is None or not info.needs_no_viewer:
+                await self._rate_limit(principal, ip, info)
+                raise RequestRefused.error(
+                    refusal.message,
+                    "UNAUTHENTICATED",
+                    401,
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                )
+            context.bearer = None  # logIn/signUp/refreshSession: the stale header is moot
+            context.__dict__["viewer_id"] = None
         if info is not None and info.kind == "subscription":
             await self._rate_limit(principal, ip, info)
             raise RequestRefused.error(SUBSCRIPTIONS_OVER_WS, "BAD_REQUEST", 400)
@@ -559,6 +625,18 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    async def _admit(self, context: Any) -> Refusal | None:
+        """Admit the request's bearer token (app/sessions.py: one Redis round trip) and
+        set the context's viewer; the refusal when the token is bad, expired, or its
+        session or account has ended (None: admitted, or no token, anonymous)."""
+        if context.bearer is None:
+            return None
+        outcome = await self.doorkeeper.admit(context.bearer)
+        if isinstance(outcome, Refusal):
+            return outcome
+        context.__dict__["viewer_id"] = outcome.user_id
+        return None
+
     async def _resolve_persisted_query(
         self, request_data: GraphQLRequestData, principal: str, ip: str
     ) -> PersistedQueryRef | None:
@@ -595,25 +673,15 @@ class GuardedGraphQLView:
         anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
         each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
         """
-        cfg = self.guards.config
-        charges = [Charge(cfg.requests, principal)]
-        if info is not None and info.kind == "mutation":
-            charges.append(Charge(cfg.mutations, principal, info.mutation_count))
-            if info.auth_count:
-                charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
-        decision = await self.guards.rate_check(charges)
+        decision = await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return
-        RATE_LIMITED.labels(decision.budget or "unknown").inc()
         raise RequestRefused.error(
-            f"Too many requests: retry in {decision.retry_after_header} s.",
+            rate_limited_message(decision),
             "RATE_LIMITED",
             429,
             headers={"Retry-After": decision.retry_after_header},
-            extensions={
-                "retryAfter": round(decision.retry_after_s, 3),
-                "budget": decision.budget,
-            },
+            extensions=rate_limited_extensions(decision),
         )
 
     async def _claim_idempotency_key(

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
+from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import Hub, RealtimePublisher
@@ -59,6 +60,7 @@ class Context:
     stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
+    sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).
