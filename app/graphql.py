@@ -16,6 +16,10 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.exceptions import (
+    CannotGetOperationTypeError,
+    InvalidOperationTypeError,
+)
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.document_limits import DocumentLimiter
@@ -169,6 +173,11 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return executor
 
 
+#: Errors about the request, the client's to fix: graphql-core's, and Strawberry's for
+#: an operation type the transport does not run or no operation to run.
+CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationTypeError)
+
+
 class RoostSchema(strawberry.Schema):
     """Strawberry's schema, logging the errors of requests as they deserve: a client's
     mistake (a document that does not parse or validate, bad variables, a refused
@@ -179,7 +188,7 @@ class RoostSchema(strawberry.Schema):
     def process_errors(self, errors: list[GraphQLError], execution_context=None) -> None:
         for error in errors:
             original = error.original_error
-            if original is None or isinstance(original, GraphQLError) or error.path:
+            if original is None or isinstance(original, CLIENT_ERRORS) or error.path:
                 log.debug("graphql error: %s", error.message)
             else:
                 log.error("graphql error: %s", error.message, exc_info=original)
