@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from domain.feed.config import FeedConfig
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
+from domain.search.config import SearchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +87,13 @@ class Settings(BaseSettings):
     # collection over 10,000 sockets' objects stalls the loop for seconds.
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
+    # User search and suggested follows (README "User search", "Suggested follows")
+    search_max_results: int = Field(500, ge=1, le=10_000, alias="SEARCH_MAX_RESULTS")
+    search_snapshot_ttl_s: int = Field(600, ge=1, alias="SEARCH_SNAPSHOT_TTL_S")
+    search_fuzzy_threshold: float = Field(0.45, gt=0, le=1, alias="SEARCH_FUZZY_THRESHOLD")
+    suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
+    suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
+
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
@@ -120,6 +128,17 @@ class Settings(BaseSettings):
         """The notification knobs for domain.notifications."""
         return NotificationConfig(
             follow_daily_cap=self.notify_follow_daily_cap, counter_shards=self.counter_shards
+        )
+
+    @property
+    def search_config(self) -> SearchConfig:
+        """The search and suggestion knobs for domain.search."""
+        return SearchConfig(
+            max_results=self.search_max_results,
+            snapshot_ttl=dt.timedelta(seconds=self.search_snapshot_ttl_s),
+            fuzzy_threshold=self.search_fuzzy_threshold,
+            suggest_followees=self.suggest_followees,
+            suggest_per_followee=self.suggest_per_followee,
         )
 
     @property
