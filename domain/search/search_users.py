@@ -114,7 +114,7 @@ _TERMS = text(
     SELECT set_config('pg_trgm.similarity_threshold', :threshold, true),
            set_config('plan_cache_mode', 'force_custom_plan', true),
            set_config('jit', 'off', true),
-           search_fold(:q) AS folded, search_fold(:fuzzy) AS fuzzy,
+           search_fold(:fuzzy) AS folded, search_fold(:fuzzy) AS fuzzy,
            search_prefix_query(:q)::text AS words, search_fuzzy_query(:q)::text AS corrected
     """
 )
