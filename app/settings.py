@@ -94,6 +94,15 @@ class Settings(BaseSettings):
     suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
     suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
 
+    # Push (README "Push"): log (the default) or fcm (Firebase Cloud Messaging HTTP v1)
+    push_provider: Literal["log", "fcm"] = Field("log", alias="PUSH_PROVIDER")
+    fcm_credentials_file: Path | None = Field(None, alias="FCM_CREDENTIALS_FILE")
+    fcm_project_id: str | None = Field(None, alias="FCM_PROJECT_ID")
+    fcm_endpoint: str = Field("https://fcm.googleapis.com", alias="FCM_ENDPOINT")
+    push_max_attempts: int = Field(3, ge=1, le=10, alias="PUSH_MAX_ATTEMPTS")
+    push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
+    push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
+
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
@@ -107,6 +116,10 @@ class Settings(BaseSettings):
             raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
+        if self.push_provider == "fcm" and self.fcm_credentials_file is None:
+            raise ValueError(
+                "PUSH_PROVIDER=fcm needs FCM_CREDENTIALS_FILE (a service-account key)."
+            )
         if len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
         return self
