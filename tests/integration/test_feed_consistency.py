@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import random
 import tempfile
 import uuid
 from pathlib import Path
@@ -183,6 +184,61 @@ async def test_a_late_block_purge_does_not_erase_the_follow_after_unblock(
     assert await cached(settings, a, gids) == [True] * 3
     assert await cached(settings, b, [a_gid]) == [True]
     assert await feed_captions(gql, a) == ["from a", "P3", "P2", "P1"]
+
+
+async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_state(
+    make_users, worker, engine, settings
+):
+    """Follow, unfollow and block changes of one pair, then their merge and purge jobs
+    all at once in shuffled order: once they ran, the cached feed holds the author's
+    posts exactly when the follow is live. (The worker, stopped meanwhile, then runs
+    the same events once more: a no-op.)"""
+    from domain.feed.config import FeedStores
+    from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
+    from domain.feed.timelines import SENTINEL
+    from domain.social.block_user import block_user
+    from domain.social.follow_user import follow_user
+    from domain.social.unblock_user import unblock_user
+    from domain.social.unfollow_user import unfollow_user
+
+    a, b = await make_users(2)
+    gids = [await _insert_post(engine, b.id, f"b{i}", dt.datetime.now(dt.UTC)) for i in range(3)]
+    redis = Redis.from_url(settings.redis_url)
+    stores = FeedStores.on(redis, settings.feed_config)
+    config = settings.feed_config
+    rng = random.Random(7)
+    await worker.stop()
+    try:
+        await redis.zadd(stores.feeds.key(a.id), {SENTINEL: 0})
+        for round_ in range(12):
+            jobs = []
+            for _ in range(rng.randint(2, 5)):
+                if rng.random() < 0.5:
+                    await follow_user(engine, a.id, b.id, counter_shards=4)
+                    jobs.append(merge_author_into_feed)
+                elif rng.random() < 0.7:
+                    await unfollow_user(engine, a.id, b.id, counter_shards=4)
+                    jobs.append(remove_author_from_feed)
+                else:
+                    await block_user(engine, b.id, a.id, counter_shards=4)
+                    await unblock_user(engine, b.id, a.id)
+                    jobs.append(remove_author_from_feed)
+            rng.shuffle(jobs)
+            await asyncio.gather(*(job(engine, stores, config, a.id, b.id) for job in jobs))
+            async with engine.connect() as conn:
+                live = await conn.scalar(
+                    text(
+                        "SELECT count(*) FROM follows WHERE follower_id = :a"
+                        " AND followee_id = :b AND deleted_at IS NULL"
+                    ),
+                    {"a": a.id, "b": b.id},
+                )
+            assert await cached(settings, a, gids) == [bool(live)] * 3, round_
+    finally:
+        await redis.aclose()
+        await worker.start()
+    await worker.drain()
+    assert await cached(settings, a, gids) == [bool(live)] * 3
 
 
 async def _insert_post(engine, author_id, caption: str, created_at: dt.datetime) -> str:
