@@ -27,7 +27,13 @@ from sqlalchemy import text
 from app.asgi import create_app
 from app.embedded import EmbeddedRedis
 from domain.db import new_id
-from domain.feed.timelines import Entry, Timelines
+from domain.feed.config import FeedStores
+from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
+from domain.feed.timelines import SENTINEL, Entry, Timelines
+from domain.social.block_user import block_user
+from domain.social.follow_user import follow_user
+from domain.social.unblock_user import unblock_user
+from domain.social.unfollow_user import unfollow_user
 from schema.ids import to_global_id
 from tests.conftest import GQL, WorkerControl
 from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNBLOCK, UNFOLLOW
@@ -193,14 +199,6 @@ async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_st
     all at once in shuffled order: once they ran, the cached feed holds the author's
     posts exactly when the follow is live. (The worker, stopped meanwhile, then runs
     the same events once more: a no-op.)"""
-    from domain.feed.config import FeedStores
-    from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
-    from domain.feed.timelines import SENTINEL
-    from domain.social.block_user import block_user
-    from domain.social.follow_user import follow_user
-    from domain.social.unblock_user import unblock_user
-    from domain.social.unfollow_user import unfollow_user
-
     a, b = await make_users(2)
     gids = [await _insert_post(engine, b.id, f"b{i}", dt.datetime.now(dt.UTC)) for i in range(3)]
     redis = Redis.from_url(settings.redis_url)
@@ -263,17 +261,15 @@ async def test_following_a_pull_author_that_flips_back_to_push_keeps_its_older_p
         await _insert_post(engine, r.id, f"r-old{i}", now - dt.timedelta(hours=2, minutes=i))
     await _insert_post(engine, x.id, "early", now - dt.timedelta(hours=1))  # before pull
     await _ready(gql, worker, r)
-    await follow_all(gql, fans, x)  # 41 >= 40
-    await worker.drain()
-    await post(gql, x, "pulled")  # flips x to pull
+    await asyncio.gather(*(follow_user(engine, f.id, x.id, counter_shards=4) for f in fans))
+    await post(gql, x, "pulled")  # 41 >= 40: flips x to pull
     await worker.drain()
     await follow_all(gql, [r], x)
     await worker.drain()
     expected = ["pulled", "early"] + [f"r-old{i}" for i in range(6)]
     assert await walk_feed(gql, r, 3) == expected
     # 42 - 13 = 29 < 30: the next post flips x back to push.
-    await asyncio.gather(*(gql(UNFOLLOW, {"id": x.gid}, token=f.token) for f in fans[:13]))
-    await worker.drain()
+    await asyncio.gather(*(unfollow_user(engine, f.id, x.id, counter_shards=4) for f in fans[:13]))
     await post(gql, x, "back")
     await worker.drain()
     for first in (1, 3, 20):
@@ -368,8 +364,10 @@ async def test_pull_author_posts_past_their_store_window_are_read_from_postgres(
     make_users, worker: WorkerControl, settings, engine
 ):
     """FEED_MAX_LEN=20, pull at >= 3 followers: P (3 followers, pull) posts 30, Q (push)
-    posts 10, interleaved; R walks the feed at several page sizes and gets all 40, also
-    when its Redis is flushed mid-walk (a Redis of the test's own)."""
+    posts 10, interleaved; R walks the feed at page sizes 7, 20 and 100 and gets all 40
+    once each; then the same walk with Redis flushed midway (a Redis of the test's own),
+    after deletes inside and past P's store window, and with P flipping back to push
+    midway. One setup for these attacks (about 5 s: an embedded Redis and 40 posts)."""
     await worker.stop()  # this test's events go to its own worker, with its settings
     with tempfile.TemporaryDirectory() as tmp:
         own = EmbeddedRedis(Path(tmp), persist=False)
@@ -393,12 +391,12 @@ async def test_pull_author_posts_past_their_store_window_are_read_from_postgres(
                 gql = GQL(client)
                 p, q, r, f1, f2 = await make_users(5)
                 await follow_all(gql, [r, f1, f2], p)
-                await follow_all(gql, [r], q)
-                await control.drain()
+                await follow_all(gql, [r], q)  # (their merges have nothing to merge)
                 assert await feed_captions(gql, r) == []  # r's cached feed exists
                 expected = []
+                gids: dict[str, str] = {}
                 for i in range(1, 31):
-                    await post(gql, p, f"P{i:02}")
+                    gids[f"P{i:02}"] = await post(gql, p, f"P{i:02}")
                     expected.append(f"P{i:02}")
                     if i % 3 == 0:
                         await post(gql, q, f"Q{i // 3:02}")
@@ -411,28 +409,63 @@ async def test_pull_author_posts_past_their_store_window_are_read_from_postgres(
                         {"a": p.id},
                     )
                 assert mode == "pull"
-                for first in (7, 20, 100, 1):
+                for first in (7, 20, 100):
                     assert await walk_feed(gql, r, first) == expected, first
 
                 # FLUSHALL between two pages: every key is rebuilt, the walk goes on.
-                seen, after, pages = [], None, 0
-                while True:
-                    out = await gql(FEED, {"first": 7, "after": after}, token=r.token)
-                    feed = out["data"]["viewer"]["feed"]
-                    seen += [e["node"]["caption"] for e in feed["edges"]]
-                    pages += 1
-                    if pages == 2:
-                        flusher = Redis.from_url(url)
-                        await flusher.flushall()
-                        await flusher.aclose()
-                    if not feed["pageInfo"]["hasNextPage"]:
-                        break
-                    after = feed["pageInfo"]["endCursor"]
-                assert seen == expected
+                async def flush() -> None:
+                    flusher = Redis.from_url(url)
+                    await flusher.flushall()
+                    await flusher.aclose()
+
+                assert await _walk_with(gql, r, 7, after_page={2: flush}) == expected
+
+                # Deletes inside and past P's store window.
+                for caption in ("P25", "P05"):
+                    out = await gql(DELETE, {"id": gids[caption]}, token=p.token)
+                    assert out["data"]["deletePost"]["__typename"] == "DeletePostSuccess"
+                    expected.remove(caption)
+                await control.drain()
+                for first in (7, 20):
+                    assert await walk_feed(gql, r, first) == expected, first
+
+                # P flips back to push in the middle of a walk (1 follower < 2).
+                async def flip() -> None:
+                    await gql(UNFOLLOW, {"id": p.gid}, token=f1.token)
+                    await gql(UNFOLLOW, {"id": p.gid}, token=f2.token)
+                    await control.drain()
+                    await post(gql, p, "P31")
+                    await control.drain()
+
+                assert await _walk_with(gql, r, 7, after_page={2: flip}) == expected
+                async with engine.connect() as conn:
+                    mode = await conn.scalar(
+                        text("SELECT mode FROM author_feed_modes WHERE author_id = :a"),
+                        {"a": p.id},
+                    )
+                assert mode == "push"
+                for first in (7, 20, 100):
+                    assert await walk_feed(gql, r, first) == ["P31", *expected], first
         finally:
             await control.stop()
             own.stop()
             await worker.start()
+
+
+async def _walk_with(gql, user, first: int, *, after_page) -> list[str]:
+    """Walk the feed ``first`` at a time; after page k, await ``after_page[k]()``."""
+    seen, after, pages = [], None, 0
+    while True:
+        out = await gql(FEED, {"first": first, "after": after}, token=user.token)
+        assert "errors" not in out, out
+        feed = out["data"]["viewer"]["feed"]
+        seen += [e["node"]["caption"] for e in feed["edges"]]
+        pages += 1
+        if pages in after_page:
+            await after_page[pages]()
+        if not feed["pageInfo"]["hasNextPage"]:
+            return seen
+        after = feed["pageInfo"]["endCursor"]
 
 
 # -- timelines: a removal during a rebuild -----------------------------------------------
