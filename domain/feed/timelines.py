@@ -14,7 +14,9 @@ lives in one Redis Cluster slot):
 Writers add to timelines that exist (or are being rebuilt) and never create one; a
 missing timeline is rebuilt from PostgreSQL by :meth:`Timelines.rebuild`, which
 first creates a ``:build`` key that concurrent writers also add to, then swaps it in
-atomically, so a post committed during a rebuild is never lost.
+atomically, so a post committed during a rebuild is never lost. Removals (deletes,
+unfollows) that meet a rebuild record their members in a ``:gone`` set, which the swap
+leaves out of what the rebuild loaded, so a removed post never comes back either.
 """
 
 from __future__ import annotations
