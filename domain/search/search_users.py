@@ -12,7 +12,7 @@ score  match
 20     every word of the query starts a word of the display name ("ali bo" finds
        "Bob Alice-Smith")
 15     the same with typos corrected: each query word may also be one of the 5 words
-       of ``search_words`` most similar to it (pg_trgm, at least ``fuzzy_threshold``)
+       of ``search_words`` most similar to it (pg_trgm similarity at least 0.3)
 0-10   a username typo: pg_trgm similarity of the username to the query, at least
        ``fuzzy_threshold``, in tenths
 =====  ===============================================================================
@@ -22,13 +22,15 @@ their best tier. Banned and deleted accounts have no row in
 ``user_search``; users with a block between them and the viewer, either way, are left
 out by the statement itself.
 
-Cost: one statement, a ``UNION ALL`` of one branch per tier, each ordered and limited;
-PostgreSQL runs the branches in order and stops as soon as ``limit`` rows came, so a
-query whose prefix already fills the list ("sd2": 11,110 usernames) never computes a
-similarity. Each branch is served by an index of ``user_search`` (migration 0009): the
-username B-tree (index-only, with the ranking signal), the display-name B-tree, the
-word GIN, the trigram GINs, and the ``followers DESC`` B-tree, which the planner walks
-instead when a match is so common that the first ``limit`` matches come sooner that way.
+Cost: the ranking is one statement, a ``UNION ALL`` of one branch per tier, each
+ordered and limited; PostgreSQL runs the branches in order and stops as soon as
+``limit`` rows came, so a query whose prefix already fills the list ("sd2": 11,110
+usernames) never computes a similarity. Each branch is served by an index of
+``user_search`` (migration 0009): the username B-tree (index-only, with the ranking
+signal), the display-name B-tree, the name-word GIN (with ``search_words``' trigram GIN
+for corrections), the username trigram GIN, and the ``followers DESC`` B-tree, which the
+planner walks instead when a match is so common that the first ``limit`` matches come
+sooner that way.
 """
 
 from __future__ import annotations
