@@ -19,6 +19,8 @@ from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import Hub, RealtimePublisher
 from domain.realtime.queries import EngagementReads
+from domain.search.config import SearchConfig
+from domain.search.snapshots import RankedSnapshots
 from schema.loaders import Loaders
 
 
@@ -61,6 +63,8 @@ class Context:
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
     sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).

@@ -13,6 +13,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import utcnow
+from domain.devices.store import end_session_devices
 from domain.identity.models import sessions
 from domain.identity.session_store import SessionStore
 
@@ -23,12 +24,15 @@ async def revoke_families(
     conn: AsyncConnection, user_id: uuid.UUID, family_ids: Iterable[uuid.UUID] | None = None
 ) -> list[uuid.UUID]:
     """Revoke every live refresh token of ``family_ids`` of ``user_id`` (all of the
-    user's when None), in the caller's transaction; return the families ended now."""
+    user's when None), and forget the push devices registered in them, in the caller's
+    transaction; return the families ended now."""
     stmt = update(sessions).where(sessions.c.user_id == user_id, sessions.c.revoked_at.is_(None))
     if family_ids is not None:
         stmt = stmt.where(sessions.c.family_id.in_(list(family_ids)))
     rows = await conn.execute(stmt.values(revoked_at=utcnow()).returning(sessions.c.family_id))
-    return sorted({r.family_id for r in rows})
+    ended = sorted({r.family_id for r in rows})
+    await end_session_devices(conn, ended)  # push devices registered in them (by ``sid``)
+    return ended
 
 
 async def announce_ended(

@@ -23,8 +23,9 @@ async def log_out(
     family), or all of the viewer's sessions when it is None; return how many ended now
     (0 if already ended, or not the viewer's).
 
-    Their access tokens are refused from the next request on, on every transport, and
-    the viewer's open WebSockets of those sessions close (the session cache, ``store``).
+    Their access tokens are refused from the next request on, on every transport, the
+    viewer's open WebSockets of those sessions close (the session cache, ``store``), and
+    the push devices registered in them are forgotten in the same transaction.
     """
     async with engine.begin() as conn:
         families = None
