@@ -45,7 +45,7 @@ def _schemathesis() -> Path:
     return st
 
 
-async def test_schemathesis_finds_no_server_error(settings):
+async def test_schemathesis_finds_no_server_error(settings, tmp_path):
     st = await asyncio.to_thread(_schemathesis)
     api = start_api(
         {
@@ -99,6 +99,7 @@ async def test_schemathesis_finds_no_server_error(settings):
             "none",
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            cwd=tmp_path,  # schemathesis writes its .schemathesis folder there
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 900)
     finally:
