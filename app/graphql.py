@@ -24,6 +24,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.document_limits import DocumentLimiter
 from app.settings import Settings
+from domain.identity.errors import AccountUnavailableError
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
 from schema.realtime import SubscriptionEvent
@@ -39,6 +40,8 @@ def _should_mask(error: GraphQLError) -> bool:
     ``original_error`` too, and are the client's to fix."""
     if error.extensions and "code" in error.extensions:
         return False
+    if isinstance(error.original_error, AccountUnavailableError):
+        return False  # the actor was banned or deleted mid-request: UNAUTHENTICATED
     return error.path is not None and error.original_error is not None
 
 
@@ -137,7 +140,9 @@ class RoostMaskErrors(MaskErrors):
         out = []
         for error in super()._process_errors(errors):
             if not (error.extensions and "code" in error.extensions):
-                if error.message.startswith("Syntax Error"):
+                if isinstance(error.original_error, AccountUnavailableError):
+                    code = "UNAUTHENTICATED"
+                elif error.message.startswith("Syntax Error"):
                     code = "GRAPHQL_PARSE_FAILED"
                 elif self._executing:
                     code = "BAD_USER_INPUT"  # variable coercion, after validation passed

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
     refresh_token_days: int = Field(30, alias="REFRESH_TOKEN_DAYS")
+    # A rotated refresh token presented again within this gets the same successor.
+    refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
     db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
@@ -209,6 +211,7 @@ class Settings(BaseSettings):
             secret=self.jwt_secret,
             access_ttl=dt.timedelta(minutes=self.access_token_minutes),
             refresh_ttl=dt.timedelta(days=self.refresh_token_days),
+            refresh_grace=dt.timedelta(seconds=self.refresh_grace_s),
         )
 
 

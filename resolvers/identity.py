@@ -80,7 +80,8 @@ class IdentityMutations:
 
     @strawberry.mutation(
         description="Exchange a refresh token for its successor and a new access token; the"
-        " same token again within 10 s gets the same successor, later it ends the session."
+        " same token again within the grace window (10 s) gets the same successor, later"
+        " it ends the session."
     )
     async def refresh_session(self, info: Info, input: RefreshSessionInput) -> RefreshSessionResult:
         ctx = info.context

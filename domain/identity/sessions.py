@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import new_id, utcnow
 from domain.identity.models import sessions
@@ -50,3 +51,20 @@ async def open_session(
         )
     )
     return AuthResult(user, issue_access_token(config, user.id, family_id), token, family_id)
+
+
+async def open_sessions(
+    engine: AsyncEngine, config: TokenConfig, user_ids: Sequence[uuid.UUID]
+) -> list[str]:
+    """Open one session for each of ``user_ids`` (in one statement) and return their
+    access tokens, in order; the refresh tokens are not handed out. For trusted tooling
+    (benchmarks, an operator's script): every access token must name a live session."""
+    rows = [{"id": new_id(), "user_id": u, "token_hash": new_refresh_token()[1]} for u in user_ids]
+    expires_at = utcnow() + config.refresh_ttl
+    for row in rows:
+        row["family_id"] = row["id"]
+        row["expires_at"] = expires_at
+    if rows:
+        async with engine.begin() as conn:
+            await conn.execute(insert(sessions), rows)
+    return [issue_access_token(config, r["user_id"], r["family_id"]) for r in rows]

@@ -384,3 +384,19 @@ async def test_a_banned_or_deleted_account_is_refused_everything(
     assert_unauthenticated(await gql(VIEWER, token=x.token))  # its old session stays ended
     back = (await gql(LOG_IN, {"u": x.username, "p": TEST_PASSWORD}))["data"]["logIn"]
     assert (await gql(VIEWER, token=back["accessToken"]))["data"]["viewer"]
+
+
+async def test_an_account_banned_by_hand_cannot_post_even_before_the_cache_learns_it(
+    gql, engine, make_users
+):
+    # A status changed in SQL, not through the use case: the cache still admits the
+    # token for a while (README "Sessions"), but createPost checks its author itself.
+    (x,) = await make_users(1)
+    assert (await gql(VIEWER, token=x.token))["data"]["viewer"]  # cache warm
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE users SET status = 'banned' WHERE id = :u"), {"u": x.id})
+    before = await snapshot(engine)
+    out = await gql(CREATE_POST, {"c": "sneaky"}, token=x.token)
+    assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
+    assert out["errors"][0]["message"] == "This account is not available."
+    assert await snapshot(engine) == before
