@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import sys
 import uuid
 
 import jwt
@@ -400,3 +402,28 @@ async def test_an_account_banned_by_hand_cannot_post_even_before_the_cache_learn
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
     assert out["errors"][0]["message"] == "This account is not available."
     assert await snapshot(engine) == before
+
+
+async def test_roost_account_ban_ends_the_sessions(gql, make_users, settings):
+    (x,) = await make_users(1)
+    assert (await gql(VIEWER, token=x.token))["data"]["viewer"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "app.cli",
+        "account",
+        "ban",
+        x.username,
+        env={
+            **os.environ,
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "JWT_SECRET": settings.jwt_secret,
+        },
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, out
+    assert f"{x.username}: banned, 1 session(s) ended" in out.decode()
+    assert_unauthenticated(await gql(VIEWER, token=x.token))
