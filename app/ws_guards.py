@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
@@ -48,11 +48,28 @@ from domain.realtime import Hub, user_channel
 
 log = logging.getLogger("roost.ws")
 
+T = TypeVar("T")
+
 #: A socket's session is re-checked at most this often (seconds) while it is used.
 RECHECK_S = 1.0
 #: Close code of a socket whose session or account ended (graphql-transport-ws's
 #: "Forbidden", which clients do not retry with the same token).
 ENDED_CLOSE_CODE = 4403
+
+
+async def _shielded(coro: Awaitable[T]) -> T:
+    """Await ``coro`` in its own task, shielded: redis-py's asyncio client can swallow a
+    cancellation that lands during a command (the task then runs on), so the Redis calls
+    of a socket's guard are never the ones cancelled; the caller's cancellation still
+    ends the caller at once, and the call finishes on its own."""
+    task = asyncio.ensure_future(coro)
+    task.add_done_callback(_consume)
+    return await asyncio.shield(task)
+
+
+def _consume(task: asyncio.Future) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("a socket guard's call failed after its socket left", exc_info=task.exception())
 
 
 class SocketGuard:
@@ -103,7 +120,7 @@ class SocketGuard:
             return False
         if not force and time.monotonic() - self._checked_at < RECHECK_S:
             return True
-        outcome = await self.view.doorkeeper.recheck(self.claims)
+        outcome = await _shielded(self.view.doorkeeper.recheck(self.claims))
         self._checked_at = time.monotonic()
         if isinstance(outcome, Refusal) and not self.ended:
             self.ended = True
@@ -127,7 +144,7 @@ class SocketGuard:
         if isinstance(query, str) and query and isinstance(name, str | None):
             summary = operation_info(query, name, max_tokens)
             info = None if isinstance(summary, str) else summary
-        decision = await guards.charge(f"u:{self.claims.user_id}", self.ip, info)
+        decision = await _shielded(guards.charge(f"u:{self.claims.user_id}", self.ip, info))
         if not decision.allowed:
             return {
                 "message": rate_limited_message(decision),
