@@ -140,7 +140,6 @@ def api(settings):
             "WORKER_METRICS_PORT": "0",
             "DB_POOL_SIZE": "2",
             "DB_MAX_OVERFLOW": "2",
-            "GC_FREEZE": "false",
         }
     )
     yield proc
