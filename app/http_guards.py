@@ -14,8 +14,9 @@ methods; WebSockets get the same admission and rate limits from app/ws_guards.py
   body arrived is one INFO line.
 - ``execute_single``: for each operation, in this order: admit the bearer token
   (app/sessions.py, one Redis round trip); resolve the persisted query
-  (app/persisted_queries.py); refuse a bad or ended token (401, unless every root field
-  is logIn/signUp/refreshSession), a subscription (400) or a mutation over GET (405);
+  (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
+  (401, unless every root field is logIn/signUp/refreshSession), a subscription (400)
+  or a mutation over GET (405);
   charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
   values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
   mutation over POST (app/idempotency.py), replay a stored response or run and store it.
@@ -36,7 +37,9 @@ Error codes (``extensions.code``) and HTTP statuses:
   or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
   POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
 - ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
-  token that is malformed, forged or expired, or whose session or account has ended.
+  token that is malformed, forged or expired, or whose session or account has ended;
+  (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
+  logIn/signUp/refreshSession.
 - ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
 - ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
   ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
@@ -132,6 +135,8 @@ PERSISTED = Counter(
 SUBSCRIPTIONS_OVER_WS = (
     "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
 )
+#: The answer to an anonymous mutation other than logIn/signUp/refreshSession.
+SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 #: The answer to variables holding more values than a document may have tokens.
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
 #: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
@@ -578,6 +583,12 @@ class GuardedGraphQLView:
                 405,
                 headers={"Allow": "POST"},
             )
+        if context.bearer is None and info is not None and info.kind == "mutation":
+            if not info.needs_no_viewer:  # refused as a whole, before anything runs
+                await self._rate_limit(principal, ip, info)
+                raise RequestRefused.error(
+                    SIGN_IN_FIRST, "UNAUTHENTICATED", 401, headers={"WWW-Authenticate": "Bearer"}
+                )
 
         await self._rate_limit(principal, ip, info)
         if not variables_within(request_data.variables, guards.config.max_tokens):
