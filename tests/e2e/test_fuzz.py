@@ -2,9 +2,9 @@
 
 ``make fuzz`` runs this (pytest ``-m fuzz``; CI runs it from .ci/run); ``make test``
 leaves it out. Schemathesis is installed with pip into its own virtualenv in a cache
-folder (once per version), not into Roost's. The run signs up a user and fuzzes every
-root field as that user (``logOut`` aside, which would end the session it fuzzes
-with), with the check ``not_a_server_error``: a 5xx, or an error that is not the
+folder (once per version), not into Roost's. It fuzzes every root field anonymously,
+then signs up a user and fuzzes them as that user (``logOut`` aside, which would end the
+session it fuzzes with), with the check ``not_a_server_error``: a 5xx, or an error that is not the
 client's (one without a client code such as ``BAD_USER_INPUT`` at a field). It must
 find none. ``FUZZ_EXAMPLES`` bounds the examples per root field (default 10).
 """
@@ -78,37 +78,50 @@ async def test_schemathesis_finds_no_server_error(settings, tmp_path):
                 },
             )
         token = resp.json()["data"]["signUp"]["accessToken"]
-        examples = os.environ.get("FUZZ_EXAMPLES", "10")
-        proc = await asyncio.create_subprocess_exec(
-            str(st),
-            "run",
-            f"{api.http}/graphql",
-            "--checks",
-            "not_a_server_error",
-            "--max-examples",
-            examples,
-            "--seed",
-            os.environ.get("FUZZ_SEED", "1"),
-            "--workers",
-            "2",
-            "--no-color",
-            "--exclude-name",
-            "Mutation.logOut",
-            "-H",
-            f"Authorization: Bearer {token}",
-            "--generation-database",
-            "none",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=tmp_path,  # schemathesis writes its .schemathesis folder there
+        # Anonymous (the command of the issue, every root field), then signed in.
+        anonymous = await _fuzz(st, api.http, tmp_path, [])
+        signed_in = await _fuzz(
+            st,
+            api.http,
+            tmp_path,
+            ["--exclude-name", "Mutation.logOut", "-H", f"Authorization: Bearer {token}"],
         )
-        out, _ = await asyncio.wait_for(proc.communicate(), 900)
     finally:
         api.stop()
-    report = out.decode(errors="replace")
+    for returncode, report in (anonymous, signed_in):
+        _assert_clean(returncode, report)
+
+
+async def _fuzz(st: Path, base: str, folder: Path, extra: list[str]) -> tuple[int, str]:
+    """Run ``st run`` on the API's /graphql; its exit code and report."""
+    proc = await asyncio.create_subprocess_exec(
+        str(st),
+        "run",
+        f"{base}/graphql",
+        "--checks",
+        "not_a_server_error",
+        "--max-examples",
+        os.environ.get("FUZZ_EXAMPLES", "10"),
+        "--seed",
+        os.environ.get("FUZZ_SEED", "1"),
+        "--workers",
+        "2",
+        "--no-color",
+        "--generation-database",
+        "none",
+        *extra,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=folder,  # schemathesis writes its .schemathesis folder there
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 900)
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _assert_clean(returncode: int | None, report: str) -> None:
     summary = report[report.rfind("SUMMARY") :]
     print(summary)
-    assert proc.returncode == 0, report[-6000:]
+    assert returncode == 0, report[-6000:]
     counts = re.search(r"(\d+) generated, (\d+) passed", summary)
     assert counts is not None and counts[1] == counts[2], summary  # every case passed
     assert "failure" not in summary.lower(), summary
