@@ -7,7 +7,7 @@ of round trips (design.md "GraphQL API conventions").
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -17,6 +17,7 @@ from domain.engagement.queries import comments_by_ids
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
 from domain.social.queries import blocked_among, followees_among
+from domain.visibility.rules import visible_count
 from domain.visibility.sql import (
     BLOCK_PARTNERS,
     hidden_comments_sql,
@@ -72,43 +73,54 @@ async def comment_state(
     return await comments_by_ids(conn, ids) if ids else {}
 
 
-async def hidden_post_counts(
-    conn: AsyncConnection, post_ids: Sequence[uuid.UUID], partners: Collection[uuid.UUID]
-) -> dict[uuid.UUID, tuple[int, int]]:
-    """``{post id: (likes, comments)}`` that block ``partners`` hide from a viewer: the
-    part of each counter that viewer's lists leave out (sql.hidden_likes_sql,
-    sql.hidden_comments_sql). One statement; none when there are no partners."""
-    if not post_ids or not partners:
-        return {p: (0, 0) for p in post_ids}
+#: What each counted kind loses to a viewer's blocks: kind -> scalar SQL over (entity, partners).
+_HIDDEN = {
+    "likes": hidden_likes_sql,
+    "comments": hidden_comments_sql,
+    "followers": hidden_followers_sql,
+    "following": hidden_following_sql,
+}
+
+
+async def counts_seen_by(
+    conn: AsyncConnection,
+    viewer_id: uuid.UUID | None,
+    ids: Sequence[uuid.UUID],
+    kinds: Sequence[str],
+) -> dict[tuple[uuid.UUID, str], int]:
+    """``{(id, kind): count}`` as ``viewer_id`` may see it (None: anonymous): the exact
+    counter (domain.counters, which already leaves out inactive accounts) less what
+    blocks between the viewer and others hide from the viewer's lists
+    (rules.visible_count), so ``likeCount`` is the length of ``likes``, ``followerCount``
+    that of ``followers``, and so on.
+
+    One statement whatever the number of ids: the counter shards through their primary
+    key, the viewer's block partners, and only if there are any (most viewers have
+    none) the hidden parts (sql.hidden_*_sql).
+    """
+    out = {(e, k): 0 for e in ids for k in kinds}
+    if not ids:
+        return out
+    hidden = [k for k in kinds if k in _HIDDEN]
+    branches = "".join(
+        f"""
+        UNION ALL
+        SELECT e.id, '{k}', -{_HIDDEN[k]("e.id", "p.ids")}
+        FROM unnest(CAST(:ids AS uuid[])) AS e(id), partners p WHERE cardinality(p.ids) > 0"""
+        for k in hidden
+    )
     rows = await conn.execute(
         text(
             f"""
-            SELECT p.id, {hidden_likes_sql("p.id", ":partners")},
-                   {hidden_comments_sql("p.id", ":partners")}
-            FROM unnest(CAST(:ids AS uuid[])) AS p(id)
+            WITH partners AS (SELECT {BLOCK_PARTNERS.format(viewer="CAST(:viewer AS uuid)")} AS ids)
+            SELECT entity_id, kind, sum(value)::bigint FROM counter_shards
+            WHERE entity_id = ANY(CAST(:ids AS uuid[])) AND kind = ANY(CAST(:kinds AS text[]))
+            GROUP BY entity_id, kind
+            {branches}
             """
         ),
-        {"ids": list(dict.fromkeys(post_ids)), "partners": list(partners)},
+        {"ids": list(dict.fromkeys(ids)), "kinds": list(kinds), "viewer": viewer_id},
     )
-    return {r[0]: (int(r[1]), int(r[2])) for r in rows}
-
-
-async def hidden_account_counts(
-    conn: AsyncConnection, account_ids: Sequence[uuid.UUID], partners: Collection[uuid.UUID]
-) -> dict[uuid.UUID, tuple[int, int]]:
-    """``{account id: (followers, following)}`` that block ``partners`` hide from a
-    viewer (sql.hidden_followers_sql, sql.hidden_following_sql). One statement; none
-    when there are no partners."""
-    if not account_ids or not partners:
-        return {a: (0, 0) for a in account_ids}
-    rows = await conn.execute(
-        text(
-            f"""
-            SELECT a.id, {hidden_followers_sql("a.id", ":partners")},
-                   {hidden_following_sql("a.id", ":partners")}
-            FROM unnest(CAST(:ids AS uuid[])) AS a(id)
-            """
-        ),
-        {"ids": list(dict.fromkeys(account_ids)), "partners": list(partners)},
-    )
-    return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+    for entity_id, kind, n in rows:
+        out[(entity_id, kind)] += int(n)
+    return {key: visible_count(n, 0) for key, n in out.items()}

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import text
 
-from domain.counters import read_counts
 from domain.counters.verify import ACTUAL, verify_counts
 from domain.db import new_id
 from domain.realtime.queries import engagement_snapshots
@@ -31,7 +30,6 @@ from domain.visibility.rules import (
     account_listed,
     comment_visible,
     post_visible,
-    visible_count,
 )
 from domain.visibility.sql import visible_comment_sql, visible_post_sql
 
@@ -278,20 +276,11 @@ async def test_comments_and_replies_agree_over_the_matrix(engine, world):
     assert 0 < shown < checked
 
 
-async def _totals(conn, kind: str, ids) -> dict[uuid.UUID, int]:
-    """The counters of ``kind`` for ``ids``, as the API reads them."""
-    counts = await read_counts(conn, list(ids), [kind])
-    return {i: counts[(i, kind)] for i in ids}
-
-
 async def test_every_count_a_viewer_sees_equals_the_list_they_can_page(engine, world):
-    """Where a count is shown (on a visible post, on a visible account), the counter
-    less what blocks hide from this viewer equals the list this viewer is shown."""
+    """Where a count is shown (on a visible post, on a visible account), the count as this
+    viewer reads it (readers.counts_seen_by: the counter less what blocks hide) equals
+    the list this viewer is shown."""
     async with engine.connect() as conn:
-        likes = await _totals(conn, "likes", world.posts)
-        comment_totals = await _totals(conn, "comments", world.posts)
-        followers = await _totals(conn, "followers", world.authors)
-        following = await _totals(conn, "following", world.authors)
         comments = await readers.comment_state(conn, world.comments)
         posts = await readers.post_state(conn, world.posts)
         everyone = [*world.authors, *world.viewers]
@@ -301,18 +290,20 @@ async def test_every_count_a_viewer_sees_equals_the_list_they_can_page(engine, w
                 text("SELECT follower_id, followee_id FROM follows WHERE deleted_at IS NULL")
             )
         ).all()
+        totals = await readers.counts_seen_by(conn, None, world.posts, ["likes", "comments"])
         checked = hidden_somewhere = 0
         for viewer_id in world.all_viewers:
-            partners = await readers.block_partners(conn, viewer_id) if viewer_id else frozenset()
             viewer = await python_viewer(conn, viewer_id, everyone)
-            assert viewer.blocked == partners & set(everyone)
-            hidden = await readers.hidden_post_counts(conn, world.posts, partners)
+            if viewer_id is not None:
+                partners = await readers.block_partners(conn, viewer_id)
+                assert viewer.blocked == partners & set(everyone)
+            seen = await readers.counts_seen_by(conn, viewer_id, world.posts, ["likes", "comments"])
             for pid in world.posts:
                 post = posts[pid]
                 if not post_visible(viewer, post, accounts[post.author_id]):
                     continue
                 likers = [a for a in world.authors if account_listed(viewer, accounts[a])]
-                assert visible_count(likes.get(pid, 0), hidden[pid][0]) == len(likers)
+                assert seen[(pid, "likes")] == len(likers)
                 listed = [
                     c
                     for c in comments.values()
@@ -329,10 +320,14 @@ async def test_every_count_a_viewer_sees_equals_the_list_they_can_page(engine, w
                         ),
                     )
                 ]
-                assert visible_count(comment_totals.get(pid, 0), hidden[pid][1]) == len(listed)
+                assert seen[(pid, "comments")] == len(listed)
                 checked += 1
-                hidden_somewhere += hidden[pid][0] + hidden[pid][1]
-            hidden_accounts = await readers.hidden_account_counts(conn, world.authors, partners)
+                hidden_somewhere += sum(
+                    totals[(pid, k)] - seen[(pid, k)] for k in ("likes", "comments")
+                )
+            follow_counts = await readers.counts_seen_by(
+                conn, viewer_id, world.authors, ["followers", "following"]
+            )
             for a in world.authors:
                 if accounts[a].status != "active":
                     continue  # no profile, no count shown
@@ -342,14 +337,9 @@ async def test_every_count_a_viewer_sees_equals_the_list_they_can_page(engine, w
                 shown_following = [
                     g for f, g in follow_rows if f == a and account_listed(viewer, accounts[g])
                 ]
-                assert visible_count(followers.get(a, 0), hidden_accounts[a][0]) == len(
-                    shown_followers
-                )
-                assert visible_count(following.get(a, 0), hidden_accounts[a][1]) == len(
-                    shown_following
-                )
+                assert follow_counts[(a, "followers")] == len(shown_followers)
+                assert follow_counts[(a, "following")] == len(shown_following)
                 checked += 1
-                hidden_somewhere += sum(hidden_accounts[a])
     assert checked > 0 and hidden_somewhere > 0
 
 
@@ -368,20 +358,17 @@ async def test_the_bulk_engagement_read_agrees_with_the_rule(engine, world):
         snaps = await engagement_snapshots(conn, pairs)
         posts = await readers.post_state(conn, world.posts)
         accounts = await readers.user_status(conn, [*world.authors, *world.viewers])
-        likes = await _totals(conn, "likes", world.posts)
-        comments = await _totals(conn, "comments", world.posts)
         seen = 0
         for (pid, vid), snap in zip(pairs, snaps, strict=True):
-            partners = await readers.block_partners(conn, vid)
             viewer = await python_viewer(conn, vid, world.authors)
             post = posts[pid]
             assert (snap is not None) is post_visible(viewer, post, accounts[post.author_id])
             if snap is None:
                 continue
-            (hidden,) = (await readers.hidden_post_counts(conn, [pid], partners)).values()
+            seen_counts = await readers.counts_seen_by(conn, vid, [pid], ["likes", "comments"])
             assert (snap.likes, snap.comments) == (
-                visible_count(likes[pid], hidden[0]),
-                visible_count(comments[pid], hidden[1]),
+                seen_counts[(pid, "likes")],
+                seen_counts[(pid, "comments")],
             )
             seen += 1
     assert seen > 0
