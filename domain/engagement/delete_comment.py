@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
+from domain.moderation.account_locks import lock_active
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
 
@@ -72,14 +73,6 @@ async def delete_comment(
     return len(deleted)
 
 
-# The statuses of the deleted comments' authors (and of the top-level comment's author),
-# read under FOR KEY SHARE so that a concurrent ban of one of them either waits for this
-# deletion or is seen by it: the counter drops by exactly what it counted.
-_STATUSES = text(
-    "SELECT id, status FROM users WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR KEY SHARE"
-)
-
-
 async def _counted(conn, deleted: list, parent_author: uuid.UUID | None) -> int:
     """How many of the ``deleted`` rows (id, author_id, parent_id) the ``comments``
     counter counted: by an active account, and for a reply, under a top-level comment
@@ -89,9 +82,9 @@ async def _counted(conn, deleted: list, parent_author: uuid.UUID | None) -> int:
         return 0
     top = next((r.author_id for r in deleted if r.parent_id is None), parent_author)
     ids = {r.author_id for r in deleted} | ({top} if top else set())
-    active = {
-        r.id for r in await conn.execute(_STATUSES, {"ids": list(ids)}) if r.status == "active"
-    }
+    # Under FOR KEY SHARE: a concurrent ban of one of them either waits for this deletion
+    # or is seen by it, so the counter drops by exactly what it counted.
+    active = await lock_active(conn, ids)
     return sum(
         1 for r in deleted if r.author_id in active and (r.parent_id is None or top in active)
     )

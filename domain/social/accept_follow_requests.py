@@ -11,18 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
+from domain.moderation.account_locks import lock_active
 
 _TAKE = text(
     """
     DELETE FROM follow_requests r WHERE r.target_id = :target
     RETURNING r.requester_id, r.created_at, r.id
     """
-)
-
-# The requesters' statuses under FOR KEY SHARE: a concurrent ban of one waits for the
-# switch, or the switch sees it (no follow, and no counter, for an inactive account).
-_ACTIVE = text(
-    "SELECT id, status FROM users WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR KEY SHARE"
 )
 
 # The follows and their follow.created events (payload {follower_id, followee_id}, as
@@ -71,11 +66,9 @@ async def accept_pending_requests(
     taken = (await conn.execute(_TAKE, {"target": target_id})).all()
     if not taken:
         return []
-    active = {
-        r.id
-        for r in await conn.execute(_ACTIVE, {"ids": [r.requester_id for r in taken]})
-        if r.status == "active"
-    }
+    # Under FOR KEY SHARE: a concurrent ban of a requester waits for the switch, or the
+    # switch sees it (no follow, and no counter, for an inactive account).
+    active = await lock_active(conn, [r.requester_id for r in taken])
     followers = [
         r.requester_id
         for r in sorted(taken, key=lambda r: (r.created_at, r.id))

@@ -9,17 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.errors import NotFoundError
+from domain.moderation.account_locks import lock_statuses
 from domain.notifications.forget import forget_between
 from domain.outbox.append import append_event
 from domain.social.errors import SelfBlockError
 from domain.social.pairs import lock_pair
-
-# Both accounts, under FOR KEY SHARE: a concurrent ban waits for the block, or the block
-# sees it (an ended follow moves followers only if its follower is active, following
-# only if its followee is: what the counters count).
-_ACCOUNTS = text(
-    "SELECT id, status FROM users WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR KEY SHARE"
-)
 
 _INSERT_BLOCK = text(
     """
@@ -67,10 +61,11 @@ async def block_user(
         raise SelfBlockError()
     async with engine.begin() as conn:
         await lock_pair(conn, blocker_id, blocked_id)
-        active = {
-            r.id: r.status == "active"
-            for r in await conn.execute(_ACCOUNTS, {"ids": [blocker_id, blocked_id]})
-        }
+        # Both accounts under FOR KEY SHARE: a concurrent ban waits for the block, or the
+        # block sees it (an ended follow moves followers only if its follower is active,
+        # following only if its followee is: what the counters count).
+        statuses = await lock_statuses(conn, [blocker_id, blocked_id])
+        active = {i: s == "active" for i, s in statuses.items()}
         if blocked_id not in active:
             raise NotFoundError("No user has that id.")
         created = await conn.scalar(_INSERT_BLOCK, {"blocker": blocker_id, "blocked": blocked_id})
