@@ -2,14 +2,14 @@
 ban, a block and the per-viewer counts read through.
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0009
 Create Date: 2026-12-06
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0005"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -242,6 +242,7 @@ async def test_an_owner_only_field_is_null_alone_with_a_forbidden_error(gql, mak
         "notifications(first: 1) { edges { cursor } }",
         "unreadNotificationCount",
         "followRequests(first: 1) { edges { cursor } }",
+        "suggestedFollows(first: 1) { edges { cursor } }",
     ):
         name = field.split("(")[0].split(" ")[0]
         query = f'{{ user(username: "{someone.username}") {{ username {field} }} }}'
