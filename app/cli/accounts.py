@@ -20,7 +20,7 @@ STATUS = {"ban": "banned", "delete": "deleted", "reinstate": "active"}
 async def _set_status(settings: Settings, urls, username: str, status: str) -> int:
     from domain.errors import ValidationError
     from domain.identity.queries import user_by_username
-    from domain.identity.set_account_status import set_account_status
+    from domain.moderation.set_user_status import set_user_status
     from domain.text import normalize_username
 
     try:
@@ -36,19 +36,28 @@ async def _set_status(settings: Settings, urls, username: str, status: str) -> i
         if user is None:
             print(f"roost account: no account is named {canonical!r}", file=sys.stderr)
             return 1
-        ended = await set_account_status(
-            engine, user.id, status, session_store(redis, settings.token_config)
-        )
+        try:
+            changed = await set_user_status(
+                engine,
+                user.id,
+                status,  # type: ignore[arg-type]
+                counter_shards=settings.counter_shards,
+                sessions=session_store(redis, settings.token_config),
+            )
+        except ValidationError as exc:
+            print(f"roost account: {exc.message}", file=sys.stderr)
+            return 1
     finally:
         await engine.dispose()
         if redis is not None:
             await redis.aclose()
-    print(f"{canonical}: {status}, {ended} session(s) ended")
+    print(f"{canonical}: {status}" if changed else f"{canonical}: already {status}")
     return 0
 
 
 def cmd_account(args: argparse.Namespace, settings: Settings) -> int:
-    """Ban, delete or reinstate an account (README "Sessions"): banning or deleting ends
-    every session of it at once, on every transport."""
+    """Ban, delete or reinstate an account (domain.moderation.set_user_status; README
+    "Sessions"): banning or deleting ends every session of it at once, on every
+    transport, and takes it out of every count."""
     with services(settings, fresh=False) as urls:
         return asyncio.run(_set_status(settings, urls, args.username, STATUS[args.action]))

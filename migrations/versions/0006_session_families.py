@@ -5,14 +5,14 @@ sign-in share ``family_id`` (the first row's id), which access tokens carry as t
 ``sid``. ``rotated_at`` marks a token already exchanged for its successor.
 
 Revision ID: 0006
-Revises: 0009
+Revises: 0008
 Create Date: 2026-11-30
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

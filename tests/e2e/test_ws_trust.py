@@ -25,7 +25,7 @@ import app.ws_guards
 from app.asgi import create_app
 from app.sessions import session_store
 from domain.identity.session_store import auth_key
-from domain.identity.set_account_status import set_account_status
+from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
 from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, free_port
 
@@ -121,7 +121,10 @@ async def test_a_banned_or_deleted_account_loses_its_sockets(
     async with served(settings, engine) as url:
         client = await WSClient.open(url, protocol, x.token)
         await client.subscribe(FEED_SUB)
-        await set_account_status(engine, x.id, status, session_store(redis, settings.token_config))
+        store = session_store(redis, settings.token_config)
+        await set_user_status(
+            engine, x.id, status, counter_shards=settings.counter_shards, sessions=store
+        )
         assert await closed(client) == 4403
         with pytest.raises(Refused) as refused:
             await WSClient.open(url, protocol, x.token)
