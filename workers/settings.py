@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 
 from app.database import create_engine
 from app.settings import Settings, get_settings
+from domain.accounts.consumers import account_handlers
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
 from domain.notifications.consumers import notification_handlers
@@ -34,6 +35,7 @@ from domain.outbox.process import compose_handlers
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import engagement_handlers
 from domain.realtime.feed_items import FeedItemNotifier
+from workers.accounts import PURGE_TIMEOUT_S, prune_data_exports, purge_accounts
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 from workers.notifications import follow_digest
@@ -79,7 +81,8 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             max_overflow=settings.db_max_overflow,
         )
         ctx["feed_redis"] = feed_redis = Redis.from_url(settings.redis_url)
-        stores = FeedStores.on(feed_redis, settings.feed_config)
+        ctx["feed_stores"] = stores = FeedStores.on(feed_redis, settings.feed_config)
+        ctx["settings"] = settings
         # Real time: feed items, notifications and engagement changes are PUBLISHed to
         # the API processes' subscriptions (domain.realtime).
         realtime = RealtimePublisher(feed_redis)
@@ -102,6 +105,7 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             feed_handlers(engine, stores, settings.feed_config, feed_items),
             notification_handlers(engine, notify, push=push, publisher=publisher),
             engagement_handlers(realtime, api_publishes=settings.realtime_engagement == "api"),
+            account_handlers(engine, settings.accounts_config),
         )
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
@@ -141,6 +145,15 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             cron(follow_digest, minute={15}, run_at_startup=False),
             # Every 10 minutes and at start: people search's ranking signal.
             cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
+            # Every 10 minutes: purge accounts whose deletion is due (resumable, batched).
+            cron(
+                purge_accounts,
+                minute=set(range(7, 60, 10)),
+                run_at_startup=False,
+                timeout=PURGE_TIMEOUT_S,
+            ),
+            # Hourly: delete expired data export archives.
+            cron(prune_data_exports, minute={35}, run_at_startup=False),
         ],
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,
