@@ -1,4 +1,5 @@
-"""The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics."""
+"""The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics,
+/exports/<id> (data export downloads)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.unset import UNSET, UnsetType
 
 from app.database import create_engine
+from app.exports import export_download
 from app.gc_policy import GcPolicy
 from app.graphql import build_schema
 from app.http_guards import GuardedGraphQLView, HttpGuards
@@ -98,6 +100,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
         )
         self.dispatcher = dispatcher
+        self.accounts = settings.accounts_config
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
         # The session cache lives with the guards (short timeouts; PostgreSQL answers
@@ -124,6 +127,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             sessions=self.sessions,
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
+            accounts=self.accounts,
             bearer=_bearer(request.headers.get("authorization")),
             request=request,
             response=response,
@@ -254,6 +258,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics),
+            # Data exports: signed, expiring links (README "Account lifecycle").
+            Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
         ],
         lifespan=lifespan,
     )

@@ -139,8 +139,12 @@ SUBSCRIPTIONS_OVER_WS = (
 SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 #: The answer to variables holding more values than a document may have tokens.
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
-#: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
-AUTH_FIELDS = frozenset({"logIn", "signUp"})
+#: Root mutation fields that check a password without a token, charged to the per-IP
+#: sign-in budget (RATE_LIMIT_AUTH).
+AUTH_FIELDS = frozenset({"logIn", "signUp", "cancelAccountDeletion"})
+#: Root mutation fields that check the signed-in user's password: charged to the same
+#: budget, so a stolen access token cannot guess the password faster than a sign-in.
+PASSWORD_FIELDS = frozenset({"changePassword", "deleteAccount"})
 #: Root mutation fields that need no viewer (a bad bearer token is ignored for them).
 NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 #: Seconds the guards leave Redis alone after it failed.
@@ -251,8 +255,10 @@ class OperationInfo:
 
     @property
     def auth_count(self) -> int:
-        """Root ``logIn``/``signUp`` fields (each is charged to the sign-in budget)."""
-        return sum(1 for f in self.root_fields if f in AUTH_FIELDS)
+        """Root fields that check a password (``logIn``, ``signUp``,
+        ``cancelAccountDeletion``, ``changePassword``, ``deleteAccount``): each is charged
+        to the sign-in budget."""
+        return sum(1 for f in self.root_fields if f in AUTH_FIELDS or f in PASSWORD_FIELDS)
 
 
 def _root_fields(
@@ -402,8 +408,9 @@ class HttpGuards:
         """Charge one operation to its budgets, whatever its transport: 1 of
         ``RATE_LIMIT_REQUESTS`` (per ``principal``: ``u:<user id>``, or ``ip:<address>``
         when anonymous); a mutation also 1 of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root ``logIn``/``signUp`` 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A
-        refusal is counted in ``roost_rate_limited_total{budget}``."""
+        each root field that checks a password (``logIn``, ``signUp``, … :data:`AUTH_FIELDS`,
+        :data:`PASSWORD_FIELDS`) 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A refusal is
+        counted in ``roost_rate_limited_total{budget}``."""
         cfg = self.config
         charges = [Charge(cfg.requests, principal)]
         if info is not None and info.kind == "mutation":
