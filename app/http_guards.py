@@ -15,7 +15,8 @@ methods; WebSockets get the same admission and rate limits from app/ws_guards.py
 - ``execute_single``: for each operation, in this order: admit the bearer token
   (app/sessions.py, one Redis round trip); resolve the persisted query
   (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
-  (401, unless every root field is logIn/signUp/refreshSession), a subscription (400)
+  (401, unless every root field is logIn/signUp/refreshSession/
+  cancelAccountDeletion), a subscription (400)
   or a mutation over GET (405);
   charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
   values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
@@ -39,7 +40,7 @@ Error codes (``extensions.code``) and HTTP statuses:
 - ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
   token that is malformed, forged or expired, or whose session or account has ended;
   (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
-  logIn/signUp/refreshSession.
+  logIn/signUp/refreshSession/cancelAccountDeletion.
 - ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
 - ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
   ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
