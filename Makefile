@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
+RUN_ARGS ?=
 
 .PHONY: venv run test lint format schema bench clean clean-data
 
@@ -23,8 +24,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+# `make run RUN_ARGS=--no-load` starts without loading the real graph.
 run: venv
-	$(BIN)/roost run
+	$(BIN)/roost run $(RUN_ARGS)
 
 test: venv
 	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
@@ -54,6 +56,7 @@ clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
 	find . -name __pycache__ -type d -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
-# Deletes the `make run` database and Redis snapshot (stop `make run` first).
+# Deletes the `make run` database and Redis snapshot (stop `make run` first): the next
+# `make run` starts from scratch (loads the graph and seeds posts again).
 clean-data:
 	rm -rf .data

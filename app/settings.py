@@ -16,6 +16,11 @@ from domain.notifications.config import NotificationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The real follow graph shipped with Roost (data/README.md: source, citation, figures).
+DEFAULT_GRAPH_PATH = ROOT / "data" / "soc-Slashdot0902.txt.gz"
+#: Its md5, as data/README.md gives it.
+DEFAULT_GRAPH_MD5 = "2c5c97673b6b079b802b1a4d5c2395d0"
+
 #: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
 DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
 
@@ -32,6 +37,8 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
+    # DEBUG shows every worker job (arq's per-job lines) and more.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
@@ -86,9 +93,9 @@ class Settings(BaseSettings):
     # collection over 10,000 sockets' objects stalls the loop for seconds.
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
-    graph_path: Path = Field(
-        ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
-    )
+    # The real follow graph `roost run` loads on first start: the file shipped in the
+    # repository (data/README.md), wherever the command runs from.
+    graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
     # Posts `roost run` seeds over the real graph on first start (0: none).
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")

@@ -16,6 +16,10 @@ from arq import cron, func
 from arq.connections import RedisSettings
 from prometheus_client import start_http_server
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.database import create_engine
 from app.settings import Settings, get_settings
@@ -37,8 +41,17 @@ log = logging.getLogger("roost.workers")
 
 def redis_settings_for(settings: Settings) -> RedisSettings:
     """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
-    default (localhost:6379) when it is unset."""
-    return RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
+    default (localhost:6379) when it is unset.
+
+    While Redis is down (a restart) every queue command waits and retries, 50 ms to
+    1 s apart, for as long as it takes: the worker pauses and resumes by itself instead
+    of crashing on the first refused connection.
+    """
+    redis = RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
+    redis.retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=-1)
+    redis.retry_on_error = [RedisConnectionError, RedisTimeoutError]
+    redis.conn_retries = 1_000_000  # at start-up too: wait for Redis rather than exit
+    return redis
 
 
 def worker_options(settings: Settings) -> dict[str, Any]:
