@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
 RUN_ARGS ?=
 
-.PHONY: venv run test lint format schema bench clean clean-data
+.PHONY: venv run test lint format schema bench clean clean-data graphiql
 
 venv: $(STAMP)
 
@@ -22,7 +22,12 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m app.graphiql fetch
 	touch $@
+
+# GraphiQL's assets (React, GraphiQL), so the page works offline: npm pack, else the CDN.
+graphiql: venv
+	$(BIN)/python -m app.graphiql fetch --force
 
 # `make run RUN_ARGS=--no-load` starts without loading the real graph.
 run: venv

@@ -20,7 +20,9 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from app.http_edge import REQUEST_ID
 from app.settings import Settings
+from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
 from schema.realtime import SubscriptionEvent
@@ -69,29 +71,67 @@ class RoostParserCache(ParserCache):
         yield
 
 
+#: Seconds a client should wait before retrying after SERVICE_UNAVAILABLE.
+RETRY_AFTER_UNAVAILABLE_S = 5
+_UNAVAILABLE_MESSAGES = {
+    POSTGRES: "The database is unavailable for a moment: retry in a few seconds.",
+    REDIS: "A cache server is unavailable for a moment: retry in a few seconds.",
+}
+
+
 class RoostMaskErrors(MaskErrors):
     """MaskErrors that keeps ``extensions.code`` on every error: INTERNAL_SERVER_ERROR for
-    masked ones, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for document errors and
-    BAD_USER_INPUT for variables that do not fit their types (found once execution starts).
+    masked ones, SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed
+    because PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED
+    for document errors and BAD_USER_INPUT for variables that do not fit their types
+    (found once execution starts).
+
+    Each internal error is logged once, at ERROR with its traceback and the request id
+    (``X-Request-ID``); a dependency outage once per request, at WARNING, without one.
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._executing = False
+        self._outage_logged = False
 
     def on_execute(self) -> Iterator[None]:
         self._executing = True
         yield
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
-        log.error("internal error at %s", error.path, exc_info=error.original_error)
+        original = error.original_error
+        dependency = unavailable_dependency(original) if original is not None else None
+        if dependency is not None:
+            if not self._outage_logged:
+                self._outage_logged = True
+                log.warning(
+                    "request %s: %s unavailable at %s (%s: %s)",
+                    REQUEST_ID.get(),
+                    dependency,
+                    error.path,
+                    type(original).__name__,
+                    original,
+                )
+            message = _UNAVAILABLE_MESSAGES[dependency]
+            extensions = {
+                "code": "SERVICE_UNAVAILABLE",
+                "dependency": dependency,
+                "retryAfter": RETRY_AFTER_UNAVAILABLE_S,
+            }
+        else:
+            log.error(
+                "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
+            )
+            message = self.error_message
+            extensions = {"code": "INTERNAL_SERVER_ERROR"}
         return GraphQLError(
-            message=self.error_message,
+            message=message,
             nodes=error.nodes,
             source=error.source,
             positions=error.positions,
             path=error.path,
-            extensions={"code": "INTERNAL_SERVER_ERROR"},
+            extensions=extensions,
         )
 
     def _process_result(self, result: object) -> None:
@@ -141,6 +181,16 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return executor
 
 
+class RoostSchema(strawberry.Schema):
+    """Strawberry's schema without its own error log (every error at ERROR with a
+    traceback, a client's mistakes included, and masked ones twice): RoostMaskErrors
+    logs each internal error once; the others are the client's, logged at DEBUG."""
+
+    def process_errors(self, errors: list[GraphQLError], execution_context=None) -> None:
+        for error in errors:
+            log.debug("GraphQL error: %s", error.message)
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
     """Return the executable schema with Roost's limits (depth, aliases, tokens), parser
     and validation caches, masking of internal errors, and subscriptions whose events
@@ -149,7 +199,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         *QueryDepthLimiter(max_depth=settings.max_query_depth).validation_rules,
         *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
     ]
-    return strawberry.Schema(
+    return RoostSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

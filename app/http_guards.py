@@ -450,7 +450,8 @@ class GuardedGraphQLView:
                 headers={"Allow": "POST"},
             )
 
-        await self._rate_limit(principal, ip, info)
+        limited = await self._rate_limit(principal, ip, info)
+        sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
 
         if register is not None and info is not None and request_data.query:
             stored = await guards.apq_put(register.sha256, request_data.query)
@@ -521,8 +522,9 @@ class GuardedGraphQLView:
             )
             raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
 
-    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> None:
-        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent.
+    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
+        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent,
+        else return the decision (its ``headers()`` go on the response).
 
         Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
         anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
@@ -536,7 +538,7 @@ class GuardedGraphQLView:
                 charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
         decision = await self.guards.rate_check(charges)
         if decision.allowed:
-            return
+            return decision
         RATE_LIMITED.labels(decision.budget or "unknown").inc()
         raise RequestRefused.error(
             f"Too many requests: retry in {decision.retry_after_header} s.",

@@ -47,6 +47,22 @@ class Settings(BaseSettings):
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
     db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
     db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # A PostgreSQL that is down answers SERVICE_UNAVAILABLE within these bounds rather
+    # than hanging: connecting, and waiting for a free pooled connection.
+    db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
+    db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
+    redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
+
+    # Operations (README "Metrics"): the API's series on METRICS_HOST:METRICS_PORT (0:
+    # not served there), the worker's on METRICS_HOST:WORKER_METRICS_PORT; /metrics on
+    # the API port only with `Authorization: Bearer <METRICS_TOKEN>`.
+    metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
+    metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
+    metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
+    # Origins allowed to call the API from a browser: comma-separated, `*` inside an
+    # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
+    cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
+    cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
@@ -77,7 +93,7 @@ class Settings(BaseSettings):
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
-    worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")
+    worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
 
     # Notifications: per recipient and UTC day, this many follows notify one by one;
     # the rest arrive the next day as one digest ("N people followed you").
@@ -109,6 +125,11 @@ class Settings(BaseSettings):
         if len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
         return self
+
+    @property
+    def cors_origins(self) -> list[str]:
+        """CORS_ALLOW_ORIGINS as a list (empty: CORS off)."""
+        return [o.strip().rstrip("/") for o in self.cors_allow_origins.split(",") if o.strip()]
 
     @property
     def feed_config(self) -> FeedConfig:

@@ -207,6 +207,11 @@ def serve(port: int) -> None:
     profiler.dump_stats(profile)
 
 
+#: The servers' METRICS_TOKEN: /metrics on the API port answers only with it.
+METRICS_TOKEN = "bench-metrics-token"
+METRICS_AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -> dict[str, str]:
     """The environment of the API (and worker) process."""
     return dict(
@@ -218,6 +223,8 @@ def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -
         ARQ_QUEUE=queue,
         REALTIME_ENGAGEMENT=engagement,
         WORKER_METRICS_PORT="0",
+        METRICS_PORT="0",  # /metrics on the API port, with the token below
+        METRICS_TOKEN=METRICS_TOKEN,
         # The server shares PostgreSQL's max_connections (100) with everything else.
         DB_POOL_SIZE="20",
         DB_MAX_OVERFLOW="10",
@@ -228,7 +235,7 @@ def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -
 async def gauge(url: str, name: str) -> float:
     """An unlabelled Prometheus gauge of the server."""
     async with httpx.AsyncClient(timeout=30) as client:
-        body = (await client.get(url + "/metrics")).text
+        body = (await client.get(url + "/metrics", headers=METRICS_AUTH)).text
     for line in body.splitlines():
         if line.startswith(name + " "):
             return float(line.rsplit(" ", 1)[1])

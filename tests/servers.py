@@ -99,3 +99,25 @@ class Output:
     @property
     def text(self) -> str:
         return "".join(self.lines)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: object):
+    """Serve the ASGI ``app`` with uvicorn on a free port of 127.0.0.1 in this event loop
+    (no lifespan: the tests' shared app keeps its clients); yield its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

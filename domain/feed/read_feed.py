@@ -19,10 +19,10 @@ from typing import Literal
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import metrics
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.sources import author_recent_entries, followed_pull_authors, home_entries_sql
 from domain.feed.timelines import Entry, RebuildBusyError, Timelines, read_pages
-from domain.metrics import FEED_FALLBACKS, FEED_REBUILDS
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ async def read_home_feed(
         return await _fill(source, first, before, visible, "redis")
     except RedisError:
         log.warning("feed of %s served from PostgreSQL: Redis failed", viewer_id, exc_info=True)
-        FEED_FALLBACKS.inc()
+        metrics.current().feed_fallback()
         return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
 
 
@@ -133,6 +133,8 @@ class _RedisSource:
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages = await read_pages(wanted, before, count)
+        misses = pages.count(None)
+        metrics.current().feed_timelines_read(len(pages) - misses, misses)
         for i, ((timelines, owner), page) in enumerate(zip(wanted, pages, strict=True)):
             if page is None:
                 pages[i] = await self._rebuilt(timelines, owner, before, count)
@@ -154,7 +156,7 @@ class _RedisSource:
 
         try:
             await timelines.rebuild(owner, load)
-            FEED_REBUILDS.labels(timelines.prefix).inc()
+            metrics.current().feed_rebuilt(timelines.prefix)
             (page,) = await timelines.page([owner], before, count)
             if page is not None:
                 return page
