@@ -51,7 +51,10 @@ schema: venv
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
+# Each writes bench/results/<name>.txt (what it printed) and <name>.png (matplotlib, the
+# optional `bench` extra installed here).
 bench: venv
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	@set -e; for f in bench/[!_]*.py; do \
 	  [ -e "$$f" ] || { echo "no benchmarks in bench/"; exit 0; }; \
 	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m; \

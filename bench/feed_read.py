@@ -61,6 +61,7 @@ from sqlalchemy.engine import make_url
 from app.database import create_engine
 from app.embedded import _free_port, spawn, stop_process
 from bench._support import (
+    bench_output,
     dedicated_redis,
     postgres_server,
     quantile,
@@ -524,6 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.serve:
         serve(args.port)
         return 0
+    with bench_output("feed_read", "feed_read: feed pages from Redis vs from PostgreSQL"):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     print(
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
         f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"

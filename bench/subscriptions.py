@@ -72,7 +72,14 @@ import psutil
 from sqlalchemy import text
 
 from app.embedded import _free_port, spawn, stop_process
-from bench._support import dedicated_redis, postgres_server, quantile, table, throwaway_database
+from bench._support import (
+    bench_output,
+    dedicated_redis,
+    postgres_server,
+    quantile,
+    table,
+    throwaway_database,
+)
 
 JWT_SECRET = "bench-subscriptions-secret-0123456789abcdef"
 #: The ``sql`` driver's like: the row and the post's counter shard in one statement (no
@@ -632,9 +639,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     import uvloop
 
-    with postgres_server() as server_url, throwaway_database(server_url) as database_url:
-        with dedicated_redis(args.redis_server) as redis_url:
-            return uvloop.run(bench(args, database_url, redis_url))
+    with (
+        bench_output("subscriptions", "subscriptions: sockets, events and their latency"),
+        postgres_server() as server_url,
+        throwaway_database(server_url) as database_url,
+        dedicated_redis(args.redis_server) as redis_url,
+    ):
+        return uvloop.run(bench(args, database_url, redis_url))
 
 
 if __name__ == "__main__":
