@@ -47,7 +47,13 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
     of crashing on the first refused connection.
     """
     redis = RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
-    redis.retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=-1)
+    # OSError too: a refused connection is retried as well (redis-py raises it as
+    # such from inside connect(), before wrapping it in its ConnectionError).
+    redis.retry = Retry(
+        ExponentialBackoff(cap=1.0, base=0.05),
+        retries=-1,
+        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),
+    )
     redis.retry_on_error = [RedisConnectionError, RedisTimeoutError]
     redis.conn_retries = 1_000_000  # at start-up too: wait for Redis rather than exit
     return redis

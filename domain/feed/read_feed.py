@@ -60,8 +60,8 @@ async def read_home_feed(
     try:
         source = _RedisSource(engine, stores, config, viewer_id)
         return await _fill(source, first, before, visible, "redis")
-    except RedisError:
-        log.warning("feed of %s served from PostgreSQL: Redis failed", viewer_id, exc_info=True)
+    except RedisError as exc:
+        log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
         metrics.current().feed_fallback()
         return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
 
