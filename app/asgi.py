@@ -356,6 +356,12 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             )
         return Response(generate_latest(metrics.API_REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
+    def read_subscriptions() -> int:
+        return realtime.hub.subscriber_count if realtime is not None else 0
+
+    def read_channels() -> int:
+        return realtime.hub.channel_count if realtime is not None else 0
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
         gc_task = None
@@ -365,8 +371,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             gc_task = asyncio.create_task(policy.run(), name="gc-policy")
         metrics.POOLS.add(engine)
         if realtime is not None:
-            metrics.REALTIME_SUBSCRIPTIONS.read = lambda: realtime.hub.subscriber_count
-            metrics.REALTIME_CHANNELS.read = lambda: realtime.hub.channel_count
+            metrics.REALTIME_SUBSCRIPTIONS.read = read_subscriptions
+            metrics.REALTIME_CHANNELS.read = read_channels
         lag_task = asyncio.create_task(metrics.watch_loop_lag(), name="loop-lag")
         stop_metrics = metrics.serve(
             metrics.API_REGISTRY, settings.metrics_host, settings.metrics_port
@@ -376,6 +382,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         if stop_metrics is not None:
             await asyncio.to_thread(stop_metrics)
         metrics.POOLS.remove(engine)
+        if metrics.REALTIME_SUBSCRIPTIONS.read is read_subscriptions:
+            metrics.REALTIME_SUBSCRIPTIONS.read = metrics.REALTIME_CHANNELS.read = None
         if gc_task is not None:
             gc_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

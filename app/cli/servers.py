@@ -42,17 +42,40 @@ def _check_production(settings: Settings) -> None:
         )
 
 
+#: Seconds the worker waits before it starts its loop again after losing Redis.
+WORKER_RESTART_DELAY_S = 1.0
+
+
 def _run_worker(settings: Settings) -> None:
     """Run the arq worker of workers.settings until SIGINT, SIGTERM or SIGHUP (closing
-    the terminal): each lets running jobs finish, then exits without a traceback."""
+    the terminal): each lets running jobs finish, then exits without a traceback.
+
+    Its queue connection waits out a Redis restart by itself (workers.settings), but
+    arq's loop can still fail where it watches a key while the connection drops
+    (``WatchError``): then the worker closes (running jobs finish) and starts its loop
+    again in this process, without losing a job (they stay in Redis and the outbox).
+    """
     from arq.worker import create_worker
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.exceptions import WatchError
 
     from workers.settings import WorkerSettings
 
     assert settings.redis_url
-    worker = create_worker(WorkerSettings)  # type: ignore[arg-type]
-    worker.loop.add_signal_handler(signal.SIGHUP, worker.handle_sig, signal.SIGHUP)
-    worker.run()
+    while True:
+        worker = create_worker(WorkerSettings)  # type: ignore[arg-type]
+        worker.loop.add_signal_handler(signal.SIGHUP, worker.handle_sig, signal.SIGHUP)
+        try:
+            worker.run()
+            return  # stopped by a signal
+        except (RedisConnectionError, RedisTimeoutError, WatchError) as exc:
+            log.warning(
+                "worker: lost Redis (%r); starting the worker loop again in %.0f s",
+                exc,
+                WORKER_RESTART_DELAY_S,
+            )
+            time.sleep(WORKER_RESTART_DELAY_S)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:

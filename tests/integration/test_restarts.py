@@ -47,8 +47,10 @@ from tests.servers import free_port
 
 OUTAGE_S = float(os.environ.get("ROOST_TEST_OUTAGE_S", "3"))
 READERS, POSTERS = 32, 4
-#: No request may take longer than this, outage or not (connect timeout 2 s + margin).
-REQUEST_BOUND_S = 8.0
+#: No request may take longer than this, outage or not: the API gives up connecting
+#: after 2 s and waiting for the pool after 3 s (DB_CONNECT_TIMEOUT_S, DB_POOL_TIMEOUT_S);
+#: the rest is room for a machine loaded by other work.
+REQUEST_BOUND_S = 15.0
 JWT_SECRET = "restart-test-secret-" + uuid.uuid4().hex
 
 FEED = "query Feed { viewer { feed(first: 10) { edges { node { id } } } } }"
@@ -260,10 +262,10 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
     try:
         async with httpx.AsyncClient(base_url=api.http, timeout=REQUEST_BOUND_S + 5) as http:
             tasks = [
-                asyncio.create_task(_client(api.http, log, stop, "read", token, 0.25))
+                asyncio.create_task(_client(api.http, log, stop, "read", token, 0.5))
                 for _, token in readers
             ] + [
-                asyncio.create_task(_client(api.http, log, stop, "post", token, 0.4))
+                asyncio.create_task(_client(api.http, log, stop, "post", token, 0.5))
                 for _, token in posters
             ]
             tasks.append(asyncio.create_task(_watch_ready(http, log, stop)))
