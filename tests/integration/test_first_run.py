@@ -4,6 +4,7 @@ closes. Each test has a database of its own: the records are per database."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import os
@@ -14,10 +15,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from app.cli.data import DataError, prepare_data
 from app.database import create_engine
+from app.migrate import alembic_config, upgrade
 from app.settings import Settings
 from domain.data_loads import GRAPH, SEED_POSTS, recorded_load
 from tests.servers import Output, free_port, throwaway_database
@@ -206,3 +209,60 @@ def test_closing_the_terminal_stops_roost_run_without_a_traceback(own_db: str) -
     assert "shutdown on SIGHUP" in text_  # the worker stopped on its own signal
     assert text_.index("Starting worker") < text_.index("Roost is up")
     assert "the sample queries" in text_  # --no-load said so
+
+
+def test_a_database_loaded_before_the_record_existed_is_not_loaded_again() -> None:
+    """Migration 0007 gives a database that already holds the imported graph (and
+    posts) the records it would have had, so `roost run` neither loads nor seeds again."""
+
+    async def fill(url: str) -> None:
+        engine = create_engine(url, pool_size=1, max_overflow=0)
+        a, b = uuid.uuid4(), uuid.uuid4()
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(
+                    text(
+                        "INSERT INTO users (id, username, display_name, password_hash)"
+                        " VALUES (:a, 'sd1', 'x', 'x'), (:b, 'sd2', 'x', 'x')"
+                    ),
+                    {"a": a, "b": b},
+                )
+                await conn.execute(
+                    text(
+                        "INSERT INTO follows (id, follower_id, followee_id, source)"
+                        " VALUES (gen_random_uuid(), :a, :b, 'import')"
+                    ),
+                    {"a": a, "b": b},
+                )
+                await conn.execute(
+                    text("INSERT INTO posts (id, author_id, caption) VALUES (:i, :a, 'hi')"),
+                    {"i": uuid.uuid4(), "a": a},
+                )
+        finally:
+            await engine.dispose()
+
+    async def records(url: str):
+        engine = create_engine(url, pool_size=1, max_overflow=0)
+        try:
+            return await recorded_load(engine, GRAPH), await recorded_load(engine, SEED_POSTS)
+        finally:
+            await engine.dispose()
+
+    with throwaway_database(migrate=False) as url:
+        scripts = ScriptDirectory.from_config(alembic_config(url))
+        before = scripts.get_revision("0007").down_revision
+        upgrade(url, before)  # the schema as it was before data_loads
+        asyncio.run(fill(url))
+        upgrade(url)
+        graph, seed = asyncio.run(records(url))
+    assert graph is not None and graph.source == "before migration 0007"
+    assert seed is not None
+
+
+async def test_a_fresh_database_has_no_load_recorded(own_db: str) -> None:
+    engine = create_engine(own_db, pool_size=1, max_overflow=0)
+    try:
+        assert await recorded_load(engine, GRAPH) is None
+        assert await recorded_load(engine, SEED_POSTS) is None
+    finally:
+        await engine.dispose()
