@@ -291,7 +291,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         else None
     )
     dispatcher = (
-        ArqDispatcher(settings.redis_url, settings.arq_queue) if settings.redis_url else None
+        ArqDispatcher(settings.redis_url, settings.arq_queue, engine=engine)
+        if settings.redis_url
+        else None
     )
     # One pub/sub connection serves every subscription of this process.
     realtime = (

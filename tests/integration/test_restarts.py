@@ -234,7 +234,9 @@ async def _people(url: str) -> tuple[list[tuple[uuid.UUID, str]], list[tuple[uui
 
 async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> None:
     pg, url, redis = servers
+    t0 = time.monotonic()
     readers, posters = await _people(url)
+    print(f"users and follows in {time.monotonic() - t0:.1f} s")
     worker_metrics = free_port()
     env = {
         "DATABASE_URL": url,
@@ -257,6 +259,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
         stderr=subprocess.STDOUT,
     )
     api = await asyncio.to_thread(start_api, env)
+    print(f"API up at {time.monotonic() - t0:.1f} s")
     log = Log()
     stop = asyncio.Event()
     try:
@@ -335,13 +338,15 @@ async def _every_post_fanned_out_once(
     engine = create_engine(url, pool_size=2, max_overflow=2)
     redis = Redis.from_url(redis_url)
     try:
-        deadline = time.monotonic() + 60
+        started = time.monotonic()
+        deadline = started + 60
         while True:
             async with engine.connect() as conn:
                 pending = await conn.scalar(
                     text("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")
                 )
             if pending == 0:
+                print(f"outbox drained {time.monotonic() - started:.1f} s after the load stopped")
                 break
             assert time.monotonic() < deadline, f"{pending} outbox events never dispatched"
             await asyncio.sleep(0.2)
