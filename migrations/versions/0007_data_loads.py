@@ -5,14 +5,14 @@ table is empty. A database migrated from before this revision that already holds
 imported graph (or posts) gets the rows it would have had, so it is not loaded again.
 
 Revision ID: 0007
-Revises: 0009
+Revises: 0008
 Create Date: 2026-11-30
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
