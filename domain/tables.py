@@ -3,6 +3,7 @@
 
 import domain.accounts.models
 import domain.counters.models
+import domain.data_loads
 import domain.devices.models
 import domain.engagement.models
 import domain.feed.models

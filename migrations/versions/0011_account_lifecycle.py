@@ -6,14 +6,14 @@ lifecycle"), with ``deletion_due_at`` (when the purge may run) and ``purged_at``
 it finished); ``is_moderator`` is the moderator role.
 
 Revision ID: 0011
-Revises: 0006
+Revises: 0007
 Create Date: 2026-12-10
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
