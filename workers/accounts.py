@@ -12,16 +12,17 @@ from domain.accounts.purge import purge_due_accounts
 
 log = logging.getLogger("roost.workers.accounts")
 
-#: The purge job's time limit (arq ``timeout``); it stops starting batches this much
-#: earlier and the next run resumes.
-PURGE_TIMEOUT_S = 300
-PURGE_MARGIN_S = 60
+#: Share of the job's time limit (JOB_TIMEOUT_S: the limit of every job, since arq keeps
+#: a crashed job's in-progress key for the longest limit plus 10 s) that a purge run
+#: spends starting batches; the next run (every minute) resumes where it stopped.
+PURGE_SHARE = 0.6
 
 
 async def purge_accounts(ctx: dict[str, Any]) -> int:
-    """Purge the personal data of every account whose deletion is due (domain.accounts.
-    purge), within the job's time limit; return how many were purged to the end.
-    Idempotent and resumable: a run cut short (time, crash) is continued by the next."""
+    """Purge the personal data of accounts whose deletion is due (domain.accounts.purge)
+    for at most ``PURGE_SHARE`` of the job's time limit; return how many were purged to
+    the end. Idempotent and resumable: a run cut short (time, crash) is continued by the
+    next."""
     settings = ctx["settings"]
     run = await purge_due_accounts(
         ctx["engine"],
@@ -29,7 +30,7 @@ async def purge_accounts(ctx: dict[str, Any]) -> int:
         counter_shards=settings.counter_shards,
         stores=ctx.get("feed_stores"),
         feed_config=settings.feed_config,
-        deadline=time.monotonic() + PURGE_TIMEOUT_S - PURGE_MARGIN_S,
+        deadline=time.monotonic() + settings.job_timeout_s * PURGE_SHARE,
     )
     if run.purged or run.unfinished:
         log.info(

@@ -38,7 +38,7 @@ from domain.outbox.process import compose_handlers
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import engagement_handlers
 from domain.realtime.feed_items import FeedItemNotifier
-from workers.accounts import PURGE_TIMEOUT_S, prune_data_exports, purge_accounts
+from workers.accounts import prune_data_exports, purge_accounts
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 from workers.notifications import follow_digest
@@ -169,13 +169,9 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             cron(follow_digest, minute={15}, run_at_startup=False),
             # Every 10 minutes and at start: people search's ranking signal.
             cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
-            # Every 10 minutes: purge accounts whose deletion is due (resumable, batched).
-            cron(
-                purge_accounts,
-                minute=set(range(7, 60, 10)),
-                run_at_startup=False,
-                timeout=PURGE_TIMEOUT_S,
-            ),
+            # Every minute: purge accounts whose deletion is due, a few seconds at a time
+            # (batched, resumable; within JOB_TIMEOUT_S like every job).
+            cron(purge_accounts, second={40}, run_at_startup=False),
             # Hourly: delete expired data export archives.
             cron(prune_data_exports, minute={35}, run_at_startup=False),
         ],

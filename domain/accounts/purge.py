@@ -3,7 +3,8 @@
 
 Idempotent and resumable: every step deletes one batch in its own transaction (and
 keeps every counter exact when it commits), the Redis step runs before the rows it reads
-are deleted, and the account is marked purged only by the last transaction. A purge
+are deleted (and keeps its place in Redis when it is cut short), and the account is
+marked purged only by the last transaction. A purge
 stopped anywhere (a deadline, a crash) continues where it stopped on the next run; two
 runs side by side delete each row once (``DELETE … RETURNING`` hands each row, and its
 counter correction, to one of them).
@@ -20,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.accounts import purge_rows as rows
 from domain.accounts.config import AccountsConfig
-from domain.accounts.purge_feeds import purge_author_feeds
+from domain.accounts.purge_feeds import forget_progress, purge_author_feeds
 from domain.counters import add_deltas
 from domain.feed.config import FeedConfig, FeedStores
 from domain.locks import advisory_xact_lock
@@ -118,8 +119,10 @@ async def purge_account(
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True
-    if stores is not None:
-        await purge_author_feeds(engine, stores, feed_config, user_id)
+    if stores is not None and not await purge_author_feeds(
+        engine, stores, feed_config, user_id, deadline=deadline
+    ):
+        return False
     batch, shards = config.purge_batch, counter_shards
     steps = [
         lambda: rows.purge_posts(engine, user_id, batch=batch, shards=shards),
@@ -136,6 +139,8 @@ async def purge_account(
             if deadline is not None and time.monotonic() > deadline:
                 return False
     await _finish(engine, user_id, counter_shards=counter_shards)
+    if stores is not None:
+        await forget_progress(stores, user_id)
     return True
 
 
