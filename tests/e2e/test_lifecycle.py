@@ -256,6 +256,15 @@ async def test_export_my_data_is_prepared_by_the_worker_and_downloaded_by_a_sign
     assert archive["format"] == "roost-export/1"
     assert archive["profile"]["username"] == me.username
     assert [p["caption"] for p in archive["posts"]] == ["my words #archive"]
+    assert archive["posts"][0]["media"] == []
+    for stamp in (
+        archive["exportedAt"],
+        archive["profile"]["createdAt"],
+        archive["likes"][0]["createdAt"],
+    ):
+        assert dt.datetime.fromisoformat(stamp).utcoffset() == dt.timedelta(0) and stamp.endswith(
+            "Z"
+        )
     assert [c["body"] for c in archive["comments"]] == ["my comment"]
     assert [x["postId"] for x in archive["likes"]] == [str(theirs.id)]
     assert [x["username"] for x in archive["following"]] == [friend.username]
