@@ -5,7 +5,6 @@ on every transport (the role is read from PostgreSQL on each use)."""
 from __future__ import annotations
 
 import strawberry
-from graphql import GraphQLError
 
 from domain.errors import NotFoundError, ValidationError
 from domain.moderation.ban_user import ban_user
@@ -16,7 +15,7 @@ from domain.moderation.report_post import report_post
 from domain.moderation.report_user import report_user
 from domain.moderation.resolve_report import resolve_report
 from domain.posts.errors import PostNotFoundError
-from schema.errors import error_from_domain
+from schema.errors import ForbiddenError, error_from_domain
 from schema.ids import decode_global_id
 from schema.moderation import (
     BanUserInput,
@@ -38,15 +37,15 @@ from schema.moderation import (
 from schema.users import Info
 
 
-async def moderation_root(info: Info) -> Moderation | None:
-    """``Query.moderation``: for a moderator, the moderation root; for anyone else null
-    with a FORBIDDEN error at its path (UNAUTHENTICATED when anonymous)."""
+async def moderation_root(info: Info) -> Moderation | ForbiddenError:
+    """``Query.moderation``: for a moderator, the moderation root; for anyone else
+    (anonymous included) a typed ForbiddenError (``FORBIDDEN``), on every transport."""
     ctx = info.context
-    viewer = ctx.require_viewer()
+    viewer = ctx.viewer_id
     async with ctx.engine.connect() as conn:
         allowed = await is_moderator(conn, viewer)
-    if not allowed:
-        raise GraphQLError("Only moderators can read this.", extensions={"code": "FORBIDDEN"})
+    if not allowed or viewer is None:
+        return error_from_domain(NotModeratorError("Only moderators can read this."))
     return Moderation(moderator_id=viewer)
 
 

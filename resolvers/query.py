@@ -13,7 +13,7 @@ from resolvers.moderation import moderation_root
 from schema import visibility
 from schema.engagement import Comment, Hashtag
 from schema.ids import check_node_ids
-from schema.moderation import Moderation
+from schema.moderation import ModerationResult
 from schema.notifications import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
 from schema.posts import Post
@@ -99,10 +99,10 @@ class Query:
         return await search_users_connection(info, query, first, after)
 
     @strawberry.field(
-        description="Reports and moderation, for moderators only: null with a FORBIDDEN "
-        "error at its path for anyone else."
+        description="Reports and moderation, for moderators only: anyone else gets a "
+        "ForbiddenError (code FORBIDDEN)."
     )
-    async def moderation(self, info: Info) -> Moderation | None:
+    async def moderation(self, info: Info) -> ModerationResult:
         return await moderation_root(info)
 
     @strawberry.field(description="A hashtag by name (any case; '#' optional).")

@@ -204,6 +204,9 @@ class Moderation:
         )
 
 
+ModerationResult = Annotated[Moderation | ForbiddenError, strawberry.union("ModerationResult")]
+
+
 @strawberry.input
 class BanUserInput:
     user_id: strawberry.ID = strawberry.field(description="A User global id.")

@@ -263,9 +263,9 @@ async def test_search_and_suggestion_pages_cost_constant_round_trips(
 RELATION_PAGES = f"""query($n: Int!) {{ viewer {{
   blockedUsers(first: $n) {{ edges {{ blockedAt node {{ {USER_FIELDS} blockedWithViewer }} }} }}
   mutedUsers(first: $n) {{ edges {{ mutedAt node {{ {USER_FIELDS} mutedByViewer }} }} }} }} }}"""
-REPORT_QUEUE = """query($n: Int!) { moderation { reports(first: $n) { edges { node {
-  reason note reporter { username followerCount } reportedUser { username }
-  post { caption likeCount author { username } } } } } } }"""
+REPORT_QUEUE = """query($n: Int!) { moderation { ... on Moderation { reports(first: $n) {
+  edges { node { reason note reporter { username followerCount } reportedUser { username }
+  post { caption likeCount author { username } } } } } } } }"""
 
 
 async def test_blocked_muted_and_report_pages_cost_constant_round_trips(
