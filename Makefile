@@ -44,10 +44,13 @@ schema: venv
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
+# One of them with options: make bench BENCH=feed_vs_postgraphile BENCH_ARGS="--keep-db roost_bench_slashdot"
+BENCH ?= [!_]*
+BENCH_ARGS ?=
 bench: venv
-	@set -e; for f in bench/[!_]*.py; do \
-	  [ -e "$$f" ] || { echo "no benchmarks in bench/"; exit 0; }; \
-	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m; \
+	@set -e; for f in bench/$(BENCH).py; do \
+	  [ -e "$$f" ] || { echo "no benchmarks in bench/ match $(BENCH)"; exit 0; }; \
+	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m $(BENCH_ARGS); \
 	done
 
 clean:
