@@ -77,6 +77,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
 import httpx
 import psutil
 from sqlalchemy.engine import make_url
@@ -89,6 +90,7 @@ from bench._slashdot import (
     PAGE,
     Viewer,
     bench_database,
+    dsn,
     execute,
     fetch,
     marker_of,
@@ -320,16 +322,26 @@ class Sample:
     server: str
     wrk: WrkResult
     cpu: dict[str, dict[int, float]] = field(default_factory=dict)
+    machine_busy: float = 0.0  # CPU seconds the whole machine was busy (all cores)
 
     def ms(self, group: str) -> float:
         """Milliseconds of CPU per request of a group of processes."""
         return 1e3 * sum(self.cpu.get(group, {}).values()) / max(1, self.wrk.requests)
+
+    @property
+    def others(self) -> float:
+        """Share of the machine's cores that work other than this bench used meanwhile
+        (other processes on a shared machine): 0..1."""
+        ours = sum(sum(g.values()) for g in self.cpu.values()) + self.wrk.client_cpu
+        cores = psutil.cpu_count() or 1
+        return max(0.0, self.machine_busy - ours) / (cores * self.wrk.seconds or 1)
 
 
 def segment(server: Server, scenario: Scenario, seconds: float, clients: int) -> Sample:
     """Run wrk against ``server`` while its meter counts its processes' CPU."""
     text, count = scenario.expect
     token = scenario.viewer.token if scenario.viewer else None
+    t0 = psutil.cpu_times()
     server.meter.start()
     try:
         result = run_wrk(
@@ -343,7 +355,9 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
         )
     finally:
         cpu = server.meter.stop()
-    return Sample(scenario, server.name, result, cpu)
+    t1 = psutil.cpu_times()
+    busy = (sum(t1) - t1.idle - t1.iowait) - (sum(t0) - t0.idle - t0.iowait)
+    return Sample(scenario, server.name, result, cpu, busy)
 
 
 def _ms(seconds: float) -> str:
@@ -360,7 +374,8 @@ def segment_line(s: Sample, rnd: int) -> str:
         f"round {rnd}  {s.scenario.label:<24} {s.server:<12} {w.rps:7,.0f} req/s"
         f"  p50 {_ms(w.p50):>7}  p99 {_ms(w.p99):>7} ms  CPU ms/req: app {s.ms('app'):.2f}"
         f"  pg {s.ms('postgres'):.2f}  redis {s.ms('redis'):.2f}"
-        f"  wrk {1e3 * w.client_cpu / max(1, w.requests):.2f}{extra}"
+        f"  wrk {1e3 * w.client_cpu / max(1, w.requests):.2f}  others {100 * s.others:.0f}%"
+        f"{extra}"
     )
 
 
@@ -375,6 +390,7 @@ class Summary:
     per_process_ms: dict[str, dict[int, float]]
     wrk_ms: float
     requests: int
+    others: float
 
     @property
     def total_ms(self) -> float:
@@ -398,6 +414,7 @@ def summarize(samples: Sequence[Sample]) -> Summary:
         per_process_ms=per,
         wrk_ms=1e3 * sum(s.wrk.client_cpu for s in samples) / n,
         requests=sum(s.wrk.requests for s in samples),
+        others=statistics.median(s.others for s in samples),
     )
 
 
@@ -424,11 +441,15 @@ def report(
                 [sc.label, srv.name, f"{m.rps:,.0f}", _ms(m.p50), _ms(m.p99)]
                 + [f"{m.cpu_ms[g]:.2f}" for g in GROUPS]
                 + [f"{m.total_ms:.2f}", f"{m.wrk_ms:.2f}", f"{m.requests:,}"]
+                + [f"{100 * m.others:.0f}%"]
             )
-    print("\nmedians of the rounds; CPU in ms per request over all rounds")
+    print(
+        "\nmedians of the rounds; CPU in ms per request over all rounds (server = app + pg"
+        " + redis); others: the share of the machine that other work used meanwhile"
+    )
     header = (
         "scenario", "server", "req/s", "p50 ms", "p99 ms",
-        "app", "pg", "redis", "server", "wrk", "requests",
+        "app", "pg", "redis", "server", "wrk", "requests", "others",
     )  # fmt: skip
     print(table(header, rows))
 
@@ -530,20 +551,29 @@ def _version(cmd: list[str]) -> str:
     return ((done.stdout or done.stderr).strip().splitlines() or ["?"])[0]
 
 
+async def _postmaster(url: str) -> tuple[psutil.Process | None, str]:
+    """The local postmaster of the server at ``url`` (None if not a local process) and
+    the database name. The parent of a backend, looked up while its session is open."""
+    conn = await asyncpg.connect(dsn(url))
+    try:
+        pid, db = await conn.fetchrow("SELECT pg_backend_pid(), current_database()")
+        try:
+            return psutil.Process(pid).parent(), db
+        except psutil.Error:
+            return None, db
+    finally:
+        await conn.close()
+
+
 def _postgres_group(url: str, private: bool) -> tuple[Callable[[], list[psutil.Process]], str]:
     """The PostgreSQL processes to meter and what they are: every process of a private
     (embedded) server; the backends of the bench database on a shared one; none when
     the server is not a local process."""
-    (row,) = asyncio.run(fetch(url, "SELECT pg_backend_pid() AS pid, current_database() AS db"))
-    try:
-        postmaster = psutil.Process(row["pid"]).parent()
-    except psutil.Error:
-        postmaster = None
+    postmaster, db = asyncio.run(_postmaster(url))
     if postmaster is None:
         return (lambda: []), "not measured (not a local process)"
     if private:
         return (lambda: process_tree(postmaster)), "every process of the embedded server"
-    db = row["db"]
     return (lambda: postgres_backends(postmaster, db)), f"the server processes of database {db}"
 
 
