@@ -323,6 +323,7 @@ class Sample:
     wrk: WrkResult
     cpu: dict[str, dict[int, float]] = field(default_factory=dict)
     machine_busy: float = 0.0  # CPU seconds the whole machine was busy (all cores)
+    window: float = 0.0  # wall-clock seconds over which machine_busy and cpu were taken
 
     def ms(self, group: str) -> float:
         """Milliseconds of CPU per request of a group of processes."""
@@ -334,14 +335,14 @@ class Sample:
         (other processes on a shared machine): 0..1."""
         ours = sum(sum(g.values()) for g in self.cpu.values()) + self.wrk.client_cpu
         cores = psutil.cpu_count() or 1
-        return max(0.0, self.machine_busy - ours) / (cores * self.wrk.seconds or 1)
+        return max(0.0, self.machine_busy - ours) / (cores * self.window or 1)
 
 
 def segment(server: Server, scenario: Scenario, seconds: float, clients: int) -> Sample:
     """Run wrk against ``server`` while its meter counts its processes' CPU."""
     text, count = scenario.expect
     token = scenario.viewer.token if scenario.viewer else None
-    t0 = psutil.cpu_times()
+    t0, w0 = psutil.cpu_times(), time.monotonic()
     server.meter.start()
     try:
         result = run_wrk(
@@ -355,9 +356,9 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
         )
     finally:
         cpu = server.meter.stop()
-    t1 = psutil.cpu_times()
+    t1, w1 = psutil.cpu_times(), time.monotonic()
     busy = (sum(t1) - t1.idle - t1.iowait) - (sum(t0) - t0.idle - t0.iowait)
-    return Sample(scenario, server.name, result, cpu, busy)
+    return Sample(scenario, server.name, result, cpu, busy, w1 - w0)
 
 
 def _ms(seconds: float) -> str:
