@@ -338,6 +338,11 @@ class Sample:
         return max(0.0, self.machine_busy - ours) / (cores * self.window or 1)
 
 
+def _busy(t) -> float:
+    """Busy CPU seconds of the machine in psutil.cpu_times() (guest time is in user)."""
+    return sum(getattr(t, f, 0.0) for f in ("user", "nice", "system", "irq", "softirq", "steal"))
+
+
 def segment(server: Server, scenario: Scenario, seconds: float, clients: int) -> Sample:
     """Run wrk against ``server`` while its meter counts its processes' CPU."""
     text, count = scenario.expect
@@ -357,7 +362,7 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
     finally:
         cpu = server.meter.stop()
     t1, w1 = psutil.cpu_times(), time.monotonic()
-    busy = (sum(t1) - t1.idle - t1.iowait) - (sum(t0) - t0.idle - t0.iowait)
+    busy = _busy(t1) - _busy(t0)
     return Sample(scenario, server.name, result, cpu, busy, w1 - w0)
 
 
