@@ -403,6 +403,19 @@ class Summary:
         """Server CPU per request: app + PostgreSQL + Redis."""
         return sum(self.cpu_ms.values())
 
+    @property
+    def cpu_bound_rps(self) -> float:
+        """The rate that the CPU per request alone allows on this machine: all cores
+        shared by the servers and wrk, each single process (an API worker, node, Redis)
+        at most one core. What an otherwise idle machine tends to; no waits counted."""
+        cores = psutil.cpu_count() or 1
+        single = [*self.per_process_ms["app"].values(), self.cpu_ms["redis"]]
+        busiest = max(single, default=0.0)
+        bounds = [1e3 * cores / max(1e-9, self.total_ms + self.wrk_ms)]
+        if busiest > 0:
+            bounds.append(1e3 / busiest)
+        return min(bounds)
+
 
 def summarize(samples: Sequence[Sample]) -> Summary:
     """Median req/s, p50 and p99 of the rounds; CPU per request over all of them."""
@@ -447,15 +460,16 @@ def report(
                 [sc.label, srv.name, f"{m.rps:,.0f}", _ms(m.p50), _ms(m.p99)]
                 + [f"{m.cpu_ms[g]:.2f}" for g in GROUPS]
                 + [f"{m.total_ms:.2f}", f"{m.wrk_ms:.2f}", f"{m.requests:,}"]
-                + [f"{100 * m.others:.0f}%"]
+                + [f"{100 * m.others:.0f}%", f"{m.cpu_bound_rps:,.0f}"]
             )
     print(
         "\nmedians of the rounds; CPU in ms per request over all rounds (server = app + pg"
-        " + redis); others: the share of the machine that other work used meanwhile"
+        " + redis); others: the share of the machine that other work used meanwhile;"
+        "\ncpu-bound: the req/s that the CPU per request alone allows on this machine"
     )
     header = (
-        "scenario", "server", "req/s", "p50 ms", "p99 ms",
-        "app", "pg", "redis", "server", "wrk", "requests", "others",
+        "scenario", "server", "req/s", "p50 ms", "p99 ms", "app", "pg", "redis",
+        "server", "wrk", "requests", "others", "cpu-bound",
     )  # fmt: skip
     print(table(header, rows))
 
@@ -486,10 +500,22 @@ def report(
             verdict = (
                 f"Roost >= {GOAL_TYPENAME_RPS:,.0f} req/s: {_met(mine.rps >= GOAL_TYPENAME_RPS)}"
             )
+        bound = mine.cpu_bound_rps / theirs.cpu_bound_rps
         goal_rows.append(
-            [sc.label, f"{mine.rps:,.0f}", f"{theirs.rps:,.0f}", f"{ratio:.2f}x", verdict]
+            [
+                sc.label,
+                f"{mine.rps:,.0f}",
+                f"{theirs.rps:,.0f}",
+                f"{ratio:.2f}x",
+                verdict,
+                f"{bound:.2f}x",
+            ]
         )
-    print(table(("scenario", "Roost req/s", "PostGraphile req/s", "ratio", "goal"), goal_rows))
+    header = (
+        "scenario", "Roost req/s", "PostGraphile req/s", "ratio", "goal (measured req/s)",
+        "cpu-bound ratio",
+    )  # fmt: skip
+    print(table(header, goal_rows))
     worst = max(feeds, key=lambda sc: by[(sc.key, "roost")].total_ms)
     worst_ms = by[(worst.key, "roost")].total_ms
     print(
