@@ -10,11 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.fan_out import FeedListener, fan_out_post
-from domain.feed.graph_events import (
-    merge_author_into_feed,
-    remove_author_from_feed,
-    remove_post_from_caches,
-)
+from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
+from domain.feed.remove_post import remove_post_from_feeds
 from domain.metrics import FANOUT_FEEDS, FANOUT_LAG
 from domain.outbox.process import Handler
 
@@ -41,7 +38,7 @@ def feed_handlers(
 
     async def post_deleted(p: Mapping[str, Any]) -> None:
         post_id, author_id = ids(p, "post_id", "author_id")
-        await remove_post_from_caches(stores, author_id, post_id)
+        await remove_post_from_feeds(engine, stores, config, author_id, post_id)
 
     async def follow_created(p: Mapping[str, Any]) -> None:
         follower, followee = ids(p, "follower_id", "followee_id")

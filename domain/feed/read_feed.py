@@ -1,11 +1,15 @@
 """Use case: read a page of the viewer's home feed (design.md "Home feed", Read).
 
 Candidates come from the viewer's Redis feed merged with the recent posts of the pull
-authors they follow, deduplicated by post id, newest first by (created_at, id). The
-caller's ``visible`` check (hydration through dataloaders) drops what is deleted,
-blocked, banned or no longer followed, and the page is refilled until it is full or
-the feed is exhausted. Past the end of the cached window, and whenever Redis fails,
-the same order and cursors come from PostgreSQL.
+authors they follow, deduplicated by post id, newest first by (created_at, id). Each
+source is exact only for its window (a timeline holds every post it should that is
+not older than its oldest entry): past the end of a pull author's store, that author's
+older posts come from PostgreSQL; past the end of the cached feed, the whole feed does.
+The caller's ``visible`` check (hydration through dataloaders) drops what is deleted,
+blocked, banned or no longer followed, and the read keeps scanning past filtered
+entries (in growing batches) until the page is full or the feed ends, so a page is
+never empty while more posts follow. Whenever Redis fails, the same order and cursors
+come from PostgreSQL.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.sources import author_recent_entries, followed_pull_authors, home_entries_sql
+from domain.feed.sources import (
+    author_recent_entries,
+    authors_entries_sql,
+    followed_pull_authors,
+    home_entries_sql,
+)
 from domain.feed.timelines import Entry, RebuildBusyError, Timelines, read_pages
 from domain.metrics import FEED_FALLBACKS, FEED_REBUILDS
 
@@ -29,13 +38,21 @@ log = logging.getLogger(__name__)
 #: Decides, for a batch of candidate entries, which the viewer may see (same order).
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
 
-_MAX_ROUNDS = 8  # refill rounds per page before giving up on filling it
+#: Candidates per refill round: the first round asks for what the page needs, each
+#: further one for twice the last, up to this, so a run of N filtered entries costs
+#: O(log N) rounds (each a Redis read and a batch of dataloader statements).
+_MAX_BATCH = 1024
 
 
 @dataclass(frozen=True)
 class FeedPage:
-    """Up to ``first`` visible entries, newest first; ``has_next`` if more exist.
-    ``source`` says where the page came from (``redis`` or ``postgres``)."""
+    """Up to ``first`` visible entries, newest first; ``has_next`` if at least one more
+    visible entry follows the last of them (exact: found while reading this page).
+    ``source`` says where the page came from (``redis`` or ``postgres``).
+
+    ``entries`` is shorter than ``first`` only where the feed ends, so a page is never
+    empty with ``has_next``; the next page's cursor is the last entry's (the entries
+    filtered out after it are scanned again by that next page, never skipped)."""
 
     entries: list[Entry]
     has_next: bool
@@ -67,20 +84,22 @@ async def read_home_feed(
 
 
 async def _fill(source, first: int, before: Entry | None, visible: Visible, name) -> FeedPage:
+    """Scan candidates after ``before`` until ``first`` + 1 visible ones are found (the
+    extra one tells ``has_next``) or the source ends; never gives up midway."""
     kept: list[Entry] = []
     cursor = before
-    for _ in range(_MAX_ROUNDS):
-        want = first + 1 - len(kept)  # one more than the page: tells has_next
+    want = first + 1
+    while True:
         batch = await source.candidates(cursor, want)
-        if not batch:
-            return FeedPage(kept[:first], len(kept) > first, name)
-        flags = await visible(batch)
-        kept += [e for e, ok in zip(batch, flags, strict=True) if ok]
-        cursor = batch[-1]
+        if batch:
+            flags = await visible(batch)
+            kept += [e for e, ok in zip(batch, flags, strict=True) if ok]
         if len(kept) > first:
             return FeedPage(kept[:first], True, name)
-    # Too much filtered out in a row: return what we have; the cursor carries on.
-    return FeedPage(kept[:first], True, name)
+        if len(batch) < want:  # the source ended (candidates() fills what it can)
+            return FeedPage(kept, False, name)
+        cursor = batch[-1]  # past the filtered entries
+        want = min(max(first + 1 - len(kept), 2 * want), _MAX_BATCH)
 
 
 class _SqlSource:
@@ -96,7 +115,16 @@ class _SqlSource:
 
 
 class _RedisSource:
-    """The viewer's cached feed merged with followed pull authors' recent posts."""
+    """The viewer's cached feed merged with followed pull authors' stores.
+
+    ``candidates(before, count)`` returns the newest ``count`` candidates before the
+    cursor, exactly: a k-way merge is exact when each source gives its own newest
+    ``count``, and a timeline that gives fewer has reached the end of its window, not of
+    its posts. So a pull author's store that runs out hands that author to PostgreSQL
+    (one statement for all such authors per round), and a cached feed that runs out
+    hands the whole feed to PostgreSQL, pull authors included. Fewer than ``count``
+    candidates means the feed ends there.
+    """
 
     def __init__(
         self, engine: AsyncEngine, stores: FeedStores, config: FeedConfig, viewer_id: uuid.UUID
@@ -106,7 +134,8 @@ class _RedisSource:
         self.config = config
         self.viewer_id = viewer_id
         self.pull_authors: list[uuid.UUID] | None = None
-        self.window_done = False  # the cached feed is exhausted: continue in SQL
+        self.authors_in_sql: list[uuid.UUID] = []  # pull authors read past their store
+        self.window_done = False  # past the cached feed: the rest comes from PostgreSQL
         self.sql = _SqlSource(engine, viewer_id)
 
     async def candidates(self, before: Entry | None, count: int) -> list[Entry]:
@@ -115,34 +144,49 @@ class _RedisSource:
         if self.pull_authors is None:
             async with self.engine.connect() as conn:
                 self.pull_authors = await followed_pull_authors(conn, self.viewer_id)
-        owners = [self.viewer_id]
-        feed, *pulled = await self._pages(owners, self.pull_authors, before, count)
-        merged = sorted({e for part in (feed, *pulled) for e in part}, reverse=True)[:count]
-        if len(feed) < count:
-            # The cached window ends here; older posts (if any) come from PostgreSQL.
+        stored = [a for a in self.pull_authors if a not in self.authors_in_sql]
+        (feed, feed_whole), *pulled = await self._pages([self.viewer_id], stored, before, count)
+        if len(feed) < count and not feed_whole:
+            # The cached window ends here: this and every later round, from PostgreSQL.
             self.window_done = True
-            older = await self.sql.candidates(merged[-1] if merged else before, count)
-            merged = sorted(set(merged) | set(older), reverse=True)[:count]
-        return merged
+            return await self.sql.candidates(before, count)
+        merged = set(feed)
+        for author, (entries, whole) in zip(stored, pulled, strict=True):
+            if len(entries) < count and not whole:
+                self.authors_in_sql.append(author)  # its store's window ends here
+            else:
+                merged.update(entries)
+        if self.authors_in_sql:
+            async with self.engine.connect() as conn:
+                merged.update(
+                    await authors_entries_sql(conn, self.authors_in_sql, before=before, limit=count)
+                )
+        return sorted(merged, reverse=True)[:count]
 
     async def _pages(
         self, owners: list[uuid.UUID], pull_authors: list[uuid.UUID], before, count: int
-    ) -> list[list[Entry]]:
+    ) -> list[tuple[list[Entry], bool]]:
         """Read the feed and every pull author's store in one round trip; rebuild what
-        is missing (one rebuild per key at a time; if busy, read that part in SQL)."""
+        is missing (one rebuild per key at a time; if busy, read that part in SQL).
+        Each part comes with whether it is whole (read from PostgreSQL: exact to the
+        end) rather than a window."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages = await read_pages(wanted, before, count)
-        for i, ((timelines, owner), page) in enumerate(zip(wanted, pages, strict=True)):
-            if page is None:
-                pages[i] = await self._rebuilt(timelines, owner, before, count)
-        return pages
+        out: list[tuple[list[Entry], bool]] = []
+        for (timelines, owner), page in zip(wanted, pages, strict=True):
+            out.append(
+                (page, False)
+                if page is not None
+                else await self._rebuilt(timelines, owner, before, count)
+            )
+        return out
 
     async def _rebuilt(
         self, timelines: Timelines, owner: uuid.UUID, before: Entry | None, count: int
-    ) -> list[Entry]:
+    ) -> tuple[list[Entry], bool]:
         """Rebuild a missing timeline from PostgreSQL, then read its page; while another
-        process rebuilds it, read that page from PostgreSQL instead."""
+        process rebuilds it, read that page from PostgreSQL instead (whole: True)."""
         is_feed = timelines is self.stores.feeds
         limit = self.config.max_len
 
@@ -157,10 +201,10 @@ class _RedisSource:
             FEED_REBUILDS.labels(timelines.prefix).inc()
             (page,) = await timelines.page([owner], before, count)
             if page is not None:
-                return page
+                return page, False
         except RebuildBusyError:
             pass
         async with self.engine.connect() as conn:
             if is_feed:
-                return await home_entries_sql(conn, owner, before=before, limit=count)
-            return await author_recent_entries(conn, owner, limit=count, before=before)
+                return await home_entries_sql(conn, owner, before=before, limit=count), True
+            return await author_recent_entries(conn, owner, limit=count, before=before), True

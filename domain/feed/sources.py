@@ -105,6 +105,31 @@ async def home_entries_sql(
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 
+_AUTHORS_SQL = """
+    SELECT p.created_at, p.id FROM unnest(CAST(:ids AS uuid[])) AS a(id)
+    CROSS JOIN LATERAL (
+        SELECT created_at, id FROM posts
+        WHERE author_id = a.id AND deleted_at IS NULL {after}
+        ORDER BY created_at DESC, id DESC LIMIT :limit
+    ) p
+    ORDER BY p.created_at DESC, p.id DESC LIMIT :limit
+"""
+
+
+async def authors_entries_sql(
+    conn: AsyncConnection, author_ids: Sequence[uuid.UUID], *, before: Entry | None, limit: int
+) -> list[Entry]:
+    """The newest ``limit`` live posts of ``author_ids`` together, strictly before
+    ``before``, newest first: the part of :func:`home_entries_sql` that those authors
+    contribute. One statement (a LATERAL top-N per author, merged)."""
+    after = "AND (created_at, id) < (:ts, :id)" if before else ""
+    params: dict[str, object] = {"ids": list(author_ids), "limit": limit}
+    if before:
+        params["ts"], params["id"] = time_of(before.score), before.post_id
+    rows = await conn.execute(text(_AUTHORS_SQL.format(after=after)), params)
+    return [Entry.of(ts, pk) for ts, pk in rows]
+
+
 async def followed_pull_authors(conn: AsyncConnection, viewer_id: uuid.UUID) -> list[uuid.UUID]:
     """The pull authors the viewer follows (a few dozen at most, by construction)."""
     rows = await conn.execute(
@@ -116,6 +141,20 @@ async def followed_pull_authors(conn: AsyncConnection, viewer_id: uuid.UUID) -> 
         {"v": viewer_id},
     )
     return [r[0] for r in rows]
+
+
+async def follows_now(
+    conn: AsyncConnection, follower_id: uuid.UUID, followee_id: uuid.UUID
+) -> bool:
+    """Whether ``follower_id`` follows ``followee_id`` now (a live row)."""
+    found = await conn.scalar(
+        text(
+            "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :a AND followee_id = :b"
+            " AND deleted_at IS NULL)"
+        ),
+        {"a": follower_id, "b": followee_id},
+    )
+    return bool(found)
 
 
 async def author_modes(

@@ -14,7 +14,9 @@ lives in one Redis Cluster slot):
 Writers add to timelines that exist (or are being rebuilt) and never create one; a
 missing timeline is rebuilt from PostgreSQL by :meth:`Timelines.rebuild`, which
 first creates a ``:build`` key that concurrent writers also add to, then swaps it in
-atomically, so a post committed during a rebuild is never lost.
+atomically, so a post committed during a rebuild is never lost. Removals (deletes,
+unfollows) that meet a rebuild record their members in a ``:gone`` set, which the swap
+leaves out of what the rebuild loaded, so a removed post never comes back either.
 """
 
 from __future__ import annotations
@@ -100,13 +102,28 @@ end
 return written
 """
 
-# KEYS: timeline, :build key, lock key; ARGV: lock token, maxlen, ttl, score/member pairs.
-# Finishes a rebuild: adds the entries read from PostgreSQL to the :build key (which may
-# already hold entries that writers added meanwhile), trims, swaps it in, releases the lock.
+# KEYS: timeline, :build key, lock key, :gone key; ARGV: lock token, maxlen, ttl,
+# score/member pairs. Finishes a rebuild: adds the entries read from PostgreSQL to the
+# :build key (which may already hold entries that writers added meanwhile), except those
+# removed while the rebuild ran (the :gone set: the load may have read them before their
+# removal), trims, swaps it in, releases the lock.
 _FINISH_REBUILD = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local maxlen = tonumber(ARGV[2])
-if #ARGV > 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, 4)) end
+local gone = redis.call('EXISTS', KEYS[4]) == 1
+local batch = {}
+for i = 4, #ARGV, 2 do
+  if not gone or redis.call('SISMEMBER', KEYS[4], ARGV[i + 1]) == 0 then
+    batch[#batch + 1] = ARGV[i]
+    batch[#batch + 1] = ARGV[i + 1]
+  end
+  if #batch >= 1000 then
+    redis.call('ZADD', KEYS[2], unpack(batch))
+    batch = {}
+  end
+end
+if #batch > 0 then redis.call('ZADD', KEYS[2], unpack(batch)) end
+redis.call('DEL', KEYS[4])
 if redis.call('ZCARD', KEYS[2]) > maxlen + 1 then
   redis.call('ZREMRANGEBYRANK', KEYS[2], 1, -(maxlen + 1))
 end
@@ -114,6 +131,23 @@ redis.call('RENAME', KEYS[2], KEYS[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 return 1
+"""
+
+# KEYS: triples (timeline, its :build key, its :gone key); ARGV: members.
+# Removes the members from each timeline and from a rebuild in progress; there it also
+# records them in :gone, so the rebuild's load (possibly read before the removal) does
+# not bring them back. Returns how many entries were removed from the timelines.
+_REMOVE = """
+local removed = 0
+for i = 1, #KEYS, 3 do
+  removed = removed + redis.call('ZREM', KEYS[i], unpack(ARGV))
+  if redis.call('EXISTS', KEYS[i + 1]) == 1 then
+    redis.call('ZREM', KEYS[i + 1], unpack(ARGV))
+    redis.call('SADD', KEYS[i + 2], unpack(ARGV))
+    redis.call('PEXPIRE', KEYS[i + 2], 120000)
+  end
+end
+return removed
 """
 
 
@@ -137,6 +171,7 @@ class Timelines:
         self._add_live = redis.register_script(_ADD_TO_LIVE)
         self._add = redis.register_script(_ADD_IF_EXISTS)
         self._finish = redis.register_script(_FINISH_REBUILD)
+        self._remove = redis.register_script(_REMOVE)
 
     def key(self, owner: uuid.UUID) -> str:
         """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
@@ -172,16 +207,23 @@ class Timelines:
         return len(keys) - len(missing) + int(await self._add(keys=pairs, args=args))
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
-        """Remove posts from one owner's timeline (and a rebuild in progress)."""
-        if not post_ids:
+        """Remove posts from one owner's timeline (and from a rebuild in progress, which
+        will not bring them back); return how many the timeline held."""
+        return await self.remove_from_many([owner], post_ids)
+
+    async def remove_from_many(
+        self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
+    ) -> int:
+        """Remove posts from the timelines of ``owners`` (and rebuilds in progress), in
+        one round trip; owners without a timeline are skipped. Idempotent. Returns how
+        many entries were removed."""
+        if not owners or not post_ids:
             return 0
-        members = [p.bytes for p in post_ids]
-        key = self.key(owner)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrem(key, *members)
-            pipe.zrem(key + ":build", *members)
-            removed, _ = await pipe.execute()
-        return int(removed)
+        keys: list[str] = []
+        for owner in owners:
+            key = self.key(owner)
+            keys += [key, key + ":build", key + ":gone"]
+        return int(await self._remove(keys=keys, args=[p.bytes for p in post_ids]))
 
     async def page(
         self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
@@ -208,13 +250,13 @@ class Timelines:
         Returns False if the build key vanished midway (e.g. FLUSHALL), True otherwise.
         """
         key = self.key(owner)
-        build, lock = key + ":build", key + ":lock"
+        build, lock, gone = key + ":build", key + ":lock", key + ":gone"
         token = uuid.uuid4().bytes
         if not await self.redis.set(lock, token, nx=True, px=30_000):
             raise RebuildBusyError(key)
         try:
             async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.delete(build)
+                pipe.delete(build, gone)
                 pipe.zadd(build, {SENTINEL: 0})
                 pipe.pexpire(build, 60_000)
                 await pipe.execute()
@@ -222,7 +264,7 @@ class Timelines:
             args: list[int | bytes] = [token, self.max_len, self.ttl_s]
             for e in entries:
                 args += [e.score, e.member]
-            return bool(await self._finish(keys=[key, build, lock], args=args))
+            return bool(await self._finish(keys=[key, build, lock, gone], args=args))
         finally:
             # Release the lock if _finish did not (load() failed, or the build vanished).
             if await self.redis.get(lock) == token:

@@ -1,4 +1,5 @@
-"""Use case: delete one's own post (soft delete; feeds drop it at read time)."""
+"""Use case: delete one's own post (soft delete; the worker then removes it from every
+cached feed, and reads drop it meanwhile)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ async def delete_post(
     """Soft-delete ``post_id`` if ``actor_id`` wrote it; return True if deleted now.
 
     Idempotent for the author (a second delete returns False). One transaction with
-    the ``posts`` counter (-1) and a ``post.deleted`` outbox row. Raises
+    the ``posts`` counter (-1) and a ``post.deleted`` outbox row ``{post_id,
+    author_id}``, dispatched after the commit; its consumer
+    (``domain.feed.remove_post``) removes the post from the author's stores and from
+    the cached feeds of the author's active followers. Raises
     PostNotFoundError (no such post) or NotPostAuthorError.
     """
     async with engine.begin() as conn:

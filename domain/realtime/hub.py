@@ -157,7 +157,12 @@ class Hub:
             if self._tasks:
                 return
             pubsub = self.redis.pubsub()
-            await pubsub.connect()
+            try:
+                await pubsub.connect()
+            except BaseException:  # failed or cancelled: leave no connection behind
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                raise
             self._pubsub = pubsub
             self._tasks = [
                 asyncio.create_task(self._read(), name="realtime-hub-reader"),
@@ -171,9 +176,9 @@ class Hub:
         self._closed = True
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # gather, not `suppress(CancelledError): await task`: that would also swallow a
+        # cancellation of close() itself.
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         for subs in self._subs.values():
             for sub in subs:
@@ -220,7 +225,12 @@ class Hub:
                 fut = asyncio.get_running_loop().create_future()
                 self._ack_waiters.setdefault(channel, []).append((needed, fut))
                 try:
-                    await asyncio.wait_for(fut, self.confirm_timeout_s)
+                    # Not asyncio.wait_for: on Python 3.11 it returns the result when the
+                    # confirmation and a cancellation (the socket closed) land in the same
+                    # step, swallowing the cancellation; the subscription then lives on,
+                    # for ever, on a closed socket. timeout() never swallows one.
+                    async with asyncio.timeout(self.confirm_timeout_s):
+                        await fut
                 finally:
                     self._forget_waiter(channel, fut)
             if presence is not None:
