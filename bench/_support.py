@@ -461,7 +461,8 @@ class CpuMeter:
     database backends come and go). A thread samples every ``interval`` seconds, so a
     process that exits in the window counts up to its last sample, and one that starts
     in it counts from zero. ``start()`` opens a window, ``stop()`` closes it and returns
-    ``{group: {pid: seconds}}``.
+    ``{group: {pid: seconds}}``; ``started`` then holds the pids of each group that
+    started within the window (e.g. new database connections).
     """
 
     def __init__(
@@ -472,6 +473,7 @@ class CpuMeter:
         self.groups = groups
         self.interval = interval
         self._seen: dict[str, dict[int, list[float]]] = {}
+        self.started: dict[str, set[int]] = {}
         self._names: dict[int, str] = {}
         self._started = 0.0
         self._stop = threading.Event()
@@ -490,6 +492,8 @@ class CpuMeter:
                     except psutil.NoSuchProcess:
                         continue
                     seen[proc.pid] = [0.0 if new else cpu, cpu]
+                    if new:
+                        self.started.setdefault(group, set()).add(proc.pid)
                     with contextlib.suppress(psutil.Error):
                         self._names[proc.pid] = " ".join(proc.cmdline())[:80] or proc.name()
                 else:
@@ -502,6 +506,7 @@ class CpuMeter:
     def start(self) -> None:
         """Open a window: take every group's current CPU times as the baseline."""
         self._seen = {}
+        self.started = {}
         self._started = time.time() - 0.02  # create_time has 10 ms resolution
         self._sample(first=True)
         self._stop.clear()

@@ -324,6 +324,7 @@ class Sample:
     cpu: dict[str, dict[int, float]] = field(default_factory=dict)
     machine_busy: float = 0.0  # CPU seconds the whole machine was busy (all cores)
     window: float = 0.0  # wall-clock seconds over which machine_busy and cpu were taken
+    pg_connects: int = 0  # PostgreSQL server processes (connections) started meanwhile
 
     def ms(self, group: str) -> float:
         """Milliseconds of CPU per request of a group of processes."""
@@ -363,7 +364,8 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
         cpu = server.meter.stop()
     t1, w1 = psutil.cpu_times(), time.monotonic()
     busy = _busy(t1) - _busy(t0)
-    return Sample(scenario, server.name, result, cpu, busy, w1 - w0)
+    connects = len(server.meter.started.get("postgres", ()))
+    return Sample(scenario, server.name, result, cpu, busy, w1 - w0, connects)
 
 
 def _ms(seconds: float) -> str:
@@ -397,6 +399,7 @@ class Summary:
     wrk_ms: float
     requests: int
     others: float
+    pg_connects: int
 
     @property
     def total_ms(self) -> float:
@@ -434,6 +437,7 @@ def summarize(samples: Sequence[Sample]) -> Summary:
         wrk_ms=1e3 * sum(s.wrk.client_cpu for s in samples) / n,
         requests=sum(s.wrk.requests for s in samples),
         others=statistics.median(s.others for s in samples),
+        pg_connects=sum(s.pg_connects for s in samples),
     )
 
 
@@ -482,10 +486,11 @@ def report(
                 for pid, ms in sorted(m.per_process_ms["app"].items())
             )
             pg = m.per_process_ms["postgres"]
-            redis = m.cpu_ms["redis"]
+            busy = sum(1 for ms in pg.values() if ms > 0)
             print(
-                f"  {sc.label:<24} {srv.name:<12} {app}; PostgreSQL {len(pg)} processes"
-                f" {sum(pg.values()):.2f}; Redis {redis:.2f}"
+                f"  {sc.label:<24} {srv.name:<12} {app}; PostgreSQL {sum(pg.values()):.2f} in"
+                f" {busy} processes ({m.pg_connects} connections opened); Redis"
+                f" {m.cpu_ms['redis']:.2f}"
             )
 
     print("\nRoost / PostGraphile against the goals of issue 7:")
