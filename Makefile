@@ -44,7 +44,8 @@ schema: venv
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
-# One of them with options: make bench BENCH=feed_vs_postgraphile BENCH_ARGS="--keep-db roost_bench_slashdot"
+# One of them, with options:
+#   make bench BENCH=feed_vs_postgraphile BENCH_ARGS="--keep-db roost_bench_slashdot"
 BENCH ?= [!_]*
 BENCH_ARGS ?=
 bench: venv
