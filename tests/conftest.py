@@ -153,6 +153,11 @@ _PASSWORD_HASH: str | None = None
 def make_users(engine: AsyncEngine, settings: Settings):
     """``await make_users(n)`` inserts n active users in one statement (one shared argon2id
     hash of TEST_PASSWORD) and returns them with access tokens."""
+    return user_maker(engine, settings)
+
+
+def user_maker(engine: AsyncEngine, settings: Settings):
+    """What the ``make_users`` fixture returns, for fixtures of a wider scope."""
 
     async def _make(n: int, prefix: str = "u", *, active: bool = True) -> list[TestUser]:
         global _PASSWORD_HASH
