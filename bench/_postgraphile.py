@@ -47,6 +47,8 @@ from app.embedded import _free_port, spawn, stop_process
 PACKAGE = "postgraphile@4"
 #: The bench's own schema in the throwaway database.
 SCHEMA = "pgbench"
+#: PostGraphile's pool (its ``--max-pool-size`` default).
+POOL_SIZE = 10
 
 PLUGIN_JS = """\
 // Prepended Graphile Engine plugin (bench.feed_vs_postgraphile): a SETOF function that

@@ -312,6 +312,7 @@ class Server:
     url: str
     meter: CpuMeter
     roles: Callable[[int], str]
+    log: Path
 
 
 @dataclass
@@ -614,6 +615,29 @@ def _postgres_group(url: str, private: bool) -> tuple[Callable[[], list[psutil.P
     return (lambda: postgres_backends(postmaster, db)), f"the server processes of database {db}"
 
 
+_HEADROOM = """
+    SELECT current_setting('max_connections')::int
+           - current_setting('superuser_reserved_connections')::int AS usable,
+           (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') AS used
+"""
+
+
+def _connection_headroom(url: str, settings: Settings, workers: int) -> str:
+    """A line on PostgreSQL's free connections against what both servers may open
+    (Roost: DB_POOL_SIZE + DB_MAX_OVERFLOW per API process; PostGraphile: its pool of
+    10): a refused connection shows up as an internal error of the server."""
+    (row,) = asyncio.run(fetch(url, _HEADROOM))
+    roost = workers * (settings.db_pool_size + settings.db_max_overflow)
+    line = (
+        f"PostgreSQL connections: {row['used']} of {row['usable']} in use; Roost may open up"
+        f" to {roost} ({workers} x (DB_POOL_SIZE + DB_MAX_OVERFLOW)), PostGraphile"
+        f" {pg4.POOL_SIZE}"
+    )
+    if row["usable"] - row["used"] < roost + pg4.POOL_SIZE:
+        line += " -- WARNING: not enough free connections on this server"
+    return line
+
+
 def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) -> int:
     """Start both servers, check their pages, measure them; return the number of bad
     answers seen under load."""
@@ -638,6 +662,7 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
         print(f"PostGraphile {version} on node {_version(['node', '--version'])}")
         wrk_version = _version(["wrk", "-v"]).split(" [")[0]
         print(f"PostgreSQL {pg_version[0]} (CPU: {pg_what}); Redis {redis_version}; {wrk_version}")
+        print(_connection_headroom(url, settings, args.workers))
         print("viewers: " + ", ".join(f"{v.username} follows {v.followees:,}" for v in viewers))
         for v in viewers:
             check_same_pages(r_url, p_url, v)
@@ -653,8 +678,10 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
             )
 
         servers = [
-            Server("roost", r_url, meter(r_root), _roles(r_root)),
-            Server("postgraphile", p_url, meter(p_root), lambda pid: "node"),
+            Server("roost", r_url, meter(r_root), _roles(r_root), logs / "roost.log"),
+            Server(
+                "postgraphile", p_url, meter(p_root), lambda pid: "node", logs / "postgraphile.log"
+            ),
         ]
         scenarios = [
             Scenario(f"feed:{v.username}", f"feed {v.username} ({v.followees:,})", v, True)
@@ -668,27 +695,46 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
         bad = 0
         for sc in scenarios:  # warm-up: not reported, still checked
             for srv in servers:
-                bad += _complain(segment(srv, sc, args.warmup, args.clients))
+                bad += _complain(srv, segment(srv, sc, args.warmup, args.clients))
         samples: list[Sample] = []
         for rnd in range(1, args.rounds + 1):
             for sc in scenarios:
                 for srv in servers if rnd % 2 else servers[::-1]:
                     s = segment(srv, sc, args.seconds, args.clients)
                     samples.append(s)
-                    bad += _complain(s)
+                    bad += _complain(srv, s)
                     print(segment_line(s, rnd), flush=True)
         report(scenarios, samples, servers)
     return bad
 
 
-def _complain(s: Sample) -> int:
+def _complain(server: Server, s: Sample) -> int:
+    """Report the bad answers of a segment, with the last error in the server's log
+    (the log itself is deleted with the run's temporary folder)."""
     if s.wrk.bad:
         print(
             f"BAD ANSWERS from {s.server} ({s.scenario.label}): {s.wrk.bad} of"
-            f" {s.wrk.requests}, e.g. {s.wrk.bad_sample[:300]}",
+            f" {s.wrk.requests}, e.g. {s.wrk.bad_sample[:300]}\n{_last_error(server.log)}",
             file=sys.stderr,
         )
     return s.wrk.bad
+
+
+def _last_error(log: Path, lines: int = 30) -> str:
+    """The end of the last error of a server log (its last traceback that is not a
+    client hanging up, as wrk does at the end of a segment), access lines left out."""
+    try:
+        text = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    text = [x for x in text if '"POST /graphql' not in x and '"GET /' not in x]
+    starts = [i for i, x in enumerate(text) if x.startswith("Traceback")]
+    ends = [*starts[1:], len(text)]
+    for start, end in reversed(list(zip(starts, ends, strict=True))):
+        block = text[start:end]
+        if not any("ClientDisconnect" in x for x in block):
+            return "\n".join(["...", *block[-lines:]])
+    return "(no other error in the server's log)"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
