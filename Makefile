@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
 
-.PHONY: venv run test lint format schema bench clean clean-data
+.PHONY: venv run test fuzz lint format schema bench clean clean-data
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ run: venv
 
 test: venv
 	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
+
+# Schemathesis's GraphQL mode against a real API (tests/e2e/test_fuzz.py): FUZZ_EXAMPLES
+# examples per root field (10 by default), check not_a_server_error; CI runs it.
+FUZZ_EXAMPLES ?= 10
+fuzz: venv
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m app.testrun -q -m fuzz -p no:cacheprovider
 
 lint: venv
 	$(BIN)/ruff check .

@@ -8,11 +8,8 @@ import gc
 import logging
 from typing import Any
 
-import jwt
-from graphql import GraphQLError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,11 +19,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
-    BaseGraphQLTransportWSHandler,
-)
 from strawberry.types.unset import UNSET, UnsetType
 
 from app.database import create_engine
@@ -34,11 +27,10 @@ from app.gc_policy import GcPolicy
 from app.graphql import build_schema
 from app.http_guards import GuardedGraphQLView, HttpGuards
 from app.jobs import ArqDispatcher
+from app.sessions import Doorkeeper, Refusal, session_store
 from app.settings import Settings, get_settings
-from domain.errors import DomainError
-from domain.feed.activity import record_activity
+from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
-from domain.identity.tokens import decode_access_token
 from domain.metrics import (
     DEAD_LETTERS_OPEN,
     OUTBOX_BACKLOG,
@@ -70,21 +62,12 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     return None
 
 
-class _TransportWSHandler(BaseGraphQLTransportWSHandler):
-    """Strawberry's graphql-transport-ws handler, quiet when a client leaves while an
-    event is on its way to it: a normal end, not an error worth a traceback."""
-
-    async def handle_task_exception(self, error: Exception) -> None:
-        if isinstance(error, WebSocketDisconnected):
-            return
-        await super().handle_task_exception(error)
-
-
 class RoostGraphQL(GuardedGraphQLView, GraphQL):
     """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
-    their connection_init (:meth:`on_ws_connect`)."""
+    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
-    graphql_transport_ws_handler_class = _TransportWSHandler
+    graphql_transport_ws_handler_class = GuardedTransportWSHandler
+    graphql_ws_handler_class = GuardedWSHandler
 
     def __init__(
         self,
@@ -117,6 +100,17 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         self.dispatcher = dispatcher
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
+        # The session cache lives with the guards (short timeouts; PostgreSQL answers
+        # when Redis fails): app/sessions.py.
+        self.sessions = session_store(self.guards.redis, self.tokens)
+        self.doorkeeper = Doorkeeper(
+            engine=engine,
+            tokens=self.tokens,
+            store=self.sessions,
+            feed_stores=self.stores,
+            feed_config=self.feed_config,
+            guards=self.guards,
+        )
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         ctx = Context(
@@ -127,14 +121,14 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             stores=self.stores,
             dispatcher=self.dispatcher,
             realtime=self.realtime,
+            sessions=self.sessions,
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
             bearer=_bearer(request.headers.get("authorization")),
             request=request,
             response=response,
         )
-        await self._note_activity(ctx)
-        return ctx
+        return ctx  # the bearer is admitted per operation (app/http_guards, app/ws_guards)
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         """Accept a WebSocket only with a valid access token in its connection_init
@@ -149,32 +143,16 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
                     "code": "UNAUTHENTICATED",
                 }
             )
-        try:
-            viewer = decode_access_token(self.tokens, token)
-        except DomainError as exc:
-            raise ConnectionRejectionError(
-                {"message": exc.message, "code": "UNAUTHENTICATED"}
-            ) from None
+        claims = await self.doorkeeper.admit(token)  # app/sessions.py
+        if isinstance(claims, Refusal):
+            raise ConnectionRejectionError({"message": claims.message, "code": "UNAUTHENTICATED"})
         context.bearer = token
-        # Verified once here; operations and events reuse it until the token expires.
-        context.bearer_expires_at = jwt.decode(token, options={"verify_signature": False})["exp"]
+        # Verified here; the socket's guard re-checks its session (app/ws_guards.py), and
+        # operations and events reuse the viewer until the token expires.
+        context.bearer_expires_at = claims.expires_at
         context.__dict__.pop("loaders", None)
-        context.__dict__["viewer_id"] = viewer
-        await self._note_activity(context)
+        context.__dict__["viewer_id"] = claims.user_id
         return UNSET
-
-    async def _note_activity(self, ctx: Context) -> None:
-        """Record the viewer as active (fan-out pushes to active followers only)."""
-        if self.redis is None or self.stores is None or ctx.bearer is None:
-            return
-        try:
-            viewer = ctx.viewer_id
-        except GraphQLError:
-            return  # a bad token: the resolvers report it
-        try:
-            await record_activity(self.engine, self.redis, self.stores, self.feed_config, viewer)
-        except (RedisError, DBAPIError):
-            log.warning("could not record activity of %s", viewer, exc_info=True)
 
 
 def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None = None) -> Starlette:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -10,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.document_limits import DocumentLimits
 from domain.feed.config import FeedConfig
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
@@ -19,6 +21,34 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
 DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
+
+
+#: Folders of the repository that hold no source (scanned for committed secrets).
+_NOT_SOURCE = frozenset(
+    {".git", ".venv", ".data", "data", "node_modules", "__pycache__", "build", "dist"}
+)
+_SOURCE_SUFFIXES = frozenset(
+    {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".json", ".sh", ".mako"}
+)
+
+
+def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
+    """Whether ``secret`` is written in one of the repository's source files under
+    ``root`` (code, docs, compose and CI files; never ``.env``, which is the operator's
+    and git-ignored). Reads a few hundred small files: production start-up only."""
+    needle = secret.encode()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info")]
+        for name in files:
+            path = Path(folder, name)
+            if path.suffix not in _SOURCE_SUFFIXES and name not in ("Makefile", "Dockerfile"):
+                continue
+            try:
+                if path.stat().st_size <= 1_000_000 and needle in path.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 class Settings(BaseSettings):
@@ -37,6 +67,8 @@ class Settings(BaseSettings):
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
     refresh_token_days: int = Field(30, alias="REFRESH_TOKEN_DAYS")
+    # A rotated refresh token presented again within this gets the same successor.
+    refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
     db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
@@ -46,6 +78,9 @@ class Settings(BaseSettings):
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
+    # Pairs of fields on one response path that validation compares (app/document_limits.py)
+    max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
+    max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
@@ -111,18 +146,33 @@ class Settings(BaseSettings):
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
 
     @model_validator(mode="after")
-    def _refuse_dev_secret_in_production(self) -> Settings:
-        if self.env == "production" and self.jwt_secret == DEV_JWT_SECRET:
-            raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
+    def _check(self) -> Settings:
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
         if self.push_provider == "fcm" and self.fcm_credentials_file is None:
             raise ValueError(
                 "PUSH_PROVIDER=fcm needs FCM_CREDENTIALS_FILE (a service-account key)."
             )
-        if len(self.jwt_secret) < 32:
-            raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
+        if len(self.jwt_secret.encode()) < 32:
+            raise ValueError("JWT_SECRET must be at least 32 bytes (RFC 7518 §3.2).")
+        if self.env == "production" and (
+            self.jwt_secret == DEV_JWT_SECRET or secret_in_repository(self.jwt_secret)
+        ):
+            raise ValueError(
+                "ROOST_ENV=production needs its own JWT_SECRET: this one is written in "
+                "Roost's repository. Generate one, e.g. `openssl rand -base64 48`."
+            )
         return self
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """The limits checked before a document is validated (app/document_limits.py)."""
+        return DocumentLimits(
+            max_depth=self.max_query_depth,
+            max_aliases=self.max_aliases,
+            max_field_merges=self.max_field_merges,
+            max_expanded_fields=self.max_expanded_fields,
+        )
 
     @property
     def feed_config(self) -> FeedConfig:
@@ -161,6 +211,7 @@ class Settings(BaseSettings):
             secret=self.jwt_secret,
             access_ttl=dt.timedelta(minutes=self.access_token_minutes),
             refresh_ttl=dt.timedelta(days=self.refresh_token_days),
+            refresh_grace=dt.timedelta(seconds=self.refresh_grace_s),
         )
 
 

@@ -69,7 +69,8 @@ from bench._support import (
     throwaway_database,
 )
 from domain.db import new_id
-from domain.identity.tokens import TokenConfig, issue_access_token
+from domain.identity.sessions import open_sessions
+from domain.identity.tokens import TokenConfig
 
 GOAL_RATIO = 3.0
 JWT_SECRET = "bench-feed-read-secret-0123456789-abcdefgh"
@@ -511,6 +512,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+async def viewer_token(database_url: str, viewer) -> str:
+    """An access token of a live session of ``viewer`` (tokens name their session)."""
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    try:
+        (token,) = await open_sessions(engine, TokenConfig(secret=JWT_SECRET), [viewer])
+    finally:
+        await engine.dispose()
+    return token
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, two servers, the interleaved segments."""
     args = parse_args(argv)
@@ -529,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dedicated_redis(args.redis_server) as redis_url,
     ):
         viewer = asyncio.run(make_data(database_url, args.authors, args.posts, vacuum=args.vacuum))
-        token = issue_access_token(TokenConfig(secret=JWT_SECRET), viewer, new_id())
+        token = asyncio.run(viewer_token(database_url, viewer))
         with (
             server_process("redis", database_url, redis_url) as cached,
             server_process("sql", database_url, dead_redis) as sql,

@@ -57,8 +57,7 @@ from bench._support import (
     table,
     throwaway_database,
 )
-from domain.db import new_id
-from domain.identity.tokens import issue_access_token
+from domain.identity.sessions import open_sessions
 from domain.search.ranks import refresh_search_ranks
 from domain.search.search_users import parse_query, search_users
 from domain.search.suggested_follows import suggested_follows
@@ -312,7 +311,7 @@ async def api(url, redis_url, engine, viewer, args) -> bool:
         APQ_ENABLED=False,
     )
     app = create_app(settings, engine=engine)
-    token = issue_access_token(settings.token_config, viewer, new_id())
+    (token,) = await open_sessions(engine, settings.token_config, [viewer])
     headers = {"Authorization": f"Bearer {token}"}
     failed = False
     async with (

@@ -405,8 +405,9 @@ async def _drive(spec: dict) -> None:
 
 
 async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> int:
-    from domain.db import new_id
-    from domain.identity.tokens import TokenConfig, issue_access_token
+    from app.database import create_engine
+    from domain.identity.sessions import open_sessions
+    from domain.identity.tokens import TokenConfig
     from schema.ids import to_global_id
 
     limit = raise_nofile()
@@ -415,7 +416,11 @@ async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> 
     print(f"open files limit {limit}; seeding {args.sockets} subscribers and posts ...", flush=True)
     s = await seed(database_url, args.sockets, likers_needed)
     cfg = TokenConfig(secret=JWT_SECRET)
-    tokens = [issue_access_token(cfg, u, new_id()) for u in s.subscribers]
+    engine = create_engine(database_url)
+    try:  # every access token names a live session
+        tokens = await open_sessions(engine, cfg, s.subscribers)
+    finally:
+        await engine.dispose()
     gids = [to_global_id("Post", p) for p in s.posts]
 
     queue = f"bench:{uuid.uuid4().hex[:8]}"

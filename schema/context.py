@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
+from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import Hub, RealtimePublisher
@@ -61,6 +62,7 @@ class Context:
     stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
+    sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     bearer: str | None = None

@@ -126,7 +126,7 @@ class GQL:
         resp = await self.client.post(
             "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
         )
-        assert resp.status_code in (200, 400), resp.text
+        assert resp.status_code in (200, 400, 401), resp.text
         return resp.json()
 
 
@@ -140,6 +140,7 @@ class TestUser:
     id: uuid.UUID
     username: str
     token: str
+    session_id: uuid.UUID | None = None  # the session (refresh-token family) of ``token``
 
     @property
     def gid(self) -> str:
@@ -173,6 +174,9 @@ def user_maker(engine: AsyncEngine, settings: Settings):
                     "active": active,
                 }
             )
+        for r in rows:
+            r["sid"] = new_id()
+            r["digest"] = os.urandom(32)
         async with engine.begin() as conn:
             await conn.execute(
                 text(
@@ -182,9 +186,17 @@ def user_maker(engine: AsyncEngine, settings: Settings):
                 ),
                 rows,
             )
+            # A live session for each token (its refresh token is not handed out).
+            await conn.execute(
+                text(
+                    "INSERT INTO sessions (id, user_id, token_hash, family_id, expires_at)"
+                    " VALUES (:sid, :id, :digest, :sid, now() + interval '30 days')"
+                ),
+                rows,
+            )
         cfg = settings.token_config
         return [
-            TestUser(r["id"], r["username"], issue_access_token(cfg, r["id"], new_id()))
+            TestUser(r["id"], r["username"], issue_access_token(cfg, r["id"], r["sid"]), r["sid"])
             for r in rows
         ]
 

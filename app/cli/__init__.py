@@ -11,6 +11,8 @@
                                           ROOST_SEED_POSTS, 200,000)
     roost counts verify | compact         check counters against count(*), or fold shards
     roost dlq list | replay [ID ...]      show, or re-drive, dead-lettered outbox events
+    roost account ban | delete | reinstate USERNAME
+                                          an operator's account action (ends sessions)
 
 Every command uses DATABASE_URL / REDIS_URL when set, and otherwise the embedded
 servers with their data under ROOST_DATA_DIR (default ``<repo>/.data``, database
@@ -24,6 +26,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from app.cli.accounts import cmd_account
 from app.cli.data import (
     SEED_LIVE_POSTS,
     SEED_WARM_FEEDS,
@@ -49,6 +52,7 @@ __all__ = [
     "SEED_WARM_FEEDS",
     "WORKER_STOP_TIMEOUT",
     "build_parser",
+    "cmd_account",
     "cmd_counts",
     "cmd_dlq",
     "cmd_load_graph",
@@ -118,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="*", metavar="ID", help="dead letters to replay (default: all)")
     p.add_argument("--limit", type=int, default=100, help="list at most this many (100)")
     p.set_defaults(func=cmd_dlq)
+
+    p = sub.add_parser("account", help="ban, delete or reinstate an account")
+    p.add_argument("action", choices=["ban", "delete", "reinstate"])
+    p.add_argument("username")
+    p.set_defaults(func=cmd_account)
     return parser
 
 

@@ -126,6 +126,7 @@ async def test_subscriptions_aborted_right_after_subscribe_leave_nothing_behind(
             hub = app.state.realtime.hub
             http = url.replace("ws://", "http://").removesuffix("/graphql")
             await _churn(url, users, 2)  # the hub's three tasks start on first use
+            await hub.start()  # (sockets closed that soon may not have used it yet)
 
             async def idle() -> bool:
                 return hub.subscriber_count == 0 and not hub._sent

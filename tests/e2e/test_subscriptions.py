@@ -410,7 +410,7 @@ async def test_an_expired_token_ends_the_stream_at_the_next_event(
     brief = issue_access_token(
         TokenConfig(secret=settings.jwt_secret, access_ttl=dt.timedelta(seconds=2)),
         watcher.id,
-        new_id(),
+        watcher.session_id,
     )
     client = await WSClient.open(a.ws, protocol, brief)
     try:
