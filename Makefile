@@ -6,8 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
+RUN_ARGS ?=
 
-.PHONY: venv run test fuzz lint format schema bench clean clean-data
+.PHONY: venv run test fuzz lint format schema bench clean clean-data graphiql
 
 venv: $(STAMP)
 
@@ -21,10 +22,16 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m app.graphiql fetch
 	touch $@
 
+# GraphiQL's assets (React, GraphiQL), so the page works offline: npm pack, else the CDN.
+graphiql: venv
+	$(BIN)/python -m app.graphiql fetch --force
+
+# `make run RUN_ARGS=--no-load` starts without loading the real graph.
 run: venv
-	$(BIN)/roost run
+	$(BIN)/roost run $(RUN_ARGS)
 
 test: venv
 	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
@@ -50,11 +57,13 @@ schema: venv
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
-# One of them, with options:
+# Each writes bench/results/<name>.txt (what it printed) and <name>.png (matplotlib, the
+# optional `bench` extra installed here). One of them, with options:
 #   make bench BENCH=feed_vs_postgraphile BENCH_ARGS="--keep-db roost_bench_slashdot"
 BENCH ?= [!_]*
 BENCH_ARGS ?=
 bench: venv
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	@set -e; for f in bench/$(BENCH).py; do \
 	  [ -e "$$f" ] || { echo "no benchmarks in bench/ match $(BENCH)"; exit 0; }; \
 	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m $(BENCH_ARGS); \
@@ -64,6 +73,7 @@ clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
 	find . -name __pycache__ -type d -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
-# Deletes the `make run` database and Redis snapshot (stop `make run` first).
+# Deletes the `make run` database and Redis snapshot (stop `make run` first): the next
+# `make run` starts from scratch (loads the graph and seeds posts again).
 clean-data:
 	rm -rf .data

@@ -23,8 +23,10 @@ from strawberry.schema.exceptions import (
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from app.document_limits import DocumentLimiter
+from app.http_edge import REQUEST_ID
 from app.settings import Settings
 from domain.identity.errors import AccountUnavailableError
+from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
 from schema.realtime import SubscriptionEvent
@@ -104,29 +106,72 @@ class RoostValidationCache(ValidationCache):
         yield from super().on_validate()
 
 
+#: Seconds a client should wait before retrying after SERVICE_UNAVAILABLE.
+RETRY_AFTER_UNAVAILABLE_S = 5
+_UNAVAILABLE_MESSAGES = {
+    POSTGRES: "The database is unavailable for a moment: retry in a few seconds.",
+    REDIS: "A cache server is unavailable for a moment: retry in a few seconds.",
+}
+
+
+def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
+    """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
+    (``domain.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    return _UNAVAILABLE_MESSAGES[dependency], {
+        "code": "SERVICE_UNAVAILABLE",
+        "dependency": dependency,
+        "retryAfter": RETRY_AFTER_UNAVAILABLE_S,
+    }
+
+
 class RoostMaskErrors(MaskErrors):
     """MaskErrors that keeps ``extensions.code`` on every error: INTERNAL_SERVER_ERROR for
-    masked ones, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for document errors and
-    BAD_USER_INPUT for variables that do not fit their types (found once execution starts).
+    masked ones, SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed
+    because PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED
+    for document errors and BAD_USER_INPUT for variables that do not fit their types
+    (found once execution starts).
+
+    Each internal error is logged once, at ERROR with its traceback and the request id
+    (``X-Request-ID``); a dependency outage once per request, at WARNING, without one.
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._executing = False
+        self._outage_logged = False
 
     def on_execute(self) -> Iterator[None]:
         self._executing = True
         yield
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
-        log.error("internal error at %s", error.path, exc_info=error.original_error)
+        original = error.original_error
+        dependency = unavailable_dependency(original) if original is not None else None
+        if dependency is not None:
+            if not self._outage_logged:
+                self._outage_logged = True
+                log.warning(
+                    "request %s: %s unavailable at %s (%s: %s)",
+                    REQUEST_ID.get(),
+                    dependency,
+                    error.path,
+                    type(original).__name__,
+                    original,
+                )
+            message, extensions = unavailable_error(dependency)
+        else:
+            log.error(
+                "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
+            )
+            message = self.error_message
+            extensions = {"code": "INTERNAL_SERVER_ERROR"}
         return GraphQLError(
-            message=self.error_message,
+            message=message,
             nodes=error.nodes,
             source=error.source,
             positions=error.positions,
             path=error.path,
-            extensions={"code": "INTERNAL_SERVER_ERROR"},
+            extensions=extensions,
         )
 
     def _process_result(self, result: object) -> None:

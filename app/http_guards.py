@@ -82,7 +82,7 @@ from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from app.document_limits import variables_within
-from app.graphql import parse_document
+from app.graphql import parse_document, unavailable_error
 from app.idempotency import (
     Claim,
     IdempotencyError,
@@ -108,7 +108,7 @@ from app.persisted_queries import (
     not_supported,
 )
 from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
-from app.sessions import Doorkeeper, Refusal
+from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal
 from app.settings import Settings
 
 log = logging.getLogger("roost.http")
@@ -316,6 +316,19 @@ def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
         error["message"] = "Internal server error."
         error["extensions"] = {**(extensions or {}), "code": "INTERNAL_SERVER_ERROR"}
     return error
+
+
+def unavailable_refusal(dependency: str) -> RequestRefused:
+    """The 503 ``SERVICE_UNAVAILABLE`` refusal (``Retry-After``) of a request that could
+    not be admitted because ``dependency`` (``postgres``, ``redis``) is down."""
+    message, extensions = unavailable_error(dependency)
+    return RequestRefused.error(
+        message,
+        "SERVICE_UNAVAILABLE",
+        503,
+        headers={"Retry-After": str(extensions["retryAfter"])},
+        extensions={k: v for k, v in extensions.items() if k != "code"},
+    )
 
 
 def rate_limited_message(decision: Decision) -> str:
@@ -590,7 +603,8 @@ class GuardedGraphQLView:
                     SIGN_IN_FIRST, "UNAUTHENTICATED", 401, headers={"WWW-Authenticate": "Bearer"}
                 )
 
-        await self._rate_limit(principal, ip, info)
+        limited = await self._rate_limit(principal, ip, info)
+        sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
         if not variables_within(request_data.variables, guards.config.max_tokens):
             raise RequestRefused.error(
                 VARIABLES_TOO_LARGE.format(guards.config.max_tokens), "BAD_USER_INPUT", 400
@@ -642,7 +656,10 @@ class GuardedGraphQLView:
         session or account has ended (None: admitted, or no token, anonymous)."""
         if context.bearer is None:
             return None
-        outcome = await self.doorkeeper.admit(context.bearer)
+        try:
+            outcome = await self.doorkeeper.admit(context.bearer)
+        except AdmissionUnavailable as exc:
+            raise unavailable_refusal(exc.dependency) from None
         if isinstance(outcome, Refusal):
             return outcome
         context.__dict__["viewer_id"] = outcome.user_id
@@ -677,8 +694,9 @@ class GuardedGraphQLView:
             )
             raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
 
-    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> None:
-        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent.
+    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
+        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent,
+        else return the decision (its ``headers()`` go on the response).
 
         Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
         anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
@@ -686,7 +704,7 @@ class GuardedGraphQLView:
         """
         decision = await self.guards.charge(principal, ip, info)
         if decision.allowed:
-            return
+            return decision
         raise RequestRefused.error(
             rate_limited_message(decision),
             "RATE_LIMITED",

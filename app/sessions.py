@@ -21,12 +21,14 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.throttle import ThrottledLog
 from domain.errors import DomainError
 from domain.feed.activity import note_active
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.admit_session import admit_session
 from domain.identity.session_store import Admission, SessionStore
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
+from domain.unavailable import unavailable_dependency
 
 if TYPE_CHECKING:
     from app.http_guards import HttpGuards
@@ -35,6 +37,17 @@ log = logging.getLogger("roost.sessions")
 
 SESSION_ENDED = "The session has ended: sign in again."
 ACCOUNT_UNAVAILABLE = "This account is not available."
+
+
+class AdmissionUnavailable(Exception):
+    """The session could not be checked: the server that answers it (``dependency``:
+    ``postgres`` or ``redis``, see ``domain.unavailable``) is down. HTTP answers
+    ``SERVICE_UNAVAILABLE`` (503, ``Retry-After``); a socket being opened is refused
+    with that code; an open socket keeps its earlier admission until the next check."""
+
+    def __init__(self, dependency: str) -> None:
+        super().__init__(f"{dependency} is unavailable")
+        self.dependency = dependency
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +86,7 @@ class Doorkeeper:
         self.guards = guards  # whether Redis is up, shared with the HTTP guards
         self.feed_stores = feed_stores
         self.feed_config = feed_config
+        self._activity_failures = ThrottledLog(log, every_s=60.0)
 
     def claims(self, bearer: str) -> AccessClaims | Refusal:
         """The claims of a well-formed, well-signed, unexpired access token (no I/O)."""
@@ -90,16 +104,15 @@ class Doorkeeper:
         return await self.recheck(claims)
 
     async def recheck(self, claims: AccessClaims) -> AccessClaims | Refusal:
-        """:meth:`admit` for claims already verified (a WebSocket's, later on)."""
-        verdict = None
-        if self.store is not None and (self.guards is None or self.guards.redis_up()):
-            try:
-                verdict = await admit_session(self.engine, self.store, claims)
-            except RedisError:
-                if self.guards is not None:
-                    self.guards.redis_failed("sessions")
-        if verdict is None:  # no cache: PostgreSQL answers (slower, still correct)
-            verdict = await admit_session(self.engine, None, claims)
+        """:meth:`admit` for claims already verified (a WebSocket's, later on). Raises
+        :class:`AdmissionUnavailable` when neither the cache nor PostgreSQL can answer."""
+        try:
+            verdict = await self._verdict(claims)
+        except Exception as exc:
+            dependency = unavailable_dependency(exc)
+            if dependency is None:
+                raise
+            raise AdmissionUnavailable(dependency) from exc
         if verdict.admission is Admission.ENDED:
             return Refusal(SESSION_ENDED)
         if verdict.admission is Admission.UNAVAILABLE:
@@ -107,6 +120,20 @@ class Doorkeeper:
         if verdict.marked_active and self.feed_stores is not None:
             try:
                 await note_active(self.engine, self.feed_stores, self.feed_config, claims.user_id)
-            except (RedisError, DBAPIError):
-                log.warning("could not record activity of %s", claims.user_id, exc_info=True)
+            except (RedisError, DBAPIError, OSError) as exc:
+                # Best effort; during an outage every request lands here: one line a minute.
+                self._activity_failures.warn(
+                    "could not record activity (%s: %s); requests go on", type(exc).__name__, exc
+                )
         return claims
+
+    async def _verdict(self, claims: AccessClaims):
+        """The session cache's verdict (one round trip), else PostgreSQL's."""
+        if self.store is not None and (self.guards is None or self.guards.redis_up()):
+            try:
+                return await admit_session(self.engine, self.store, claims)
+            except RedisError:
+                if self.guards is not None:
+                    self.guards.redis_failed("sessions")
+        # No cache, or it failed: PostgreSQL answers (slower, still correct).
+        return await admit_session(self.engine, None, claims)

@@ -19,6 +19,11 @@ from domain.search.config import SearchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The real follow graph shipped with Roost (data/README.md: source, citation, figures).
+DEFAULT_GRAPH_PATH = ROOT / "data" / "soc-Slashdot0902.txt.gz"
+#: Its md5, as data/README.md gives it.
+DEFAULT_GRAPH_MD5 = "2c5c97673b6b079b802b1a4d5c2395d0"
+
 #: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
 DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
 
@@ -63,6 +68,8 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
+    # DEBUG shows every worker job (arq's per-job lines) and more.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
@@ -73,6 +80,22 @@ class Settings(BaseSettings):
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
     db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
     db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # A PostgreSQL that is down answers SERVICE_UNAVAILABLE within these bounds rather
+    # than hanging: connecting, and waiting for a free pooled connection.
+    db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
+    db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
+    redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
+
+    # Operations (README "Metrics"): the API's series on METRICS_HOST:METRICS_PORT (0:
+    # not served there), the worker's on METRICS_HOST:WORKER_METRICS_PORT; /metrics on
+    # the API port only with `Authorization: Bearer <METRICS_TOKEN>`.
+    metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
+    metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
+    metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
+    # Origins allowed to call the API from a browser: comma-separated, `*` inside an
+    # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
+    cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
+    cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
@@ -106,7 +129,7 @@ class Settings(BaseSettings):
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
-    worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")
+    worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
 
     # Notifications: per recipient and UTC day, this many follows notify one by one;
     # the rest arrive the next day as one digest ("N people followed you").
@@ -138,9 +161,9 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
-    graph_path: Path = Field(
-        ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
-    )
+    # The real follow graph `roost run` loads on first start: the file shipped in the
+    # repository (data/README.md), wherever the command runs from.
+    graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
     # Posts `roost run` seeds over the real graph on first start (0: none).
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
@@ -173,6 +196,11 @@ class Settings(BaseSettings):
             max_field_merges=self.max_field_merges,
             max_expanded_fields=self.max_expanded_fields,
         )
+
+    @property
+    def cors_origins(self) -> list[str]:
+        """CORS_ALLOW_ORIGINS as a list (empty: CORS off)."""
+        return [o.strip().rstrip("/") for o in self.cors_allow_origins.split(",") if o.strip()]
 
     @property
     def feed_config(self) -> FeedConfig:

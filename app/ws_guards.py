@@ -41,7 +41,7 @@ from app.http_guards import (
     rate_limited_extensions,
     rate_limited_message,
 )
-from app.sessions import Refusal
+from app.sessions import AdmissionUnavailable, Refusal
 from domain.identity.session_store import SESSION_EVENT
 from domain.identity.tokens import AccessClaims
 from domain.realtime import Hub, user_channel
@@ -120,7 +120,10 @@ class SocketGuard:
             return False
         if not force and time.monotonic() - self._checked_at < RECHECK_S:
             return True
-        outcome = await _shielded(self.view.doorkeeper.recheck(self.claims))
+        try:
+            outcome = await _shielded(self.view.doorkeeper.recheck(self.claims))
+        except AdmissionUnavailable:
+            return True  # cannot tell now: the admission stands until the next check
         self._checked_at = time.monotonic()
         if isinstance(outcome, Refusal) and not self.ended:
             self.ended = True

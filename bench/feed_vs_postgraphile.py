@@ -100,6 +100,7 @@ from bench._slashdot import (
 from bench._support import (
     CpuMeter,
     WrkResult,
+    bench_output,
     dedicated_redis,
     postgres_backends,
     postgres_server,
@@ -462,7 +463,7 @@ def report(
         for srv in servers:
             m = by[(sc.key, srv.name)]
             rows.append(
-                [sc.label, srv.name, f"{m.rps:,.0f}", _ms(m.p50), _ms(m.p99)]
+                [f"{sc.label} {srv.name}", f"{m.rps:,.0f}", _ms(m.p50), _ms(m.p99)]
                 + [f"{m.cpu_ms[g]:.2f}" for g in GROUPS]
                 + [f"{m.total_ms:.2f}", f"{m.wrk_ms:.2f}", f"{m.requests:,}"]
                 + [f"{100 * m.others:.0f}%", f"{m.cpu_bound_rps:,.0f}"]
@@ -473,7 +474,7 @@ def report(
         "\ncpu-bound: the req/s that the CPU per request alone allows on this machine"
     )
     header = (
-        "scenario", "server", "req/s", "p50 ms", "p99 ms", "app", "pg", "redis",
+        "scenario, server", "req/s", "p50 ms", "p99 ms", "app", "pg", "redis",
         "server", "wrk", "requests", "others", "cpu-bound",
     )  # fmt: skip
     print(table(header, rows))
@@ -778,8 +779,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: prepare the database, start both servers, check, measure."""
+    """Entry point: prepare the database, start both servers, check, measure; what it
+    prints also goes to bench/results/feed_vs_postgraphile.txt (and its tables to .png)."""
     args = parse_args(argv)
+    with bench_output("feed_vs_postgraphile", "feed_vs_postgraphile: Roost vs PostGraphile 4"):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     if wrk_binary() is None:
         print("wrk is not installed (Debian: apt-get install wrk)", file=sys.stderr)
         return 2

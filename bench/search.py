@@ -50,6 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.database import create_engine
 from app.settings import Settings
 from bench._support import (
+    bench_output,
     dedicated_redis,
     postgres_server,
     quantile,
@@ -377,7 +378,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    with dedicated_redis(args.redis_server) as redis_url:
+    with (
+        bench_output("search", "search: people search and suggested follows"),
+        dedicated_redis(args.redis_server) as redis_url,
+    ):
         if args.database_url:
             return run(lambda: bench(args.database_url, redis_url, args, None))
         graph = args.graph or Settings().graph_path

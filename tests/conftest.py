@@ -75,6 +75,9 @@ def settings(database_url: str) -> Settings:
         # Own job queue: concurrent runs on one Redis never take each other's jobs.
         ARQ_QUEUE=f"roost-test:{uuid.uuid4().hex[:12]}",
         WORKER_METRICS_PORT=0,
+        # No metrics port of its own; /metrics on the app answers with this token.
+        METRICS_PORT=0,
+        METRICS_TOKEN="test-metrics-token-" + uuid.uuid4().hex,
         DB_POOL_SIZE=5,  # the worker's pool: the test server is shared (max_connections)
         DB_MAX_OVERFLOW=10,
         # Small thresholds and pages so tests exercise pull authors, flips and paging

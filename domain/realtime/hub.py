@@ -24,7 +24,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
-from domain.metrics import REALTIME_DROPPED
+from domain import metrics
 from domain.realtime.channels import ONLINE_KEY, decode_event
 from domain.realtime.publisher import now_ms
 
@@ -62,7 +62,7 @@ class Subscription:
         if len(self._queue) >= self.maxsize:
             self._queue.popleft()
             self.dropped += 1
-            REALTIME_DROPPED.inc()
+            metrics.current().realtime_dropped()
         self._queue.append(event)
         self._wakeup.set()
 

@@ -166,7 +166,8 @@ def start_api(env: dict[str, str]) -> ApiProcess:
             "warning",
         ],
         cwd=ROOT,
-        env={**os.environ, **env},
+        # No metrics port unless asked: test processes never take the fixed 9100.
+        env={**os.environ, "METRICS_PORT": "0", **env},
     )
     api = ApiProcess(proc, port)
     deadline = time.monotonic() + 30
