@@ -730,7 +730,7 @@ def _last_error(log: Path, lines: int = 30) -> str:
         return ""
     text = [x for x in text if '"POST /graphql' not in x and '"GET /' not in x]
     starts = [i for i, x in enumerate(text) if x.startswith("Traceback")]
-    ends = [*starts[1:], len(text)]
+    ends = [*starts[1:], len(text)][: len(starts)]
     for start, end in reversed(list(zip(starts, ends, strict=True))):
         block = text[start:end]
         if not any("ClientDisconnect" in x for x in block):
