@@ -722,8 +722,9 @@ def _complain(server: Server, s: Sample) -> int:
 
 
 def _last_error(log: Path, lines: int = 30) -> str:
-    """The end of the last error of a server log (its last traceback that is not a
-    client hanging up, as wrk does at the end of a segment), access lines left out."""
+    """The end of the last error of a server log (its last Python traceback that is not
+    a client hanging up, as wrk does at the end of a segment; else the end of the log),
+    access lines left out."""
     try:
         text = log.read_text(errors="replace").splitlines()
     except OSError:
@@ -735,7 +736,8 @@ def _last_error(log: Path, lines: int = 30) -> str:
         block = text[start:end]
         if not any("ClientDisconnect" in x for x in block):
             return "\n".join(["...", *block[-lines:]])
-    return "(no other error in the server's log)"
+    tail = text[-lines:] if not starts else []
+    return "\n".join(["... (the end of the log)", *tail]) if tail else "(nothing in the log)"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
