@@ -736,8 +736,9 @@ def _last_error(log: Path, lines: int = 30) -> str:
         block = text[start:end]
         if not any("ClientDisconnect" in x for x in block):
             return "\n".join(["...", *block[-lines:]])
-    tail = text[-lines:] if not starts else []
-    return "\n".join(["... (the end of the log)", *tail]) if tail else "(nothing in the log)"
+    if starts:
+        return "(no traceback in the log but clients hanging up)"
+    return "\n".join(["... (the end of the log)", *text[-lines:]])
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
