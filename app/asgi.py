@@ -38,6 +38,7 @@ from app.settings import Settings, get_settings
 from domain.errors import DomainError
 from domain.feed.activity import record_activity
 from domain.feed.config import FeedStores
+from domain.feedstore import FeedRedis
 from domain.identity.tokens import decode_access_token
 from domain.metrics import (
     DEAD_LETTERS_OPEN,
@@ -94,6 +95,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         redis: Redis | None,
         dispatcher: ArqDispatcher | None,
         realtime: Realtime | None = None,
+        feed_redis: FeedRedis | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -108,7 +110,8 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         )
         self.feed_config = settings.feed_config
         self.redis = redis
-        self.stores = FeedStores.on(redis, self.feed_config) if redis is not None else None
+        feed_redis = feed_redis or (FeedRedis(redis) if redis is not None else None)
+        self.stores = FeedStores.on(feed_redis, self.feed_config) if feed_redis else None
         self.dispatcher = dispatcher
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
@@ -184,18 +187,21 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     )
     # Binary replies: feed members are 16-byte post ids.
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    # Timelines, presence and pub/sub: on REDIS_URL's Redis, or on a Redis Cluster.
+    clustered = bool(settings.feed_redis_url or settings.feed_cluster_nodes)
+    feed_redis = settings.open_feed_redis() if clustered else FeedRedis(redis) if redis else None
     dispatcher = (
         ArqDispatcher(settings.redis_url, settings.arq_queue) if settings.redis_url else None
     )
     # One pub/sub connection serves every subscription of this process.
     realtime = (
         Realtime(
-            hub=Hub(redis, presence_ttl_s=settings.realtime_presence_ttl_s),
-            publisher=RealtimePublisher(redis),
+            hub=Hub(feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s),
+            publisher=RealtimePublisher(feed_redis),
             reads=EngagementReads(engine),
             publish_engagement=settings.realtime_engagement == "api",
         )
-        if redis is not None
+        if feed_redis is not None
         else None
     )
     graphql_app = RoostGraphQL(
@@ -205,6 +211,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         redis=redis,
         dispatcher=dispatcher,
         realtime=realtime,
+        feed_redis=feed_redis,
     )
 
     async def healthz(_: Request) -> Response:
@@ -224,7 +231,15 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
                 checks["redis"] = "ok"
             except Exception as exc:
                 checks["redis"] = f"error: {type(exc).__name__}"
-        ok = all(v == "ok" for v in checks.values())
+        if clustered and feed_redis is not None:
+            # Reported, not required: a master down costs its users' feeds a PostgreSQL
+            # read, not the process its traffic.
+            health = await feed_redis.node_health()
+            down = sum(v != "ok" for v in health.values())
+            checks["feed_redis"] = (
+                f"degraded: {down} of {len(health)} masters down" if down else "ok"
+            )
+        ok = all(v == "ok" for k, v in checks.items() if k != "feed_redis")
         return JSONResponse(checks, status_code=200 if ok else 503)
 
     async def metrics(_: Request) -> Response:
@@ -259,6 +274,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             await dispatcher.close()
         if redis is not None:
             await redis.aclose()
+        if clustered and feed_redis is not None:
+            await feed_redis.aclose()
         if owns_engine:
             await engine.dispose()
 

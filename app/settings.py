@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.feed.config import FeedConfig
+from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
 
@@ -28,6 +29,10 @@ class Settings(BaseSettings):
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
     redis_url: str | None = Field(None, alias="REDIS_URL")
+    # The feed store (timelines, author stores, presence, real-time pub/sub) on a Redis
+    # Cluster: one node's URL, or host:port seeds separated by commas. Unset: REDIS_URL.
+    feed_redis_url: str | None = Field(None, alias="FEED_REDIS_URL")
+    feed_redis_cluster_nodes: str | None = Field(None, alias="FEED_REDIS_CLUSTER_NODES")
     data_dir: Path = Field(ROOT / ".data", alias="ROOST_DATA_DIR")
 
     host: str = Field("127.0.0.1", alias="HOST")
@@ -113,6 +118,23 @@ class Settings(BaseSettings):
             max_len=self.feed_max_len,
             ttl=dt.timedelta(days=self.feed_ttl_days),
             active_window=dt.timedelta(days=self.active_window_days),
+        )
+
+    @property
+    def feed_cluster_nodes(self) -> list[str]:
+        """FEED_REDIS_CLUSTER_NODES as a list of ``host:port``."""
+        raw = self.feed_redis_cluster_nodes or ""
+        return [n.strip() for n in raw.split(",") if n.strip()]
+
+    def open_feed_redis(self) -> FeedRedis | None:
+        """The feed store: the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES,
+        else REDIS_URL's Redis; None without any (connects on first use)."""
+        if not (self.redis_url or self.feed_redis_url or self.feed_cluster_nodes):
+            return None
+        return open_feed_redis(
+            self.redis_url or "",
+            cluster_url=self.feed_redis_url,
+            cluster_nodes=self.feed_cluster_nodes,
         )
 
     @property

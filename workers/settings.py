@@ -15,7 +15,6 @@ from typing import Any
 from arq import cron, func
 from arq.connections import RedisSettings
 from prometheus_client import start_http_server
-from redis.asyncio import Redis
 
 from app.database import create_engine
 from app.settings import Settings, get_settings
@@ -41,13 +40,14 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
     return RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
 
 
-def worker_options(settings: Settings) -> dict[str, Any]:
+def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``arq.worker.Worker``: jobs, crons, hooks and limits.
 
     A job runs at most JOB_TIMEOUT_S (5 s); arq re-runs the job of a SIGKILLed worker
     once its in-progress key expires (timeout + 10 s), so within about 15 s. Results
     are not kept, so an outbox event's job id is free again once it finished (the job
-    itself skips events already dispatched).
+    itself skips events already dispatched). ``relay=False``: no outbox relay loop in
+    this worker (tests run a second worker on the same database without one).
     """
 
     async def on_startup(ctx: dict[str, Any]) -> None:
@@ -58,7 +58,9 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
         )
-        ctx["feed_redis"] = feed_redis = Redis.from_url(settings.redis_url)
+        # Timelines, presence and pub/sub: REDIS_URL's Redis or the feed store's Redis
+        # Cluster (FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES); arq stays on REDIS_URL.
+        ctx["feed_redis"] = feed_redis = settings.open_feed_redis()
         stores = FeedStores.on(feed_redis, settings.feed_config)
         # Real time: feed items, notifications and engagement changes are PUBLISHed to
         # the API processes' subscriptions (domain.realtime).
@@ -81,7 +83,8 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
         # poll every second does not fill the job log.
-        ctx["relay"] = asyncio.create_task(relay_forever(ctx))
+        if relay:
+            ctx["relay"] = asyncio.create_task(relay_forever(ctx))
         if settings.worker_metrics_port:
             try:
                 start_http_server(settings.worker_metrics_port, addr="127.0.0.1")

@@ -123,8 +123,6 @@ def _dispatcher(settings: Settings):
 async def _seed(settings: Settings, url: str, count: int, *, quiet_if_present: bool) -> int:
     """Seed ``count`` posts through domain.posts.seed_posts (skipped if posts exist:
     silently with ``quiet_if_present``); print its report and the time taken."""
-    from redis.asyncio import Redis
-
     from domain.feed.config import FeedStores
     from domain.posts.seed_posts import seed_posts
 
@@ -132,7 +130,7 @@ async def _seed(settings: Settings, url: str, count: int, *, quiet_if_present: b
     if quiet_if_present and await _has_rows(engine, "posts"):
         await engine.dispose()
         return 0
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    redis = settings.open_feed_redis()  # the feed store (REDIS_URL or the cluster)
     dispatcher = _dispatcher(settings)
     try:
         print(f"Seeding {count:,} posts over the users (once; ~20 s)…", flush=True)

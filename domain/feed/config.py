@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from domain.feed.timelines import Timelines
+from domain.feedstore import FeedRedis, as_feed_redis
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,12 @@ class FeedStores:
     author_posts: Timelines
 
     @classmethod
-    def on(cls, redis: Redis, config: FeedConfig) -> FeedStores:
-        """Build both families on one Redis client (binary replies, decode_responses off)."""
+    def on(cls, redis: Redis | FeedRedis, config: FeedConfig) -> FeedStores:
+        """Build both families on one feed store (a standalone or cluster
+        :class:`~domain.feedstore.FeedRedis`, or a plain ``Redis`` client; binary
+        replies, decode_responses off)."""
+        store = as_feed_redis(redis)
         return cls(
-            feeds=Timelines(redis, "feed", max_len=config.max_len, ttl=config.ttl),
-            author_posts=Timelines(redis, "posts", max_len=config.max_len, ttl=config.ttl),
+            feeds=Timelines(store, "feed", max_len=config.max_len, ttl=config.ttl),
+            author_posts=Timelines(store, "posts", max_len=config.max_len, ttl=config.ttl),
         )

@@ -172,14 +172,19 @@ class _RedisSource:
         end) rather than a window."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
-        pages = await read_pages(wanted, before, count)
+        pages = await read_pages(wanted, before, count, strict=False)
         out: list[tuple[list[Entry], bool]] = []
         for (timelines, owner), page in zip(wanted, pages, strict=True):
-            out.append(
-                (page, False)
-                if page is not None
-                else await self._rebuilt(timelines, owner, before, count)
-            )
+            if isinstance(page, RedisError):
+                if timelines is feeds:
+                    raise page  # the viewer's own feed: the whole page from PostgreSQL
+                # A pull author's store on a feed store node that is down: as if its
+                # window ended here, so that author alone is read from PostgreSQL.
+                out.append(([], False))
+            elif page is None:
+                out.append(await self._rebuilt(timelines, owner, before, count))
+            else:
+                out.append((page, False))
         return out
 
     async def _rebuilt(

@@ -11,6 +11,11 @@ lives in one Redis Cluster slot):
   key that exists holds every post it should (design.md "Home feed"), and an empty
   feed still exists. Reads use scores > 0 only.
 
+On a Redis Cluster every script call stays inside one slot: a batch over many owners
+is one script call per slot (usually per owner) sent in one round trip per node, by
+the feed store port (domain/feedstore); on a standalone Redis it is one call for the
+whole batch.
+
 Writers add to timelines that exist (or are being rebuilt) and never create one; a
 missing timeline is rebuilt from PostgreSQL by :meth:`Timelines.rebuild`, which
 first creates a ``:build`` key that concurrent writers also add to, then swaps it in
@@ -27,6 +32,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from domain.feedstore import Call, FeedRedis, Script, as_feed_redis
 
 SENTINEL = b""
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -65,7 +73,7 @@ class Entry:
 # it to maxlen real entries (rank 0 is the sentinel; a no-op while it holds fewer) and
 # refreshes its TTL (EXPIRE doubles as the existence test: three calls per timeline).
 # Returns the 1-based indexes of the KEYS that do not exist.
-_ADD_TO_LIVE = """
+_ADD_TO_LIVE = Script("""
 local ttl = tonumber(ARGV[2])
 local trim = -(tonumber(ARGV[1]) + 1)
 local missing = {}
@@ -79,13 +87,13 @@ for i = 1, #KEYS do
   end
 end
 return missing
-"""
+""")
 
 # KEYS: pairs (timeline, its :build key); ARGV: maxlen, ttl, then score/member pairs.
 # Adds the entries to whichever of the pair exists (the live key first), trims to
 # maxlen real entries (rank 0 is the sentinel) and refreshes the TTL of a live key.
 # Returns how many timelines were written.
-_ADD_IF_EXISTS = """
+_ADD_IF_EXISTS = Script("""
 local ttl = tonumber(ARGV[2])
 local trim = -(tonumber(ARGV[1]) + 1)
 local written = 0
@@ -100,14 +108,14 @@ for i = 1, #KEYS, 2 do
   end
 end
 return written
-"""
+""")
 
 # KEYS: timeline, :build key, lock key, :gone key; ARGV: lock token, maxlen, ttl,
 # score/member pairs. Finishes a rebuild: adds the entries read from PostgreSQL to the
 # :build key (which may already hold entries that writers added meanwhile), except those
 # removed while the rebuild ran (the :gone set: the load may have read them before their
 # removal), trims, swaps it in, releases the lock.
-_FINISH_REBUILD = """
+_FINISH_REBUILD = Script("""
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local maxlen = tonumber(ARGV[2])
 local gone = redis.call('EXISTS', KEYS[4]) == 1
@@ -131,13 +139,28 @@ redis.call('RENAME', KEYS[2], KEYS[1])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 return 1
-"""
+""")
+
+# KEYS: :build key, :gone key. Starts a rebuild: a fresh :build key holding the
+# sentinel (writers add to it from now on), for a minute at most.
+_START_REBUILD = Script("""
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZADD', KEYS[1], 0, '')
+redis.call('PEXPIRE', KEYS[1], 60000)
+return 1
+""")
+
+# KEYS: lock key; ARGV: token. Releases the lock if it is still ours.
+_RELEASE = Script("""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+""")
 
 # KEYS: triples (timeline, its :build key, its :gone key); ARGV: members.
 # Removes the members from each timeline and from a rebuild in progress; there it also
 # records them in :gone, so the rebuild's load (possibly read before the removal) does
 # not bring them back. Returns how many entries were removed from the timelines.
-_REMOVE = """
+_REMOVE = Script("""
 local removed = 0
 for i = 1, #KEYS, 3 do
   removed = removed + redis.call('ZREM', KEYS[i], unpack(ARGV))
@@ -148,7 +171,7 @@ for i = 1, #KEYS, 3 do
   end
 end
 return removed
-"""
+""")
 
 
 class RebuildBusyError(Exception):
@@ -156,40 +179,45 @@ class RebuildBusyError(Exception):
 
 
 class Timelines:
-    """One family of timelines (``<prefix>:{<owner id>}``) on one Redis.
+    """One family of timelines (``<prefix>:{<owner id>}``) in the feed store.
 
     ``max_len`` entries are kept (the sentinel aside); keys expire ``ttl`` after their
-    last write or read. All methods raise ``redis.exceptions.RedisError`` when Redis
-    fails; callers decide the fallback.
+    last write or read. ``redis`` is a :class:`~domain.feedstore.FeedRedis` (standalone
+    or cluster) or a plain ``Redis`` client. All methods raise
+    ``redis.exceptions.RedisError`` when Redis fails; callers decide the fallback.
     """
 
-    def __init__(self, redis: Redis, prefix: str, *, max_len: int, ttl: dt.timedelta) -> None:
-        self.redis = redis
+    def __init__(
+        self, redis: Redis | FeedRedis, prefix: str, *, max_len: int, ttl: dt.timedelta
+    ) -> None:
+        self.store = as_feed_redis(redis)
+        self.redis = self.store.client  # for single commands (tests, tools)
         self.prefix = prefix
         self.max_len = max_len
         self.ttl_s = int(ttl.total_seconds())
-        self._add_live = redis.register_script(_ADD_TO_LIVE)
-        self._add = redis.register_script(_ADD_IF_EXISTS)
-        self._finish = redis.register_script(_FINISH_REBUILD)
-        self._remove = redis.register_script(_REMOVE)
 
     def key(self, owner: uuid.UUID) -> str:
         """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
         return f"{self.prefix}:{{{owner}}}"
 
+    def _calls(self, script: Script, keys: list[str], stride: int, args: list) -> tuple:
+        """One script call per slot group of owners; returns (calls, groups)."""
+        groups = self.store.slot_groups(keys, stride)
+        return script.calls([keys_of(keys, g, stride) for g in groups], args), groups
+
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
         """Add ``entries`` to the timelines of ``owners`` that exist (or are being
-        rebuilt); usually one round trip.
+        rebuilt); usually one round trip (per cluster node).
 
         Idempotent (ZADD by post id). Returns how many timelines were written; owners
         without a timeline are skipped (theirs is rebuilt on read).
 
-        The first call names only the live keys (half the bytes of naming each with its
+        The first round names only the live keys (half the bytes of naming each with its
         ``:build`` key too); the owners it found missing, usually none or a few, go
-        through a second call that adds to the live key or else to the ``:build`` key of
-        a rebuild in progress. Each owner's check-and-add is atomic in one of the two
-        calls, both made after the entries' posts committed, so a rebuild running
-        meanwhile never loses an entry.
+        through a second round that adds to the live key or else to the ``:build`` key
+        of a rebuild in progress. Each owner's check-and-add is atomic in one script
+        call of one of the two rounds, both made after the entries' posts committed, so
+        a rebuild running meanwhile never loses an entry.
         """
         if not owners or not entries:
             return 0
@@ -197,14 +225,15 @@ class Timelines:
         args: list[int | bytes] = [self.max_len, self.ttl_s]
         for e in entries:
             args += [e.score, e.member]
-        missing = await self._add_live(keys=keys, args=args)
+        calls, groups = self._calls(_ADD_TO_LIVE, keys, 1, args)
+        replies = await self.store.execute(calls)
+        missing = [g[int(j) - 1] for g, reply in zip(groups, replies, strict=True) for j in reply]
         if not missing:
             return len(keys)
-        pairs: list[str] = []
-        for i in missing:
-            key = keys[int(i) - 1]
-            pairs += [key, key + ":build"]
-        return len(keys) - len(missing) + int(await self._add(keys=pairs, args=args))
+        pairs = [k for i in missing for k in (keys[i], keys[i] + ":build")]
+        calls, _ = self._calls(_ADD_IF_EXISTS, pairs, 2, args)
+        written = sum(int(r) for r in await self.store.execute(calls))
+        return len(keys) - len(missing) + written
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
         """Remove posts from one owner's timeline (and from a rebuild in progress, which
@@ -215,30 +244,45 @@ class Timelines:
         self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
     ) -> int:
         """Remove posts from the timelines of ``owners`` (and rebuilds in progress), in
-        one round trip; owners without a timeline are skipped. Idempotent. Returns how
-        many entries were removed."""
+        one round trip (per cluster node); owners without a timeline are skipped.
+        Idempotent. Returns how many entries were removed."""
         if not owners or not post_ids:
             return 0
         keys: list[str] = []
         for owner in owners:
             key = self.key(owner)
             keys += [key, key + ":build", key + ":gone"]
-        return int(await self._remove(keys=keys, args=[p.bytes for p in post_ids]))
+        calls, _ = self._calls(_REMOVE, keys, 3, [p.bytes for p in post_ids])
+        return sum(int(r) for r in await self.store.execute(calls))
 
     async def page(
         self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
     ) -> list[list[Entry] | None]:
         """Return, per owner, up to ``count`` entries strictly before ``before`` (newest
         first), or None where the timeline does not exist; one round trip for all."""
-        return await read_pages([(self, o) for o in owners], before, count)
+        return await read_pages([(self, o) for o in owners], before, count)  # type: ignore[return-value]
 
     async def exists(self, owner: uuid.UUID) -> bool:
         """Whether the owner's timeline exists (is complete)."""
-        return bool(await self.redis.exists(self.key(owner)))
+        key = self.key(owner)
+        (n,) = await self.store.execute([Call.of(key, "EXISTS", key)])
+        return bool(n)
 
     async def drop(self, owner: uuid.UUID) -> None:
         """Delete the owner's timeline, so the next read rebuilds it."""
-        await self.redis.delete(self.key(owner))
+        await self.drop_many([owner], with_builds=False)
+
+    async def drop_many(self, owners: Sequence[uuid.UUID], *, with_builds: bool = True) -> int:
+        """Delete the timelines of ``owners`` (and their rebuilds in progress), one
+        UNLINK per slot group, one round trip (per cluster node); return keys deleted."""
+        suffixes = ("", ":build") if with_builds else ("",)
+        keys = [self.key(o) + s for o in owners for s in suffixes]
+        stride = len(suffixes)
+        calls = [
+            Call.of(keys[g[0] * stride], "UNLINK", *keys_of(keys, g, stride))
+            for g in self.store.slot_groups(keys, stride)
+        ]
+        return sum(int(r) for r in await self.store.execute(calls))
 
     async def rebuild(
         self, owner: uuid.UUID, load: Callable[[], Awaitable[Sequence[Entry]]]
@@ -252,65 +296,82 @@ class Timelines:
         key = self.key(owner)
         build, lock, gone = key + ":build", key + ":lock", key + ":gone"
         token = uuid.uuid4().bytes
-        if not await self.redis.set(lock, token, nx=True, px=30_000):
+        store = self.store
+        (taken,) = await store.execute([Call.of(key, "SET", lock, token, "NX", "PX", 30_000)])
+        if not taken:
             raise RebuildBusyError(key)
         try:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.delete(build, gone)
-                pipe.zadd(build, {SENTINEL: 0})
-                pipe.pexpire(build, 60_000)
-                await pipe.execute()
+            await store.execute([_START_REBUILD.call([build, gone], [])])
             entries = await load()
             args: list[int | bytes] = [token, self.max_len, self.ttl_s]
             for e in entries:
                 args += [e.score, e.member]
-            return bool(await self._finish(keys=[key, build, lock, gone], args=args))
+            (done,) = await store.execute([_FINISH_REBUILD.call([key, build, lock, gone], args)])
+            return bool(done)
         finally:
             # Release the lock if _finish did not (load() failed, or the build vanished).
-            if await self.redis.get(lock) == token:
-                await self.redis.delete(lock)
+            await store.execute([_RELEASE.call([lock], [token])])
+
+
+def keys_of(keys: Sequence[str], group: Sequence[int], stride: int) -> list[str]:
+    """The keys of the owners ``group`` (each ``stride`` consecutive keys)."""
+    return [k for i in group for k in keys[i * stride : (i + 1) * stride]]
 
 
 async def read_pages(
-    wanted: Sequence[tuple[Timelines, uuid.UUID]], before: Entry | None, count: int
-) -> list[list[Entry] | None]:
-    """Read one page from each (timelines, owner) in one pipelined round trip.
+    wanted: Sequence[tuple[Timelines, uuid.UUID]],
+    before: Entry | None,
+    count: int,
+    *,
+    strict: bool = True,
+) -> list[list[Entry] | RedisError | None]:
+    """Read one page from each (timelines, owner) in one pipelined round trip (per
+    cluster node).
 
     Per timeline: up to ``count`` entries strictly before ``before`` (newest first), or
     None if the timeline does not exist. Reading refreshes the TTL. Entries tied with
     ``before`` on score are fetched and filtered here, so no entry is skipped or
-    repeated across pages. All the timelines must share one Redis client.
+    repeated across pages. All the timelines must share one feed store. Raises
+    RedisError, unless ``strict`` is off: then a timeline whose node failed gets the
+    error in its place and the others are read all the same.
     """
     if not wanted:
         return []
-    redis = wanted[0][0].redis
+    store = wanted[0][0].store
     fetch = count + 8  # a few extra for entries tied with the cursor
-    async with redis.pipeline(transaction=False) as pipe:
-        for tl, owner in wanted:
-            pipe.expire(tl.key(owner), tl.ttl_s)
-            _queue_range(pipe, tl.key(owner), before, fetch)
-        replies = await pipe.execute()
-    out: list[list[Entry] | None] = []
+    calls: list[Call] = []
+    for tl, owner in wanted:
+        key = tl.key(owner)
+        calls += [Call.of(key, "EXPIRE", key, tl.ttl_s), _range(key, before, fetch)]
+    replies = await store.execute(calls, raise_on_error=strict)
+    out: list[list[Entry] | RedisError | None] = []
     for (tl, owner), exists, rows in zip(wanted, replies[0::2], replies[1::2], strict=True):
+        failed = next((r for r in (exists, rows) if isinstance(r, RedisError)), None)
+        if failed is not None:
+            out.append(failed)
+            continue
         if not exists:
             out.append(None)
             continue
         entries, n = _after(rows, before), fetch
-        while len(entries) < count and len(rows) == n:  # many ties at the cursor: go deeper
+        while len(entries) < count and len(rows) == 2 * n:  # many ties at the cursor
             n *= 4
-            async with redis.pipeline(transaction=False) as pipe:
-                _queue_range(pipe, tl.key(owner), before, n)
-                (rows,) = await pipe.execute()
+            (rows,) = await store.execute([_range(tl.key(owner), before, n)])
             entries = _after(rows, before)
         out.append(entries[:count])
     return out
 
 
-def _queue_range(pipe, key: str, before: Entry | None, num: int) -> None:
-    max_score = before.score if before else "+inf"
-    pipe.zrange(key, max_score, "(0", desc=True, byscore=True, offset=0, num=num, withscores=True)
+def _range(key: str, before: Entry | None, num: int) -> Call:
+    """ZRANGE BYSCORE REV from ``before``'s score (inclusive) down to scores > 0."""
+    top = before.score if before else "+inf"
+    return Call.of(key, "ZRANGE", key, top, "(0", "BYSCORE", "REV", "LIMIT", 0, num, "WITHSCORES")
 
 
-def _after(rows, before: Entry | None) -> list[Entry]:
-    entries = [Entry(int(s), uuid.UUID(bytes=m)) for m, s in rows]
+def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
+    """Entries of a raw WITHSCORES reply (member, score, ...), strictly before ``before``."""
+    entries = [
+        Entry(int(float(s)), uuid.UUID(bytes=m))
+        for m, s in zip(rows[0::2], rows[1::2], strict=True)
+    ]
     return [e for e in entries if e < before] if before is not None else entries
