@@ -42,27 +42,34 @@ class ClusterFeedRedis(FeedRedis):
 
     is_cluster = True
 
-    def __init__(self, client: RedisCluster) -> None:
+    def __init__(self, client: RedisCluster, *, sharded_pubsub: bool | None = None) -> None:
         super().__init__(client)  # type: ignore[arg-type]
         self._pools: dict[str, Redis] = {}
         self._lock: asyncio.Lock | None = None
         self._refreshed_at = 0.0
         self._stale = False
-        self._sharded: bool | None = None
+        self._sharded = sharded_pubsub  # None: decided by the servers' version
 
     @classmethod
-    def connect(cls, *, url: str | None = None, nodes: Sequence[str] = ()) -> ClusterFeedRedis:
+    def connect(
+        cls,
+        *,
+        url: str | None = None,
+        nodes: Sequence[str] = (),
+        sharded_pubsub: bool | None = None,
+    ) -> ClusterFeedRedis:
         """A client for the cluster that ``url`` (one node's ``redis://`` URL) or
         ``nodes`` (``host:port`` seeds) name; it connects on first use. Missing slots
         are no error: with ``cluster-require-full-coverage no`` the live masters keep
-        serving while one is down."""
+        serving while one is down. ``sharded_pubsub=False`` keeps PUBLISH/SUBSCRIBE on
+        a Redis 7 cluster (None: sharded where the servers offer it)."""
         common = {"require_full_coverage": False, "socket_connect_timeout": 2.0}
         if url:
-            return cls(RedisCluster.from_url(url, **common))
+            return cls(RedisCluster.from_url(url, **common), sharded_pubsub=sharded_pubsub)
         seeds = [ClusterNode(*_host_port(n)) for n in nodes]
         if not seeds:
             raise ValueError("a Redis Cluster needs a URL or at least one host:port")
-        return cls(RedisCluster(startup_nodes=seeds, **common))
+        return cls(RedisCluster(startup_nodes=seeds, **common), sharded_pubsub=sharded_pubsub)
 
     # -- routing -----------------------------------------------------------------------
 

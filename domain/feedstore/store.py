@@ -66,6 +66,11 @@ class FeedRedis:
     def _client_of(self, node: Hashable) -> Redis:
         return self.client
 
+    async def ready(self) -> None:
+        """Connect enough to route: a cluster reads its slot map (raises RedisError if
+        no node answers); a standalone Redis does nothing."""
+        await self._ready()
+
     async def _ready(self) -> None:
         """Make sure the node map is known (a cluster discovers its slots)."""
 
@@ -193,7 +198,7 @@ class FeedRedis:
         """Which calls to send again, and where: NOSCRIPT after loading the script on
         its node, MOVED after refreshing the slot map, ASK to the importing node,
         TRYAGAIN after a short pause."""
-        node_of = {i: node for (node, _), idxs in groups.items() for i in idxs}
+        sent_to = {i: (node, ask) for (node, ask), idxs in groups.items() for i in idxs}
         again: list[int] = []
         asking: dict[int, Hashable] = {}
         loads: dict[Hashable, dict[str, str]] = defaultdict(dict)
@@ -201,8 +206,10 @@ class FeedRedis:
         for i in todo:
             r = results[i]
             if isinstance(r, NoScriptError) and calls[i].script is not None:
-                script = calls[i].script
-                loads[node_of[i]][script.sha] = script.source
+                node, ask = sent_to[i]
+                loads[node][calls[i].script.sha] = calls[i].script.source
+                if ask:  # the slot is still migrating: back to the same importing node
+                    asking[i] = node
             elif isinstance(r, MovedError):
                 moved = True
             elif isinstance(r, AskError):

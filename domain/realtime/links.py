@@ -197,8 +197,7 @@ class ShardedLink:
 
     async def connect(self) -> None:
         """Learn the slot map (raises RedisError if no master answers)."""
-        await self.store.execute([])
-        await self.store.sharded_pubsub()
+        await self.store.ready()
 
     def _pubsub(self, node: str) -> _PubSub:
         pubsub = self._nodes.get(node)
