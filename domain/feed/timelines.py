@@ -200,11 +200,6 @@ class Timelines:
         """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
         return f"{self.prefix}:{{{owner}}}"
 
-    def _calls(self, script: Script, keys: list[str], stride: int, args: list) -> tuple:
-        """One script call per slot group of owners; returns (calls, groups)."""
-        groups = self.store.slot_groups(keys, stride)
-        return script.calls([keys_of(keys, g, stride) for g in groups], args), groups
-
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
         """Add ``entries`` to the timelines of ``owners`` that exist (or are being
         rebuilt); usually one round trip (per cluster node).
@@ -225,14 +220,14 @@ class Timelines:
         args: list[int | bytes] = [self.max_len, self.ttl_s]
         for e in entries:
             args += [e.score, e.member]
-        calls, groups = self._calls(_ADD_TO_LIVE, keys, 1, args)
-        replies = await self.store.execute(calls)
-        missing = [g[int(j) - 1] for g, reply in zip(groups, replies, strict=True) for j in reply]
+        done = await self.store.eval_by_slot(_ADD_TO_LIVE, keys, 1, args)
+        missing = [owners[int(j) - 1] for owners, reply in done for j in reply]
         if not missing:
             return len(keys)
         pairs = [k for i in missing for k in (keys[i], keys[i] + ":build")]
-        calls, _ = self._calls(_ADD_IF_EXISTS, pairs, 2, args)
-        written = sum(int(r) for r in await self.store.execute(calls))
+        written = sum(
+            int(r) for _, r in await self.store.eval_by_slot(_ADD_IF_EXISTS, pairs, 2, args)
+        )
         return len(keys) - len(missing) + written
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
@@ -252,8 +247,8 @@ class Timelines:
         for owner in owners:
             key = self.key(owner)
             keys += [key, key + ":build", key + ":gone"]
-        calls, _ = self._calls(_REMOVE, keys, 3, [p.bytes for p in post_ids])
-        return sum(int(r) for r in await self.store.execute(calls))
+        done = await self.store.eval_by_slot(_REMOVE, keys, 3, [p.bytes for p in post_ids])
+        return sum(int(r) for _, r in done)
 
     async def page(
         self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
@@ -280,7 +275,7 @@ class Timelines:
         stride = len(suffixes)
         calls = [
             Call.of(keys[g[0] * stride], "UNLINK", *keys_of(keys, g, stride))
-            for g in self.store.slot_groups(keys, stride)
+            for _, g in self.store.slot_groups(keys, stride)
         ]
         return sum(int(r) for r in await self.store.execute(calls))
 
@@ -315,6 +310,8 @@ class Timelines:
 
 def keys_of(keys: Sequence[str], group: Sequence[int], stride: int) -> list[str]:
     """The keys of the owners ``group`` (each ``stride`` consecutive keys)."""
+    if stride == 1:
+        return [keys[i] for i in group]
     return [k for i in group for k in keys[i * stride : (i + 1) * stride]]
 
 

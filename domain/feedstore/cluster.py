@@ -12,13 +12,21 @@ node over, and on ``MOVED`` at once.
 from __future__ import annotations
 
 import asyncio
+from binascii import crc_hqx
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode, ClusterParser
-from redis.crc import key_slot
-from redis.exceptions import AskError, ConnectionError, RedisClusterException, RedisError
+from redis.exceptions import (
+    AskError,
+    ConnectionError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
 
+from domain.feedstore.resp import Script
 from domain.feedstore.store import FeedRedis
 
 #: Seconds between two re-reads of the slot map after a node failed.
@@ -73,19 +81,70 @@ class ClusterFeedRedis(FeedRedis):
 
     # -- routing -----------------------------------------------------------------------
 
-    def slot_groups(self, keys: Sequence[str], stride: int = 1) -> list[list[int]]:
+    def slot_groups(
+        self, keys: Sequence[str], stride: int = 1
+    ) -> list[tuple[int | None, list[int]]]:
         """One group per hash slot (usually one owner each: every user has a slot)."""
         groups: dict[int, list[int]] = {}
         for i in range(len(keys) // stride):
-            groups.setdefault(key_slot(keys[i * stride].encode()), []).append(i)
-        return list(groups.values())
+            groups.setdefault(slot_of(keys[i * stride]), []).append(i)
+        return list(groups.items())
 
-    def _node_of(self, route: str | None) -> Hashable:
+    async def eval_by_slot(
+        self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
+    ) -> list[tuple[list[int], Any]]:
+        """One call per owner, one round trip per master: the fan-out's hot path, built
+        in one pass over the keys (slot, master, bytes), without the per-call
+        bookkeeping of :meth:`execute`. Calls that meet NOSCRIPT, MOVED, ASK or a
+        failed master go through :meth:`execute` again, which deals with them."""
+        if stride != 1:
+            return await super().eval_by_slot(script, keys, stride, args)
+        await self._ready()
+        head, tail = script.one_key_parts(args)
+        slots = self.client.nodes_manager.slots_cache
+        per_node: dict[str, tuple[list[bytes], list[int]]] = {}
+        again: list[int] = []
+        for i, key in enumerate(keys):
+            owners = slots.get(slot_of(key))
+            if not owners:
+                again.append(i)
+                continue
+            batch = per_node.get(owners[0].name)
+            if batch is None:
+                batch = per_node[owners[0].name] = ([], [])
+            k = key.encode()
+            batch[0].append(b"%b$%d\r\n%b\r\n%b" % (head, len(k), k, tail))
+            batch[1].append(i)
+        sent = await asyncio.gather(
+            *(self._round_trip(node, b"".join(b[0]), len(b[0])) for node, b in per_node.items()),
+            return_exceptions=True,
+        )
+        out: list[tuple[list[int], Any]] = []
+        for (node, (_, idxs)), replies in zip(per_node.items(), sent, strict=True):
+            if isinstance(replies, BaseException):
+                if not isinstance(replies, (RedisError, OSError)):
+                    raise replies
+                self._node_failed(node)
+                again += idxs
+                continue
+            for i, reply in zip(idxs, replies, strict=True):
+                if isinstance(reply, ResponseError):
+                    again.append(i)
+                else:
+                    out.append(([i], reply))
+        if again:
+            rest = await super().eval_by_slot(script, [keys[i] for i in again], 1, args)
+            out += [([again[j] for j in owners], r) for owners, r in rest]
+        return out
+
+    def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:
         manager = self.client.nodes_manager
         if route is None:
             node = manager.default_node or next(iter(manager.nodes_cache.values()), None)
         else:
-            owners = manager.slots_cache.get(key_slot(route.encode()))
+            if slot is None:
+                slot = slot_of(route)
+            owners = manager.slots_cache.get(slot)
             node = owners[0] if owners else None
         if node is None:
             raise ConnectionError(f"no Redis Cluster node serves {route!r}")
@@ -172,6 +231,17 @@ class ClusterFeedRedis(FeedRedis):
             await pool.aclose()
         self._pools.clear()
         await self.client.aclose()
+
+
+def slot_of(key: str) -> int:
+    """The hash slot of ``key`` (CRC16 of its ``{tag}`` if it has one, as Redis Cluster
+    computes it; redis-py's ``key_slot`` without the bytes round trip)."""
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            key = key[start + 1 : end]
+    return crc_hqx(key.encode(), 0) & 0x3FFF
 
 
 def _host_port(node: str) -> tuple[str, int]:

@@ -31,7 +31,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from domain.feedstore.resp import Call
+from domain.feedstore.resp import Call, Script
 
 #: Rounds of re-sending per batch (NOSCRIPT, MOVED, ASK, TRYAGAIN), after the first.
 RETRY_ROUNDS = 3
@@ -54,13 +54,16 @@ class FeedRedis:
 
     # -- what differs between a standalone Redis and a cluster -------------------------
 
-    def slot_groups(self, keys: Sequence[str], stride: int = 1) -> list[list[int]]:
+    def slot_groups(
+        self, keys: Sequence[str], stride: int = 1
+    ) -> list[tuple[int | None, list[int]]]:
         """Split owners into the groups one script call may take: owner ``i`` has keys
-        ``keys[i*stride:(i+1)*stride]`` (one hash slot). Returns lists of owner
-        indexes; here a single group, since a standalone Redis has no slots."""
-        return [list(range(len(keys) // stride))] if keys else []
+        ``keys[i*stride:(i+1)*stride]`` (one hash slot). Returns ``(slot, owner
+        indexes)`` pairs; here a single group (slot None), since a standalone Redis
+        has no slots."""
+        return [(None, list(range(len(keys) // stride)))] if keys else []
 
-    def _node_of(self, route: str | None) -> Hashable:
+    def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:
         return None
 
     def _client_of(self, node: Hashable) -> Redis:
@@ -112,12 +115,22 @@ class FeedRedis:
         asking: dict[int, Hashable] = {}
         for round_ in range(RETRY_ROUNDS + 1):
             groups: dict[tuple[Hashable, bool], list[int]] = defaultdict(list)
+            by_slot: dict[int, tuple[Hashable, bool]] = {}  # the map lookups of a batch
             for i in todo:
+                call = calls[i]
                 if i in asking:
                     groups[(asking[i], True)].append(i)
+                elif call.slot is not None and call.slot in by_slot:
+                    groups[by_slot[call.slot]].append(i)
                 else:
-                    groups[(self._node_for(calls[i], results, i), False)].append(i)
-            groups.pop((_UNROUTED, False), None)
+                    target = (self._node_for(call, results, i), False)
+                    if call.slot is not None:
+                        by_slot[call.slot] = target
+                    groups[target].append(i)
+            unrouted = groups.pop((_UNROUTED, False), [])
+            for i in unrouted:  # no node serves their slot: the first one's error
+                if results[i] is _PENDING:
+                    results[i] = results[unrouted[0]]
             await asyncio.gather(
                 *(
                     self._send(node, ask, idxs, calls, results)
@@ -139,7 +152,7 @@ class FeedRedis:
 
     def _node_for(self, call: Call, results: list[Any], i: int) -> Hashable:
         try:
-            return self._node_of(call.route)
+            return self._node_of(call.route, call.slot)
         except RedisError as exc:  # no node serves the slot (yet)
             results[i] = exc
             return _UNROUTED
@@ -149,36 +162,46 @@ class FeedRedis:
     ) -> None:
         """One round trip: every call of ``idxs`` to ``node`` in one write, then their
         replies. A connection failure fails the calls it left without a reply."""
-        pool = self._client_of(node).connection_pool
+        if asking:
+            data = b"".join(_ASKING + calls[i].data for i in idxs)
+        else:
+            data = b"".join(calls[i].data for i in idxs)
         try:
-            conn = await pool.get_connection()
+            replies = await self._round_trip(node, data, len(idxs) * (2 if asking else 1))
         except (RedisError, OSError) as exc:
             self._fail(node, idxs, results, exc)
             return
+        if asking:  # each ASKING's own OK (or error) first
+            replies = replies[1::2]
+        for i, reply in zip(idxs, replies, strict=True):
+            results[i] = reply
+
+    async def _round_trip(self, node: Hashable, data: bytes, n: int) -> list[Any]:
+        """Write ``data`` (``n`` commands) to ``node`` at once and read the ``n``
+        replies (error replies as exception instances). Raises RedisError / OSError if
+        the connection fails; the connection is then dropped, never reused half-read."""
+        pool = self._client_of(node).connection_pool
+        conn = await pool.get_connection()
         try:
-            if asking:
-                data = b"".join(_ASKING + calls[i].data for i in idxs)
-            else:
-                data = b"".join(calls[i].data for i in idxs)
             await conn.send_packed_command(data, check_health=False)
-            for i in idxs:
-                if asking:
-                    try:
-                        await conn.read_response()
-                    except ResponseError:
-                        pass  # the command's own reply says what went wrong
-                try:
-                    results[i] = await conn.read_response()
-                except ResponseError as exc:
-                    results[i] = exc
-        except (RedisError, OSError) as exc:
-            await conn.disconnect(nowait=True)
-            self._fail(node, idxs, results, exc)
-        except BaseException:  # cancelled mid-batch: replies are left unread
+            return await _read_replies(conn, n)
+        except BaseException:  # failed or cancelled mid-batch: replies are left unread
             await conn.disconnect(nowait=True)
             raise
         finally:
             await pool.release(conn)
+
+    async def eval_by_slot(
+        self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
+    ) -> list[tuple[list[int], Any]]:
+        """Run ``script`` over the keys of many owners (owner ``i`` has
+        ``keys[i*stride:(i+1)*stride]``, one slot), as few calls as the store allows
+        (one on a standalone Redis; one per owner on a cluster), one round trip per
+        node. Returns ``(owner indexes, reply)`` per call, in no particular order.
+        Raises RedisError after every node answered if a call failed."""
+        groups = self.slot_groups(keys, stride)
+        replies = await self.execute(script.grouped_calls(keys, groups, stride, args))
+        return [(owners, r) for (_, owners), r in zip(groups, replies, strict=True)]
 
     def _fail(self, node: Hashable, idxs: list[int], results: list, exc: BaseException) -> None:
         if not isinstance(exc, RedisError):
@@ -254,6 +277,46 @@ class FeedRedis:
     async def aclose(self) -> None:
         """Close every connection of the store."""
         await self.client.aclose()
+
+
+async def _read_replies(conn: Any, n: int) -> list[Any]:
+    """Read ``n`` replies; error replies come back as exception instances.
+
+    With hiredis (redis-py's parser when it is installed) the replies already read are
+    taken from its reader in one loop, not one coroutine per reply, which is most of a
+    thousand-call batch's client time; otherwise one ``read_response`` each.
+    """
+    parser = getattr(conn, "_parser", None)
+    reader = getattr(parser, "_reader", None)
+    if _HIREDIS_DONE is None or reader is None or not hasattr(parser, "read_from_socket"):
+        out: list[Any] = []
+        for _ in range(n):
+            try:
+                out.append(await conn.read_response())
+            except ResponseError as exc:
+                out.append(exc)
+        return out
+    out = []
+    gets = reader.gets
+    while len(out) < n:
+        reply = gets()
+        if reply is _HIREDIS_DONE:
+            if conn.socket_timeout:
+                async with asyncio.timeout(conn.socket_timeout):
+                    await parser.read_from_socket()
+            else:
+                await parser.read_from_socket()
+            continue
+        if isinstance(reply, ConnectionError):
+            raise reply
+        out.append(reply)
+    return out
+
+
+try:  # the "not enough data" marker of redis-py's hiredis parser
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_DONE
+except ImportError:  # pragma: no cover - another redis-py layout: per-reply reads
+    _HIREDIS_DONE = None
 
 
 class _Unrouted:
