@@ -60,11 +60,25 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _serve(settings: Settings, *, banner: str | None) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM."""
+def _serve(settings: Settings, *, banner: str | None, workers: int = 1) -> None:
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM; with
+    ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
+    building the app from the environment (``_use`` exported the URLs in use)."""
     import uvicorn
 
     from app.asgi import create_app
+
+    if workers > 1:
+        uvicorn.run(
+            "app.asgi:create_app",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            log_level="info",
+            proxy_headers=True,
+        )
+        return
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -103,10 +117,12 @@ def _banner(settings: Settings) -> str:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve``: the API only, against an already migrated database."""
+    """``roost serve [--workers N]``: the API only, against an already migrated
+    database, in N processes (every one serves any subscriber: events travel through
+    Redis)."""
     _check_production(settings)
     with services(settings, fresh=False) as urls:
-        _serve(_use(settings, urls), banner=None)
+        _serve(_use(settings, urls), banner=None, workers=max(1, getattr(args, "workers", 1)))
     return 0
 
 
