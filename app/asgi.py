@@ -49,6 +49,7 @@ from domain.metrics import (
 from domain.outbox.process import outbox_health
 from domain.realtime import Hub, RealtimePublisher
 from domain.realtime.queries import EngagementReads
+from domain.search.snapshots import RankedSnapshots
 from schema.context import Context, Limits, Realtime
 
 log = logging.getLogger("roost")
@@ -112,6 +113,10 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         self.redis = redis
         feed_redis = feed_redis or (FeedRedis(redis) if redis is not None else None)
         self.stores = FeedStores.on(feed_redis, self.feed_config) if feed_redis else None
+        self.search = settings.search_config
+        self.ranked_snapshots = (
+            RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
+        )
         self.dispatcher = dispatcher
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
@@ -125,6 +130,8 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             stores=self.stores,
             dispatcher=self.dispatcher,
             realtime=self.realtime,
+            search=self.search,
+            ranked_snapshots=self.ranked_snapshots,
             bearer=_bearer(request.headers.get("authorization")),
             request=request,
             response=response,

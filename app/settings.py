@@ -14,6 +14,7 @@ from domain.feed.config import FeedConfig
 from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
+from domain.search.config import SearchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,6 +92,22 @@ class Settings(BaseSettings):
     # collection over 10,000 sockets' objects stalls the loop for seconds.
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
+    # User search and suggested follows (README "User search", "Suggested follows")
+    search_max_results: int = Field(500, ge=1, le=10_000, alias="SEARCH_MAX_RESULTS")
+    search_snapshot_ttl_s: int = Field(600, ge=1, alias="SEARCH_SNAPSHOT_TTL_S")
+    search_fuzzy_threshold: float = Field(0.45, gt=0, le=1, alias="SEARCH_FUZZY_THRESHOLD")
+    suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
+    suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
+
+    # Push (README "Push"): log (the default) or fcm (Firebase Cloud Messaging HTTP v1)
+    push_provider: Literal["log", "fcm"] = Field("log", alias="PUSH_PROVIDER")
+    fcm_credentials_file: Path | None = Field(None, alias="FCM_CREDENTIALS_FILE")
+    fcm_project_id: str | None = Field(None, alias="FCM_PROJECT_ID")
+    fcm_endpoint: str = Field("https://fcm.googleapis.com", alias="FCM_ENDPOINT")
+    push_max_attempts: int = Field(3, ge=1, le=10, alias="PUSH_MAX_ATTEMPTS")
+    push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
+    push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
+
     graph_path: Path = Field(
         ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
     )
@@ -104,6 +121,10 @@ class Settings(BaseSettings):
             raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
+        if self.push_provider == "fcm" and self.fcm_credentials_file is None:
+            raise ValueError(
+                "PUSH_PROVIDER=fcm needs FCM_CREDENTIALS_FILE (a service-account key)."
+            )
         if len(self.jwt_secret) < 32:
             raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
         return self
@@ -142,6 +163,17 @@ class Settings(BaseSettings):
         """The notification knobs for domain.notifications."""
         return NotificationConfig(
             follow_daily_cap=self.notify_follow_daily_cap, counter_shards=self.counter_shards
+        )
+
+    @property
+    def search_config(self) -> SearchConfig:
+        """The search and suggestion knobs for domain.search."""
+        return SearchConfig(
+            max_results=self.search_max_results,
+            snapshot_ttl=dt.timedelta(seconds=self.search_snapshot_ttl_s),
+            fuzzy_threshold=self.search_fuzzy_threshold,
+            suggest_followees=self.suggest_followees,
+            suggest_per_followee=self.suggest_per_followee,
         )
 
     @property

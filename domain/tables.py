@@ -2,12 +2,14 @@
 (Alembic's environment and the migration test read it)."""
 
 import domain.counters.models
+import domain.devices.models
 import domain.engagement.models
 import domain.feed.models
 import domain.identity.models
 import domain.notifications.models
 import domain.outbox.models
 import domain.posts.models
+import domain.search.models
 import domain.social.models  # noqa: F401
 from domain.db import metadata
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
+from resolvers.devices import DeviceMutations
 from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
 from resolvers.notifications import NotificationMutations
@@ -18,5 +19,6 @@ class Mutation(
     PostMutations,
     EngagementMutations,
     NotificationMutations,
+    DeviceMutations,
 ):
     pass

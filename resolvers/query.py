@@ -11,7 +11,9 @@ from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from schema.engagement import Comment, Hashtag
 from schema.notifications import Notification
+from schema.pagination import DEFAULT_PAGE_SIZE
 from schema.posts import Post
+from schema.search import UserSearchConnection, search_users_connection
 from schema.users import Info, User
 
 
@@ -77,6 +79,17 @@ class Query:
             return None
         info.context.loaders.user_by_id.prime(rec.id, rec)
         return User.from_record(rec)
+
+    @strawberry.field(
+        description="People whose username or display name matches `query` (prefix, words "
+        "or typos), best match first, then the most followed. Blocked accounts (either "
+        "way), banned and deleted ones are left out. The ranking is frozen on the first "
+        "page for 10 minutes, so the next pages never repeat or skip anyone."
+    )
+    async def search_users(
+        self, info: Info, query: str, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> UserSearchConnection:
+        return await search_users_connection(info, query, first, after)
 
     @strawberry.field(description="A hashtag by name (any case; '#' optional).")
     def hashtag(self, name: str) -> Hashtag | None:

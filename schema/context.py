@@ -18,6 +18,8 @@ from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import Hub, RealtimePublisher
 from domain.realtime.queries import EngagementReads
+from domain.search.config import SearchConfig
+from domain.search.snapshots import RankedSnapshots
 from schema.loaders import Loaders
 
 
@@ -59,6 +61,8 @@ class Context:
     stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).

@@ -20,6 +20,7 @@ from schema.ids import parse_node_ids
 if TYPE_CHECKING:
     from schema.notifications import NotificationConnection
     from schema.posts import FeedConnection, PostConnection
+    from schema.search import SuggestedFollowConnection
     from schema.social import FollowRequestConnection
 from schema.pagination import (
     DEFAULT_PAGE_SIZE,
@@ -152,6 +153,19 @@ class User(relay.Node):
 
         self._require_self(info, "unreadNotificationCount")
         return await unread_count(info, self.uid)
+
+    @strawberry.field(
+        description="Accounts followed by people you follow, those most of them follow "
+        "first; never yourself, whom you follow or asked to follow, blocked, banned or "
+        "deleted accounts. Only on the viewer."
+    )
+    async def suggested_follows(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[SuggestedFollowConnection, strawberry.lazy("schema.search")]:
+        from schema.search import suggested_follows_connection
+
+        self._require_self(info, "suggestedFollows")
+        return await suggested_follows_connection(info, self.uid, first, after)
 
     def _require_self(self, info: Info, field: str) -> None:
         if info.context.viewer_id != self.uid:

@@ -22,7 +22,13 @@ from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
 from domain.notifications.consumers import notification_handlers
 from domain.notifications.delivery import Delivery
-from domain.notifications.push import LoggingPushSender
+from domain.notifications.fcm import FcmTransport, ServiceAccount
+from domain.notifications.push import (
+    DevicePushSender,
+    LoggingTransport,
+    PushTransport,
+    RetryPolicy,
+)
 from domain.outbox.process import compose_handlers
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import engagement_handlers
@@ -30,6 +36,7 @@ from domain.realtime.feed_items import FeedItemNotifier
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 from workers.notifications import follow_digest
+from workers.search import refresh_search_ranks_job
 
 log = logging.getLogger("roost.workers")
 
@@ -38,6 +45,19 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
     """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
     default (localhost:6379) when it is unset."""
     return RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
+
+
+def push_transport(settings: Settings) -> PushTransport:
+    """The push provider of PUSH_PROVIDER: ``log`` (the default) or ``fcm`` (FCM HTTP v1
+    with the service account of FCM_CREDENTIALS_FILE). Raises FcmConfigError when the
+    key file cannot be read, so a misconfigured worker fails at start."""
+    if settings.push_provider == "fcm":
+        assert settings.fcm_credentials_file is not None  # checked by Settings
+        account = ServiceAccount.from_file(settings.fcm_credentials_file, settings.fcm_project_id)
+        return FcmTransport(
+            account, endpoint=settings.fcm_endpoint, timeout_s=settings.push_request_timeout_s
+        )
+    return LoggingTransport()
 
 
 def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
@@ -67,10 +87,15 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         realtime = RealtimePublisher(feed_redis)
         feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
         ctx.setdefault("notification_publisher", realtime)
-        # Notifications: pushes are logged until a real provider is plugged in here;
+        # Notifications: pushes go to each device of the recipient through PUSH_PROVIDER;
         # ctx["notification_publisher"] (a NotificationPublisher) publishes for real time.
         ctx["notification_config"] = notify = settings.notification_config
-        push = LoggingPushSender()
+        ctx["push_transport"] = transport = push_transport(settings)
+        push = DevicePushSender(
+            engine,
+            transport,
+            RetryPolicy(max_attempts=settings.push_max_attempts, budget_s=settings.push_budget_s),
+        )
         publisher = ctx.get("notification_publisher")
         ctx["notification_delivery"] = Delivery(engine, push=push, publisher=publisher)
         # post.created and follow.created have both a feed and a notification handler:
@@ -96,6 +121,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await relay
+        if (transport := ctx.get("push_transport")) is not None and hasattr(transport, "aclose"):
+            await transport.aclose()
         if (engine := ctx.get("engine")) is not None:
             await engine.dispose()
         if (redis := ctx.get("feed_redis")) is not None:
@@ -115,6 +142,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
             # Hourly: the digest of yesterday's follows past the cap (idempotent).
             cron(follow_digest, minute={15}, run_at_startup=False),
+            # Every 10 minutes and at start: people search's ranking signal.
+            cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
         ],
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,

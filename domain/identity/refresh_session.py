@@ -6,6 +6,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
+from domain.devices.store import carry_session_devices, end_session_devices
 from domain.identity.errors import InvalidTokenError
 from domain.identity.models import sessions, users
 from domain.identity.queries import USER_COLUMNS, to_record
@@ -35,7 +36,7 @@ async def refresh_session(
                     sessions.c.expires_at > now,
                 )
                 .values(revoked_at=now)
-                .returning(sessions.c.user_id)
+                .returning(sessions.c.user_id, sessions.c.id)
             )
         ).first()
         if claimed is None:
@@ -45,11 +46,13 @@ async def refresh_session(
                 )
             )
             if reused is not None:
-                await conn.execute(
+                revoked = await conn.execute(
                     update(sessions)
                     .where(sessions.c.user_id == reused, sessions.c.revoked_at.is_(None))
                     .values(revoked_at=now)
+                    .returning(sessions.c.id)
                 )
+                await end_session_devices(conn, revoked.scalars().all())
                 # commit the revocation, then refuse
         else:
             row = (
@@ -57,5 +60,8 @@ async def refresh_session(
             ).one()
             user = to_record(row)
             if user.is_visible:
-                return await open_session(conn, config, user)
+                auth = await open_session(conn, config, user)
+                # The app's push devices follow the session to its new id.
+                await carry_session_devices(conn, claimed.id, auth.session_id)
+                return auth
     raise InvalidTokenError("The refresh token is invalid, expired or revoked.")

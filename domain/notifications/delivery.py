@@ -16,14 +16,18 @@ from domain.notifications.store import Changes
 
 log = logging.getLogger("roost.notifications")
 
-#: Seconds one delivery (lookups, publish, push) may take before it is abandoned.
+#: Seconds the real-time publishing of one delivery may take before it is abandoned.
 DELIVERY_TIMEOUT_S = 2.0
+#: Seconds its pushes may take (lookups, provider calls and their retries): under the
+#: consumer job's time limit (JOB_TIMEOUT_S, 5 s by default).
+PUSH_TIMEOUT_S = 4.0
 
 
 class Delivery:
     """Publishes and pushes what a use case committed; never raises (best effort).
 
-    ``push`` None sends no pushes; ``publisher`` None publishes nothing.
+    ``push`` None sends no pushes; ``publisher`` None publishes nothing. Publishing has
+    ``timeout`` seconds, then pushing ``push_timeout`` (the messages concurrently).
     """
 
     def __init__(
@@ -33,16 +37,18 @@ class Delivery:
         push: PushSender | None = None,
         publisher: NotificationPublisher | None = None,
         timeout: float = DELIVERY_TIMEOUT_S,
+        push_timeout: float = PUSH_TIMEOUT_S,
     ) -> None:
         self.engine = engine
         self.push = push
         self.publisher = publisher or NoopPublisher()
         self.timeout = timeout
+        self.push_timeout = push_timeout
 
     async def deliver(self, changes: Changes) -> None:
         """Publish every created or updated notification, then push the created ones.
 
-        Errors and a run over ``timeout`` seconds are logged, never raised: the
+        Errors and a run over the time limits are logged, never raised: the
         notifications are committed, and a failed job retry would not redo this anyway
         (the rows exist, so nothing is created or delivered twice).
         """
@@ -50,25 +56,37 @@ class Delivery:
             return
         try:
             async with asyncio.timeout(self.timeout):
-                await self._deliver(changes)
+                await self._publish(changes)
         except Exception:
-            log.warning("notification delivery failed", exc_info=True)
+            log.warning("notification publishing failed", exc_info=True)
+        if self.push is None or not changes.created:
+            return
+        try:
+            async with asyncio.timeout(self.push_timeout):
+                await self._push(changes)
+        except Exception:
+            log.warning("notification push failed", exc_info=True)
 
-    async def _deliver(self, changes: Changes) -> None:
+    async def _publish(self, changes: Changes) -> None:
         for n in [*changes.created, *changes.updated]:
             try:
                 await self.publisher.notification_created(n.recipient_id, n.id)
             except Exception:
                 log.warning("publishing notification %s failed", n.id, exc_info=True)
-        if self.push is None or not changes.created:
-            return
-        for message in await self._messages(changes.created):
+
+    async def _push(self, changes: Changes) -> None:
+        push = self.push
+        assert push is not None
+
+        async def one(message: PushMessage) -> None:
             try:
-                await self.push.send(message)
+                await push.send(message)
             except Exception:
                 log.warning(
                     "push of notification %s failed", message.notification_id, exc_info=True
                 )
+
+        await asyncio.gather(*(one(m) for m in await self._messages(changes.created)))
 
     async def _messages(self, created: list[NotificationRecord]) -> list[PushMessage]:
         actors = list({n.actor_id for n in created if n.actor_id})

@@ -1,21 +1,33 @@
-"""Push delivery to devices, behind an interface (issue item 5: "a logging implementation;
-real providers plug in later").
+"""Push delivery to devices, behind an interface (README "Push").
 
 A sender gets one :class:`PushMessage` per notification created (coalesced likes are
 not pushed again) after the notification committed. Delivery is best effort: whatever a
 sender raises is logged and never fails the job (seeds/chroma-architecture.md: "push
 delivery is best-effort ... in-app notifications are always written to PostgreSQL").
-A real provider (FCM, APNs) looks up the recipient's device tokens itself and should
-hand off to its own queue rather than call out inline: the consumer job's time limit
-(JOB_TIMEOUT_S) covers this call.
+
+:class:`DevicePushSender` sends each message to every device the recipient registered
+(domain.devices), through a :class:`PushTransport`: :class:`LoggingTransport` (the
+default, logs) or :class:`domain.notifications.fcm.FcmTransport` (Firebase Cloud
+Messaging HTTP v1). A token the provider calls invalid for good is deleted; a
+transient refusal (429, 5xx, a network error) is retried with exponential backoff that
+waits at least the provider's ``Retry-After``, within a time budget that fits the
+consumer job's (JOB_TIMEOUT_S): a wait past the budget gives the push up (logged).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import random
+import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.devices.store import DeviceRecord, devices_of, forget_token
 
 log = logging.getLogger("roost.push")
 
@@ -91,3 +103,148 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
         case "mention":
             return f"{who} mentioned you{quote}"
     return f"{who} did something."
+
+
+@dataclass(frozen=True, slots=True)
+class PushOutcome:
+    """What a provider answered for one device: ``delivered``; ``invalid_token`` (the
+    token will never work again: forget it); ``retry`` (transient: try again, not
+    before ``retry_after`` seconds when the provider said so); ``failed`` (give up,
+    keep the token). ``detail`` says why, for the log."""
+
+    kind: str
+    detail: str = ""
+    retry_after: float | None = None
+
+    @classmethod
+    def delivered(cls, detail: str = "") -> PushOutcome:
+        return cls("delivered", detail)
+
+    @classmethod
+    def invalid_token(cls, detail: str) -> PushOutcome:
+        return cls("invalid_token", detail)
+
+    @classmethod
+    def retry(cls, detail: str, retry_after: float | None = None) -> PushOutcome:
+        return cls("retry", detail, retry_after)
+
+    @classmethod
+    def failed(cls, detail: str) -> PushOutcome:
+        return cls("failed", detail)
+
+
+class PushTransport(Protocol):
+    """Sends one message to one device, once; answers with a :class:`PushOutcome`
+    rather than raising for anything the provider says."""
+
+    async def deliver(self, device: DeviceRecord, message: PushMessage) -> PushOutcome: ...
+
+
+class LoggingTransport:
+    """The development transport: logs each push to each device on ``roost.push``."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self.log = logger or log
+
+    async def deliver(self, device: DeviceRecord, message: PushMessage) -> PushOutcome:
+        """Log the push (recipient, device, kind, text); always delivered."""
+        self.log.info(
+            "push to %s on %s device …%s (%s, %s): %s",
+            message.recipient_id,
+            device.platform,
+            device.token[-8:],
+            message.kind,
+            message.notification_id,
+            message.body,
+        )
+        return PushOutcome.delivered()
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``max_attempts`` per device and message; backoff ``base_s`` x 2^(n-1) (±20 %
+    jitter) up to ``max_backoff_s``, or the provider's Retry-After when longer; every
+    wait must end within ``budget_s`` of the first attempt, else the push is given up."""
+
+    max_attempts: int = 3
+    base_s: float = 0.2
+    max_backoff_s: float = 2.0
+    budget_s: float = 3.0
+
+    def backoff(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        wait = min(self.max_backoff_s, self.base_s * 2 ** (attempt - 1))
+        wait *= rng.uniform(0.8, 1.2)
+        return max(wait, retry_after or 0.0)
+
+
+class DevicePushSender:
+    """A :class:`PushSender` that sends to every device of the recipient through
+    ``transport``, concurrently, retrying transient refusals (:class:`RetryPolicy`) and
+    deleting tokens the provider says are gone. Never raises for one device's failure.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        transport: PushTransport,
+        policy: RetryPolicy | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.engine = engine
+        self.transport = transport
+        self.policy = policy or RetryPolicy()
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+
+    async def send(self, message: PushMessage) -> list[PushOutcome]:
+        """Push ``message`` to each of the recipient's devices; return the outcomes (in
+        the order of the devices, most recently registered first)."""
+        async with self.engine.connect() as conn:
+            devices = await devices_of(conn, message.recipient_id)
+        if not devices:
+            return []
+        return list(await asyncio.gather(*(self._one(d, message) for d in devices)))
+
+    async def _one(self, device: DeviceRecord, message: PushMessage) -> PushOutcome:
+        policy = self.policy
+        deadline = time.monotonic() + policy.budget_s
+        outcome = PushOutcome.failed("not attempted")
+        for attempt in range(1, policy.max_attempts + 1):
+            try:
+                outcome = await self.transport.deliver(device, message)
+            except Exception as exc:  # a transport bug must not stop the other devices
+                log.warning("push transport raised for device %s", device.id, exc_info=True)
+                return PushOutcome.failed(f"transport error: {exc!r}")
+            if outcome.kind == "invalid_token":
+                async with self.engine.begin() as conn:
+                    await forget_token(conn, device.id, device.token)
+                log.info(
+                    "push token of device %s is gone (%s): forgotten", device.id, outcome.detail
+                )
+                return outcome
+            if outcome.kind != "retry":
+                if outcome.kind == "failed":
+                    log.warning("push to device %s failed: %s", device.id, outcome.detail)
+                return outcome
+            if attempt == policy.max_attempts:
+                break
+            wait = policy.backoff(attempt, outcome.retry_after, self.rng)
+            if time.monotonic() + wait > deadline:
+                log.warning(
+                    "push to device %s given up: %s, next try in %.1f s is past the budget",
+                    device.id,
+                    outcome.detail,
+                    wait,
+                )
+                return PushOutcome.failed(f"gave up: {outcome.detail}")
+            await self.sleep(wait)
+        log.warning(
+            "push to device %s given up after %d attempts: %s",
+            device.id,
+            policy.max_attempts,
+            outcome.detail,
+        )
+        return PushOutcome.failed(f"gave up after {policy.max_attempts} attempts: {outcome.detail}")

@@ -5,6 +5,7 @@ to PostgreSQL while the API answers one request."""
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -134,3 +135,43 @@ async def test_nodes_cost_constant_round_trips(gql, engine, star_graph):
         print(f"\nnodes({n} ids): {len(statements)} SQL statements")
     assert counts[5] == counts[50], counts
     assert counts[50] <= MAX_STATEMENTS, counts
+
+
+SEARCH_PAGE = f"""query($q: String!, $n: Int!) {{ searchUsers(query: $q, first: $n) {{
+  edges {{ score node {{ {USER_FIELDS} blockedWithViewer }} }} pageInfo {{ endCursor }} }} }}"""
+SUGGESTED_PAGE = f"""query($n: Int!) {{ viewer {{ suggestedFollows(first: $n) {{
+  edges {{ followedByFolloweesCount node {{ {USER_FIELDS} blockedWithViewer }} }} }} }} }}"""
+
+
+async def test_search_and_suggestion_pages_cost_constant_round_trips(
+    gql, engine, settings, make_users
+):
+    shards = settings.counter_shards
+    tag = "qc" + uuid.uuid4().hex[:5]
+    viewer, hub = await make_users(2, prefix="qv")
+    fans = await make_users(60, prefix=tag)
+    assert (await follow_user(engine, viewer.id, hub.id, counter_shards=shards)).created
+    for i, fan in enumerate(fans):
+        assert (await follow_user(engine, hub.id, fan.id, counter_shards=shards)).created
+        if i % 3 == 0:
+            assert (await follow_user(engine, fan.id, viewer.id, counter_shards=shards)).created
+    for fan in fans[:5]:
+        assert (await follow_user(engine, viewer.id, fan.id, counter_shards=shards)).created
+
+    counts: dict[tuple[str, int], int] = {}
+    for n in (5, 50):
+        data, statements = await measured(
+            gql, engine, SEARCH_PAGE, {"q": tag, "n": n}, viewer.token
+        )
+        edges = data["searchUsers"]["edges"]
+        assert len(edges) == n
+        assert {e["node"]["followedByViewer"] for e in edges} == {True, False} or n == 5
+        counts[("search", n)] = len(statements)
+        data, statements = await measured(gql, engine, SUGGESTED_PAGE, {"n": n}, viewer.token)
+        edges = data["viewer"]["suggestedFollows"]["edges"]
+        assert len(edges) == n
+        assert not any(e["node"]["followedByViewer"] for e in edges)
+        counts[("suggest", n)] = len(statements)
+        print(f"\nsearchUsers / suggestedFollows(first: {n}): {counts}")
+    assert counts[("search", 5)] == counts[("search", 50)] <= MAX_STATEMENTS, counts
+    assert counts[("suggest", 5)] == counts[("suggest", 50)] <= MAX_STATEMENTS, counts

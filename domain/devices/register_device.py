@@ -1,0 +1,86 @@
+"""Use case: register a device's push token (README "Push")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.db import new_id
+from domain.devices.models import PLATFORMS, TOKEN_MAX
+from domain.devices.store import COLUMNS, DeviceRecord, to_device
+from domain.errors import ValidationError
+
+#: Devices kept per user; registering one more forgets the least recently registered.
+MAX_DEVICES_PER_USER = 20
+
+_REGISTER = text(
+    f"""
+    WITH evicted AS (
+        DELETE FROM device_tokens WHERE id IN (
+            SELECT id FROM device_tokens WHERE user_id = :user AND token <> :token
+            ORDER BY registered_at DESC, id DESC OFFSET :keep)
+    )
+    INSERT INTO device_tokens (id, user_id, session_id, platform, token)
+    VALUES (:id, :user, :session, :platform, :token)
+    ON CONFLICT (token) DO UPDATE SET
+        user_id = EXCLUDED.user_id, session_id = EXCLUDED.session_id,
+        platform = EXCLUDED.platform, registered_at = now()
+    RETURNING {COLUMNS}
+    """
+)
+
+
+def clean_token(token: str) -> str:
+    """Return the token if it is 1-4096 printable ASCII characters without spaces (FCM
+    registration tokens, APNs hex tokens and Web Push endpoints all are), else raise
+    ValidationError (field ``token``)."""
+    if not token:
+        raise ValidationError("token", "token must not be empty.")
+    if len(token) > TOKEN_MAX:
+        raise ValidationError(
+            "token", f"token is {len(token)} characters; the limit is {TOKEN_MAX}."
+        )
+    if not all("!" <= ch <= "~" for ch in token):
+        raise ValidationError(
+            "token", "token must be printable ASCII without spaces or control characters."
+        )
+    return token
+
+
+async def register_device(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID,
+    *,
+    platform: str,
+    token: str,
+) -> DeviceRecord:
+    """Register ``token`` on ``platform`` for the user, in the session of the access
+    token that sends it; return the device.
+
+    Idempotent: the token is unique, so registering it again (the app does at every
+    start) updates the same row, and a token registered by another account (a phone
+    that changed hands) moves to this one. One statement: the upsert, and the eviction
+    of the user's devices beyond the :data:`MAX_DEVICES_PER_USER` most recent. Raises
+    ValidationError for a bad token or platform.
+    """
+    if platform not in PLATFORMS:
+        raise ValidationError("platform", f"platform must be one of {', '.join(PLATFORMS)}.")
+    token = clean_token(token)
+    async with engine.begin() as conn:
+        row = (
+            await conn.execute(
+                _REGISTER,
+                {
+                    "id": new_id(),
+                    "user": user_id,
+                    "session": session_id,
+                    "platform": platform,
+                    "token": token,
+                    "keep": MAX_DEVICES_PER_USER - 1,
+                },
+            )
+        ).one()
+    return to_device(row)

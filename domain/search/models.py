@@ -1,0 +1,64 @@
+"""The search index of people: ``user_search`` (one row per active account) and
+``search_words`` (the words of their display names).
+
+Triggers on ``users`` (migration 0009) keep both in step with every write of an
+account, in the same transaction, whoever makes it (sign-up, a profile edit, a ban, the
+graph loader): a ``user_search`` row exists exactly while the account is active,
+``username`` copies the username and ``name`` the display name folded for matching
+(``search_fold``: ``lower(unaccent())``). ``followers`` is the ranking signal,
+refreshed from the exact counters by :func:`domain.search.ranks.refresh_search_ranks`
+(the worker, every 10 minutes): close enough to rank by, and stored beside the names so
+that a ranked prefix scan never reads the counter shards (README "User search").
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, Table, Text, Uuid, text
+
+from domain.db import metadata
+
+user_search = Table(
+    "user_search",
+    metadata,
+    Column("user_id", Uuid, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    # Byte order ("C"): a username prefix is one index range [prefix, prefix + 1).
+    Column("username", Text(collation="C"), nullable=False),
+    Column("name", Text(collation="C"), nullable=False),
+    Column("followers", BigInteger, nullable=False, server_default=text("0")),
+    # Exact usernames and username prefixes, index-only with the ranking signal.
+    Index("user_search_username_idx", "username", postgresql_include=["followers", "user_id"]),
+    # Exact display names.
+    Index("user_search_name_idx", "name"),
+    # Display-name words typed as prefixes ("ali" finds "Bob Alice").
+    Index(
+        "user_search_name_words_idx",
+        text("to_tsvector('simple'::regconfig, name)"),
+        postgresql_using="gin",
+    ),
+    # Username typos (pg_trgm similarity).
+    Index(
+        "user_search_username_trgm_idx",
+        "username",
+        postgresql_using="gin",
+        postgresql_ops={"username": "gin_trgm_ops"},
+    ),
+    # The most followed first: a match as common as "sd" reads ~limit rows this way.
+    Index("user_search_followers_idx", text("followers DESC"), "user_id"),
+)
+
+#: The words of display names (the lexemes of ``to_tsvector('simple', name)``), for
+#: correcting typos in names: pg_trgm compares a query word with these distinct words
+#: rather than with every name (names that share a common word share most of their
+#: trigrams, so a typo of that word would recheck every row). Only ever added to: a
+#: word no name has any more finds nobody.
+search_words = Table(
+    "search_words",
+    metadata,
+    Column("word", Text(collation="C"), primary_key=True),
+    Index(
+        "search_words_trgm_idx",
+        "word",
+        postgresql_using="gin",
+        postgresql_ops={"word": "gin_trgm_ops"},
+    ),
+)

@@ -1,0 +1,116 @@
+"""Paging a ranked list: the first page ranks and freezes, the next ones slice.
+
+Shared by user search and suggested follows (README "User search"). Without Redis, or
+when a snapshot expired, a page is ranked again from PostgreSQL after the cursor's
+last entry (a keyset on the rank order): still ordered and never repeating an entry
+that kept its rank, but an entry whose rank moved between the two requests may then be
+skipped or met twice, which the snapshot exists to prevent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+
+from domain.search.ranking import Ranked
+from domain.search.snapshots import RankedSnapshots
+
+log = logging.getLogger("roost.search")
+
+#: ``rank(limit, after)``: up to ``limit`` entries in rank order, after ``after``.
+Ranker = Callable[[int, Ranked | None], Awaitable[list[Ranked]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a page ended: the snapshot it came from (None: ranked live), how many
+    entries of the list came before the next page, and the last entry (the keyset to
+    resume from when the snapshot is gone)."""
+
+    snapshot_id: str | None
+    offset: int
+    last: Ranked
+
+
+@dataclass(frozen=True, slots=True)
+class RankedPage:
+    """A page of entries with the position after each, and whether more follow."""
+
+    entries: list[tuple[Ranked, Position]]
+    has_next: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RankedList:
+    """What is paged: ``kind`` (``search``, ``suggest``), the ``owner`` whose snapshot
+    it is (the viewer's id; None for an anonymous search), a ``fingerprint`` of its
+    input (the query), and its ``rank`` function."""
+
+    kind: str
+    owner: str | None
+    fingerprint: str
+    rank: Ranker
+
+
+async def ranked_page(
+    ranked: RankedList,
+    *,
+    first: int,
+    after: Position | None,
+    snapshots: RankedSnapshots | None,
+    max_results: int,
+) -> RankedPage:
+    """Return the page of ``first`` entries after ``after`` (the start when None).
+
+    The first page ranks ``max_results`` entries and saves them as a snapshot (one
+    Redis round trip); a later page is a slice of its snapshot (one round trip) or,
+    without it, ranked live from the cursor's keyset. The list ends at ``max_results``
+    entries either way. A Redis failure is logged and falls back to ranking live.
+    """
+    start = after.offset if after else 0
+    room = max(0, min(first, max_results - start))
+    if room == 0:
+        return RankedPage([], False)
+    if after is None:
+        return await _first_page(ranked, room, snapshots, max_results)
+    if after.snapshot_id is not None and snapshots is not None:
+        try:
+            got = await snapshots.slice(
+                ranked.owner, ranked.kind, ranked.fingerprint, after.snapshot_id, start, room
+            )
+        except RedisError:
+            log.warning("reading a %s snapshot failed; ranking live", ranked.kind, exc_info=True)
+            got = None
+        if got is not None:
+            return _page(got.entries, after.snapshot_id, start, start + room < got.total)
+    found = await ranked.rank(room + 1, after.last)
+    within = start + room < max_results
+    return _page(found[:room], None, start, len(found) > room and within)
+
+
+async def _first_page(
+    ranked: RankedList, room: int, snapshots: RankedSnapshots | None, max_results: int
+) -> RankedPage:
+    if snapshots is None:
+        found = await ranked.rank(room + 1, None)
+        return _page(found[:room], None, 0, len(found) > room and room < max_results)
+    entries = await ranked.rank(max_results, None)
+    snapshot_id = None
+    if len(entries) > room:  # a single page needs no snapshot
+        try:
+            snapshot_id = await snapshots.save(
+                ranked.owner, ranked.kind, ranked.fingerprint, entries
+            )
+        except RedisError:
+            log.warning("saving a %s snapshot failed", ranked.kind, exc_info=True)
+    return _page(entries[:room], snapshot_id, 0, len(entries) > room)
+
+
+def _page(entries: list[Ranked], snapshot_id: str | None, start: int, has_next: bool) -> RankedPage:
+    return RankedPage(
+        [(e, Position(snapshot_id, start + i + 1, e)) for i, e in enumerate(entries)],
+        has_next,
+    )

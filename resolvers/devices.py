@@ -1,0 +1,56 @@
+"""Device mutations: registerDevice, unregisterDevice."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.devices.register_device import register_device
+from domain.devices.unregister_device import unregister_device
+from domain.errors import ValidationError
+from schema.devices import (
+    Device,
+    RegisterDeviceInput,
+    RegisterDeviceResult,
+    RegisterDeviceSuccess,
+    UnregisterDeviceInput,
+    UnregisterDeviceResult,
+    UnregisterDeviceSuccess,
+    viewer_session_id,
+)
+from schema.errors import error_from_domain
+from schema.users import Info
+
+
+@strawberry.type
+class DeviceMutations:
+    @strawberry.mutation(
+        description="Register this app install's push token, for this session: logging "
+        "out of it forgets the token, and so does the push provider refusing it. "
+        "Idempotent (register it at every start)."
+    )
+    async def register_device(self, info: Info, input: RegisterDeviceInput) -> RegisterDeviceResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            rec = await register_device(
+                ctx.engine,
+                viewer,
+                viewer_session_id(info),
+                platform=input.platform.value,
+                token=input.token,
+            )
+        except ValidationError as exc:
+            return error_from_domain(exc)
+        return RegisterDeviceSuccess(device=Device.from_record(rec))
+
+    @strawberry.mutation(description="Stop pushes to this token. Idempotent.")
+    async def unregister_device(
+        self, info: Info, input: UnregisterDeviceInput
+    ) -> UnregisterDeviceResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            removed = await unregister_device(ctx.engine, viewer, input.token)
+        except ValidationError as exc:
+            return error_from_domain(exc)
+        return UnregisterDeviceSuccess(removed=removed)

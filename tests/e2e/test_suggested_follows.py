@@ -1,0 +1,115 @@
+"""Suggested follows over GraphQL (README "Suggested follows"): friends of friends ranked
+by how many of the viewer's followees follow them, who is left out, the bounded sample,
+stable paging, and that only the viewer may read them."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from domain.search.suggested_follows import suggested_follows
+from domain.social.block_user import block_user
+from domain.social.follow_user import follow_user
+from tests.e2e.test_private_accounts import FOLLOW, make_private, ok
+
+SUGGESTED = """query($first: Int, $after: String) { viewer { suggestedFollows(first: $first,
+  after: $after) { edges { cursor followedByFolloweesCount node { id username } }
+  pageInfo { hasNextPage endCursor } } } }"""
+
+
+async def suggestions(gql, viewer, *, first: int = 20, after=None) -> dict:
+    out = await gql(SUGGESTED, {"first": first, "after": after}, token=viewer.token)
+    assert "errors" not in out, out
+    return out["data"]["viewer"]["suggestedFollows"]
+
+
+async def test_friends_of_friends_ranked_with_everyone_left_out_who_should_be(
+    gql, engine, settings, make_users
+):
+    shards = settings.counter_shards
+    viewer, a, b, c = await make_users(4, prefix="sv")
+    x, y, z, blocked, blocker, banned, private = await make_users(7, prefix="sc")
+
+    async def follow(u, v):
+        assert (await follow_user(engine, u.id, v.id, counter_shards=shards)).created
+
+    for followee in (a, b, c):
+        await follow(viewer, followee)
+    for target in (x, y, z, blocked, banned, private, viewer):
+        await follow(a, target)
+    for target in (x, y, blocker, a):  # a: already followed by the viewer
+        await follow(b, target)
+    await follow(c, x)
+    await block_user(engine, viewer.id, blocked.id, counter_shards=shards)
+    await block_user(engine, blocker.id, viewer.id, counter_shards=shards)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE users SET status = 'banned' WHERE id = :id"), {"id": banned.id}
+        )
+    await make_private(gql, private)
+    requested = await ok(gql, FOLLOW, {"id": private.gid}, viewer, "FollowRequestedSuccess")
+    assert requested["user"]["followRequestedByViewer"] is True
+
+    got = await suggestions(gql, viewer)
+    assert [(e["node"]["username"], e["followedByFolloweesCount"]) for e in got["edges"]] == [
+        (x.username, 3),
+        (y.username, 2),
+        (z.username, 1),
+    ]
+    assert got["pageInfo"]["hasNextPage"] is False
+
+    # Following a suggestion removes it from the next list.
+    await follow(viewer, x)
+    assert [e["node"]["username"] for e in (await suggestions(gql, viewer))["edges"]] == [
+        y.username,
+        z.username,
+    ]
+
+
+async def test_the_sample_bounds_the_cost(engine, settings, make_users):
+    shards = settings.counter_shards
+    viewer, old, recent1, recent2 = await make_users(4, prefix="sb")
+    p, q, r = await make_users(3, prefix="sp")
+
+    async def follow(u, v):
+        assert (await follow_user(engine, u.id, v.id, counter_shards=shards)).created
+
+    await follow(viewer, old)  # the oldest follow: outside a sample of 2
+    await follow(viewer, recent1)
+    await follow(viewer, recent2)
+    await follow(old, p)
+    await follow(recent1, q)  # recent1's older follow: outside 1 per followee
+    await follow(recent1, r)
+    await follow(recent2, r)
+
+    full = await suggested_follows(engine, viewer.id, limit=10)
+    assert {e.user_id: e.score for e in full} == {p.id: 1, q.id: 1, r.id: 2}
+    bounded = await suggested_follows(engine, viewer.id, limit=10, followees=2, per_followee=1)
+    assert [(e.user_id, e.score) for e in bounded] == [(r.id, 2)]
+
+
+async def test_pages_are_stable_and_only_the_viewer_reads_them(gql, engine, settings, make_users):
+    shards = settings.counter_shards
+    viewer, hub = await make_users(2, prefix="sg")
+    others = await make_users(13, prefix="so")
+    assert (await follow_user(engine, viewer.id, hub.id, counter_shards=shards)).created
+    for other in others:
+        assert (await follow_user(engine, hub.id, other.id, counter_shards=shards)).created
+
+    seen, after = [], None
+    while True:
+        page = await suggestions(gql, viewer, first=5, after=after)
+        seen += [e["node"]["id"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+        # A new follow of the hub between pages does not shift the frozen list.
+        (late,) = await make_users(1, prefix="sl")
+        assert (await follow_user(engine, hub.id, late.id, counter_shards=shards)).created
+    assert sorted(seen) == sorted(o.gid for o in others)
+
+    out = await gql(
+        """query($u: String!) { user(username: $u) { suggestedFollows { edges { cursor } } } }""",
+        {"u": viewer.username},
+        token=hub.token,
+    )
+    assert out["errors"][0]["extensions"]["code"] == "FORBIDDEN"

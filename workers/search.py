@@ -1,0 +1,19 @@
+"""The periodic refresh of people search's ranking signal (README "User search")."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from domain.search.ranks import refresh_search_ranks
+
+log = logging.getLogger("roost.workers.search")
+
+
+async def refresh_search_ranks_job(ctx: dict[str, Any]) -> int:
+    """Copy the exact follower counts into ``user_search.followers``; return how many
+    changed. Every 10 minutes and at worker start; idempotent."""
+    changed = await refresh_search_ranks(ctx["engine"])
+    if changed:
+        log.info("search ranks: %d users' follower counts refreshed", changed)
+    return changed
