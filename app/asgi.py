@@ -29,7 +29,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 )
 from strawberry.types.unset import UNSET, UnsetType
 
-from app.database import create_engine
+from app.database import ReadRouting, create_engine
 from app.gc_policy import GcPolicy
 from app.graphql import build_schema
 from app.http_guards import GuardedGraphQLView, HttpGuards
@@ -97,6 +97,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         dispatcher: ArqDispatcher | None,
         realtime: Realtime | None = None,
         feed_redis: FeedRedis | None = None,
+        reads: ReadRouting | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -112,7 +113,14 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         self.feed_config = settings.feed_config
         self.redis = redis
         feed_redis = feed_redis or (FeedRedis(redis) if redis is not None else None)
-        self.stores = FeedStores.on(feed_redis, self.feed_config) if feed_redis else None
+        # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
+        # already skipped the (missing) timeline.
+        self.stores = (
+            FeedStores.on(feed_redis, self.feed_config, rebuild_engine=engine)
+            if feed_redis
+            else None
+        )
+        self.reads = reads
         self.search = settings.search_config
         self.ranked_snapshots = (
             RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
@@ -132,6 +140,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             realtime=self.realtime,
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
+            reads=self.reads,
             bearer=_bearer(request.headers.get("authorization")),
             request=request,
             response=response,
@@ -211,6 +220,20 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         if feed_redis is not None
         else None
     )
+    # Read replicas: queries read from them (schema/read_routing.py, app/database.py).
+    reads = (
+        ReadRouting(
+            engine,
+            settings.database_url,
+            settings.replica_urls,
+            redis,
+            max_lag_s=settings.replica_max_lag_s,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
+        if settings.replica_urls
+        else None
+    )
     graphql_app = RoostGraphQL(
         build_schema(settings),
         engine=engine,
@@ -219,6 +242,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         dispatcher=dispatcher,
         realtime=realtime,
         feed_redis=feed_redis,
+        reads=reads,
     )
 
     async def healthz(_: Request) -> Response:
@@ -246,7 +270,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             checks["feed_redis"] = (
                 f"degraded: {down} of {len(health)} masters down" if down else "ok"
             )
-        ok = all(v == "ok" for k, v in checks.items() if k != "feed_redis")
+        if reads is not None:  # reported: without replicas, reads go to the primary
+            checks.update({f"replica {k}": v for k, v in reads.status().items()})
+        ok = all(v == "ok" for k, v in checks.items() if k in ("postgres", "redis"))
         return JSONResponse(checks, status_code=200 if ok else 503)
 
     async def metrics(_: Request) -> Response:
@@ -283,6 +309,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             await redis.aclose()
         if clustered and feed_redis is not None:
             await feed_redis.aclose()
+        if reads is not None:
+            await reads.aclose()
         if owns_engine:
             await engine.dispose()
 
@@ -299,4 +327,5 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     app.state.engine = engine
     app.state.settings = settings
     app.state.realtime = realtime
+    app.state.reads = reads
     return app

@@ -29,6 +29,12 @@ class Settings(BaseSettings):
 
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
+    # Streaming replicas of DATABASE_URL's server (URLs of the same database, separated
+    # by commas): queries read from them; see ReadRouting in app/database.py.
+    database_replica_urls: str | None = Field(None, alias="DATABASE_REPLICA_URLS")
+    # A replica further behind is not read; a writer reads from the primary this long
+    # (plus two health checks) after each mutation.
+    replica_max_lag_s: float = Field(5.0, gt=0, le=300, alias="REPLICA_MAX_LAG_S")
     redis_url: str | None = Field(None, alias="REDIS_URL")
     # The feed store (timelines, author stores, presence, real-time pub/sub) on a Redis
     # Cluster: one node's URL, or host:port seeds separated by commas. Unset: REDIS_URL.
@@ -140,6 +146,11 @@ class Settings(BaseSettings):
             ttl=dt.timedelta(days=self.feed_ttl_days),
             active_window=dt.timedelta(days=self.active_window_days),
         )
+
+    @property
+    def replica_urls(self) -> list[str]:
+        """DATABASE_REPLICA_URLS as a list."""
+        return [u.strip() for u in (self.database_replica_urls or "").split(",") if u.strip()]
 
     @property
     def feed_cluster_nodes(self) -> list[str]:

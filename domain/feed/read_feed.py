@@ -196,7 +196,8 @@ class _RedisSource:
         limit = self.config.max_len
 
         async def load() -> list[Entry]:
-            async with self.engine.connect() as conn:
+            # From the primary: what the fan-out skipped must be in the load.
+            async with (self.stores.rebuild_engine or self.engine).connect() as conn:
                 if is_feed:
                     return await home_entries_sql(conn, owner, before=None, limit=limit)
                 return await author_recent_entries(conn, owner, limit=limit)
