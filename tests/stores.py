@@ -87,6 +87,8 @@ def cluster_settings(
             "feed_redis_cluster_nodes": ",".join(redis_cluster.nodes),
             "arq_queue": f"roost-test-cluster:{uuid.uuid4().hex[:12]}",
             "gc_freeze": False,  # its lifespan runs in the test process
+            "db_pool_size": 3,  # its worker's pool: the test server is shared
+            "db_max_overflow": 5,
         }
     )
 
@@ -114,7 +116,7 @@ async def cluster_env(
     """The app, an arq worker and a database with the feed store on the cluster."""
     from tests.conftest import GQL, WorkerControl, users_maker
 
-    engine = create_engine(cluster_settings.database_url, pool_size=5, max_overflow=10)
+    engine = create_engine(cluster_settings.database_url, pool_size=3, max_overflow=5)
     app = create_app(cluster_settings, engine=engine)
     worker = WorkerControl(cluster_settings, engine)
     redis = cluster_settings.open_feed_redis()

@@ -162,11 +162,11 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
         "RATE_LIMIT_ENABLED": "false",
         "WORKER_METRICS_PORT": "0",
         "JOB_ATTEMPTS": "3",  # the failing event's dead letter after 0.2 + 0.4 s of backoff
-        "DB_POOL_SIZE": "3",
-        "DB_MAX_OVERFLOW": "4",
+        "DB_POOL_SIZE": "2",  # four processes on the shared test server (max_connections)
+        "DB_MAX_OVERFLOW": "2",
         "HOST": "127.0.0.1",
     }
-    engine = create_engine(own.database_url, pool_size=4, max_overflow=4)
+    engine = create_engine(own.database_url, pool_size=2, max_overflow=2)
     feed_redis = own.open_feed_redis()
     stores = FeedStores.on(feed_redis, own.feed_config)
     make_users = users_maker(engine, own)
