@@ -10,6 +10,7 @@ from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorEr
 from domain.engagement.like_post import like_post, unlike_post
 from domain.errors import ValidationError
 from domain.posts.errors import PostNotFoundError
+from schema import visibility
 from schema.engagement import (
     AddCommentInput,
     AddCommentResult,
@@ -32,7 +33,9 @@ from schema.users import Info
 
 
 async def _post(info: Info, post_id) -> Post:
-    rec = await info.context.loaders.post_by_id.load(post_id)
+    """The payload's post, if the viewer may see it (schema.visibility); else NOT_FOUND,
+    as for a post that does not exist (an unlike of a post gone or hidden since)."""
+    (rec,) = await visibility.posts(info.context, [post_id])
     if rec is None:
         raise PostNotFoundError()
     return Post.from_record(rec)
@@ -102,7 +105,10 @@ class EngagementMutations:
             return error_from_domain(exc)
         await publish_engagement(ctx, comment.post_id)
         ctx.reset_loaders()
-        return AddCommentSuccess(comment=Comment.from_record(comment))
+        (visible,) = await visibility.comments(ctx, [comment.id])
+        if visible is None:  # the post or thread went away meanwhile
+            return error_from_domain(PostNotFoundError())
+        return AddCommentSuccess(comment=Comment.from_record(visible))
 
     @strawberry.mutation(description="Delete a comment (yours, or any on your post).")
     async def delete_comment(self, info: Info, input: DeleteCommentInput) -> DeleteCommentResult:

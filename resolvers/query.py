@@ -9,6 +9,7 @@ from domain.engagement.hashtags import extract_hashtags
 from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
+from schema import visibility
 from schema.engagement import Comment, Hashtag
 from schema.notifications import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
@@ -18,9 +19,10 @@ from schema.users import Info, User
 
 
 async def visible_user(info: Info, user_id) -> User | None:
-    """Return the User for ``user_id`` unless it is missing, banned or deleted."""
-    rec = await info.context.loaders.user_by_id.load(user_id)
-    return User.from_record(rec) if rec and rec.is_visible else None
+    """Return the User for ``user_id`` if the viewer may see its profile (not missing,
+    banned or deleted; schema.visibility.accounts)."""
+    (rec,) = await visibility.accounts(info.context, [user_id])
+    return User.from_record(rec) if rec else None
 
 
 #: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
@@ -75,10 +77,10 @@ class Query:
             return None  # no account can have such a name
         async with info.context.engine.connect() as conn:
             rec = await user_by_username(conn, canonical)
-        if rec is None or not rec.is_visible:
+        if rec is None:
             return None
         info.context.loaders.user_by_id.prime(rec.id, rec)
-        return User.from_record(rec)
+        return await visible_user(info, rec.id)
 
     @strawberry.field(
         description="People whose username or display name matches `query` (prefix, words "

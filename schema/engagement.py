@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
+from graphql import GraphQLError
 from strawberry import relay
 
 from domain.engagement.add_comment import CommentRecord
@@ -19,6 +20,7 @@ from domain.engagement.queries import (
     top_comments_page,
 )
 from domain.feed.timelines import time_of
+from schema import visibility
 from schema.context import Context
 from schema.errors import NotCommentModeratorError, NotFoundError, ValidationError
 from schema.ids import parse_node_ids
@@ -66,20 +68,26 @@ class Comment(relay.Node):
     async def author(self, info: Info) -> Annotated[User, strawberry.lazy("schema.users")]:
         from schema.users import User as UserType
 
+        # A visible comment's author is listed for the viewer (schema.visibility).
         return UserType.from_record(await info.context.loaders.user_by_id.load(self.author_id))
 
-    @strawberry.field(description="The post commented on.")
+    @strawberry.field(
+        description="The post commented on (a comment shows only on a post that shows)."
+    )
     async def post(self, info: Info) -> Annotated[Post, strawberry.lazy("schema.posts")]:
         from schema.posts import Post as PostType
 
-        return PostType.from_record(await info.context.loaders.post_by_id.load(self.post_id))
+        (rec,) = await visibility.posts(info.context, [self.post_id])
+        if rec is None:  # deleted or hidden since the comment was read: not found
+            raise GraphQLError("The post is not visible.", extensions={"code": "NOT_FOUND"})
+        return PostType.from_record(rec)
 
     @strawberry.field(description="The comment this one replies to (null for top-level).")
     async def parent(self, info: Info) -> Comment | None:
         if self.parent_id is None:
             return None
-        rec = await info.context.loaders.comment_by_id.load(self.parent_id)
-        return Comment.from_record(rec) if rec and rec.deleted_at is None else None
+        (rec,) = await visibility.comments(info.context, [self.parent_id])
+        return Comment.from_record(rec) if rec else None
 
     @strawberry.field(description="Replies, oldest first (top-level comments only).")
     async def replies(
@@ -104,19 +112,10 @@ class Comment(relay.Node):
     async def resolve_nodes(  # type: ignore[override]
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
-        """Resolve ``node``/``nodes``: live comments on posts the viewer may see."""
-        from schema.posts import visible_posts
-
-        ids = parse_node_ids(node_ids)
-        loaders = info.context.loaders
-        wanted = [i for i in ids if i]
-        records = [
-            r for r in await loaders.comment_by_id.load_many(wanted) if r and not r.deleted_at
-        ]
-        posts = await loaders.post_by_id.load_many([r.post_id for r in records])
-        ok = await visible_posts(info, posts, require_follow=False)
-        by_id = {r.id: r for r, keep in zip(records, ok, strict=True) if keep}
-        return [cls.from_record(by_id[i]) if i in by_id else None for i in ids]
+        """Resolve ``node``/``nodes``: comments the viewer may see (schema.visibility:
+        live, author listed, post visible, a reply's thread visible), else null."""
+        records = await visibility.comments(info.context, parse_node_ids(node_ids))
+        return [cls.from_record(r) if r else None for r in records]
 
 
 @strawberry.type
@@ -142,7 +141,9 @@ class LikeEdge:
 class LikeConnection:
     edges: list[LikeEdge]
     page_info: relay.PageInfo
-    total_count: int = strawberry.field(description="The post's likes, exact.")
+    total_count: int = strawberry.field(
+        description="The post's likes you can page through, exact (likeCount)."
+    )
 
 
 @strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
@@ -169,26 +170,31 @@ class Hashtag:
 async def likes_connection(
     info: Info, post_id: uuid.UUID, first: int, after: str | None
 ) -> LikeConnection:
-    """``Post.likes``: likers newest first, hiding banned users and blocks either way."""
+    """``Post.likes``: likers newest first, those listed for the viewer (no banned or
+    deleted account, no block either way); ``totalCount`` is the post's likes as this
+    viewer sees them, the same number."""
     from schema.users import User as UserType
 
     ctx = info.context
     check_first(first, ctx.limits.max_page_size)
     async with ctx.engine.connect() as conn:
         rows, more = await likers_page(
-            conn, post_id, first=first, after=decode_cursor(after) if after else None
+            conn,
+            post_id,
+            first=first,
+            after=decode_cursor(after) if after else None,
+            viewer_id=ctx.viewer_id,
         )
     users, counts = await asyncio.gather(
-        ctx.loaders.user_by_id.load_many([u for u, _ in rows]),
+        visibility.accounts(ctx, [u for u, _ in rows], listed=True),
         ctx.loaders.counts_by_post_id.load(post_id),
     )
-    hidden = await _hidden_authors(info, [u for u, _ in rows])
     edges = [
         LikeEdge(
             cursor=encode_cursor((liked_at, uid)), node=UserType.from_record(rec), liked_at=liked_at
         )
         for (uid, liked_at), rec in zip(rows, users, strict=True)
-        if rec is not None and rec.is_visible and uid not in hidden
+        if rec is not None
     ]
     return LikeConnection(
         edges=edges,
@@ -213,24 +219,18 @@ async def comments_connection(
 async def _comment_connection(
     info: Info, records: Sequence[CommentRecord], more: bool, after: str | None
 ) -> CommentConnection:
-    hidden = await _hidden_authors(info, [r.author_id for r in records])
-    users = await info.context.loaders.user_by_id.load_many([r.author_id for r in records])
+    loader = info.context.loaders.comment_by_id
+    for r in records:  # their replies' visibility reads them as parents
+        loader.prime(r.id, r)
+    ok = await visibility.visible_comments(info.context, records)
     edges = [
         CommentEdge(cursor=encode_cursor((r.created_at, r.id)), node=Comment.from_record(r))
-        for r, u in zip(records, users, strict=True)
-        if u is not None and u.is_visible and r.author_id not in hidden
+        for r, keep in zip(records, ok, strict=True)
+        if keep
     ]
     return CommentConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], more, after)
     )
-
-
-async def _hidden_authors(info: Info, user_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
-    loader = info.context.loaders.block_with_viewer
-    if loader is None or not user_ids:
-        return set()
-    unique = list(dict.fromkeys(user_ids))
-    return {u for u, b in zip(unique, await loader.load_many(unique), strict=True) if b}
 
 
 @strawberry.input(description="The post to like or unlike.")

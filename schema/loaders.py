@@ -14,7 +14,6 @@ from typing import NamedTuple
 from aiodataloader import DataLoader
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.counters import read_counts
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.identity.queries import UserRecord, users_by_ids
@@ -25,6 +24,7 @@ from domain.social.queries import (
     followers_among,
     requested_among,
 )
+from domain.visibility.readers import counts_seen_by
 
 
 class _EngineLoader(DataLoader):
@@ -50,12 +50,24 @@ class UserCounts(NamedTuple):
     posts: int
 
 
-class CountsByUserIdLoader(_EngineLoader):
-    """``uuid -> UserCounts`` from the counter shards (one statement per batch)."""
+class _CountsLoader(_EngineLoader):
+    """Counts as the request's viewer sees them (counts_seen_by: the counters less what
+    blocks hide from the viewer's lists), one statement per batch."""
+
+    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
+        super().__init__(engine)
+        self.viewer_id = viewer_id
+
+    async def _counts(self, keys: Sequence[uuid.UUID], kinds: Sequence[str]) -> dict:
+        async with self.engine.connect() as conn:
+            return await counts_seen_by(conn, self.viewer_id, list(dict.fromkeys(keys)), kinds)
+
+
+class CountsByUserIdLoader(_CountsLoader):
+    """``uuid -> UserCounts`` as the viewer sees them (one statement per batch)."""
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserCounts]:
-        async with self.engine.connect() as conn:
-            counts = await read_counts(conn, list(dict.fromkeys(keys)), UserCounts._fields)
+        counts = await self._counts(keys, UserCounts._fields)
         return [UserCounts(*(counts[(k, kind)] for kind in UserCounts._fields)) for k in keys]
 
 
@@ -112,12 +124,11 @@ class PostCounts(NamedTuple):
     comments: int
 
 
-class CountsByPostIdLoader(_EngineLoader):
-    """``post uuid -> PostCounts`` from the counter shards (one statement per batch)."""
+class CountsByPostIdLoader(_CountsLoader):
+    """``post uuid -> PostCounts`` as the viewer sees them (one statement per batch)."""
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostCounts]:
-        async with self.engine.connect() as conn:
-            counts = await read_counts(conn, list(dict.fromkeys(keys)), PostCounts._fields)
+        counts = await self._counts(keys, PostCounts._fields)
         return [PostCounts(*(counts[(k, kind)] for kind in PostCounts._fields)) for k in keys]
 
 
@@ -165,9 +176,9 @@ class Loaders:
 
     def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
         self.user_by_id = UserByIdLoader(engine)
-        self.counts_by_user_id = CountsByUserIdLoader(engine)
+        self.counts_by_user_id = CountsByUserIdLoader(engine, viewer_id)
         self.post_by_id = PostByIdLoader(engine)
-        self.counts_by_post_id = CountsByPostIdLoader(engine)
+        self.counts_by_post_id = CountsByPostIdLoader(engine, viewer_id)
         self.comment_by_id = CommentByIdLoader(engine)
         self.first_replies_by_parent_id = FirstRepliesByParentIdLoader(engine)
         self.viewer_liked: ViewerLikedByPostIdLoader | None = None

@@ -17,6 +17,7 @@ from domain.notifications.queries import (
     notifications_page,
     unread_notification_count,
 )
+from schema import visibility
 from schema.context import Context
 from schema.errors import ValidationError
 from schema.ids import parse_node_ids
@@ -44,14 +45,15 @@ class NotificationKind(Enum):
 @strawberry.type(
     description="Something that happened to you: a follow (FOLLOW_DIGEST: the day's "
     "followers past the daily cap, `count` of them), a follow request, likes of your post "
-    "(coalesced over 10 minutes: `actor` is the latest liker, `count` all of them), a "
-    "comment on your post, a reply to your comment, or a mention."
+    "(coalesced over 10 minutes: `actor` is the latest liker, `count` the distinct people "
+    "who like it), a comment on your post, a reply to your comment, or a mention."
 )
 class Notification(relay.Node):
     pk: relay.NodeID[str]
     kind: NotificationKind
     count: int = strawberry.field(
-        description="People behind it: likers coalesced (LIKE), followers (FOLLOW_DIGEST); "
+        description="People behind it: the distinct people who like the post (LIKE; a repeat "
+        "like adds nobody, an unlike takes its liker out), followers (FOLLOW_DIGEST); "
         "otherwise 1."
     )
     created_at: dt.datetime
@@ -83,22 +85,21 @@ class Notification(relay.Node):
 
         if self.actor_id is None:
             return None
-        rec = await info.context.loaders.user_by_id.load(self.actor_id)
-        return UserType.from_record(rec) if rec and rec.is_visible else None
+        (rec,) = await visibility.accounts(info.context, [self.actor_id], listed=True)
+        return UserType.from_record(rec) if rec else None
 
     @strawberry.field(description="The post it is about; null if none or no longer visible.")
     async def post(self, info: Info) -> Annotated[Post, strawberry.lazy("schema.posts")] | None:
         from schema.posts import Post as PostType
-        from schema.posts import visible_posts
 
         if self.post_id is None:
             return None
-        rec = await info.context.loaders.post_by_id.load(self.post_id)
-        (ok,) = await visible_posts(info, [rec], require_follow=False)
-        return PostType.from_record(rec) if ok else None
+        (rec,) = await visibility.posts(info.context, [self.post_id])
+        return PostType.from_record(rec) if rec else None
 
     @strawberry.field(
-        description="The comment (COMMENT, REPLY, a mention in a comment); null if none or deleted."
+        description="The comment (COMMENT, REPLY, a mention in a comment); null if none or no "
+        "longer visible (deleted, or on a post you cannot see)."
     )
     async def comment(
         self, info: Info
@@ -107,23 +108,23 @@ class Notification(relay.Node):
 
         if self.comment_id is None:
             return None
-        rec = await info.context.loaders.comment_by_id.load(self.comment_id)
-        return CommentType.from_record(rec) if rec and rec.deleted_at is None else None
+        (rec,) = await visibility.comments(info.context, [self.comment_id])
+        return CommentType.from_record(rec) if rec else None
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
-        """Resolve ``node``/``nodes``: the viewer's own notifications, else null."""
-        viewer = info.context.viewer_id
+        """Resolve ``node``/``nodes``: the viewer's own notifications that show, else null."""
         ids = parse_node_ids(node_ids)
-        if viewer is None:
+        if info.context.viewer_id is None:
             return [None] * len(ids)
         async with info.context.engine.connect() as conn:
             found = await notifications_by_ids(conn, [i for i in ids if i])
+        records = [found.get(i) if i else None for i in ids]
+        ok = await visibility.visible_notifications(info.context, records)
         return [
-            cls.from_record(found[i]) if i in found and found[i].recipient_id == viewer else None
-            for i in ids
+            cls.from_record(r) if r and keep else None for r, keep in zip(records, ok, strict=True)
         ]
 
 
@@ -151,9 +152,11 @@ async def notifications_connection(
         records, has_next = await notifications_page(
             conn, recipient_id, first=first, after=position
         )
+    ok = await visibility.visible_notifications(ctx, records)
     edges = [
         NotificationEdge(cursor=encode_cursor(r.position), node=Notification.from_record(r))
-        for r in records
+        for r, keep in zip(records, ok, strict=True)
+        if keep
     ]
     return NotificationConnection(
         edges=edges,

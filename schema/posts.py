@@ -16,6 +16,7 @@ from strawberry import relay
 from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import Entry, time_of
 from domain.posts.queries import PostRecord, posts_of_author
+from schema import visibility
 from schema.context import Context
 from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
 from schema.ids import parse_node_ids
@@ -74,11 +75,17 @@ class Post(relay.Node):
         rec = await info.context.loaders.user_by_id.load(self.author_id)
         return UserType.from_record(rec)
 
-    @strawberry.field(description="Likes, exact, O(1) to read.")
+    @strawberry.field(
+        description="Likes, exact, O(1) to read: as many as `likes` lists for you (no "
+        "banned or deleted account, nobody on the other side of a block)."
+    )
     async def like_count(self, info: Info) -> int:
         return (await info.context.loaders.counts_by_post_id.load(self.post_id)).likes
 
-    @strawberry.field(description="Live comments and replies, exact, O(1) to read.")
+    @strawberry.field(
+        description="Live comments and replies, exact, O(1) to read: as many as `comments` "
+        "and their `replies` list for you."
+    )
     async def comment_count(self, info: Info) -> int:
         return (await info.context.loaders.counts_by_post_id.load(self.post_id)).comments
 
@@ -108,12 +115,8 @@ class Post(relay.Node):
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
         """Resolve ``node``/``nodes``: posts the viewer may see, else null."""
-        ids = parse_node_ids(node_ids)
-        wanted = [i for i in ids if i is not None]
-        records = await info.context.loaders.post_by_id.load_many(wanted)
-        ok = await visible_posts(info, records, require_follow=False)
-        by_id = {r.id: r for r, keep in zip(records, ok, strict=True) if r and keep}
-        return [cls.from_record(by_id[i]) if i in by_id else None for i in ids]
+        records = await visibility.posts(info.context, parse_node_ids(node_ids))
+        return [cls.from_record(r) if r else None for r in records]
 
 
 @strawberry.type(description="A post in a list; the cursor is its (time, id) position.")
@@ -137,53 +140,6 @@ class FeedConnection:
     page_info: relay.PageInfo
 
 
-async def visible_posts(
-    info: Info, records: Sequence[PostRecord | None], *, require_follow: bool
-) -> list[bool]:
-    """Which posts the viewer may see: live, by an active author, no block either way,
-    by the viewer or someone they follow if the author is private (or if
-    ``require_follow``, for the home feed), else by anyone. Every list of posts goes
-    through here (node/nodes, the feed, hashtag pages), so a private account's posts
-    never reach a non-follower. Batched: one statement per loader whatever the number of
-    posts."""
-    loaders = info.context.loaders
-    viewer = info.context.viewer_id
-    authors = list({r.author_id for r in records if r is not None})
-    users = dict(zip(authors, await loaders.user_by_id.load_many(authors), strict=True))
-    others = [a for a in authors if a != viewer]
-    # Whose posts need the viewer to follow them: private authors, or all in the feed.
-    gated = {a for a in authors if require_follow or (users[a] is not None and users[a].is_private)}
-    ask = [a for a in others if a in gated]
-    blocked: dict[uuid.UUID, bool] = {}
-    follows: dict[uuid.UUID, bool] = {}
-    if viewer is not None and others:
-        b, f = await asyncio.gather(
-            loaders.block_with_viewer.load_many(others),
-            loaders.viewer_follows.load_many(ask) if ask else _none(),
-        )
-        blocked = dict(zip(others, b, strict=True))
-        follows = dict(zip(ask, f, strict=True))
-    out = []
-    for r in records:
-        author = users.get(r.author_id) if r else None
-        ok = (
-            r is not None
-            and r.deleted_at is None
-            and author is not None
-            and author.is_visible
-            and not blocked.get(r.author_id, False)
-            and (
-                r.author_id not in gated or r.author_id == viewer or follows.get(r.author_id, False)
-            )
-        )
-        out.append(ok)
-    return out
-
-
-async def _none() -> list[bool]:
-    return []
-
-
 async def author_posts_connection(
     info: Info, author_id: uuid.UUID, first: int, after: str | None
 ) -> PostConnection:
@@ -196,8 +152,10 @@ async def author_posts_connection(
         records, has_next = await posts_of_author(conn, author_id, first=first, after=position)
     for r in records:
         ctx.loaders.post_by_id.prime(r.id, r)
-    counts = await ctx.loaders.counts_by_user_id.load(author_id)
-    edges = _edges(records)
+    ok, counts = await asyncio.gather(
+        visibility.visible_posts(ctx, records), ctx.loaders.counts_by_user_id.load(author_id)
+    )
+    edges = _edges([r for r, keep in zip(records, ok, strict=True) if keep])
     return PostConnection(
         edges=edges,
         page_info=page_info([e.cursor for e in edges], has_next, after),
@@ -214,7 +172,7 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
 
     async def visible(entries: Sequence[Entry]) -> list[bool]:
         records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
-        return await visible_posts(info, records, require_follow=True)
+        return await visibility.visible_posts(ctx, records, home_feed=True)
 
     if ctx.stores is None:
         raise RuntimeError("The home feed needs Redis (REDIS_URL).")
@@ -233,9 +191,8 @@ async def page_of_posts(
 ) -> tuple[list[PostEdge], relay.PageInfo]:
     """Edges and page info for a page of post ids, keeping only posts the viewer may see
     (batched through the dataloaders)."""
-    records = await info.context.loaders.post_by_id.load_many(list(post_ids))
-    ok = await visible_posts(info, records, require_follow=False)
-    edges = _edges([r for r, keep in zip(records, ok, strict=True) if keep])
+    records = await visibility.posts(info.context, list(post_ids))
+    edges = _edges(records)
     return edges, page_info([e.cursor for e in edges], has_next, after)
 
 

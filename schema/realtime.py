@@ -11,7 +11,6 @@ is cached across events, and never across users.
 from __future__ import annotations
 
 import logging
-import types
 import uuid
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -21,9 +20,10 @@ from graphql import GraphQLError
 from redis.exceptions import RedisError
 
 from domain.notifications.queries import notifications_by_ids
+from schema import visibility
 from schema.context import Context, Realtime
 from schema.notifications import Notification
-from schema.posts import Post, visible_posts
+from schema.posts import Post
 
 log = logging.getLogger("roost.realtime")
 
@@ -63,18 +63,14 @@ async def feed_post(ctx: Context, post_id: uuid.UUID) -> Post | None:
     own or by someone they follow, so never a private account's post to a non-follower).
     """
     record = await ctx.loaders.post_by_id.load(post_id)
-    # visible_posts reads only ``info.context``.
-    (ok,) = await visible_posts(
-        types.SimpleNamespace(context=ctx),  # type: ignore[arg-type]
-        [record],
-        require_follow=True,
-    )
+    (ok,) = await visibility.visible_posts(ctx, [record], home_feed=True)
     return Post.from_record(record) if ok and record is not None else None
 
 
 async def engagement_of(ctx: Context, post_id: uuid.UUID) -> PostEngagement | None:
-    """The post and its counts if the viewer may see it (the rule likes and comments
-    use: live, active author, no block, public or followed); None otherwise.
+    """The post and its counts as the viewer sees them (less what blocks hide from
+    them, as ``Post.likeCount`` reads them) if the viewer may see it; None otherwise: the
+    SQL twin of the rule (domain.visibility.sql) answers many subscribers at once.
 
     Read through the process's batched reads (one statement per loop turn for every
     subscriber reading then, nothing cached); the dataloaders are left alone (built only
@@ -89,17 +85,14 @@ async def engagement_of(ctx: Context, post_id: uuid.UUID) -> PostEngagement | No
 
 
 async def notification_for(ctx: Context, notification_id: uuid.UUID) -> Notification | None:
-    """The viewer's notification of an event, read again: None if it is not theirs, is
-    gone, or comes from someone with a block between them and the viewer."""
-    viewer = ctx.require_viewer()
+    """The viewer's notification of an event, read again: None unless it shows to them
+    now (schema.visibility: theirs, someone still behind it, its actor listed for them:
+    not banned, deleted or on the other side of a block)."""
+    ctx.require_viewer()
     async with ctx.engine.connect() as conn:
         record = (await notifications_by_ids(conn, [notification_id])).get(notification_id)
-    if record is None or record.recipient_id != viewer:
-        return None
-    loader = ctx.loaders.block_with_viewer
-    if record.actor_id is not None and loader is not None and await loader.load(record.actor_id):
-        return None
-    return Notification.from_record(record)
+    (ok,) = await visibility.visible_notifications(ctx, [record])
+    return Notification.from_record(record) if ok and record is not None else None
 
 
 async def publish_engagement(ctx: Context, post_id: uuid.UUID) -> None:

@@ -27,6 +27,7 @@ from domain.search.paging import Position, RankedList, RankedPage, ranked_page
 from domain.search.ranking import Ranked
 from domain.search.search_users import parse_query, search_users
 from domain.search.suggested_follows import suggested_follows
+from schema import visibility
 from schema.context import Context
 from schema.pagination import check_first, page_info
 
@@ -203,16 +204,13 @@ async def _hydrate(
     async def flags(loader) -> Sequence[bool]:
         return nothing if loader is None else await loader.load_many(ids)
 
-    records, blocked, followed = await asyncio.gather(
-        loaders.user_by_id.load_many(ids),
-        flags(loaders.block_with_viewer),
+    records, followed = await asyncio.gather(
+        visibility.accounts(info.context, ids, listed=True),  # the listing rule
         flags(loaders.viewer_follows if drop_followed else None),
     )
     out = []
-    for (entry, position), rec, block, follows in zip(
-        page.entries, records, blocked, followed, strict=True
-    ):
-        if rec is None or not rec.is_visible or block or follows:
+    for (entry, position), rec, follows in zip(page.entries, records, followed, strict=True):
+        if rec is None or follows:
             continue
         out.append((entry, encode_rank_cursor(position), UserType.from_record(rec)))
     return out

@@ -10,6 +10,7 @@ import strawberry
 from strawberry import relay
 
 from domain.social.queries import follow_request_list
+from schema import visibility
 from schema.errors import (
     BlockedError,
     CannotBlockSelfError,
@@ -125,7 +126,7 @@ async def follow_requests_connection(
     position = decode_cursor(after) if after else None
     async with ctx.engine.connect() as conn:
         page = await follow_request_list(conn, target_id, first=first, after=position)
-    records = await ctx.loaders.user_by_id.load_many([e.user_id for e in page.edges])
+    records = await visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True)
     edges = [
         FollowRequestEdge(
             cursor=encode_cursor(e.position), node=User.from_record(rec), requested_at=e.position[0]

@@ -14,6 +14,7 @@ from strawberry import relay
 
 from domain.identity.queries import UserRecord
 from domain.social.queries import FollowPage, follow_list
+from schema import visibility
 from schema.context import Context
 from schema.ids import parse_node_ids
 
@@ -39,6 +40,13 @@ _HIDDEN = (
     "Null when the account is private and the viewer neither is it nor follows it "
     "(isPrivate tells why; counts stay visible), or when a block stands between them "
     "(blockedWithViewer)."
+)
+
+#: Why the owner-only fields are nullable: on anyone else they are null with a FORBIDDEN
+#: error at their path, and the rest of the User survives.
+_OWN = (
+    "Only on yourself (viewer { … }): on another user it is null, with a FORBIDDEN error "
+    "at its path."
 )
 
 
@@ -70,40 +78,30 @@ class User(relay.Node):
         )
 
     async def content_visible(self, info: Info) -> bool:
-        """Whether the viewer may see this user's posts and follow lists: no block stands
-        between them, and the account is public, the viewer's own, or followed by the
-        viewer (batched through the block and follow dataloaders)."""
-        viewer = info.context.viewer_id
-        if viewer == self.uid:
-            return True
-        loaders = info.context.loaders
-        if loaders.block_with_viewer and await loaders.block_with_viewer.load(self.uid):
-            return False
-        if not self.is_private:
-            return True
-        return bool(loaders.viewer_follows and await loaders.viewer_follows.load(self.uid))
+        """Whether the viewer may see this user's posts and follow lists (the rule of
+        schema.visibility: no block either way, and public, the viewer's own, or
+        followed)."""
+        return await visibility.content_visible(info.context, self.uid)
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
         cls, *, info: Info, node_ids: list[str], required: bool = False
     ) -> list[Self | None]:
-        """Resolve ``node``/``nodes`` through the UserByIdLoader (hidden users are null)."""
-        ids = parse_node_ids(node_ids)
-        wanted = [i for i in ids if i is not None]
-        records = dict(
-            zip(wanted, await info.context.loaders.user_by_id.load_many(wanted), strict=True)
-        )
-        out = []
-        for i in ids:
-            rec = records.get(i) if i else None
-            out.append(cls.from_record(rec) if rec and rec.is_visible else None)
-        return out
+        """Resolve ``node``/``nodes``: accounts whose profile the viewer may see (banned
+        and deleted ones are null; a profile reached directly stays across a block)."""
+        records = await visibility.accounts(info.context, parse_node_ids(node_ids))
+        return [cls.from_record(rec) if rec else None for rec in records]
 
-    @strawberry.field(description="Live followers, exact, O(1) to read.")
+    @strawberry.field(
+        description="Live followers, exact, O(1) to read: as many as `followers` lists for "
+        "you (no banned or deleted account, nobody on the other side of a block)."
+    )
     async def follower_count(self, info: Info) -> int:
         return (await info.context.loaders.counts_by_user_id.load(self.uid)).followers
 
-    @strawberry.field(description="Live followees, exact, O(1) to read.")
+    @strawberry.field(
+        description="Live followees, exact, O(1) to read: as many as `following` lists for you."
+    )
     async def following_count(self, info: Info) -> int:
         return (await info.context.loaders.counts_by_user_id.load(self.uid)).following
 
@@ -123,32 +121,27 @@ class User(relay.Node):
         return await author_posts_connection(info, self.uid, first, after)
 
     @strawberry.field(
-        description="The home feed: your posts and those of whom you follow, newest first. "
-        "Only on the viewer."
+        description="The home feed: your posts and those of whom you follow, newest first. " + _OWN
     )
     async def feed(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[FeedConnection, strawberry.lazy("schema.posts")]:
+    ) -> Annotated[FeedConnection, strawberry.lazy("schema.posts")] | None:
         from schema.posts import home_feed_connection
 
-        if info.context.viewer_id != self.uid:
-            raise GraphQLError(
-                "Only your own feed can be read (viewer { feed }).",
-                extensions={"code": "FORBIDDEN"},
-            )
+        self._require_self(info, "feed")
         return await home_feed_connection(info, first, after)
 
-    @strawberry.field(description="Your notifications, newest first. Only on the viewer.")
+    @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[NotificationConnection, strawberry.lazy("schema.notifications")]:
+    ) -> Annotated[NotificationConnection, strawberry.lazy("schema.notifications")] | None:
         from schema.notifications import notifications_connection
 
         self._require_self(info, "notifications")
         return await notifications_connection(info, self.uid, first, after)
 
-    @strawberry.field(description="Your unread notifications, exact. Only on the viewer.")
-    async def unread_notification_count(self, info: Info) -> int:
+    @strawberry.field(description="Your unread notifications, exact. " + _OWN)
+    async def unread_notification_count(self, info: Info) -> int | None:
         from schema.notifications import unread_count
 
         self._require_self(info, "unreadNotificationCount")
@@ -157,11 +150,11 @@ class User(relay.Node):
     @strawberry.field(
         description="Accounts followed by people you follow, those most of them follow "
         "first; never yourself, whom you follow or asked to follow, blocked, banned or "
-        "deleted accounts. Only on the viewer."
+        "deleted accounts. " + _OWN
     )
     async def suggested_follows(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[SuggestedFollowConnection, strawberry.lazy("schema.search")]:
+    ) -> Annotated[SuggestedFollowConnection, strawberry.lazy("schema.search")] | None:
         from schema.search import suggested_follows_connection
 
         self._require_self(info, "suggestedFollows")
@@ -197,19 +190,13 @@ class User(relay.Node):
         loader = info.context.loaders.viewer_requested
         return bool(loader and await loader.load(self.uid))
 
-    @strawberry.field(
-        description="Pending requests to follow you, newest first. Only on the viewer."
-    )
+    @strawberry.field(description="Pending requests to follow you, newest first. " + _OWN)
     async def follow_requests(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[FollowRequestConnection, strawberry.lazy("schema.social")]:
+    ) -> Annotated[FollowRequestConnection, strawberry.lazy("schema.social")] | None:
         from schema.social import follow_requests_connection
 
-        if info.context.viewer_id != self.uid:
-            raise GraphQLError(
-                "Only your own follow requests can be read (viewer { followRequests }).",
-                extensions={"code": "FORBIDDEN"},
-            )
+        self._require_self(info, "followRequests")
         return await follow_requests_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
@@ -241,7 +228,9 @@ class UserEdge:
 class UserConnection:
     edges: list[UserEdge]
     page_info: relay.PageInfo
-    total_count: int = strawberry.field(description="All live entries of the list, exact.")
+    total_count: int = strawberry.field(
+        description="All entries of the list you can page through, exact."
+    )
 
 
 def _check_page(info: Info, first: int, after: str | None, decode: Callable[[str], object]) -> None:
@@ -258,11 +247,12 @@ async def _follow_connection(
     check_first(first, ctx.limits.max_page_size)
     position = decode_cursor(after) if after else None
     async with ctx.engine.connect() as conn:
-        page: FollowPage = await follow_list(conn, direction, user_id, first=first, after=position)
-    loaders = ctx.loaders
+        page: FollowPage = await follow_list(
+            conn, direction, user_id, first=first, after=position, viewer_id=ctx.viewer_id
+        )
     records, counts = await asyncio.gather(
-        loaders.user_by_id.load_many([e.user_id for e in page.edges]),
-        loaders.counts_by_user_id.load(user_id),
+        visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True),
+        ctx.loaders.counts_by_user_id.load(user_id),
     )
     edges = [
         UserEdge(cursor=encode_cursor(e.position), node=User.from_record(rec))

@@ -164,11 +164,11 @@ _PASSWORD_HASH: str | None = None
 def make_users(engine: AsyncEngine, settings: Settings):
     """``await make_users(n)`` inserts n active users in one statement (one shared argon2id
     hash of TEST_PASSWORD) and returns them with access tokens."""
-    return users_maker(engine, settings)
+    return user_maker(engine, settings)
 
 
-def users_maker(engine: AsyncEngine, settings: Settings):
-    """The ``make_users`` function of a database (``engine``) and token config."""
+def user_maker(engine: AsyncEngine, settings: Settings):
+    """What the ``make_users`` fixture returns, for fixtures of a wider scope."""
 
     async def _make(n: int, prefix: str = "u", *, active: bool = True) -> list[TestUser]:
         global _PASSWORD_HASH

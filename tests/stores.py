@@ -114,7 +114,7 @@ async def cluster_env(
     cluster_settings: Settings, redis_cluster: EmbeddedRedisCluster
 ) -> AsyncIterator[FeedEnv]:
     """The app, an arq worker and a database with the feed store on the cluster."""
-    from tests.conftest import GQL, WorkerControl, users_maker
+    from tests.conftest import GQL, WorkerControl, user_maker
 
     engine = create_engine(cluster_settings.database_url, pool_size=3, max_overflow=5)
     app = create_app(cluster_settings, engine=engine)
@@ -135,7 +135,7 @@ async def cluster_env(
                 engine,
                 GQL(client),
                 worker,
-                users_maker(engine, cluster_settings),
+                user_maker(engine, cluster_settings),
                 redis,
                 FeedStores.on(redis, cluster_settings.feed_config),
                 redis_cluster,
@@ -151,7 +151,7 @@ async def single_env(
     settings: Settings, engine: AsyncEngine, client, worker
 ) -> AsyncIterator[FeedEnv]:
     """The run's app, worker, database and Redis (everything on one Redis)."""
-    from tests.conftest import GQL, users_maker
+    from tests.conftest import GQL, user_maker
 
     redis = settings.open_feed_redis()
     assert redis is not None
@@ -162,7 +162,7 @@ async def single_env(
             engine,
             GQL(client),
             worker,
-            users_maker(engine, settings),
+            user_maker(engine, settings),
             redis,
             FeedStores.on(redis, settings.feed_config),
         )

@@ -11,17 +11,54 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-#: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``.
+#: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
+#: what each counter counts (README "Counters"). Only what active accounts did counts (a
+#: follow if the other side is active, a like if its liker is, a comment if its author
+#: and the author of the comment it answers are), so a ban, a reinstatement or an
+#: account deletion moves these counters (domain.moderation.set_user_status) and a
+#: block moves followers/following (the follows it ends) and unread notifications.
 ACTUAL: dict[str, str] = {
-    "followers": "SELECT followee_id, count(*) FROM follows WHERE deleted_at IS NULL GROUP BY 1",
-    "following": "SELECT follower_id, count(*) FROM follows WHERE deleted_at IS NULL GROUP BY 1",
+    "followers": (
+        "SELECT f.followee_id, count(*) FROM follows f"
+        " JOIN users u ON u.id = f.follower_id AND u.status = 'active'"
+        " WHERE f.deleted_at IS NULL GROUP BY 1"
+    ),
+    "following": (
+        "SELECT f.follower_id, count(*) FROM follows f"
+        " JOIN users u ON u.id = f.followee_id AND u.status = 'active'"
+        " WHERE f.deleted_at IS NULL GROUP BY 1"
+    ),
     "posts": "SELECT author_id, count(*) FROM posts WHERE deleted_at IS NULL GROUP BY 1",
-    "likes": "SELECT post_id, count(*) FROM likes GROUP BY 1",
-    "comments": "SELECT post_id, count(*) FROM comments WHERE deleted_at IS NULL GROUP BY 1",
+    "likes": (
+        "SELECT l.post_id, count(*) FROM likes l"
+        " JOIN users u ON u.id = l.user_id AND u.status = 'active' GROUP BY 1"
+    ),
+    "comments": (
+        "SELECT c.post_id, count(*) FROM comments c"
+        " JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'"
+        " LEFT JOIN comments pc ON pc.id = c.parent_id"
+        " LEFT JOIN users pa ON pa.id = pc.author_id"
+        " WHERE c.deleted_at IS NULL"
+        " AND (c.parent_id IS NULL OR (pc.deleted_at IS NULL AND pa.status = 'active'))"
+        " GROUP BY 1"
+    ),
     "unread_notifications": (
-        "SELECT recipient_id, count(*) FROM notifications WHERE read_at IS NULL GROUP BY 1"
+        "SELECT recipient_id, count(*) FROM notifications"
+        " WHERE read_at IS NULL AND count > 0 GROUP BY 1"
+    ),
+    # Not a sharded counter: a like notification's ``count`` against its people.
+    "like_notification_people": (
+        "SELECT n.id, count(a.actor_id) FROM notifications n"
+        " LEFT JOIN notification_actors a ON a.notification_id = n.id AND a.withdrawn_at IS NULL"
+        " WHERE n.kind = 'like' GROUP BY 1"
     ),
 }
+
+#: Kinds whose stored value is not in ``counter_shards``: kind -> ``SELECT entity_id, n``.
+STORED: dict[str, str] = {
+    "like_notification_people": "SELECT id, count FROM notifications WHERE kind = 'like'",
+}
+_SHARDS = "SELECT entity_id, sum(value) FROM counter_shards WHERE kind = :kind GROUP BY entity_id"
 
 
 @dataclass(frozen=True)
@@ -60,10 +97,7 @@ async def verify_counts(engine: AsyncEngine, kinds: Sequence[str] | None = None)
                         text(
                             f"""
                             WITH actual(entity_id, n) AS ({ACTUAL[kind]}),
-                            stored AS (
-                                SELECT entity_id, sum(value) AS n FROM counter_shards
-                                WHERE kind = :kind GROUP BY entity_id
-                            )
+                            stored(entity_id, n) AS ({STORED.get(kind, _SHARDS)})
                             SELECT coalesce(a.entity_id, s.entity_id),
                                    coalesce(a.n, 0), coalesce(s.n, 0)
                             FROM actual a FULL JOIN stored s ON a.entity_id = s.entity_id

@@ -14,7 +14,7 @@ from domain.db import new_id
 from domain.errors import ValidationError
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
-from domain.posts.visibility import require_visible_post
+from domain.posts.visibility import require_visible_parent, require_visible_post
 from domain.text import COMMENT_MAX, clean_text
 
 
@@ -49,30 +49,28 @@ async def add_comment(
     One transaction: the row, the post's ``comments`` counter +1, and a
     ``comment.created`` event {comment_id, post_id, author_id, post_author_id,
     parent_id, parent_author_id, body}. Raises ValidationError (empty, NUL, over 2,200
-    code points after NFC; a parent that is not a live top-level comment of this post)
-    or PostNotFoundError (missing or not visible to the author).
+    code points after NFC; a parent that is not a top-level comment of this post that
+    the author may see) or PostNotFoundError (missing or not visible to the author, or
+    the author's account is not active).
+
+    The author's account (and a parent's comment and author) are read under ``FOR KEY
+    SHARE``, so a concurrent ban or deletion of the parent either waits for this
+    comment or is seen by it: the ``comments`` counter only ever counts comments of
+    active accounts in a visible thread (README "Counters").
     """
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():
         raise ValidationError("body", "A comment cannot be empty.")
     async with engine.begin() as conn:
-        post = await require_visible_post(conn, post_id, author_id)
+        post = await require_visible_post(conn, post_id, author_id, write=True)
         parent_author = None
         if parent_id is not None:
-            parent = (
-                await conn.execute(
-                    text(
-                        "SELECT author_id, parent_id, post_id FROM comments"
-                        " WHERE id = :id AND deleted_at IS NULL"
-                    ),
-                    {"id": parent_id},
-                )
-            ).first()
-            if parent is None or parent.post_id != post_id or parent.parent_id is not None:
+            parent = await require_visible_parent(conn, parent_id, author_id)
+            if parent is None or parent[0] != post_id or parent[2] is not None:
                 raise ValidationError(
                     "parentId", "Replies answer a top-level comment of the same post."
                 )
-            parent_author = parent.author_id
+            parent_author = parent[1]
         row = (
             await conn.execute(
                 text(

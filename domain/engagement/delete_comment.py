@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
+from domain.moderation.account_locks import lock_active
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
 
@@ -25,16 +26,19 @@ async def delete_comment(
     comments were deleted now (0 if it already was: idempotent).
 
     Allowed to the comment's author and to the post's author. The post's ``comments``
-    counter drops by that number in the same transaction, with a ``comment.deleted``
-    event {comment_id, post_id, deleted}. Raises CommentNotFoundError or
-    NotCommentModeratorError.
+    counter drops, in the same transaction, by the deleted comments it counted (those
+    of active accounts under an active account's comment: README "Counters"), with a
+    ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
+    CommentNotFoundError or NotCommentModeratorError.
     """
     async with engine.begin() as conn:
         row = (
             await conn.execute(
                 text(
-                    "SELECT c.post_id, c.author_id, c.deleted_at, p.author_id AS post_author"
+                    "SELECT c.post_id, c.author_id, c.deleted_at, p.author_id AS post_author,"
+                    " pc.author_id AS parent_author"
                     " FROM comments c JOIN posts p ON p.id = c.post_id"
+                    " LEFT JOIN comments pc ON pc.id = c.parent_id"
                     " WHERE c.id = :id FOR UPDATE OF c"
                 ),
                 {"id": comment_id},
@@ -50,11 +54,13 @@ async def delete_comment(
             await conn.execute(
                 text(
                     "UPDATE comments SET deleted_at = now()"
-                    " WHERE (id = :id OR parent_id = :id) AND deleted_at IS NULL RETURNING id"
+                    " WHERE (id = :id OR parent_id = :id) AND deleted_at IS NULL"
+                    " RETURNING id, author_id, parent_id"
                 ),
                 {"id": comment_id},
             )
         ).all()
+        counted = await _counted(conn, deleted, row.parent_author)
         event_id = await append_event(
             conn,
             "comment.deleted",
@@ -62,8 +68,23 @@ async def delete_comment(
             {"comment_id": str(comment_id), "post_id": str(row.post_id), "deleted": len(deleted)},
             dispatched_by_caller=dispatcher is not None,
         )
-        await add_deltas(
-            conn, [Delta(row.post_id, "comments", -len(deleted))], shards=counter_shards
-        )
+        await add_deltas(conn, [Delta(row.post_id, "comments", -counted)], shards=counter_shards)
     await dispatch_after_commit(dispatcher, event_id, "comment.deleted")
     return len(deleted)
+
+
+async def _counted(conn, deleted: list, parent_author: uuid.UUID | None) -> int:
+    """How many of the ``deleted`` rows (id, author_id, parent_id) the ``comments``
+    counter counted: by an active account, and for a reply, under a top-level comment
+    by an active account (``parent_author`` for a reply deleted alone; the deleted
+    top-level comment's author for its replies)."""
+    if not deleted:
+        return 0
+    top = next((r.author_id for r in deleted if r.parent_id is None), parent_author)
+    ids = {r.author_id for r in deleted} | ({top} if top else set())
+    # Under FOR KEY SHARE: a concurrent ban of one of them either waits for this deletion
+    # or is seen by it, so the counter drops by exactly what it counted.
+    active = await lock_active(conn, ids)
+    return sum(
+        1 for r in deleted if r.author_id in active and (r.parent_id is None or top in active)
+    )

@@ -47,6 +47,17 @@ _UNLIKE = text(
 )
 
 
+# The post's author and the unliker's status, read under FOR KEY SHARE: a ban of the
+# unliker either waits for this unlike or is seen by it (only active accounts' likes
+# are counted, so an inactive account's unlike must not subtract).
+_UNLIKER = text(
+    """
+    SELECT p.author_id, u.status FROM posts p JOIN users u ON u.id = :u
+    WHERE p.id = :p FOR KEY SHARE OF u
+    """
+)
+
+
 async def like_post(
     engine: AsyncEngine,
     user_id: uuid.UUID,
@@ -60,7 +71,9 @@ async def like_post(
     One transaction: the ``likes`` row (primary key (post, user), so concurrent likes by
     one user insert once), a ``like.created`` event {post_id, user_id, author_id} and
     the post's ``likes`` counter +1. Raises PostNotFoundError if the post is missing or
-    not visible to the user (deleted, blocked, private and not followed).
+    not visible to the user (deleted, blocked, private and not followed), or the user's
+    account is not active (read under ``FOR KEY SHARE``: a concurrent ban waits for the
+    like or is seen by it, so the counter only counts active accounts' likes).
     """
     return await _write(
         engine,
@@ -85,7 +98,8 @@ async def unlike_post(
 ) -> bool:
     """Remove the user's like; return True if there was one. A second unlike, or an
     unlike racing it, subtracts nothing (the DELETE matches once). Never raises for a
-    post that is gone: there is nothing to undo."""
+    post that is gone: there is nothing to undo. An account that is not active (banned,
+    deleted) unlikes nothing: its likes are not counted while it is inactive."""
     return await _write(
         engine,
         _UNLIKE,
@@ -114,14 +128,13 @@ async def _write(
     event_id = new_id()
     async with engine.begin() as conn:
         if check:
-            post = await require_visible_post(conn, post_id, user_id)
+            post = await require_visible_post(conn, post_id, user_id, write=True)
             author_id = post.author_id
         else:
-            author_id = await conn.scalar(
-                text("SELECT author_id FROM posts WHERE id = :p"), {"p": post_id}
-            )
-            if author_id is None:
+            row = (await conn.execute(_UNLIKER, {"p": post_id, "u": user_id})).first()
+            if row is None or row.status != "active":
                 return False
+            author_id = row.author_id
         changed = await conn.scalar(
             statement,
             {

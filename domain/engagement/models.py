@@ -27,6 +27,9 @@ likes = Table(
     PrimaryKeyConstraint("post_id", "user_id"),  # one like per user and post
     # Post.likes: who liked, newest first.
     Index("likes_post_recent_idx", "post_id", text("created_at DESC"), text("user_id DESC")),
+    # An account's likes: what its ban or reinstatement takes out of (puts back in) the
+    # posts' counters.
+    Index("likes_user_id_idx", "user_id"),
 )
 
 comments = Table(
@@ -55,6 +58,14 @@ comments = Table(
         "created_at",
         "id",
         postgresql_where=text("parent_id IS NOT NULL AND deleted_at IS NULL"),
+    ),
+    # An account's live comments per post: what a block hides from one viewer's
+    # commentCount, and what a ban takes out of the counters.
+    Index(
+        "comments_author_post_idx",
+        "author_id",
+        "post_id",
+        postgresql_where=text("deleted_at IS NULL"),
     ),
 )
 

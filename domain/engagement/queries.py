@@ -20,18 +20,31 @@ Position = tuple[dt.datetime, uuid.UUID]
 
 
 async def likers_page(
-    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None
+    conn: AsyncConnection,
+    post_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None,
+    viewer_id: uuid.UUID | None = None,
 ) -> tuple[list[tuple[uuid.UUID, dt.datetime]], bool]:
-    """Who liked the post, newest like first: ``[(user_id, liked_at)]`` and has_next."""
-    where = "AND (created_at, user_id) < (:ts, :id)" if after else ""
-    params: dict[str, Any] = {"post": post_id, "limit": first + 1}
+    """Who liked the post, newest like first: ``[(user_id, liked_at)]`` and has_next.
+    Likers the viewer may not list are left out (the SQL twin of
+    domain.visibility.rules.account_listed: banned or deleted, or a block either way
+    with ``viewer_id``), so a page holds ``first`` of them when there are that many."""
+    where = "AND (l.created_at, l.user_id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"post": post_id, "limit": first + 1, "viewer": viewer_id}
     if after:
         params["ts"], params["id"] = after
     rows = (
         await conn.execute(
             text(
-                f"SELECT user_id, created_at FROM likes WHERE post_id = :post {where}"
-                " ORDER BY created_at DESC, user_id DESC LIMIT :limit"
+                "SELECT l.user_id, l.created_at FROM likes l"
+                " JOIN users u ON u.id = l.user_id AND u.status = 'active'"
+                f" WHERE l.post_id = :post {where}"
+                " AND NOT EXISTS (SELECT 1 FROM blocks b"
+                " WHERE (b.blocker_id = u.id AND b.blocked_id = CAST(:viewer AS uuid))"
+                " OR (b.blocker_id = CAST(:viewer AS uuid) AND b.blocked_id = u.id))"
+                " ORDER BY l.created_at DESC, l.user_id DESC LIMIT :limit"
             ),
             params,
         )

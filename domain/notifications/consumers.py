@@ -15,7 +15,7 @@ from domain.notifications.comments import notify_comment, notify_post_mentions
 from domain.notifications.config import NotificationConfig
 from domain.notifications.delivery import Delivery
 from domain.notifications.follows import notify_follow, notify_follow_request
-from domain.notifications.likes import notify_like
+from domain.notifications.likes import notify_like, withdraw_like
 from domain.notifications.publish import NotificationPublisher
 from domain.notifications.push import PushSender
 from domain.notifications.store import Changes, EventRef
@@ -30,7 +30,8 @@ def notification_handlers(
     publisher: NotificationPublisher | None = None,
 ) -> dict[str, Handler]:
     """Return ``{topic: handler}`` for follow.created, follow_request.created,
-    like.created, comment.created and post.created (caption mentions).
+    like.created, like.removed (the liker leaves the like notification), comment.created
+    and post.created (caption mentions).
 
     Each handler needs the event id that :func:`domain.outbox.process.process_event`
     adds to the payload, is idempotent per event (a job that runs twice creates
@@ -53,6 +54,7 @@ def notification_handlers(
         "follow.created": handler(notify_follow, "follower_id", "followee_id"),
         "follow_request.created": handler(notify_follow_request, "requester_id", "target_id"),
         "like.created": handler(notify_like, "post_id", "user_id"),
+        "like.removed": handler(withdraw_like, "post_id", "user_id"),
         "comment.created": handler(notify_comment, "comment_id"),
         "post.created": handler(notify_post_mentions, "post_id"),
     }

@@ -1,11 +1,19 @@
-"""Use case: notify a post's author of a like, coalescing likes within 10 minutes.
+"""Use cases: notify a post's author of likes, coalescing them over 10 minutes, and take
+a withdrawn like back out.
 
-The first like of a post (for its author) creates a LIKE notification; each further like
-whose event falls within ``like_window`` (10 minutes) of that notification's time is
-coalesced into it instead of creating another: ``count`` + 1, the actor becomes the
-newest liker ("bob and 2 others liked your post") and it is unread again. A like after
-the window opens a new notification. Only a new notification is pushed (one push per
-post per 10 minutes at most); coalescing is published for real time.
+The first like of a post (for its author) creates a LIKE notification; a like by someone
+else within ``like_window`` (10 minutes) of that notification's time joins it: one more
+person behind it (``count`` is the number of distinct people, README "Notifications"),
+the newest liker as its actor ("bob and 2 others liked your post"), unread again. A like
+after the window opens a new notification. Only a new notification is pushed (one push
+per post per 10 minutes at most); joining one is published for real time.
+
+The people behind a notification are rows of ``notification_actors``. A repeat like by
+someone already behind it changes nothing and publishes nothing. An unlike withdraws
+its liker (count - 1; at 0 the notification shows to nobody and leaves the unread
+count); liking again within the window restores them quietly, as if the unlike and the
+like never happened. Both consumers re-read the like under a per-(author, post) lock, so
+whatever order their jobs run in, the notification ends up matching the likes.
 """
 
 from __future__ import annotations
@@ -13,13 +21,13 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.counters import Delta, add_deltas
+from domain.counters import add_deltas
 from domain.db import new_id
 from domain.locks import advisory_xact_lock
 from domain.notifications.config import NotificationConfig
-from domain.notifications.queries import COLUMNS, UNREAD_KIND, to_notification
+from domain.notifications.like_groups import refresh_like_groups
 from domain.notifications.store import (
     Changes,
     Draft,
@@ -32,7 +40,7 @@ from domain.notifications.store import (
 
 _OPEN_GROUP = text(
     """
-    SELECT id, read_at FROM notifications
+    SELECT id FROM notifications
     WHERE post_id = :post AND kind = 'like' AND recipient_id = :r
       AND created_at > CAST(:at AS timestamptz) - make_interval(secs => :window)
       AND created_at <= CAST(:at AS timestamptz) + make_interval(secs => :window)
@@ -41,10 +49,33 @@ _OPEN_GROUP = text(
     """
 )
 
-_COALESCE = text(
-    f"""
-    UPDATE notifications SET count = count + 1, actor_id = :actor, read_at = NULL
-    WHERE id = :id RETURNING {COLUMNS}
+# The liker's place behind this post's like notifications for its author, newest first.
+_MEMBERSHIP = text(
+    """
+    SELECT a.notification_id, a.withdrawn_at FROM notification_actors a
+    JOIN notifications n ON n.id = a.notification_id
+    WHERE a.actor_id = :liker AND n.recipient_id = :r AND n.post_id = :post AND n.kind = 'like'
+    ORDER BY n.created_at DESC
+    """
+)
+
+_LIKED = text("SELECT EXISTS (SELECT 1 FROM likes WHERE post_id = :post AND user_id = :liker)")
+
+_JOIN = text(
+    """
+    INSERT INTO notification_actors (notification_id, actor_id, created_at)
+    VALUES (:n, :liker, :at)
+    ON CONFLICT (notification_id, actor_id) DO UPDATE SET withdrawn_at = NULL
+    """
+)
+
+_WITHDRAW = text(
+    """
+    UPDATE notification_actors a SET withdrawn_at = now()
+    FROM notifications n
+    WHERE n.id = a.notification_id AND n.kind = 'like' AND n.recipient_id = :r
+      AND n.post_id = :post AND a.actor_id = :liker AND a.withdrawn_at IS NULL
+    RETURNING n.id
     """
 )
 
@@ -56,22 +87,20 @@ async def notify_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.created`` {post_id, user_id, author_id}: create or coalesce the
-    author's LIKE notification (see the module docstring).
+    """Handle ``like.created`` {post_id, user_id, author_id}: create the author's LIKE
+    notification, or add the liker to the open one (see the module docstring).
 
-    One transaction, re-reading state: nothing if the like is gone (unliked before the
-    job ran) or the post deleted, for a like of one's own post, across a block, or for
-    an event handled already (``notification_sources`` records every like event, so a
-    job that runs twice coalesces nothing twice). A transaction-scoped advisory lock on
-    (author, post) makes concurrent likes of one post join one notification.
+    One transaction, re-reading state under a transaction-scoped advisory lock on
+    (author, post), which also makes concurrent likes of one post join one
+    notification: nothing if the like is gone (unliked before the job ran) or the post
+    deleted, for a like of one's own post, across a block, for a liker already behind
+    one of the post's notifications, or for an event handled already
+    (``notification_sources`` records every like event).
     """
     async with engine.begin() as conn:
         author_id = await conn.scalar(
-            text(
-                "SELECT p.author_id FROM posts p JOIN likes l ON l.post_id = p.id"
-                " WHERE p.id = :post AND l.user_id = :liker AND p.deleted_at IS NULL"
-            ),
-            {"post": post_id, "liker": liker_id},
+            text("SELECT author_id FROM posts WHERE id = :post AND deleted_at IS NULL"),
+            {"post": post_id},
         )
         if author_id is None or not await eligible_recipients(
             conn, liker_id, [author_id], post_id=post_id
@@ -80,38 +109,89 @@ async def notify_like(
         if await source_recorded(conn, event, author_id, "like"):
             return Changes()
         await advisory_xact_lock(conn, "notify-like", author_id, post_id)
-        group = (
-            await conn.execute(
-                _OPEN_GROUP,
-                {
-                    "post": post_id,
-                    "r": author_id,
-                    "at": event.at,
-                    "window": config.like_window.total_seconds(),
-                },
-            )
-        ).first()
-        notification_id = group.id if group else new_id()
-        if not await record_source(
+        if not await conn.scalar(_LIKED, {"post": post_id, "liker": liker_id}):
+            return Changes()
+        return await _join(conn, config, event, author_id, post_id, liker_id)
+
+
+async def _join(
+    conn: AsyncConnection,
+    config: NotificationConfig,
+    event: EventRef,
+    author_id: uuid.UUID,
+    post_id: uuid.UUID,
+    liker_id: uuid.UUID,
+) -> Changes:
+    params = {"post": post_id, "r": author_id, "liker": liker_id}
+    place = (await conn.execute(_MEMBERSHIP, params)).first()
+    group = (
+        await conn.execute(
+            _OPEN_GROUP,
+            {**params, "at": event.at, "window": config.like_window.total_seconds()},
+        )
+    ).first()
+
+    async def record(outcome: str, notification_id: uuid.UUID | None) -> bool:
+        return await record_source(
             conn,
             event,
             author_id,
             "like",
             actor_id=liker_id,
-            outcome="merged" if group else "notified",
+            outcome=outcome,
             notification_id=notification_id,
-        ):
+        )
+
+    if place is not None and place.withdrawn_at is None:  # already behind one: a repeat
+        await record("repeat", place.notification_id)
+        return Changes()
+    if group is None:
+        notification_id = new_id()
+        if not await record("notified", notification_id):
             return Changes()
-        if group is None:
-            created = await insert_notifications(
-                conn,
-                event,
-                [Draft(author_id, "like", actor_id=liker_id, post_id=post_id)],
-                counter_shards=config.counter_shards,
-                ids=[notification_id],
-            )
-            return Changes(created=created)
-        row = (await conn.execute(_COALESCE, {"id": group.id, "actor": liker_id})).one()
-        if group.read_at is not None:  # unread again
-            await add_deltas(conn, [Delta(author_id, UNREAD_KIND, 1)], shards=config.counter_shards)
-    return Changes(updated=[to_notification(row)])
+        created = await insert_notifications(
+            conn,
+            event,
+            [Draft(author_id, "like", actor_id=liker_id, post_id=post_id)],
+            counter_shards=config.counter_shards,
+            ids=[notification_id],
+        )
+        for n in created:
+            await conn.execute(_JOIN, {"n": n.id, "liker": liker_id, "at": event.at})
+        return Changes(created=created)
+    back = place is not None and place.notification_id == group.id  # withdrew, likes again
+    if not await record("repeat" if back else "merged", group.id):
+        return Changes()
+    await conn.execute(_JOIN, {"n": group.id, "liker": liker_id, "at": event.at})
+    records, deltas = await refresh_like_groups(
+        conn, [group.id], unread_again=[] if back else [group.id]
+    )
+    await add_deltas(conn, deltas, shards=config.counter_shards)
+    return Changes() if back else Changes(updated=records)
+
+
+async def withdraw_like(
+    engine: AsyncEngine,
+    config: NotificationConfig,
+    event: EventRef,
+    post_id: uuid.UUID,
+    liker_id: uuid.UUID,
+) -> Changes:
+    """Handle ``like.removed`` {post_id, user_id, author_id}: take the liker out of the
+    post's like notifications (count - 1, the actor the latest one left; at 0 it shows
+    to nobody), unless they like it again by now. Publishes and pushes nothing.
+    Idempotent: a withdrawn person is withdrawn once."""
+    async with engine.begin() as conn:
+        author_id = await conn.scalar(
+            text("SELECT author_id FROM posts WHERE id = :post"), {"post": post_id}
+        )
+        if author_id is None:
+            return Changes()
+        await advisory_xact_lock(conn, "notify-like", author_id, post_id)
+        if await conn.scalar(_LIKED, {"post": post_id, "liker": liker_id}):
+            return Changes()
+        params = {"post": post_id, "r": author_id, "liker": liker_id}
+        groups = [r[0] for r in await conn.execute(_WITHDRAW, params)]
+        _, deltas = await refresh_like_groups(conn, groups)
+        await add_deltas(conn, deltas, shards=config.counter_shards)
+    return Changes()

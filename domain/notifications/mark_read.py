@@ -22,8 +22,9 @@ async def mark_notifications_read(
     """Mark ``ids`` of ``recipient_id``'s notifications read (all of them when ``ids`` is
     None or empty) and return the unread count afterwards.
 
-    Ids of other users' notifications, unknown ids and notifications already read are
-    ignored (idempotent; never raises for them). One transaction: the rows that turn
+    Ids of other users' notifications, unknown ids, notifications already read and
+    like notifications nobody is behind any more (``count`` 0, not shown) are ignored
+    (idempotent; never raises for them). One transaction: the rows that turn
     read (``UPDATE ... WHERE read_at IS NULL``, so a concurrent run cannot count a row
     twice) and the unread counter's decrement commit together.
     """
@@ -35,7 +36,7 @@ async def mark_notifications_read(
         result = await conn.execute(
             text(
                 "UPDATE notifications SET read_at = now()"
-                f" WHERE recipient_id = :r AND read_at IS NULL {where}"
+                f" WHERE recipient_id = :r AND read_at IS NULL AND count > 0 {where}"
             ),
             params,
         )

@@ -40,7 +40,8 @@ notifications = Table(
     Column("actor_id", Uuid, ForeignKey("users.id"), nullable=True),  # null for digests
     Column("post_id", Uuid, ForeignKey("posts.id"), nullable=True),
     Column("comment_id", Uuid, ForeignKey("comments.id"), nullable=True),
-    # People behind it: likers coalesced into one like notification, followers of a digest.
+    # People behind it: the likers of a like notification (its notification_actors not
+    # withdrawn; 0 when all withdrew: then nobody sees it), the followers of a digest.
     Column("count", Integer, nullable=False, server_default=text("1")),
     # The outbox event that created it (a derived UUID for digests): the idempotency key.
     Column("source_event_id", Uuid, nullable=False),
@@ -48,7 +49,7 @@ notifications = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("read_at", DateTime(timezone=True), nullable=True),
     CheckConstraint(f"kind IN ({_KINDS_SQL})", name="kind_known"),
-    CheckConstraint("count >= 1", name="count_positive"),
+    CheckConstraint("count >= 0", name="count_not_negative"),
     # A job that runs twice creates nothing twice.
     Index("notifications_source_key", "source_event_id", "recipient_id", "kind", unique=True),
     # viewer.notifications: newest first, keyset on (created_at, id).
@@ -71,6 +72,29 @@ notifications = Table(
         text("created_at DESC"),
         postgresql_where=text("kind = 'like'"),
     ),
+    # What an account notified others of: removed when it is blocked, banned or deleted.
+    Index("notifications_actor_id_idx", "actor_id", postgresql_where=text("actor_id IS NOT NULL")),
+)
+
+#: The people behind a like notification, one row each (README "Notifications"): its
+#: ``count`` is the number of rows not withdrawn, so a repeat like adds nobody and an
+#: unlike takes its liker out again. A block or a ban deletes the account's rows.
+notification_actors = Table(
+    "notification_actors",
+    metadata,
+    Column(
+        "notification_id",
+        Uuid,
+        ForeignKey("notifications.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("actor_id", Uuid, ForeignKey("users.id"), nullable=False),
+    # The time of the like that brought them in (the event's, not the job's).
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # Set when the like is withdrawn (unlike); cleared if the same person likes again.
+    Column("withdrawn_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("notification_id", "actor_id"),
+    Index("notification_actors_actor_id_idx", "actor_id"),
 )
 
 #: One row per (event, recipient, kind) of the kinds that aggregate (follows, likes): the

@@ -54,7 +54,8 @@ async def notifications_page(
     after: Position | None = None,
 ) -> tuple[list[NotificationRecord], bool]:
     """Return up to ``first`` notifications of ``recipient_id``, newest first, and whether
-    more follow (keyset on (created_at, id), served by notifications_recipient_recent_idx)."""
+    more follow (keyset on (created_at, id), served by notifications_recipient_recent_idx).
+    Like notifications whose every liker withdrew (``count`` 0) are left out."""
     where = "AND (created_at, id) < (:ts, :id)" if after else ""
     params: dict[str, Any] = {"r": recipient_id, "limit": first + 1}
     if after:
@@ -62,8 +63,8 @@ async def notifications_page(
     rows = (
         await conn.execute(
             text(
-                f"SELECT {COLUMNS} FROM notifications WHERE recipient_id = :r {where}"
-                " ORDER BY created_at DESC, id DESC LIMIT :limit"
+                f"SELECT {COLUMNS} FROM notifications WHERE recipient_id = :r AND count > 0"
+                f" {where} ORDER BY created_at DESC, id DESC LIMIT :limit"
             ),
             params,
         )
@@ -101,8 +102,9 @@ class UnreadDrift:
 
 
 async def verify_unread_counts(engine: AsyncEngine) -> list[UnreadDrift]:
-    """Compare every unread counter with ``count(*)`` of unread notifications in one
-    REPEATABLE READ snapshot; return the mismatches (none when exact)."""
+    """Compare every unread counter with ``count(*)`` of unread notifications that show
+    (``count`` > 0) in one REPEATABLE READ snapshot; return the mismatches (none when
+    exact)."""
     async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ")
         rows = (
@@ -111,7 +113,7 @@ async def verify_unread_counts(engine: AsyncEngine) -> list[UnreadDrift]:
                     """
                     WITH actual AS (
                         SELECT recipient_id AS user_id, count(*) AS n FROM notifications
-                        WHERE read_at IS NULL GROUP BY recipient_id
+                        WHERE read_at IS NULL AND count > 0 GROUP BY recipient_id
                     ), stored AS (
                         SELECT entity_id AS user_id, sum(value) AS n FROM counter_shards
                         WHERE kind = :kind GROUP BY entity_id

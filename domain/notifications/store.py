@@ -23,6 +23,7 @@ from domain.notifications.queries import (
 from domain.outbox.process import EVENT_ID_KEY
 from domain.posts.errors import PostNotFoundError
 from domain.posts.visibility import require_visible_post
+from domain.social.pairs import pair_lock_key
 
 
 def event_time(event_id: uuid.UUID) -> dt.datetime:
@@ -138,6 +139,19 @@ async def insert_notifications(
     return created
 
 
+# Before the checks (a statement of their own, so the checks' snapshot comes after the
+# waits): the pair locks that block_user takes, and the actor's account under FOR KEY
+# SHARE. A block (or a ban of the actor) that commits meanwhile is then seen by the
+# checks, or waits until this notification is written and then removes it with the rest
+# (domain.notifications.forget): never a notification across a block.
+_SERIALISE = text(
+    """
+    SELECT (SELECT count(pg_advisory_xact_lock(k))
+            FROM (SELECT unnest(CAST(:keys AS bigint[])) AS k ORDER BY 1) s),
+           (SELECT status FROM users WHERE id = :actor FOR KEY SHARE)
+    """
+)
+
 _ELIGIBLE = text(
     """
     SELECT u.id FROM users u
@@ -162,10 +176,16 @@ async def eligible_recipients(
     the actor (no one is notified of their own action), active, with an active actor and
     no block either way; and, with ``post_id``, able to see that post (the rule of
     :func:`domain.posts.visibility.require_visible_post`: live, author active, no block
-    with the author, author public or followed)."""
+    with the author, author public or followed).
+
+    Takes the pair lock of (actor, candidate) for each candidate and holds the actor's
+    account under ``FOR KEY SHARE`` until the caller's transaction ends, so a block or
+    ban committing meanwhile cannot miss what the caller then writes."""
     wanted = list(dict.fromkeys(c for c in candidates if c != actor_id))
     if not wanted:
         return set()
+    keys = sorted({pair_lock_key(actor_id, w) for w in wanted})
+    await conn.execute(_SERIALISE, {"keys": keys, "actor": actor_id})
     rows = await conn.execute(_ELIGIBLE, {"ids": wanted, "actor": actor_id})
     ok = {r[0] for r in rows}
     if post_id is not None:

@@ -1,4 +1,5 @@
-"""Who may see (and so like or comment on) a post."""
+"""Who may see (and so like or comment on) a post or a comment: the SQL twin of
+:mod:`domain.visibility.rules` as the checks that writes make in their transaction."""
 
 from __future__ import annotations
 
@@ -9,40 +10,46 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.posts.errors import PostNotFoundError
 from domain.posts.queries import PostRecord, to_post
+from domain.visibility.sql import visible_comment_sql, visible_post_sql
 
-_VISIBLE = text(
-    """
-    SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at
-    FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active'
-    WHERE p.id = :post AND p.deleted_at IS NULL
-      AND NOT EXISTS (
-          SELECT 1 FROM blocks b
-          WHERE (b.blocker_id = a.id AND b.blocked_id = :viewer)
-             OR (b.blocker_id = :viewer AND b.blocked_id = a.id))
-      AND (NOT a.is_private OR a.id = :viewer OR EXISTS (
-          SELECT 1 FROM follows f
-          WHERE f.follower_id = :viewer AND f.followee_id = a.id AND f.deleted_at IS NULL))
-    """
-)
+_VISIBLE = text(visible_post_sql())
+_VISIBLE_LOCKED = text(visible_post_sql(lock_viewer=True))
+_COMMENT_LOCKED = text(visible_comment_sql(lock=True))
 
-
-def visible_post_sql(post: str = ":post", viewer: str = ":viewer") -> str:
-    """The statement of :func:`require_visible_post` (the post's columns; no row if it
-    is not visible) with the post and viewer as the given SQL expressions, e.g. columns
-    of a LATERAL join: for reads that build on the same rule."""
-    return _VISIBLE.text.replace(":post", post).replace(":viewer", viewer)
+__all__ = ["require_visible_parent", "require_visible_post", "visible_post_sql"]
 
 
 async def require_visible_post(
-    conn: AsyncConnection, post_id: uuid.UUID, viewer_id: uuid.UUID
+    conn: AsyncConnection, post_id: uuid.UUID, viewer_id: uuid.UUID | None, *, write: bool = False
 ) -> PostRecord:
-    """Return the post if ``viewer_id`` may see it: live, by an active author, no block
-    either way, and the author public, the viewer, or followed by the viewer.
+    """Return the post if ``viewer_id`` (None: anonymous) may see it: live, by an active
+    author, no block either way, and the author public, the viewer, or followed by the
+    viewer (domain.visibility.rules.post_visible).
 
-    Raises PostNotFoundError otherwise (an invisible post is indistinguishable from a
-    missing one).
+    ``write`` (a like or a comment by the viewer): the viewer's own account must be
+    active too, read under ``FOR KEY SHARE`` so that a ban of the viewer and this write
+    are serialised (the ban's counter corrections then see the write, or the write sees
+    the ban). Raises PostNotFoundError otherwise (an invisible post is
+    indistinguishable from a missing one).
     """
-    row = (await conn.execute(_VISIBLE, {"post": post_id, "viewer": viewer_id})).first()
+    row = (
+        await conn.execute(
+            _VISIBLE_LOCKED if write else _VISIBLE, {"post": post_id, "viewer": viewer_id}
+        )
+    ).first()
     if row is None:
         raise PostNotFoundError()
     return to_post(row)
+
+
+async def require_visible_parent(
+    conn: AsyncConnection, comment_id: uuid.UUID, viewer_id: uuid.UUID
+) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID | None] | None:
+    """Return (post_id, author_id, parent_id) of a comment ``viewer_id`` is about to
+    answer if they may see it (domain.visibility.rules.comment_visible), else None;
+    reads the comment and its author under ``FOR KEY SHARE``, so deleting that comment
+    or banning its author waits for the reply, or the reply sees it and is refused."""
+    row = (
+        await conn.execute(_COMMENT_LOCKED, {"comment": comment_id, "viewer": viewer_id})
+    ).first()
+    return (row.post_id, row.author_id, row.parent_id) if row else None

@@ -11,23 +11,34 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.posts.queries import PostRecord
-from domain.posts.visibility import visible_post_sql
+from domain.visibility.sql import (
+    BLOCK_PARTNERS,
+    hidden_comments_sql,
+    hidden_likes_sql,
+    visible_post_sql,
+)
 
 Pair = tuple[uuid.UUID, uuid.UUID]  # (post id, viewer id)
 
+_PARTNERS = BLOCK_PARTNERS.format(viewer="r.viewer")
+
 # For each (post, viewer) pair: the post if the viewer may see it (the rule of likes and
-# comments, domain.posts.visibility) and its counters summed over their shards
-# (domain.counters). Pairs whose post is not visible have no row.
+# comments, domain.visibility.sql) and its counters summed over their shards
+# (domain.counters), less what blocks hide from that viewer: the counts Post.likeCount
+# and Post.commentCount show the same viewer. Pairs whose post is not visible have no row.
 _SNAPSHOTS = text(
     f"""
     SELECT r.i, v.*,
-        (SELECT coalesce(sum(value), 0) FROM counter_shards
-         WHERE entity_id = v.id AND kind = 'likes')::bigint AS likes,
-        (SELECT coalesce(sum(value), 0) FROM counter_shards
-         WHERE entity_id = v.id AND kind = 'comments')::bigint AS comments
+        greatest(0, (SELECT coalesce(sum(value), 0) FROM counter_shards
+                     WHERE entity_id = v.id AND kind = 'likes')
+                    - {hidden_likes_sql("v.id", "p.partners")})::bigint AS likes,
+        greatest(0, (SELECT coalesce(sum(value), 0) FROM counter_shards
+                     WHERE entity_id = v.id AND kind = 'comments')
+                    - {hidden_comments_sql("v.id", "p.partners")})::bigint AS comments
     FROM unnest(CAST(:posts AS uuid[]), CAST(:viewers AS uuid[])) WITH ORDINALITY
         AS r(post, viewer, i)
     CROSS JOIN LATERAL ({visible_post_sql("r.post", "r.viewer")}) v
+    CROSS JOIN LATERAL (SELECT {_PARTNERS} AS partners) p
     """
 )
 
@@ -44,9 +55,10 @@ class EngagementSnapshot:
 async def engagement_snapshots(
     conn: AsyncConnection, pairs: list[Pair]
 ) -> list[EngagementSnapshot | None]:
-    """For each (post, viewer) pair, in order: the post and its counts if the viewer
-    may see it (live, active author, no block, public or followed), else None. One
-    statement whatever the number of pairs."""
+    """For each (post, viewer) pair, in order: the post and its counts as that viewer
+    sees them (less what blocks hide from them) if the viewer may see it (live, active
+    author, no block, public or followed), else None. One statement whatever the number
+    of pairs."""
     if not pairs:
         return []
     rows = await conn.execute(

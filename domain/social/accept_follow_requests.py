@@ -11,12 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
+from domain.moderation.account_locks import lock_active
 
 _TAKE = text(
     """
-    DELETE FROM follow_requests r USING users u
-    WHERE r.target_id = :target AND u.id = r.requester_id
-    RETURNING r.requester_id, r.created_at, r.id, u.status = 'active' AS active
+    DELETE FROM follow_requests r WHERE r.target_id = :target
+    RETURNING r.requester_id, r.created_at, r.id
     """
 )
 
@@ -50,7 +50,8 @@ async def accept_pending_requests(
     """Turn every pending request to ``target_id`` into a follow, in the caller's
     transaction; return the new followers, oldest request first.
 
-    Three statements whatever the number of requests: delete the requests, insert the
+    Four statements whatever the number of requests: delete the requests, read the
+    requesters' statuses under ``FOR KEY SHARE`` (a ban then waits), insert the
     follows with a ``follow.created`` outbox row each, add the counters (+n followers of
     the target, +1 following of each requester). Requests of banned or deleted users are
     dropped without a follow.
@@ -63,8 +64,15 @@ async def accept_pending_requests(
     under a share lock on that row, so none can slip in after this runs.
     """
     taken = (await conn.execute(_TAKE, {"target": target_id})).all()
+    if not taken:
+        return []
+    # Under FOR KEY SHARE: a concurrent ban of a requester waits for the switch, or the
+    # switch sees it (no follow, and no counter, for an inactive account).
+    active = await lock_active(conn, [r.requester_id for r in taken])
     followers = [
-        r.requester_id for r in sorted(taken, key=lambda r: (r.created_at, r.id)) if r.active
+        r.requester_id
+        for r in sorted(taken, key=lambda r: (r.created_at, r.id))
+        if r.requester_id in active
     ]
     if not followers:
         return []

@@ -9,6 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.errors import NotFoundError
+from domain.moderation.account_locks import lock_statuses
+from domain.notifications.forget import forget_between
 from domain.outbox.append import append_event
 from domain.social.errors import SelfBlockError
 from domain.social.pairs import lock_pair
@@ -50,15 +52,21 @@ async def block_user(
     In one transaction (under the pair lock shared with follow_user): insert the block,
     delete pending follow requests in both directions (a ``follow_request.cancelled``
     event each, ``reason: block``), soft-delete live follows in both directions with
-    their counter decrements and ``follow.removed`` events, and append ``block.created``.
+    their counter decrements and ``follow.removed`` events, append ``block.created``, and
+    remove what each has notified the other of (README "Who sees what": after a block
+    nothing from the other shows in one's notifications, and the unread count agrees).
     Idempotent. Raises SelfBlockError or NotFoundError.
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()
     async with engine.begin() as conn:
         await lock_pair(conn, blocker_id, blocked_id)
-        exists = await conn.scalar(text("SELECT 1 FROM users WHERE id = :id"), {"id": blocked_id})
-        if exists is None:
+        # Both accounts under FOR KEY SHARE: a concurrent ban waits for the block, or the
+        # block sees it (an ended follow moves followers only if its follower is active,
+        # following only if its followee is: what the counters count).
+        statuses = await lock_statuses(conn, [blocker_id, blocked_id])
+        active = {i: s == "active" for i, s in statuses.items()}
+        if blocked_id not in active:
             raise NotFoundError("No user has that id.")
         created = await conn.scalar(_INSERT_BLOCK, {"blocker": blocker_id, "blocked": blocked_id})
         cancelled = (
@@ -82,7 +90,11 @@ async def block_user(
                 follow_id,
                 {"follower_id": str(follower), "followee_id": str(followee), "reason": "block"},
             )
-            deltas += [Delta(followee, "followers", -1), Delta(follower, "following", -1)]
+            # Only what the counters counted: a follower if active, a followee if active.
+            if active.get(follower):
+                deltas.append(Delta(followee, "followers", -1))
+            if active.get(followee):
+                deltas.append(Delta(follower, "following", -1))
         if created:
             await append_event(
                 conn,
@@ -90,5 +102,7 @@ async def block_user(
                 blocker_id,
                 {"blocker_id": str(blocker_id), "blocked_id": str(blocked_id)},
             )
+        if created:
+            deltas += await forget_between(conn, blocker_id, blocked_id)
         await add_deltas(conn, deltas, shards=counter_shards)
     return bool(created)

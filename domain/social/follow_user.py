@@ -38,15 +38,18 @@ class FollowOutcome:
         return self.state == "requested"
 
 
+# Both accounts under FOR KEY SHARE (the lock the follows row's foreign keys take
+# anyway, taken before the check): a ban of either waits for this follow, or this check
+# sees it, so the counters never count a follow of an inactive account.
 _CHECK = text(
     """
-    SELECT
-      (SELECT status FROM users WHERE id = :follower) AS follower_status,
-      (SELECT status FROM users WHERE id = :followee) AS followee_status,
-      (SELECT is_private FROM users WHERE id = :followee) AS followee_private,
+    SELECT u.id, u.status, u.is_private,
       EXISTS (SELECT 1 FROM blocks
               WHERE (blocker_id = :follower AND blocked_id = :followee)
                  OR (blocker_id = :followee AND blocked_id = :follower)) AS blocked
+    FROM users u WHERE u.id IN (:follower, :followee)
+    ORDER BY u.id
+    FOR KEY SHARE OF u
     """
 )
 
@@ -182,18 +185,23 @@ async def check_can_follow(
     conn: AsyncConnection, follower_id: uuid.UUID, followee_id: uuid.UUID
 ) -> bool:
     """Check, in one statement, that both users exist and are active and that no block
-    stands between them; return whether ``followee_id`` is private.
+    stands between them; return whether ``followee_id`` is private. Both accounts stay
+    under ``FOR KEY SHARE`` until the transaction ends (a ban waits for it).
 
     Raises NotFoundError, UserUnavailableError or BlockedError (nothing is written).
     """
-    check = (await conn.execute(_CHECK, {"follower": follower_id, "followee": followee_id})).one()
-    if check.followee_status is None or check.follower_status is None:
+    rows = {
+        r.id: r
+        for r in await conn.execute(_CHECK, {"follower": follower_id, "followee": followee_id})
+    }
+    follower, followee = rows.get(follower_id), rows.get(followee_id)
+    if follower is None or followee is None:
         raise NotFoundError("No user has that id.")
-    if check.followee_status != "active" or check.follower_status != "active":
+    if followee.status != "active" or follower.status != "active":
         raise UserUnavailableError()
-    if check.blocked:
+    if followee.blocked:
         raise BlockedError()
-    return bool(check.followee_private)
+    return bool(followee.is_private)
 
 
 async def _request(

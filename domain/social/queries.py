@@ -33,18 +33,32 @@ class FollowPage:
     has_next: bool
 
 
+#: No block either way between the listed account ``u`` and the viewer (NULL: anonymous,
+#: nothing excluded), so a page holds ``first`` entries the viewer may see.
+_NOT_BLOCKED = """
+        AND NOT EXISTS (SELECT 1 FROM blocks b
+                        WHERE (b.blocker_id = u.id AND b.blocked_id = CAST(:viewer AS uuid))
+                           OR (b.blocker_id = CAST(:viewer AS uuid) AND b.blocked_id = u.id))
+"""
+
 _LIST_SQL = {
     # followers of :user: rows by followee_id, the other side is follower_id
     "followers": """
         SELECT f.follower_id, f.created_at, f.id FROM follows f
         JOIN users u ON u.id = f.follower_id AND u.status = 'active'
         WHERE f.followee_id = :user AND f.deleted_at IS NULL {after}
+        """
+    + _NOT_BLOCKED
+    + """
         ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
     """,
     "following": """
         SELECT f.followee_id, f.created_at, f.id FROM follows f
         JOIN users u ON u.id = f.followee_id AND u.status = 'active'
         WHERE f.follower_id = :user AND f.deleted_at IS NULL {after}
+        """
+    + _NOT_BLOCKED
+    + """
         ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
     """,
 }
@@ -58,15 +72,18 @@ async def follow_list(
     *,
     first: int,
     after: Position | None = None,
+    viewer_id: uuid.UUID | None = None,
 ) -> FollowPage:
     """Return up to ``first`` live followers (or followees) of ``user_id``, newest first.
 
     Keyset pagination on the follow's (created_at, id), served by the partial indexes
     of the seed, so page N costs the same as page 1 and rows arriving between pages
-    never shift what comes next. Banned and deleted users are left out.
+    never shift what comes next. Banned and deleted users are left out, and those with
+    a block either way with ``viewer_id`` (the SQL twin of the listing rule,
+    domain.visibility.rules.account_listed).
     """
     sql = _LIST_SQL[direction].format(after=_AFTER if after else "")
-    params: dict[str, object] = {"user": user_id, "limit": first + 1}
+    params: dict[str, object] = {"user": user_id, "limit": first + 1, "viewer": viewer_id}
     if after:
         params["after_ts"], params["after_id"] = after
     rows = (await conn.execute(text(sql), params)).all()

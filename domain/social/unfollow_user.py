@@ -14,12 +14,21 @@ from domain.social.cancel_follow_request import cancel_ctes, cancel_params
 from domain.social.errors import SelfFollowError
 
 # End the live follow, and only if one ended: its outbox event and both counters (-1),
-# all in one statement; the same statement withdraws a pending follow request.
+# all in one statement; the same statement withdraws a pending follow request. The follow
+# ends only while both accounts are active, read under FOR KEY SHARE: the counters count
+# follows between active accounts only, and a concurrent ban either waits for this
+# unfollow or is seen by it (README "Counters").
 _UNFOLLOW = text(
     f"""
-    WITH f AS (
+    WITH active AS (
+        SELECT count(*) AS n FROM (
+            SELECT 1 FROM users WHERE id IN (:follower, :followee) AND status = 'active'
+            ORDER BY id FOR KEY SHARE
+        ) u
+    ), f AS (
         UPDATE follows SET deleted_at = now()
         WHERE follower_id = :follower AND followee_id = :followee AND deleted_at IS NULL
+          AND (SELECT n FROM active) = 2
         RETURNING id
     ), event AS (
         INSERT INTO outbox (id, topic, aggregate_id, payload)
@@ -40,8 +49,10 @@ async def unfollow_user(
 
     Idempotent and safe under concurrency: of several unfollows of the same pair at
     once, the row lock lets exactly one match ``deleted_at IS NULL``, so the counters
-    drop once and never below the number of live rows. Raises SelfFollowError for
-    one's own id; an unknown user is simply not followed (returns False).
+    drop once and never below the number of live rows. A follow to or from a banned or
+    deleted account is left as it is (its counters already leave it out; it counts
+    again if the account is reinstated). Raises SelfFollowError for one's own id; an
+    unknown user is simply not followed (returns False).
     """
     if follower_id == followee_id:
         raise SelfFollowError()

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import resolvers.query
 import resolvers.social
+from domain.moderation.set_user_status import set_user_status
 from schema.ids import to_global_id
 from tests.conftest import TEST_PASSWORD
 
@@ -172,17 +173,14 @@ async def test_malformed_user_id_is_validation_error(gql, engine, graph, mutatio
 @pytest.mark.parametrize("mutation", ["unfollow", "block", "unblock"])
 @pytest.mark.parametrize("status", ["banned", "deleted"])
 async def test_hidden_user_is_not_found_and_nothing_changes(
-    gql, engine, make_users, mutation, status
+    gql, engine, make_users, settings, mutation, status
 ):
     """A banned or deleted account answers NotFoundError, so the write must not happen."""
     a, hidden = await make_users(2, prefix="hid")
     await gql(FOLLOW, {"id": hidden.gid}, token=a.token)
     if mutation == "unblock":
         await gql(TARGET % "block", {"id": hidden.gid}, token=a.token)
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE users SET status = :s WHERE id = :i"), {"s": status, "i": hidden.id}
-        )
+    await set_user_status(engine, hidden.id, status, counter_shards=settings.counter_shards)
     before = await db_state(engine)
     res = (await gql(TARGET % mutation, {"id": hidden.gid}, token=a.token))["data"][mutation]
     assert res["__typename"] == "NotFoundError", res

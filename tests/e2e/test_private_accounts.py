@@ -8,6 +8,7 @@ import uuid
 
 from sqlalchemy import text
 
+from domain.moderation.set_user_status import set_user_status
 from domain.social.verify_counts import verify_follow_counts
 from tests.e2e.test_follow_graph import BLOCK, UNFOLLOW, counts
 from tests.integration.test_feed import CREATE, feed_captions
@@ -257,16 +258,14 @@ async def test_follow_requests_page_newest_first_and_only_for_the_owner(gql, mak
     assert other["errors"][0]["extensions"]["code"] == "FORBIDDEN"
 
 
-async def test_switching_to_public_accepts_every_pending_request(gql, make_users, engine):
+async def test_switching_to_public_accepts_every_pending_request(gql, make_users, engine, settings):
     (owner,) = await make_users(1, prefix="priv")
     fans = await make_users(6, prefix="fan")
     await make_private(gql, owner)
     for fan in fans:
         await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
-    async with engine.begin() as conn:  # a banned requester gets no follow
-        await conn.execute(
-            text("UPDATE users SET status = 'banned' WHERE id = :i"), {"i": fans[0].id}
-        )
+    # a banned requester gets no follow
+    await set_user_status(engine, fans[0].id, "banned", counter_shards=settings.counter_shards)
     out = await ok(gql, SET_PRIVATE, {"p": False}, owner, "UpdateProfileSuccess")
     assert out["user"] == {"isPrivate": False, "followerCount": 5}
     assert await pending(engine, owner) == []

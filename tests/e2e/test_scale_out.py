@@ -140,7 +140,7 @@ def _job_starts(logs: list[Path], event_id: uuid.UUID) -> list[int]:
 async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once(
     scale_db, settings, redis_cluster
 ):
-    from tests.conftest import users_maker
+    from tests.conftest import user_maker
 
     own = settings.model_copy(
         update={
@@ -169,7 +169,7 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
     engine = create_engine(own.database_url, pool_size=2, max_overflow=2)
     feed_redis = own.open_feed_redis()
     stores = FeedStores.on(feed_redis, own.feed_config)
-    make_users = users_maker(engine, own)
+    make_users = user_maker(engine, own)
     with tempfile.TemporaryDirectory() as tmp, processes(env, Path(tmp)) as (port, serve, logs):
         url = f"http://127.0.0.1:{port}"
         sockets: list[WSClient] = []

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 
 from domain.db import new_id
+from domain.moderation.set_user_status import set_user_status
 from domain.search.ranks import refresh_search_ranks
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
@@ -117,13 +118,8 @@ async def test_blocked_banned_and_deleted_are_left_out(gql, engine, settings, na
     shards = settings.counter_shards
     await block_user(engine, viewer.id, blocked.id, counter_shards=shards)
     await block_user(engine, blocker.id, viewer.id, counter_shards=shards)
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE users SET status = 'banned' WHERE id = :id"), {"id": banned.id}
-        )
-        await conn.execute(
-            text("UPDATE users SET status = 'deleted' WHERE id = :id"), {"id": deleted.id}
-        )
+    await set_user_status(engine, banned.id, "banned", counter_shards=shards)
+    await set_user_status(engine, deleted.id, "deleted", counter_shards=shards)
 
     mine = names(await search(gql, t, token=viewer.token))
     assert set(mine) == {viewer.username, plain.username}
@@ -135,10 +131,7 @@ async def test_blocked_banned_and_deleted_are_left_out(gql, engine, settings, na
     assert set(anonymous) == {viewer.username, blocked.username, blocker.username, plain.username}
 
     # Reinstated: found again, at once.
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE users SET status = 'active' WHERE id = :id"), {"id": banned.id}
-        )
+    await set_user_status(engine, banned.id, "active", counter_shards=shards)
     assert banned.username in names(await search(gql, t))
 
 

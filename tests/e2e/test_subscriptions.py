@@ -301,6 +301,55 @@ async def test_blocked_user_receives_nothing_more(api_pair, make_users, redis, w
         await watcher.close()
 
 
+async def test_events_follow_the_visibility_rule_and_counts_as_the_viewer_sees_them(
+    api_pair, make_users, redis, worker, settings, engine
+):
+    """Issue 9: a subscription event goes through the same rule as every other edge:
+    engagement counts as the subscriber sees them (a blocked liker counted out), and
+    nothing of a banned account, even from a forged event."""
+    from domain.moderation.set_user_status import set_user_status
+
+    a, b = api_pair
+    author, watcher, blocked, fan, banned = await make_users(5)
+    await b.gql(BLOCK, {"id": blocked.gid}, token=watcher.token)
+    await b.gql(FOLLOW, {"id": banned.gid}, token=watcher.token)
+    gid = await create_post(b, author, "watched")
+    banned_gid = await create_post(b, banned, "soon gone")
+    await b.gql(FOLLOW, {"id": author.gid}, token=banned.token)  # a FOLLOW for author
+    await worker.drain()
+    async with engine.connect() as conn:
+        follow_notification = await conn.scalar(
+            text("SELECT id FROM notifications WHERE recipient_id = :r"), {"r": author.id}
+        )
+    client = await WSClient.open(a.ws, TRANSPORT_WS, watcher.token)
+    mine = await WSClient.open(a.ws, TRANSPORT_WS, author.token)
+    try:
+        await client.subscribe(ENGAGEMENT_SUB, {"id": gid})
+        await live(redis, post_channel(pid_of(gid)))
+        await client.subscribe(FEED_SUB)
+        await live(redis, user_channel(watcher.id), online=watcher.id)
+        await mine.subscribe(NOTIFICATION_SUB)
+        await live(redis, user_channel(author.id))
+        await b.gql(LIKE, {"id": gid}, token=blocked.token)
+        await b.gql(LIKE, {"id": gid}, token=fan.token)
+        got = (await client.next())["data"]["postEngagementChanged"]
+        assert (got["likeCount"], got["post"]["likeCount"]) == (1, 1)  # the fan only
+        await worker.drain()
+        for _ in range(2):  # created by the first like, joined by the second (read fresh)
+            got = (await mine.next())["data"]["notificationAdded"]
+            assert (got["kind"], got["count"]) in {("LIKE", 1), ("LIKE", 2)}
+        assert got["count"] == 2
+
+        await set_user_status(engine, banned.id, "banned", counter_shards=settings.counter_shards)
+        publisher = RealtimePublisher(redis)
+        await publisher.feed_item(pid_of(banned_gid), banned.id, [watcher.id])
+        await publisher.notification_created(author.id, follow_notification)
+        await asyncio.gather(client.nothing(), mine.nothing())
+    finally:
+        await client.close()
+        await mine.close()
+
+
 # -- authentication ------------------------------------------------------------------
 
 

@@ -4,8 +4,7 @@ stable paging, and that only the viewer may read them."""
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
+from domain.moderation.set_user_status import set_user_status
 from domain.search.suggested_follows import suggested_follows
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
@@ -41,10 +40,7 @@ async def test_friends_of_friends_ranked_with_everyone_left_out_who_should_be(
     await follow(c, x)
     await block_user(engine, viewer.id, blocked.id, counter_shards=shards)
     await block_user(engine, blocker.id, viewer.id, counter_shards=shards)
-    async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE users SET status = 'banned' WHERE id = :id"), {"id": banned.id}
-        )
+    await set_user_status(engine, banned.id, "banned", counter_shards=shards)
     await make_private(gql, private)
     requested = await ok(gql, FOLLOW, {"id": private.gid}, viewer, "FollowRequestedSuccess")
     assert requested["user"]["followRequestedByViewer"] is True

@@ -86,7 +86,9 @@ async def star_graph(make_users, engine, settings):
 
 
 def check_users(nodes: list[dict], fans) -> None:
-    """Assert every node carries the counts and viewer flags that star_graph implies."""
+    """Assert every node carries the counts and viewer flags that star_graph implies, as
+    the viewer sees them: a fan the viewer blocked counts in nobody's followers or
+    following for the viewer (README "Who sees what")."""
     index = {f.username: i for i, f in enumerate(fans)}
     for node in nodes:
         i = index[node["username"]]
@@ -95,8 +97,10 @@ def check_users(nodes: list[dict], fans) -> None:
         assert node["followedByViewer"] is followed, node
         assert node["followsViewer"] is follows_viewer, node
         assert node["blockedWithViewer"] is (i in BLOCKED), node
-        assert node["followerCount"] == (1 <= i <= 10) + followed, node
-        assert node["followingCount"] == 1 + (i < 10) + follows_viewer, node
+        followed_by_previous = 1 <= i <= 10 and (i - 1) not in BLOCKED
+        follows_next = i < 10 and (i + 1) not in BLOCKED
+        assert node["followerCount"] == followed_by_previous + followed, node
+        assert node["followingCount"] == 1 + follows_next + follows_viewer, node
 
 
 async def test_follower_page_costs_constant_round_trips(gql, engine, star_graph):
@@ -107,7 +111,7 @@ async def test_follower_page_costs_constant_round_trips(gql, engine, star_graph)
             gql, engine, FOLLOWERS, {"u": star.username, "n": n}, viewer.token
         )
         page = data["user"]["followers"]
-        assert page["totalCount"] == 61
+        assert page["totalCount"] == 61 - len(BLOCKED)  # the viewer's blocked fans: hidden
         assert len(page["edges"]) == n
         nodes = [e["node"] for e in page["edges"]]
         assert nodes[0]["username"] == viewer.username  # the newest follow comes first
@@ -135,6 +139,85 @@ async def test_nodes_cost_constant_round_trips(gql, engine, star_graph):
         print(f"\nnodes({n} ids): {len(statements)} SQL statements")
     assert counts[5] == counts[50], counts
     assert counts[50] <= MAX_STATEMENTS, counts
+
+
+#: A notification page reaches further: the page and the unread count; its actors
+#: (accounts, blocks, counts); its posts (posts, counts, likes); its comments, the
+#: top-level comments that replies answer and their authors (accounts, blocks).
+MAX_NOTIFICATION_STATEMENTS = 14
+
+NOTIFICATIONS = """query($n: Int!) { viewer { unreadNotificationCount
+  notifications(first: $n) { edges { node { kind count read
+    actor { username followerCount blockedWithViewer }
+    post { caption likeCount commentCount viewerHasLiked author { username } }
+    comment { body author { username } post { caption } } } } } } }"""
+COMMENTS = """query($id: ID!, $n: Int!) { node(id: $id) { ... on Post { commentCount
+  comments(first: $n) { edges { node { body author { username followerCount }
+    replies(first: 3) { edges { node { body author { username } parent { body } } }
+                        pageInfo { hasNextPage } } } } } } } }"""
+
+
+@pytest.fixture(scope="module")
+async def busy_post(engine, settings, worker):
+    """A post with 30 comments (by 30 fans, one of them blocked by the post's author, the
+    viewer), two replies under each (by two other accounts), and the notifications they
+    make, all consumed. Built once for the module's tests (about 4 s)."""
+    from domain.engagement.add_comment import add_comment
+    from domain.posts.create_post import create_post
+    from tests.conftest import user_maker
+
+    shards = settings.counter_shards
+    new_users = user_maker(engine, settings)
+    (viewer,) = await new_users(1, prefix="busy")
+    fans = await new_users(30, prefix="bfan")
+    repliers = await new_users(2, prefix="brep")
+    post = await create_post(engine, viewer.id, caption="busy", counter_shards=shards)
+    for i, fan in enumerate(fans):
+        top = await add_comment(engine, fan.id, post.id, f"c{i}", counter_shards=shards)
+        for j, replier in enumerate(repliers):
+            await add_comment(
+                engine, replier.id, post.id, f"r{i}.{j}", parent_id=top.id, counter_shards=shards
+            )
+    assert await block_user(engine, viewer.id, fans[3].id, counter_shards=shards)
+    await worker.drain()
+    return viewer, post
+
+
+async def test_notification_page_costs_constant_round_trips(gql, engine, busy_post):
+    viewer, _ = busy_post
+    counts = {}
+    for n in (5, 40):
+        data, statements = await measured(gql, engine, NOTIFICATIONS, {"n": n}, viewer.token)
+        edges = data["viewer"]["notifications"]["edges"]
+        assert len(edges) == n
+        assert all(e["node"]["comment"]["post"]["caption"] == "busy" for e in edges)
+        counts[n] = len(statements)
+        print(f"\nnotifications(first: {n}): {len(statements)} SQL statements")
+    assert counts[5] == counts[40], counts
+    assert counts[40] <= MAX_NOTIFICATION_STATEMENTS, counts
+
+
+async def test_comment_page_costs_constant_round_trips(gql, engine, busy_post):
+    from schema.ids import to_global_id
+
+    viewer, post = busy_post
+    counts = {}
+    for n in (5, 30):
+        data, statements = await measured(
+            gql, engine, COMMENTS, {"id": to_global_id("Post", post.id), "n": n}, viewer.token
+        )
+        node = data["node"]
+        bodies = [e["node"]["body"] for e in node["comments"]["edges"]]
+        assert "c3" not in bodies  # the blocked fan's comment (and replies) are hidden
+        assert len(bodies) == (n if n < 4 else n - 1)
+        counts[n] = len(statements)
+        print(f"\ncomments(first: {n}): {len(statements)} SQL statements")
+    listed = sum(1 + len(e["node"]["replies"]["edges"]) for e in data["node"]["comments"]["edges"])
+    # The whole post on one page: its count is what the viewer can list (replies past
+    # the preview of 3 aside: every comment here has at most 3, minus the hidden ones).
+    assert data["node"]["commentCount"] == listed
+    assert counts[5] == counts[30], counts
+    assert counts[30] <= MAX_STATEMENTS, counts
 
 
 SEARCH_PAGE = f"""query($q: String!, $n: Int!) {{ searchUsers(query: $q, first: $n) {{

@@ -27,7 +27,7 @@ from app.asgi import create_app
 from app.database import create_engine
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
-from tests.conftest import GQL, WorkerControl, users_maker
+from tests.conftest import GQL, WorkerControl, user_maker
 from tests.e2e.test_follow_graph import COUNTS, FOLLOW
 from tests.integration.test_feed import FEED, follow_all, post
 
@@ -127,7 +127,7 @@ async def usable(reads) -> None:
 
 async def test_replica_serves_queries_and_never_a_write(replica_env, pg_pair):
     own, engine, gql, worker, statements, reads = replica_env
-    make_users = users_maker(engine, own)
+    make_users = user_maker(engine, own)
     author, *fans = await make_users(4)
     await follow_all(gql, fans, author)
     pid = await post(gql, author, "hello")
@@ -168,7 +168,7 @@ async def test_replica_serves_queries_and_never_a_write(replica_env, pg_pair):
 
 async def test_replica_a_writer_reads_their_own_follow_at_once(replica_env, pg_pair):
     own, engine, gql, _, _, reads = replica_env
-    make_users = users_maker(engine, own)
+    make_users = user_maker(engine, own)
     viewer, target, other = await make_users(3)
     await pg_pair.wait_replayed()
     await usable(reads)
@@ -199,7 +199,7 @@ async def test_replica_a_writer_reads_their_own_follow_at_once(replica_env, pg_p
 
 async def test_replica_stopped_pages_come_from_the_primary(replica_env, pg_pair):
     own, engine, gql, worker, statements, reads = replica_env
-    make_users = users_maker(engine, own)
+    make_users = user_maker(engine, own)
     author, reader = await make_users(2)
     await follow_all(gql, [reader], author)
     await post(gql, author, "while it was down")

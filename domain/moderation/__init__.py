@@ -1,0 +1,1 @@
+"""Moderation: banning, reinstating and deleting accounts (README "Who sees what")."""

@@ -1,0 +1,38 @@
+"""The lock that keeps counters exact while accounts change status (README "Counters").
+
+A counter counts only what active accounts did, and a status change corrects every
+counter the account is part of in its own transaction. So a write that a counter
+counts reads the status of the accounts it involves under ``FOR KEY SHARE`` (the lock
+their foreign keys take anyway), and ``set_user_status`` takes ``FOR UPDATE`` on the
+account: a write in flight finishes first and is seen by the status change, a later one
+reads the new status. Writes whose check is one statement of their own embed the same
+clause (follow_user's check, unfollow_user, domain.visibility.sql with ``lock_viewer``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+_STATUSES = text(
+    "SELECT id, status FROM users WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR KEY SHARE"
+)
+
+
+async def lock_statuses(conn: AsyncConnection, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """``{id: status}`` of the accounts that exist among ``ids``, read under ``FOR KEY
+    SHARE`` (in id order, so two writers never wait on each other in a cycle) and held
+    until the caller's transaction ends. Waits for a status change in progress and
+    returns its result."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    return {r.id: r.status for r in await conn.execute(_STATUSES, {"ids": wanted})}
+
+
+async def lock_active(conn: AsyncConnection, ids: Iterable[uuid.UUID]) -> set[uuid.UUID]:
+    """The accounts among ``ids`` that are active, as :func:`lock_statuses` reads them."""
+    return {i for i, s in (await lock_statuses(conn, ids)).items() if s == "active"}

@@ -1,0 +1,122 @@
+"""Use case: ban, reinstate or delete an account, correcting every count it is part of in
+the same transaction (README "Who sees what", "Counters").
+
+The counters count only what active accounts did: a follow counts if the other side is
+active, a like if its liker is, a comment if its author and the author of the
+top-level comment it answers are. So when an account stops (or starts again) being
+active, the counters of everyone it touched change by what it is part of, here, in one
+transaction with the status; ``roost counts verify`` checks the result. What the
+account notified others of is removed (it does not come back on reinstatement).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.errors import NotFoundError, ValidationError
+from domain.locks import advisory_xact_lock
+from domain.notifications.forget import forget_actor
+from domain.outbox.append import append_event
+
+Status = Literal["active", "banned", "deleted"]
+STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
+
+# FOR UPDATE conflicts with the FOR KEY SHARE that every counted write takes on the
+# accounts it involves (follow, unfollow, like, unlike, comment, reply, delete comment,
+# block): those in flight finish first and are seen below; later ones see the status.
+_LOCK = text("SELECT status FROM users WHERE id = :x FOR UPDATE")
+
+_FOLLOWEES = text("SELECT followee_id FROM follows WHERE follower_id = :x AND deleted_at IS NULL")
+_FOLLOWERS = text("SELECT follower_id FROM follows WHERE followee_id = :x AND deleted_at IS NULL")
+_LIKED = text("SELECT post_id FROM likes WHERE user_id = :x")
+
+# The live comments the ``comments`` counters count while :x is active and that :x is
+# part of: its own, and the replies under its top-level comments (by index: the
+# author's comments, then their replies).
+_COMMENTS = text(
+    """
+    WITH involved AS (
+        SELECT id FROM comments WHERE author_id = :x AND deleted_at IS NULL
+        UNION
+        SELECT r.id FROM comments pc
+        JOIN comments r ON r.parent_id = pc.id AND r.deleted_at IS NULL
+        WHERE pc.author_id = :x AND pc.parent_id IS NULL AND pc.deleted_at IS NULL
+    )
+    SELECT c.post_id, count(*) FROM involved i
+    JOIN comments c ON c.id = i.id
+    JOIN users ca ON ca.id = c.author_id
+    LEFT JOIN comments pc ON pc.id = c.parent_id
+    LEFT JOIN users pa ON pa.id = pc.author_id
+    WHERE (ca.status = 'active' OR ca.id = :x)
+      AND (c.parent_id IS NULL
+           OR (pc.deleted_at IS NULL AND (pa.status = 'active' OR pa.id = :x)))
+    GROUP BY c.post_id
+    """
+)
+
+
+async def set_user_status(
+    engine: AsyncEngine, user_id: uuid.UUID, status: Status, *, counter_shards: int
+) -> bool:
+    """Set the account's status (``banned``, ``active`` again, or ``deleted`` for good);
+    return True if it changed.
+
+    One transaction: the status, the counters of every account and post it is part of
+    (followers of whom it follows, following of who follows it, likes of what it liked,
+    comments it wrote or that answer its comments: -1 each when it stops being active,
+    +1 when it is reinstated), the removal of what it notified others of, and a
+    ``user.status_changed`` outbox event {user_id, status, previous}. Status changes run
+    one at a time (a transaction-scoped advisory lock), so each sees the others'
+    results; writes that involve the account wait for it or see it (``FOR UPDATE`` on
+    its row). Idempotent (the same status again changes nothing). Raises NotFoundError
+    (no such account) or ValidationError (an unknown status, or a deleted account,
+    which stays deleted).
+    """
+    if status not in STATUSES:
+        raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
+    async with engine.begin() as conn:
+        await advisory_xact_lock(conn, "user-status")
+        previous = await conn.scalar(_LOCK, {"x": user_id})
+        if previous is None:
+            raise NotFoundError("No user has that id.")
+        if previous == status:
+            return False
+        if previous == "deleted":
+            raise ValidationError("status", "A deleted account cannot be restored.")
+        await conn.execute(
+            text("UPDATE users SET status = :s WHERE id = :x"), {"s": status, "x": user_id}
+        )
+        deltas: list[Delta] = []
+        was, now = previous == "active", status == "active"
+        if was != now:
+            deltas += await counted_part(conn, user_id, sign=1 if now else -1)
+        if was and not now:
+            deltas += await forget_actor(conn, user_id)
+        await add_deltas(conn, deltas, shards=counter_shards)
+        await append_event(
+            conn,
+            "user.status_changed",
+            user_id,
+            {"user_id": str(user_id), "status": status, "previous": previous},
+        )
+    return True
+
+
+async def counted_part(conn: AsyncConnection, user_id: uuid.UUID, *, sign: int) -> list[Delta]:
+    """The counter deltas of ``user_id`` turning active (``sign`` +1) or inactive (-1):
+    what the counters count of theirs while they are active. Four statements through
+    the follows' partial indexes, ``likes_user_id_idx`` and ``comments_author_post_idx``.
+    """
+    params = {"x": user_id}
+    deltas = [Delta(r[0], "followers", sign) for r in await conn.execute(_FOLLOWEES, params)]
+    deltas += [Delta(r[0], "following", sign) for r in await conn.execute(_FOLLOWERS, params)]
+    deltas += [Delta(r[0], "likes", sign) for r in await conn.execute(_LIKED, params)]
+    deltas += [
+        Delta(r[0], "comments", sign * int(r[1])) for r in await conn.execute(_COMMENTS, params)
+    ]
+    return deltas

@@ -1,0 +1,66 @@
+"""Removing what an account notified others of, when a block or a ban hides it from them
+(README "Who sees what": after a block nothing from the other shows in one's
+notifications, and the unread count counts only what the list shows).
+
+Both run inside the caller's transaction (block_user, set_user_status) and return the
+unread-counter deltas for the caller to add with its own, in one statement. What they
+remove does not come back when the block is lifted or the account reinstated.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.counters import Delta
+from domain.notifications.like_groups import refresh_like_groups, shows_unread
+from domain.notifications.queries import UNREAD_KIND
+
+_PAIR = "(n.recipient_id = :a AND {actor} = :b) OR (n.recipient_id = :b AND {actor} = :a)"
+_ANYONE = "{actor} = :a"
+
+
+def _statements(who: str) -> tuple[str, str]:
+    # Notifications with one actor (follow, request, comment, reply, mention) go; like
+    # notifications lose that person, and are recounted.
+    deleted = f"""
+        DELETE FROM notifications n
+        WHERE n.kind <> 'like' AND ({who.format(actor="n.actor_id")})
+        RETURNING n.recipient_id, n.count, n.read_at
+    """
+    left = f"""
+        DELETE FROM notification_actors m USING notifications n
+        WHERE n.id = m.notification_id AND n.kind = 'like' AND ({who.format(actor="m.actor_id")})
+        RETURNING n.id
+    """
+    return deleted, left
+
+
+_BETWEEN = tuple(text(s) for s in _statements(_PAIR))
+_OF_ACTOR = tuple(text(s) for s in _statements(_ANYONE))
+
+
+async def forget_between(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> list[Delta]:
+    """Remove what ``a`` notified ``b`` of and what ``b`` notified ``a`` of (a block
+    between them); return the unread-counter deltas."""
+    return await _forget(conn, _BETWEEN, {"a": a, "b": b})
+
+
+async def forget_actor(conn: AsyncConnection, actor_id: uuid.UUID) -> list[Delta]:
+    """Remove what ``actor_id`` notified anyone of (their account is banned or deleted);
+    return the unread-counter deltas."""
+    return await _forget(conn, _OF_ACTOR, {"a": actor_id})
+
+
+async def _forget(conn: AsyncConnection, statements: tuple, params: dict) -> list[Delta]:
+    deleted_sql, left_sql = statements
+    deltas = [
+        Delta(r.recipient_id, UNREAD_KIND, -1)
+        for r in await conn.execute(deleted_sql, params)
+        if shows_unread(r.count, r.read_at)
+    ]
+    groups = {r[0] for r in await conn.execute(left_sql, params)}
+    _, regrouped = await refresh_like_groups(conn, groups)
+    return deltas + regrouped

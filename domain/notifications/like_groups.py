@@ -1,0 +1,80 @@
+"""The people behind a like notification (``notification_actors``) and the count, actor
+and unread state that follow from them.
+
+A like notification's ``count`` is the number of its people who have not withdrawn
+(README "Notifications"), its ``actor`` the latest of them; at 0 it shows to nobody and
+is not counted as unread. Every change of membership (a like, an unlike, a block, a
+ban) ends with :func:`refresh_like_groups`, which recounts from the rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.counters import Delta
+from domain.notifications.queries import COLUMNS, UNREAD_KIND, NotificationRecord, to_notification
+
+# Lock the groups (id order: every writer of several groups takes them alike) and read
+# what they showed before the change.
+_LOCK = text(
+    "SELECT id, count, read_at FROM notifications"
+    " WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR UPDATE"
+)
+
+_RECOUNT = text(
+    f"""
+    UPDATE notifications n
+    SET count = m.k, actor_id = coalesce(m.latest, n.actor_id),
+        read_at = CASE WHEN n.id = ANY(CAST(:again AS uuid[])) THEN NULL ELSE n.read_at END
+    FROM (
+        SELECT g.id,
+               count(a.actor_id) FILTER (WHERE a.withdrawn_at IS NULL) AS k,
+               (array_agg(a.actor_id ORDER BY a.created_at DESC, a.actor_id DESC)
+                    FILTER (WHERE a.withdrawn_at IS NULL))[1] AS latest
+        FROM unnest(CAST(:ids AS uuid[])) AS g(id)
+        LEFT JOIN notification_actors a ON a.notification_id = g.id
+        GROUP BY g.id
+    ) m
+    WHERE n.id = m.id
+    RETURNING {", ".join("n." + c.strip() for c in COLUMNS.split(","))}
+    """
+)
+
+
+def shows_unread(count: int, read_at: object) -> bool:
+    """Whether a notification counts in its recipient's unread count: someone is behind
+    it and it is not read."""
+    return count > 0 and read_at is None
+
+
+async def refresh_like_groups(
+    conn: AsyncConnection, ids: Collection[uuid.UUID], *, unread_again: Sequence[uuid.UUID] = ()
+) -> tuple[list[NotificationRecord], list[Delta]]:
+    """Recount the like notifications ``ids`` from their people, in the caller's
+    transaction: ``count`` = people not withdrawn, ``actor`` = the latest of them (kept
+    when none is left), and ``unread_again`` ones unread. Returns the rows as they are
+    now and the unread-counter deltas of their recipients (the caller adds them with
+    its other deltas, in one statement).
+
+    Two statements: the rows are locked first (``FOR UPDATE``, in id order), so the
+    recount's snapshot sees every membership change committed before, and a concurrent
+    change waits for this one.
+    """
+    if not ids:
+        return [], []
+    ordered = sorted(set(ids), key=lambda i: i.bytes)
+    before = {
+        r.id: shows_unread(r.count, r.read_at) for r in await conn.execute(_LOCK, {"ids": ordered})
+    }
+    rows = await conn.execute(_RECOUNT, {"ids": ordered, "again": list(unread_again)})
+    records = [to_notification(r) for r in rows]
+    deltas = [
+        Delta(n.recipient_id, UNREAD_KIND, shows_unread(n.count, n.read_at) - before[n.id])
+        for n in records
+        if shows_unread(n.count, n.read_at) != before[n.id]
+    ]
+    return records, deltas

@@ -1,0 +1,100 @@
+"""The facts the visibility rule decides on (README "Who sees what").
+
+The rule reads accounts, posts, comments and notifications through these protocols, so
+the records the dataloaders already hold (``UserRecord``, ``PostRecord``,
+``CommentRecord``, ``NotificationRecord``) are facts as they are, with no copy; the
+viewer's relations come as a :class:`Viewer`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+#: The only account status whose account and content anyone may see.
+ACTIVE = "active"
+
+
+class AccountFacts(Protocol):
+    """An account: ``status`` is ``active``, ``banned`` or ``deleted``."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def is_private(self) -> bool: ...
+
+
+class PostFacts(Protocol):
+    """A post: its author and whether (since when) it is deleted."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def author_id(self) -> uuid.UUID: ...
+    @property
+    def deleted_at(self) -> dt.datetime | None: ...
+
+
+class CommentFacts(Protocol):
+    """A comment; ``parent_id`` is the top-level comment a reply answers (None for one)."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def post_id(self) -> uuid.UUID: ...
+    @property
+    def author_id(self) -> uuid.UUID: ...
+    @property
+    def parent_id(self) -> uuid.UUID | None: ...
+    @property
+    def deleted_at(self) -> dt.datetime | None: ...
+
+
+class NotificationFacts(Protocol):
+    """A notification: whose it is, who did it (None for a digest), and ``count``, the
+    people behind it (0: every one of them withdrew, so it shows to nobody)."""
+
+    @property
+    def recipient_id(self) -> uuid.UUID: ...
+    @property
+    def actor_id(self) -> uuid.UUID | None: ...
+    @property
+    def count(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who is looking and their relations to the accounts in question.
+
+    ``id`` is None for an anonymous reader. ``blocked``: accounts with a block between
+    them and the viewer, in either direction. ``follows``: accounts the viewer follows
+    (a live follow). Both may hold only the accounts being decided on: an account
+    missing from a set is taken as not blocked, not followed.
+    """
+
+    id: uuid.UUID | None
+    blocked: frozenset[uuid.UUID] = frozenset()
+    follows: frozenset[uuid.UUID] = frozenset()
+
+    @classmethod
+    def anonymous(cls) -> Viewer:
+        """A reader who is not signed in: no blocks, no follows."""
+        return cls(None)
+
+    @classmethod
+    def of(
+        cls,
+        viewer_id: uuid.UUID | None,
+        *,
+        blocked: Iterable[uuid.UUID] = (),
+        follows: Iterable[uuid.UUID] = (),
+    ) -> Viewer:
+        """Build a viewer from any iterables of ids (anonymous: no relations kept)."""
+        if viewer_id is None:
+            return cls(None)
+        return cls(viewer_id, frozenset(blocked), frozenset(follows))

@@ -1,0 +1,126 @@
+"""Batch readers of the facts the visibility rule needs: what the dataloaders call.
+
+Each reads many keys in one statement, so a page of any size costs the same number
+of round trips (design.md "GraphQL API conventions").
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.engagement.add_comment import CommentRecord
+from domain.engagement.queries import comments_by_ids
+from domain.identity.queries import UserRecord, users_by_ids
+from domain.posts.queries import PostRecord, posts_by_ids
+from domain.social.queries import blocked_among, followees_among
+from domain.visibility.rules import visible_count
+from domain.visibility.sql import (
+    BLOCK_PARTNERS,
+    hidden_comments_sql,
+    hidden_followers_sql,
+    hidden_following_sql,
+    hidden_likes_sql,
+)
+
+
+async def block_partners(conn: AsyncConnection, viewer_id: uuid.UUID) -> frozenset[uuid.UUID]:
+    """Every account with a block between it and ``viewer_id``, either way (one
+    statement through the ``blocks`` primary key and ``blocks_blocked_id_idx``). Most
+    accounts have none, and then no count needs correcting for the viewer."""
+    rows = await conn.execute(
+        text("SELECT unnest(" + BLOCK_PARTNERS.format(viewer=":v") + ")"), {"v": viewer_id}
+    )
+    return frozenset(r[0] for r in rows)
+
+
+async def blocks_between(
+    conn: AsyncConnection, viewer_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """The subset of ``ids`` with a block between them and ``viewer_id``, either way."""
+    return await blocked_among(conn, viewer_id, ids) if ids else set()
+
+
+async def follows(
+    conn: AsyncConnection, viewer_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """The subset of ``ids`` that ``viewer_id`` follows (a live follow)."""
+    return await followees_among(conn, viewer_id, ids) if ids else set()
+
+
+async def user_status(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, UserRecord]:
+    """``{id: UserRecord}`` (status, privacy) for the ids that exist."""
+    return await users_by_ids(conn, ids)
+
+
+async def post_state(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, PostRecord]:
+    """``{id: PostRecord}`` (author, ``deleted_at``) for the ids that exist."""
+    return await posts_by_ids(conn, ids)
+
+
+async def comment_state(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CommentRecord]:
+    """``{id: CommentRecord}`` (post, author, parent, ``deleted_at``) for the ids that
+    exist."""
+    return await comments_by_ids(conn, ids) if ids else {}
+
+
+#: What each counted kind loses to a viewer's blocks: kind -> scalar SQL over (entity, partners).
+_HIDDEN = {
+    "likes": hidden_likes_sql,
+    "comments": hidden_comments_sql,
+    "followers": hidden_followers_sql,
+    "following": hidden_following_sql,
+}
+
+
+async def counts_seen_by(
+    conn: AsyncConnection,
+    viewer_id: uuid.UUID | None,
+    ids: Sequence[uuid.UUID],
+    kinds: Sequence[str],
+) -> dict[tuple[uuid.UUID, str], int]:
+    """``{(id, kind): count}`` as ``viewer_id`` may see it (None: anonymous): the exact
+    counter (domain.counters, which already leaves out inactive accounts) less what
+    blocks between the viewer and others hide from the viewer's lists
+    (rules.visible_count), so ``likeCount`` is the length of ``likes``, ``followerCount``
+    that of ``followers``, and so on.
+
+    One statement whatever the number of ids: the counter shards through their primary
+    key, the viewer's block partners, and only if there are any (most viewers have
+    none) the hidden parts (sql.hidden_*_sql).
+    """
+    out = {(e, k): 0 for e in ids for k in kinds}
+    if not ids:
+        return out
+    hidden = [k for k in kinds if k in _HIDDEN]
+    branches = "".join(
+        f"""
+        UNION ALL
+        SELECT e.id, '{k}', -{_HIDDEN[k]("e.id", "p.ids")}
+        FROM unnest(CAST(:ids AS uuid[])) AS e(id), partners p WHERE cardinality(p.ids) > 0"""
+        for k in hidden
+    )
+    rows = await conn.execute(
+        text(
+            f"""
+            WITH partners AS (SELECT {BLOCK_PARTNERS.format(viewer="CAST(:viewer AS uuid)")} AS ids)
+            SELECT entity_id, kind, sum(value)::bigint FROM counter_shards
+            WHERE entity_id = ANY(CAST(:ids AS uuid[])) AND kind = ANY(CAST(:kinds AS text[]))
+            GROUP BY entity_id, kind
+            {branches}
+            """
+        ),
+        {"ids": list(dict.fromkeys(ids)), "kinds": list(kinds), "viewer": viewer_id},
+    )
+    for entity_id, kind, n in rows:
+        out[(entity_id, kind)] += int(n)
+    return {key: visible_count(n, 0) for key, n in out.items()}

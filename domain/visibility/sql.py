@@ -1,0 +1,133 @@
+"""The SQL twin of :mod:`domain.visibility.rules`, for writes and bulk reads.
+
+A write checks what its actor may see inside its own transaction (like, comment,
+reply), and a bulk read answers many (object, viewer) pairs in one statement
+(``postEngagementChanged``); both need the rule as SQL. The statements here say the
+same as the Python rule, which ``tests/integration/test_visibility_agreement.py``
+checks over every combination of account status, privacy, follow, block (either way),
+deletion and viewer (anonymous, owner, other). An anonymous viewer is ``NULL``: every
+comparison with it is false, so no block, no follow, not the owner.
+
+The ``hidden_*`` expressions are what blocks hide from one viewer's counts: a count
+shown to a viewer is the exact counter less these (``rules.visible_count``), so it
+always equals the length of the list the same viewer can page through.
+"""
+
+from __future__ import annotations
+
+#: Accounts with a block between them and ``{viewer}``, either way, as a uuid[] expression.
+BLOCK_PARTNERS = (
+    "ARRAY(SELECT blocked_id FROM blocks WHERE blocker_id = {viewer}"
+    " UNION SELECT blocker_id FROM blocks WHERE blocked_id = {viewer})"
+)
+
+
+def _blocked(a: str, viewer: str) -> str:
+    return (
+        "EXISTS (SELECT 1 FROM blocks b"
+        f" WHERE (b.blocker_id = {a} AND b.blocked_id = {viewer})"
+        f" OR (b.blocker_id = {viewer} AND b.blocked_id = {a}))"
+    )
+
+
+def visible_post_sql(
+    post: str = ":post", viewer: str = ":viewer", *, lock_viewer: bool = False
+) -> str:
+    """A statement selecting the post's columns (id, author_id, caption, media,
+    created_at, deleted_at), no row if ``viewer`` may not see it (rules.post_visible):
+    live, active author, no block either way, author public, the viewer, or followed.
+
+    ``post`` and ``viewer`` are SQL expressions (binds, or columns of a LATERAL join).
+    ``lock_viewer`` (for writes by the viewer: like, comment) also requires the viewer's
+    own account to be active, reading it under ``FOR KEY SHARE`` so that a concurrent
+    ban either waits for this transaction or is seen by it (README "Counters").
+    """
+    me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
+    lock = "FOR KEY SHARE OF v" if lock_viewer else ""
+    return f"""
+    SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at
+    FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active' {me}
+    WHERE p.id = {post} AND p.deleted_at IS NULL
+      AND NOT {_blocked("a.id", viewer)}
+      AND (NOT a.is_private OR a.id = {viewer} OR EXISTS (
+          SELECT 1 FROM follows f
+          WHERE f.follower_id = {viewer} AND f.followee_id = a.id AND f.deleted_at IS NULL))
+    {lock}
+    """
+
+
+def visible_comment_sql(
+    comment: str = ":comment", viewer: str = ":viewer", *, lock: bool = False
+) -> str:
+    """A statement selecting the comment's columns (id, post_id, author_id, parent_id,
+    body, created_at, deleted_at), no row if ``viewer`` may not see it
+    (rules.comment_visible): live, active author with no block either way, its post
+    visible, and for a reply its top-level comment live with such an author too.
+
+    ``lock`` (for a reply to this comment) reads the comment and its author under
+    ``FOR KEY SHARE``: deleting the comment or banning its author waits for the reply,
+    or the reply sees it and is refused.
+    """
+    locking = "FOR KEY SHARE OF c, ca" if lock else ""
+    return f"""
+    SELECT c.id, c.post_id, c.author_id, c.parent_id, c.body, c.created_at, c.deleted_at
+    FROM comments c
+    JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'
+    LEFT JOIN comments pc ON pc.id = c.parent_id
+    LEFT JOIN users pa ON pa.id = pc.author_id
+    WHERE c.id = {comment} AND c.deleted_at IS NULL
+      AND NOT {_blocked("ca.id", viewer)}
+      AND (c.parent_id IS NULL OR (
+          pc.deleted_at IS NULL AND pa.status = 'active' AND NOT {_blocked("pa.id", viewer)}))
+      AND EXISTS ({visible_post_sql("c.post_id", viewer)})
+    {locking}
+    """
+
+
+def hidden_likes_sql(post: str, partners: str) -> str:
+    """Scalar: the counted likes of ``post`` (by active accounts) whose liker is in
+    ``partners`` (a uuid[] expression: the viewer's block partners). Probes the likes
+    primary key once per partner."""
+    return f"""(
+    SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id AND u.status = 'active'
+    WHERE l.post_id = {post} AND l.user_id = ANY({partners}))"""
+
+
+def hidden_comments_sql(post: str, partners: str) -> str:
+    """Scalar: the counted comments of ``post`` (live, active author, under a live
+    top-level comment by an active author) that a viewer with block ``partners`` does
+    not see: written by a partner, or replies to a partner's comment. Driven by the
+    partners through ``comments_author_post_idx`` and ``comments_parent_idx``."""
+    return f"""(
+    SELECT count(*) FROM (
+        SELECT c.id FROM comments c
+        JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'
+        LEFT JOIN comments pc ON pc.id = c.parent_id
+        LEFT JOIN users pa ON pa.id = pc.author_id
+        WHERE c.author_id = ANY({partners}) AND c.post_id = {post} AND c.deleted_at IS NULL
+          AND (c.parent_id IS NULL OR (pc.deleted_at IS NULL AND pa.status = 'active'))
+        UNION
+        SELECT r.id FROM comments pc
+        JOIN users pa ON pa.id = pc.author_id AND pa.status = 'active'
+        JOIN comments r ON r.parent_id = pc.id AND r.deleted_at IS NULL
+        JOIN users ra ON ra.id = r.author_id AND ra.status = 'active'
+        WHERE pc.author_id = ANY({partners}) AND pc.post_id = {post}
+          AND pc.parent_id IS NULL AND pc.deleted_at IS NULL
+    ) h)"""
+
+
+def hidden_followers_sql(account: str, partners: str) -> str:
+    """Scalar: the counted live followers of ``account`` (active ones) that are in
+    ``partners``; one probe of ``follows_pair_live_idx`` per partner."""
+    return f"""(
+    SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id AND u.status = 'active'
+    WHERE f.followee_id = {account} AND f.follower_id = ANY({partners})
+      AND f.deleted_at IS NULL)"""
+
+
+def hidden_following_sql(account: str, partners: str) -> str:
+    """Scalar: the counted live followees of ``account`` (active ones) in ``partners``."""
+    return f"""(
+    SELECT count(*) FROM follows f JOIN users u ON u.id = f.followee_id AND u.status = 'active'
+    WHERE f.follower_id = {account} AND f.followee_id = ANY({partners})
+      AND f.deleted_at IS NULL)"""
