@@ -52,6 +52,13 @@ class FeedRedis:
         self.client = client
         self._version: tuple[int, ...] | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other redis-py command (``zcard``, ``exists``, …): the client's, for the
+        single commands of tools and tests."""
+        if name.startswith("_") or name == "client":
+            raise AttributeError(name)
+        return getattr(self.client, name)
+
     # -- what differs between a standalone Redis and a cluster -------------------------
 
     def slot_groups(
