@@ -89,6 +89,7 @@ async def test_cluster_page_is_one_round_trip_per_master_and_one_script_call_per
     single = Timelines(single_env.redis, tl.prefix, max_len=20, ttl=dt.timedelta(days=1))
     for o in owners[:3]:
         await single_env.redis.client.zadd(single.key(o), {SENTINEL: 0})
+    assert await single.add(owners[:3], [warm]) == 3  # the script is loaded
     async with _RoundTrips(single_env.redis) as trips:
         assert await single.add(owners[:3], [entry]) == 3
     assert trips.sent == [(None, 1)]
