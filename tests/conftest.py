@@ -224,13 +224,21 @@ class WorkerControl:
 
     async def stop(self) -> None:
         if self.task is not None:
-            self.task.cancel()
+            task, worker = self.task, self.worker
+            self.task = self.worker = None  # stopped even if close() fails: start() works
+            task.cancel()
             try:
-                await self.task
+                await task
             except asyncio.CancelledError:
                 pass
-            await self.worker.close()
-            self.task = self.worker = None
+            try:
+                await worker.close()
+            except asyncio.CancelledError:
+                # arq's close() awaits the job tasks it was running, cancelled with the
+                # worker; only a cancellation of this test's own task goes on.
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
 
     async def drain(self, within: float = 20.0) -> None:
         """Wait until every outbox event has been consumed (fails after ``within`` s)."""
