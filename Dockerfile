@@ -21,11 +21,15 @@ RUN for p in app domain schema resolvers workers migrations; do \
  && rm -rf /srv/roost/*
 
 COPY . .
-RUN pip install --no-deps . \
+# GraphiQL's assets go into the package (no npm here: straight from the npm CDN, each
+# checked against its SRI hash; without the internet the page falls back to the CDN).
+RUN python -m app.graphiql fetch \
+ && pip install --no-deps . \
  && useradd --create-home --uid 10001 roost
 
 USER roost
-ENV HOST=0.0.0.0 PORT=8000
+# The real graph shipped in data/ (`roost load-graph` in a container loads it).
+ENV HOST=0.0.0.0 PORT=8000 ROOST_GRAPH_PATH=/srv/roost/data/soc-Slashdot0902.txt.gz
 EXPOSE 8000
 
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

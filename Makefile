@@ -6,8 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
+RUN_ARGS ?=
 
-.PHONY: venv run test lint format schema bench clean clean-data
+.PHONY: venv run test fuzz lint format schema bench clean clean-data graphiql
 
 venv: $(STAMP)
 
@@ -21,13 +22,25 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m app.graphiql fetch
 	touch $@
 
+# GraphiQL's assets (React, GraphiQL), so the page works offline: npm pack, else the CDN.
+graphiql: venv
+	$(BIN)/python -m app.graphiql fetch --force
+
+# `make run RUN_ARGS=--no-load` starts without loading the real graph.
 run: venv
-	$(BIN)/roost run
+	$(BIN)/roost run $(RUN_ARGS)
 
 test: venv
 	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
+
+# Schemathesis's GraphQL mode against a real API (tests/e2e/test_fuzz.py): FUZZ_EXAMPLES
+# examples per root field (10 by default), check not_a_server_error; CI runs it.
+FUZZ_EXAMPLES ?= 10
+fuzz: venv
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m app.testrun -q -m fuzz -p no:cacheprovider
 
 lint: venv
 	$(BIN)/ruff check .
@@ -44,7 +57,10 @@ schema: venv
 
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
+# Each writes bench/results/<name>.txt (what it printed) and <name>.png (matplotlib, the
+# optional `bench` extra installed here).
 bench: venv
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	@set -e; for f in bench/[!_]*.py; do \
 	  [ -e "$$f" ] || { echo "no benchmarks in bench/"; exit 0; }; \
 	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m; \
@@ -54,6 +70,7 @@ clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .import_linter_cache
 	find . -name __pycache__ -type d -not -path "./$(VENV)/*" -prune -exec rm -rf {} +
 
-# Deletes the `make run` database and Redis snapshot (stop `make run` first).
+# Deletes the `make run` database and Redis snapshot (stop `make run` first): the next
+# `make run` starts from scratch (loads the graph and seeds posts again).
 clean-data:
 	rm -rf .data

@@ -5,48 +5,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hmac
 import logging
 from typing import Any
 
-import jwt
-from graphql import GraphQLError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
-    BaseGraphQLTransportWSHandler,
-)
 from strawberry.types.unset import UNSET, UnsetType
 
+from app import metrics
 from app.database import ReadRouting, create_engine
 from app.gc_policy import GcPolicy
-from app.graphql import build_schema
-from app.http_guards import GuardedGraphQLView, HttpGuards
+from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
+from app.graphql import RETRY_AFTER_UNAVAILABLE_S, build_schema, unavailable_error
+from app.http_edge import edge_middleware, request_labels
+from app.http_guards import GuardedGraphQLView, HttpGuards, RequestRefused
 from app.jobs import ArqDispatcher
+from app.metrics import operation_label
+from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal, session_store
 from app.settings import Settings, get_settings
-from domain.errors import DomainError
-from domain.feed.activity import record_activity
+from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
 from domain.feedstore import FeedRedis
-from domain.identity.tokens import decode_access_token
-from domain.metrics import (
-    DEAD_LETTERS_OPEN,
-    OUTBOX_BACKLOG,
-    REALTIME_CHANNELS,
-    REALTIME_SUBSCRIPTIONS,
-)
-from domain.outbox.process import outbox_health
 from domain.realtime import Hub, RealtimePublisher
 from domain.realtime.queries import EngagementReads
 from domain.search.snapshots import RankedSnapshots
@@ -54,12 +44,33 @@ from schema.context import Context, Limits, Realtime
 
 log = logging.getLogger("roost")
 
+#: Seconds each check of /readyz may take before it reports an error.
+READY_TIMEOUT_S = 2.0
+
+
+class AuthorizationSchemeError(Exception):
+    """An ``Authorization`` value that is not ``Bearer <token>``; the message says why."""
+
 
 def _bearer(authorization: str | None) -> str | None:
-    if not authorization:
+    """The token of ``Bearer <token>`` (RFC 6750; the scheme matched case-insensitively),
+    None without a header. Raises :class:`AuthorizationSchemeError` for another scheme
+    (``Token x``, ``Basic …``), a bare token or ``Bearer`` with nothing after it."""
+    if authorization is None or not authorization.strip():
         return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else authorization
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        if token.strip():
+            return token.strip()
+        raise AuthorizationSchemeError("The Authorization header has no token after 'Bearer'.")
+    if not token:
+        raise AuthorizationSchemeError(
+            "The Authorization header holds a bare token: send 'Authorization: Bearer <token>'."
+        )
+    raise AuthorizationSchemeError(
+        f"The Authorization scheme {scheme[:20]!r} is not supported: send"
+        " 'Authorization: Bearer <accessToken>'."
+    )
 
 
 def _init_authorization(params: dict[str, Any] | None) -> str | None:
@@ -71,21 +82,12 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     return None
 
 
-class _TransportWSHandler(BaseGraphQLTransportWSHandler):
-    """Strawberry's graphql-transport-ws handler, quiet when a client leaves while an
-    event is on its way to it: a normal end, not an error worth a traceback."""
-
-    async def handle_task_exception(self, error: Exception) -> None:
-        if isinstance(error, WebSocketDisconnected):
-            return
-        await super().handle_task_exception(error)
-
-
 class RoostGraphQL(GuardedGraphQLView, GraphQL):
     """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
-    their connection_init (:meth:`on_ws_connect`)."""
+    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
-    graphql_transport_ws_handler_class = _TransportWSHandler
+    graphql_transport_ws_handler_class = GuardedTransportWSHandler
+    graphql_ws_handler_class = GuardedWSHandler
 
     def __init__(
         self,
@@ -128,8 +130,36 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         self.dispatcher = dispatcher
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
+        # The session cache lives with the guards (short timeouts; PostgreSQL answers
+        # when Redis fails): app/sessions.py.
+        self.sessions = session_store(self.guards.redis, self.tokens)
+        self.doorkeeper = Doorkeeper(
+            engine=engine,
+            tokens=self.tokens,
+            store=self.sessions,
+            feed_stores=self.stores,
+            feed_config=self.feed_config,
+            guards=self.guards,
+        )
+        self._ide_password = settings.dev_password if settings.env != "production" else None
+
+    async def render_graphql_ide(self, request: Any) -> Response:
+        """Roost's GraphiQL page (app/graphiql): assets served by Roost, the sample query."""
+        return HTMLResponse(graphiql_page(self._ide_password))
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
+        try:
+            bearer = _bearer(request.headers.get("authorization"))
+        except AuthorizationSchemeError as exc:
+            if request.scope["type"] != "http":
+                bearer = None  # a socket authenticates in its connection_init
+            else:
+                raise RequestRefused.error(
+                    str(exc),
+                    "UNAUTHENTICATED",
+                    401,
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
+                ) from None
         ctx = Context(
             engine=self.engine,
             tokens=self.tokens,
@@ -138,22 +168,27 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             stores=self.stores,
             dispatcher=self.dispatcher,
             realtime=self.realtime,
+            sessions=self.sessions,
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
-            bearer=_bearer(request.headers.get("authorization")),
+            bearer=bearer,
             request=request,
             response=response,
         )
-        await self._note_activity(ctx)
-        return ctx
+        return ctx  # the bearer is admitted per operation (app/http_guards, app/ws_guards)
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         """Accept a WebSocket only with a valid access token in its connection_init
         payload, ``{"authorization": "Bearer <token>"}``: the socket's operations then
         run as that user. Otherwise refuse it (graphql-transport-ws: close 4403
         Forbidden; graphql-ws: ``connection_error`` with ``{message, code}``)."""
-        token = _bearer(_init_authorization(context.connection_params))
+        try:
+            token = _bearer(_init_authorization(context.connection_params))
+        except AuthorizationSchemeError as exc:
+            raise ConnectionRejectionError(
+                {"message": str(exc), "code": "UNAUTHENTICATED"}
+            ) from None
         if token is None:
             raise ConnectionRejectionError(
                 {
@@ -162,31 +197,60 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
                 }
             )
         try:
-            viewer = decode_access_token(self.tokens, token)
-        except DomainError as exc:
-            raise ConnectionRejectionError(
-                {"message": exc.message, "code": "UNAUTHENTICATED"}
-            ) from None
+            claims = await self.doorkeeper.admit(token)  # app/sessions.py
+        except AdmissionUnavailable as exc:
+            message, extensions = unavailable_error(exc.dependency)
+            raise ConnectionRejectionError({"message": message, **extensions}) from None
+        if isinstance(claims, Refusal):
+            raise ConnectionRejectionError({"message": claims.message, "code": "UNAUTHENTICATED"})
         context.bearer = token
-        # Verified once here; operations and events reuse it until the token expires.
-        context.bearer_expires_at = jwt.decode(token, options={"verify_signature": False})["exp"]
+        # Verified here; the socket's guard re-checks its session (app/ws_guards.py), and
+        # operations and events reuse the viewer until the token expires.
+        context.bearer_expires_at = claims.expires_at
         context.__dict__.pop("loaders", None)
-        context.__dict__["viewer_id"] = viewer
-        await self._note_activity(context)
+        context.__dict__["viewer_id"] = claims.user_id
         return UNSET
 
-    async def _note_activity(self, ctx: Context) -> None:
-        """Record the viewer as active (fan-out pushes to active followers only)."""
-        if self.redis is None or self.stores is None or ctx.bearer is None:
-            return
+    async def execute_single(
+        self,
+        request: Any,
+        request_adapter: Any,
+        sub_response: Response,
+        context: Any,
+        root_value: Any,
+        request_data: Any,
+    ) -> Any:
+        """Run one operation (behind the HTTP guards); label the request's metrics with
+        its operation and outcome, and answer 503 with ``Retry-After`` when a field
+        failed because PostgreSQL or Redis is down (SERVICE_UNAVAILABLE)."""
+        labels = request_labels(request)
         try:
-            viewer = ctx.viewer_id
-        except GraphQLError:
-            return  # a bad token: the resolvers report it
-        try:
-            await record_activity(self.engine, self.redis, self.stores, self.feed_config, viewer)
-        except (RedisError, DBAPIError):
-            log.warning("could not record activity of %s", viewer, exc_info=True)
+            result = await super().execute_single(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+        finally:
+            if labels is not None:
+                labels.operation = operation_label(request_data.operation_name, request_data.query)
+        outcome = "ok"
+        for error in result.errors or ():
+            extensions = error.extensions or {}
+            code = extensions.get("code")
+            if code == "SERVICE_UNAVAILABLE":
+                outcome = "unavailable"
+                metrics.UNAVAILABLE.labels(extensions.get("dependency", "unknown")).inc()
+                break
+            outcome = "internal_error" if code == "INTERNAL_SERVER_ERROR" else "error"
+        if labels is not None:
+            labels.outcome = outcome
+        if outcome == "unavailable":
+            sub_response.status_code = 503
+            sub_response.headers["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE_S)
+        return result
 
 
 def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None = None) -> Starlette:
@@ -200,14 +264,27 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        connect_timeout_s=settings.db_connect_timeout_s,
+        pool_timeout_s=settings.db_pool_timeout_s,
     )
-    # Binary replies: feed members are 16-byte post ids.
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    # Binary replies: feed members are 16-byte post ids. Errors count in
+    # roost_redis_errors_total{client="api"}.
+    redis = (
+        metrics.redis_client(
+            settings.redis_url,
+            client="api",
+            socket_connect_timeout=settings.redis_connect_timeout_s,
+        )
+        if settings.redis_url
+        else None
+    )
     # Timelines, presence and pub/sub: on REDIS_URL's Redis, or on a Redis Cluster.
     clustered = bool(settings.feed_redis_url or settings.feed_cluster_nodes)
     feed_redis = settings.open_feed_redis() if clustered else FeedRedis(redis) if redis else None
     dispatcher = (
-        ArqDispatcher(settings.redis_url, settings.arq_queue) if settings.redis_url else None
+        ArqDispatcher(settings.redis_url, settings.arq_queue, engine=engine)
+        if settings.redis_url
+        else None
     )
     # One pub/sub connection serves every subscription of this process.
     realtime = (
@@ -244,24 +321,35 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         feed_redis=feed_redis,
         reads=reads,
     )
+    metrics.install()
+    if not assets_installed():
+        log.warning(
+            "GraphiQL's assets are not installed: the page loads them from unpkg.com"
+            " (needs the internet); `make graphiql` installs them"
+        )
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> Response:
+        """``{"postgres": "ok" | "error: …", "redis": …}``, 200 when all are ok, else
+        503; each check gives up after READY_TIMEOUT_S."""
         checks: dict[str, str] = {}
-        try:
+
+        async def postgres() -> None:
             async with engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
-            checks["postgres"] = "ok"
-        except Exception as exc:  # readiness reports, never raises
-            checks["postgres"] = f"error: {type(exc).__name__}"
-        if redis is not None:
+
+        for name, check in (("postgres", postgres), ("redis", redis and redis.ping)):
+            if check is None:
+                continue
             try:
-                await redis.ping()
-                checks["redis"] = "ok"
-            except Exception as exc:
-                checks["redis"] = f"error: {type(exc).__name__}"
+                async with asyncio.timeout(READY_TIMEOUT_S):
+                    await check()
+                checks[name] = "ok"
+            except Exception as exc:  # readiness reports, never raises
+                checks[name] = f"error: {type(exc).__name__}"
+        ok = all(v == "ok" for v in checks.values())
         if clustered and feed_redis is not None:
             # Reported, not required: a master down costs its users' feeds a PostgreSQL
             # read, not the process its traffic.
@@ -272,20 +360,26 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             )
         if reads is not None:  # reported: without replicas, reads go to the primary
             checks.update({f"replica {k}": v for k, v in reads.status().items()})
-        ok = all(v == "ok" for k, v in checks.items() if k in ("postgres", "redis"))
         return JSONResponse(checks, status_code=200 if ok else 503)
 
-    async def metrics(_: Request) -> Response:
-        try:
-            backlog, dead = await outbox_health(engine)
-            OUTBOX_BACKLOG.set(backlog)
-            DEAD_LETTERS_OPEN.set(dead)
-        except DBAPIError:
-            log.warning("metrics: PostgreSQL unavailable", exc_info=True)
-        if realtime is not None:
-            REALTIME_SUBSCRIPTIONS.set(realtime.hub.subscriber_count)
-            REALTIME_CHANNELS.set(realtime.hub.channel_count)
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    async def metrics_page(request: Request) -> Response:
+        """The API's series on the API port, only with ``Authorization: Bearer
+        <METRICS_TOKEN>`` (404 when no token is configured: they are on METRICS_PORT)."""
+        token = settings.metrics_token
+        if not token:
+            return PlainTextResponse("Not Found", status_code=404)
+        sent = request.headers.get("authorization", "")
+        if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            return PlainTextResponse(
+                "Unauthorized", status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        return Response(generate_latest(metrics.API_REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+    def read_subscriptions() -> int:
+        return realtime.hub.subscriber_count if realtime is not None else 0
+
+    def read_channels() -> int:
+        return realtime.hub.channel_count if realtime is not None else 0
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
@@ -294,7 +388,21 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             policy = GcPolicy(realtime.hub)  # app/gc_policy.py: no multi-second pauses
             policy.start_up()
             gc_task = asyncio.create_task(policy.run(), name="gc-policy")
+        metrics.POOLS.add(engine)
+        if realtime is not None:
+            metrics.REALTIME_SUBSCRIPTIONS.read = read_subscriptions
+            metrics.REALTIME_CHANNELS.read = read_channels
+        lag_task = asyncio.create_task(metrics.watch_loop_lag(), name="loop-lag")
+        stop_metrics = metrics.serve(
+            metrics.API_REGISTRY, settings.metrics_host, settings.metrics_port
+        )
         yield
+        lag_task.cancel()
+        if stop_metrics is not None:
+            await asyncio.to_thread(stop_metrics)
+        metrics.POOLS.remove(engine)
+        if metrics.REALTIME_SUBSCRIPTIONS.read is read_subscriptions:
+            metrics.REALTIME_SUBSCRIPTIONS.read = metrics.REALTIME_CHANNELS.read = None
         if gc_task is not None:
             gc_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -320,8 +428,10 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             WebSocketRoute("/graphql", graphql_app),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
-            Route("/metrics", metrics),
+            Route("/metrics", metrics_page),
+            Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
         ],
+        middleware=edge_middleware(settings),
         lifespan=lifespan,
     )
     app.state.engine = engine

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Iterator
 
 import strawberry
-from graphql import GraphQLError, parse
+from graphql import DocumentNode, GraphQLError, parse
 from strawberry.extensions import (
-    AddValidationRules,
     MaskErrors,
-    MaxAliasesLimiter,
     MaxTokensLimiter,
     ParserCache,
-    QueryDepthLimiter,
     ValidationCache,
 )
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.exceptions import (
+    CannotGetOperationTypeError,
+    InvalidOperationTypeError,
+)
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from app.document_limits import DocumentLimiter
+from app.http_edge import REQUEST_ID
 from app.settings import Settings
+from domain.identity.errors import AccountUnavailableError
+from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
 from schema.read_routing import ReadRoutingExtension
@@ -37,6 +43,8 @@ def _should_mask(error: GraphQLError) -> bool:
     ``original_error`` too, and are the client's to fix."""
     if error.extensions and "code" in error.extensions:
         return False
+    if isinstance(error.original_error, AccountUnavailableError):
+        return False  # the actor was banned or deleted mid-request: UNAUTHENTICATED
     return error.path is not None and error.original_error is not None
 
 
@@ -49,6 +57,14 @@ _STRICT_GRAMMAR = (
     if "allow_empty_selection_sets" in inspect.signature(parse).parameters
     else {}
 )
+
+
+@functools.lru_cache(maxsize=512)
+def parse_document(query: str, max_tokens: int) -> DocumentNode:
+    """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if it
+    does not parse), cached per text: the HTTP guards and the schema's parse step share
+    it, so a new document is parsed once."""
+    return parse(query, max_tokens=max_tokens, **_STRICT_GRAMMAR)
 
 
 class RoostParserCache(ParserCache):
@@ -64,35 +80,99 @@ class RoostParserCache(ParserCache):
         ctx = self.execution_context
         ctx.parse_options.update(_STRICT_GRAMMAR)  # type: ignore[typeddict-item]
         try:
-            ctx.graphql_document = self.cached_parse_document(ctx.query, **ctx.parse_options)
+            ctx.graphql_document = parse_document(ctx.query, ctx.parse_options["max_tokens"])
         except GraphQLError:
             ctx.graphql_document = None  # parsed again (bounded by max_tokens) and reported
         yield
 
 
+class RoostValidationCache(ValidationCache):
+    """ValidationCache that first checks Roost's document limits (depth, aliases, field
+    merges, expanded size: app/document_limits.py) in one linear pass, and skips
+    graphql-core's validation, whose field-merging rule is quadratic, when one is
+    passed."""
+
+    def __init__(self, limiter: DocumentLimiter, maxsize: int) -> None:
+        super().__init__(maxsize=maxsize)
+        self.limiter = limiter
+
+    def on_validate(self) -> Iterator[None]:
+        ctx = self.execution_context
+        assert ctx.graphql_document is not None
+        error = self.limiter.check(ctx.query, ctx.graphql_document)
+        if error is not None:
+            ctx.pre_execution_errors = [error]
+            yield
+            return
+        yield from super().on_validate()
+
+
+#: Seconds a client should wait before retrying after SERVICE_UNAVAILABLE.
+RETRY_AFTER_UNAVAILABLE_S = 5
+_UNAVAILABLE_MESSAGES = {
+    POSTGRES: "The database is unavailable for a moment: retry in a few seconds.",
+    REDIS: "A cache server is unavailable for a moment: retry in a few seconds.",
+}
+
+
+def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
+    """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
+    (``domain.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    return _UNAVAILABLE_MESSAGES[dependency], {
+        "code": "SERVICE_UNAVAILABLE",
+        "dependency": dependency,
+        "retryAfter": RETRY_AFTER_UNAVAILABLE_S,
+    }
+
+
 class RoostMaskErrors(MaskErrors):
     """MaskErrors that keeps ``extensions.code`` on every error: INTERNAL_SERVER_ERROR for
-    masked ones, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for document errors and
-    BAD_USER_INPUT for variables that do not fit their types (found once execution starts).
+    masked ones, SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed
+    because PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED
+    for document errors and BAD_USER_INPUT for variables that do not fit their types
+    (found once execution starts).
+
+    Each internal error is logged once, at ERROR with its traceback and the request id
+    (``X-Request-ID``); a dependency outage once per request, at WARNING, without one.
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._executing = False
+        self._outage_logged = False
 
     def on_execute(self) -> Iterator[None]:
         self._executing = True
         yield
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
-        log.error("internal error at %s", error.path, exc_info=error.original_error)
+        original = error.original_error
+        dependency = unavailable_dependency(original) if original is not None else None
+        if dependency is not None:
+            if not self._outage_logged:
+                self._outage_logged = True
+                log.warning(
+                    "request %s: %s unavailable at %s (%s: %s)",
+                    REQUEST_ID.get(),
+                    dependency,
+                    error.path,
+                    type(original).__name__,
+                    original,
+                )
+            message, extensions = unavailable_error(dependency)
+        else:
+            log.error(
+                "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
+            )
+            message = self.error_message
+            extensions = {"code": "INTERNAL_SERVER_ERROR"}
         return GraphQLError(
-            message=self.error_message,
+            message=message,
             nodes=error.nodes,
             source=error.source,
             positions=error.positions,
             path=error.path,
-            extensions={"code": "INTERNAL_SERVER_ERROR"},
+            extensions=extensions,
         )
 
     def _process_result(self, result: object) -> None:
@@ -106,7 +186,9 @@ class RoostMaskErrors(MaskErrors):
         out = []
         for error in super()._process_errors(errors):
             if not (error.extensions and "code" in error.extensions):
-                if error.message.startswith("Syntax Error"):
+                if isinstance(error.original_error, AccountUnavailableError):
+                    code = "UNAUTHENTICATED"
+                elif error.message.startswith("Syntax Error"):
                     code = "GRAPHQL_PARSE_FAILED"
                 elif self._executing:
                     code = "BAD_USER_INPUT"  # variable coercion, after validation passed
@@ -142,15 +224,34 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return executor
 
 
+#: Errors about the request, the client's to fix: graphql-core's, and Strawberry's for
+#: an operation type the transport does not run or no operation to run.
+CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationTypeError)
+
+
+class RoostSchema(strawberry.Schema):
+    """Strawberry's schema, logging the errors of requests as they deserve: a client's
+    mistake (a document that does not parse or validate, bad variables, a refused
+    request: every error that carries a code or comes from graphql-core) at DEBUG, one
+    line; faults at ERROR with their traceback (those at a field are logged once, when
+    :class:`RoostMaskErrors` masks them)."""
+
+    def process_errors(self, errors: list[GraphQLError], execution_context=None) -> None:
+        for error in errors:
+            original = error.original_error
+            if original is None or isinstance(original, CLIENT_ERRORS) or error.path:
+                log.debug("graphql error: %s", error.message)
+            else:
+                log.error("graphql error: %s", error.message, exc_info=original)
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
-    """Return the executable schema with Roost's limits (depth, aliases, tokens), parser
+    """Return the executable schema with Roost's limits (tokens, then depth, aliases and
+    field merges before validation), parser
     and validation caches, masking of internal errors, and subscriptions whose events
     each resolve in their own context (:class:`RoostExecutionContext`)."""
-    limit_rules = [
-        *QueryDepthLimiter(max_depth=settings.max_query_depth).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=settings.max_aliases).validation_rules,
-    ]
-    return strawberry.Schema(
+    limiter = DocumentLimiter(settings.document_limits)
+    return RoostSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
@@ -159,9 +260,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         # Factories: each request gets fresh extension instances.
         extensions=[
             lambda: RoostParserCache(maxsize=512),
-            lambda: ValidationCache(maxsize=512),
-            # The same rule classes for every request, or ValidationCache never hits.
-            lambda: AddValidationRules(limit_rules),
+            lambda: RoostValidationCache(limiter, maxsize=512),
             lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
             lambda: RoostMaskErrors(
                 should_mask_error=_should_mask, error_message="Internal server error."

@@ -3,21 +3,27 @@
 (design.md "GraphQL API conventions").
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
-(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides four of the view's
-methods and changes nothing for WebSockets:
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
+methods; WebSockets get the same admission and rate limits from app/ws_guards.py:
 
-- ``__call__`` (HTTP only): an :class:`~cross_web.HTTPException` of Strawberry (body not
-  JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the guards
-  become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses with their
-  HTTP status, instead of Strawberry's plain text.
-- ``execute_single``: for each operation, in this order: resolve the persisted query
-  (app/persisted_queries.py); refuse a mutation over GET (405); charge the rate limits
-  (app/ratelimit.py); store a newly registered persisted query; claim the
-  ``Idempotency-Key`` of a mutation over POST (app/idempotency.py), replay a stored
-  response or run and store it.
+- ``__call__`` (HTTP only): negotiates the response's media type (app/media_types.py;
+  406 when neither is accepted); an :class:`~cross_web.HTTPException` of Strawberry
+  (body not JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the
+  guards become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses
+  with their HTTP status, instead of Strawberry's plain text; a client gone before its
+  body arrived is one INFO line.
+- ``execute_single``: for each operation, in this order: admit the bearer token
+  (app/sessions.py, one Redis round trip); resolve the persisted query
+  (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
+  (401, unless every root field is logIn/signUp/refreshSession), a subscription (400)
+  or a mutation over GET (405);
+  charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
+  values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
+  mutation over POST (app/idempotency.py), replay a stored response or run and store it.
+- ``process_result``: no ``data`` entry for a request error, a code on every error.
 - ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
   ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
-  not an object is a 400, not a 500.
+  not an object, or an ``operationName`` that is not a string, is a 400, not a 500.
 
 Redis failures never fail a request: rate limits and idempotency are skipped, a
 persisted-query lookup misses (the client then sends the query), each counted in
@@ -28,7 +34,13 @@ Error codes (``extensions.code``) and HTTP statuses:
 
 - ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
   ``operationName``, several operations and none named, a malformed ``persistedQuery``
-  or ``Idempotency-Key``; 405 (``Allow: POST``): a mutation over GET.
+  or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
+  POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
+- ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
+  token that is malformed, forged or expired, or whose session or account has ended;
+  (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
+  logIn/signUp/refreshSession.
+- ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
 - ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
   ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
   ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
@@ -59,17 +71,18 @@ from graphql import (
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    parse,
 )
 from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.document_limits import variables_within
+from app.graphql import parse_document, unavailable_error
 from app.idempotency import (
     Claim,
     IdempotencyError,
@@ -79,6 +92,14 @@ from app.idempotency import (
     parse_key,
     redis_key,
 )
+from app.media_types import (
+    CONTENT_TYPES,
+    GRAPHQL_RESPONSE_JSON,
+    JSON,
+    OFFERED,
+    is_request_error,
+    negotiate,
+)
 from app.persisted_queries import (
     PersistedQueryError,
     PersistedQueryRef,
@@ -87,6 +108,7 @@ from app.persisted_queries import (
     not_supported,
 )
 from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
+from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal
 from app.settings import Settings
 
 log = logging.getLogger("roost.http")
@@ -109,8 +131,18 @@ PERSISTED = Counter(
     ["result"],  # hit | miss | stored | not_stored
 )
 
+#: The answer to a subscription sent over HTTP (POST or GET).
+SUBSCRIPTIONS_OVER_WS = (
+    "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
+)
+#: The answer to an anonymous mutation other than logIn/signUp/refreshSession.
+SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
+#: The answer to variables holding more values than a document may have tokens.
+VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
 #: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
 AUTH_FIELDS = frozenset({"logIn", "signUp"})
+#: Root mutation fields that need no viewer (a bad bearer token is ignored for them).
+NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 #: Seconds the guards leave Redis alone after it failed.
 REDIS_RETRY_S = 1.0
 #: Cached document summaries (the same documents come again and again).
@@ -212,6 +244,12 @@ class OperationInfo:
         return max(1, sum(1 for f in self.root_fields if f != "__typename"))
 
     @property
+    def needs_no_viewer(self) -> bool:
+        """Whether every root field works without a signed-in user (logIn, signUp,
+        refreshSession, __typename): such a request ignores a stale bearer token."""
+        return self.kind == "mutation" and all(f in NO_VIEWER_FIELDS for f in self.root_fields)
+
+    @property
     def auth_count(self) -> int:
         """Root ``logIn``/``signUp`` fields (each is charged to the sign-in budget)."""
         return sum(1 for f in self.root_fields if f in AUTH_FIELDS)
@@ -247,7 +285,7 @@ def operation_info(
     not parse within ``max_tokens`` (Strawberry then reports it as
     ``GRAPHQL_PARSE_FAILED``)."""
     try:
-        doc: DocumentNode = parse(query, no_location=True, max_tokens=max_tokens)
+        doc: DocumentNode = parse_document(query, max_tokens)
     except GraphQLError:
         return None
     ops = [d for d in doc.definitions if isinstance(d, OperationDefinitionNode)]
@@ -266,6 +304,41 @@ def operation_info(
         op = matches[0]
     fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
     return OperationInfo(op.operation.value, tuple(_root_fields(op.selection_set, fragments)))  # type: ignore[arg-type]
+
+
+def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
+    """Give a formatted GraphQL error that has no ``extensions.code`` the code
+    ``INTERNAL_SERVER_ERROR`` and a masked message (every error Roost means to send has
+    a code: one without is a fault, logged here). Returns ``error``, changed in place."""
+    extensions = error.get("extensions")
+    if not (isinstance(extensions, dict) and "code" in extensions):
+        log.error("error without a code masked: %s", error.get("message"))
+        error["message"] = "Internal server error."
+        error["extensions"] = {**(extensions or {}), "code": "INTERNAL_SERVER_ERROR"}
+    return error
+
+
+def unavailable_refusal(dependency: str) -> RequestRefused:
+    """The 503 ``SERVICE_UNAVAILABLE`` refusal (``Retry-After``) of a request that could
+    not be admitted because ``dependency`` (``postgres``, ``redis``) is down."""
+    message, extensions = unavailable_error(dependency)
+    return RequestRefused.error(
+        message,
+        "SERVICE_UNAVAILABLE",
+        503,
+        headers={"Retry-After": str(extensions["retryAfter"])},
+        extensions={k: v for k, v in extensions.items() if k != "code"},
+    )
+
+
+def rate_limited_message(decision: Decision) -> str:
+    """The message of a ``RATE_LIMITED`` refusal."""
+    return f"Too many requests: retry in {decision.retry_after_header} s."
+
+
+def rate_limited_extensions(decision: Decision) -> dict[str, Any]:
+    """``retryAfter`` (seconds) and ``budget`` of a ``RATE_LIMITED`` refusal."""
+    return {"retryAfter": round(decision.retry_after_s, 3), "budget": decision.budget}
 
 
 # --- Redis-backed guards ----------------------------------------------------------------
@@ -310,18 +383,26 @@ class HttpGuards:
         if self.redis is not None:
             await self.redis.aclose()
 
+    def redis_up(self) -> bool:
+        """Whether to use Redis now (configured, and not failed in the last second)."""
+        return self.redis is not None and time.monotonic() >= self._down_until
+
+    def redis_failed(self, guard: str) -> None:
+        """Count and log a Redis failure of ``guard``; leave Redis alone for a second."""
+        self._down_until = time.monotonic() + REDIS_RETRY_S
+        FAIL_OPEN.labels(guard).inc()
+        log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+
     async def _guarded(self, guard: str, call: Callable[[], Awaitable[T]], default: T) -> T:
         if self.redis is None:
             return default
-        if time.monotonic() < self._down_until:
+        if not self.redis_up():
             FAIL_OPEN.labels(guard).inc()
             return default
         try:
             return await call()
         except RedisError:
-            self._down_until = time.monotonic() + REDIS_RETRY_S
-            FAIL_OPEN.labels(guard).inc()
-            log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+            self.redis_failed(guard)
             return default
 
     async def rate_check(self, charges: list[Charge]) -> Decision:
@@ -329,6 +410,23 @@ class HttpGuards:
         if not self.config.rate_limit_enabled or not charges:
             return ALLOWED
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
+
+    async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
+        """Charge one operation to its budgets, whatever its transport: 1 of
+        ``RATE_LIMIT_REQUESTS`` (per ``principal``: ``u:<user id>``, or ``ip:<address>``
+        when anonymous); a mutation also 1 of ``RATE_LIMIT_MUTATIONS`` per root field;
+        each root ``logIn``/``signUp`` 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A
+        refusal is counted in ``roost_rate_limited_total{budget}``."""
+        cfg = self.config
+        charges = [Charge(cfg.requests, principal)]
+        if info is not None and info.kind == "mutation":
+            charges.append(Charge(cfg.mutations, principal, info.mutation_count))
+            if info.auth_count:
+                charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
+        decision = await self.rate_check(charges)
+        if not decision.allowed:
+            RATE_LIMITED.labels(decision.budget or "unknown").inc()
+        return decision
 
     async def apq_get(self, sha256: str) -> str | None:
         """The persisted query of ``sha256``; None when unknown or Redis failed."""
@@ -378,18 +476,21 @@ def _executed(result: ExecutionResult) -> bool:
 class GuardedGraphQLView:
     """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
 
-    The view must set ``self.guards`` (:class:`HttpGuards`) in ``__init__``. Its context
-    should have ``viewer_id`` (raising :class:`GraphQLError` for a bad token), like
-    :class:`schema.context.Context`.
+    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
+    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
+    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
     """
 
     guards: HttpGuards
+    doorkeeper: Doorkeeper
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
         request = Request(scope=scope, receive=receive)
+        media = negotiate(request.headers.get("accept"))
+        request.state.media_type = media
         try:
             response = await self.run(request)  # type: ignore[attr-defined]
         except RequestRefused as exc:
@@ -399,7 +500,27 @@ class GuardedGraphQLView:
             response = graphql_error_response(
                 exc.reason, "BAD_REQUEST", exc.status_code, headers=headers
             )
+        except ClientDisconnect:
+            # The client left before its request was read: nothing to answer, no fault.
+            log.info("client %s disconnected before its request was read", _client_ip(request))
+            return
+        if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
+            response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
+            if response.status_code == 200 and getattr(request.state, "request_error", False):
+                response.status_code = 400  # failed before execution: no data
         await response(scope, receive, send)
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """Strawberry's JSON result, with no ``data`` entry when the request failed
+        before execution (GraphQL spec, "Response": a request error), and a code on
+        every error: one that has none is an unexpected fault, masked and logged."""
+        payload = await super().process_result(request, result)  # type: ignore[misc]
+        if is_request_error(result.data, result.errors):
+            payload.pop("data", None)
+            request.state.request_error = True
+        for error in payload.get("errors") or ():
+            ensure_code(error)
+        return payload
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """GraphiQL for a browser's GET without ``query``, unless it carries
@@ -410,11 +531,15 @@ class GuardedGraphQLView:
 
     async def parse_http_body(self, request: Any) -> Any:
         """Strawberry's parsing, with a JSON body that is not an object (a string, a
-        number) refused as ``BAD_REQUEST`` rather than crashing."""
+        number) or an ``operationName`` that is not a string refused as
+        ``BAD_REQUEST`` rather than crashing."""
         try:
-            return await super().parse_http_body(request)  # type: ignore[misc]
+            data = await super().parse_http_body(request)  # type: ignore[misc]
         except AttributeError as exc:  # ``data.get`` on a JSON scalar
             raise HTTPException(400, "The request body must be a JSON object.") from exc
+        if not isinstance(data.operation_name, str | None):
+            raise HTTPException(400, "The operationName must be a string or null, if provided.")
+        return data
 
     async def execute_single(
         self,
@@ -428,6 +553,14 @@ class GuardedGraphQLView:
         """Run one operation behind the guards (see the module for the order)."""
         guards = self.guards
         method = request_adapter.method
+        if request.state.media_type is None:
+            raise RequestRefused.error(
+                "This endpoint answers application/graphql-response+json or application/json.",
+                "BAD_REQUEST",
+                406,
+                headers={"Accept": OFFERED},
+            )
+        refusal = await self._admit(context)
         viewer = _viewer(context)
         ip = _client_ip(request)
         principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
@@ -442,6 +575,20 @@ class GuardedGraphQLView:
             if isinstance(info, str):
                 await self._rate_limit(principal, ip, None)
                 raise RequestRefused.error(info, "BAD_REQUEST", 400)
+        if refusal is not None:
+            if info is None or not info.needs_no_viewer:
+                await self._rate_limit(principal, ip, info)
+                raise RequestRefused.error(
+                    refusal.message,
+                    "UNAUTHENTICATED",
+                    401,
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                )
+            context.bearer = None  # logIn/signUp/refreshSession: the stale header is moot
+            context.__dict__["viewer_id"] = None
+        if info is not None and info.kind == "subscription":
+            await self._rate_limit(principal, ip, info)
+            raise RequestRefused.error(SUBSCRIPTIONS_OVER_WS, "BAD_REQUEST", 400)
         if info is not None and info.kind == "mutation" and method == "GET":
             raise RequestRefused.error(
                 "Mutations are not allowed over GET: use POST.",
@@ -449,8 +596,19 @@ class GuardedGraphQLView:
                 405,
                 headers={"Allow": "POST"},
             )
+        if context.bearer is None and info is not None and info.kind == "mutation":
+            if not info.needs_no_viewer:  # refused as a whole, before anything runs
+                await self._rate_limit(principal, ip, info)
+                raise RequestRefused.error(
+                    SIGN_IN_FIRST, "UNAUTHENTICATED", 401, headers={"WWW-Authenticate": "Bearer"}
+                )
 
-        await self._rate_limit(principal, ip, info)
+        limited = await self._rate_limit(principal, ip, info)
+        sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
+        if not variables_within(request_data.variables, guards.config.max_tokens):
+            raise RequestRefused.error(
+                VARIABLES_TOO_LARGE.format(guards.config.max_tokens), "BAD_USER_INPUT", 400
+            )
 
         if register is not None and info is not None and request_data.query:
             stored = await guards.apq_put(register.sha256, request_data.query)
@@ -492,6 +650,21 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    async def _admit(self, context: Any) -> Refusal | None:
+        """Admit the request's bearer token (app/sessions.py: one Redis round trip) and
+        set the context's viewer; the refusal when the token is bad, expired, or its
+        session or account has ended (None: admitted, or no token, anonymous)."""
+        if context.bearer is None:
+            return None
+        try:
+            outcome = await self.doorkeeper.admit(context.bearer)
+        except AdmissionUnavailable as exc:
+            raise unavailable_refusal(exc.dependency) from None
+        if isinstance(outcome, Refusal):
+            return outcome
+        context.__dict__["viewer_id"] = outcome.user_id
+        return None
+
     async def _resolve_persisted_query(
         self, request_data: GraphQLRequestData, principal: str, ip: str
     ) -> PersistedQueryRef | None:
@@ -521,32 +694,23 @@ class GuardedGraphQLView:
             )
             raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
 
-    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> None:
-        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent.
+    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
+        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent,
+        else return the decision (its ``headers()`` go on the response).
 
         Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
         anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
         each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
         """
-        cfg = self.guards.config
-        charges = [Charge(cfg.requests, principal)]
-        if info is not None and info.kind == "mutation":
-            charges.append(Charge(cfg.mutations, principal, info.mutation_count))
-            if info.auth_count:
-                charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
-        decision = await self.guards.rate_check(charges)
+        decision = await self.guards.charge(principal, ip, info)
         if decision.allowed:
-            return
-        RATE_LIMITED.labels(decision.budget or "unknown").inc()
+            return decision
         raise RequestRefused.error(
-            f"Too many requests: retry in {decision.retry_after_header} s.",
+            rate_limited_message(decision),
             "RATE_LIMITED",
             429,
             headers={"Retry-After": decision.retry_after_header},
-            extensions={
-                "retryAfter": round(decision.retry_after_s, 3),
-                "budget": decision.budget,
-            },
+            extensions=rate_limited_extensions(decision),
         )
 
     async def _claim_idempotency_key(

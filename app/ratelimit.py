@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 #: KEYS: the buckets. ARGV: three numbers per bucket: emission interval (µs per unit),
-#: period (µs, also the burst tolerance), cost (units). Returns {1, 0} when every bucket
-#: allows the request (and charges them all), else {0, µs to wait, index of the bucket
-#: that refused}. Time comes from the server (TIME), so every API process agrees on it.
+#: period (µs, also the burst tolerance), cost (units). When every bucket allows the
+#: request (and charges them all) returns {1, units left, µs until full, index} of the
+#: bucket with the fewest units left (RateLimit-* headers), else {0, µs to wait, index
+#: of the bucket that refused}. Time comes from the server (TIME), so every API
+#: process agrees on it.
 _GCRA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -45,11 +47,14 @@ for i = 1, #KEYS do
   tats[i] = new_tat
 end
 if wait > 0 then return {0, wait, refused} end
+local least, reset, which = -1, 0, 0
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], string.format('%d', tats[i]),
              'PX', math.ceil((tats[i] - now) / 1000) + 1)
+  local left = math.floor((now + tonumber(ARGV[3 * i - 1]) - tats[i]) / tonumber(ARGV[3 * i - 2]))
+  if which == 0 or left < least then least, reset, which = left, tats[i] - now, i end
 end
-return {1, 0, 0}
+return {1, least, reset, which}
 """
 
 
@@ -89,16 +94,36 @@ class Charge:
 @dataclass(frozen=True)
 class Decision:
     """The limiter's answer: ``allowed``, else the budget that refused and how long to
-    wait (seconds) before the same request would be allowed."""
+    wait (seconds) before the same request would be allowed. An allowed decision that
+    charged buckets also says, for the one closest to empty, its ``limit``, the units
+    ``remaining`` and the seconds until it is full again (``reset_s``), and lists every
+    charged budget as ``policies`` (``"600;w=60"``)."""
 
     allowed: bool
     retry_after_s: float = 0.0
     budget: str | None = None
+    limit: int | None = None
+    remaining: int | None = None
+    reset_s: float = 0.0
+    policies: tuple[str, ...] = ()
 
     @property
     def retry_after_header(self) -> str:
         """``Retry-After`` as RFC 9110 delay-seconds: whole seconds, at least 1."""
         return str(max(1, math.ceil(self.retry_after_s)))
+
+    def headers(self) -> dict[str, str]:
+        """``RateLimit-Limit``, ``-Remaining``, ``-Reset`` (seconds) and ``-Policy``
+        (draft-ietf-httpapi-ratelimit-headers-06) of an allowed, charged request; empty
+        otherwise (limits off, Redis down)."""
+        if self.limit is None or self.remaining is None:
+            return {}
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(max(0, self.remaining)),
+            "RateLimit-Reset": str(max(0, math.ceil(self.reset_s))),
+            "RateLimit-Policy": ", ".join(self.policies),
+        }
 
 
 ALLOWED = Decision(True)
@@ -127,12 +152,29 @@ class RateLimiter:
                 return Decision(False, charge.budget.period_s, charge.budget.name)
             if charge.cost > 0:
                 groups.setdefault(charge.principal, []).append(charge)
+        closest: tuple[int, float, Budget] | None = None
         for group in groups.values():
             args: list[int] = []
             for charge in group:
                 args += [charge.budget.interval_us, charge.budget.period_us, charge.cost]
-            ok, wait_us, refused = await self._script(keys=[c.key for c in group], args=args)
-            if not int(ok):
-                budget = group[int(refused) - 1].budget.name
-                return Decision(False, int(wait_us) / 1_000_000, budget)
-        return ALLOWED
+            reply = await self._script(keys=[c.key for c in group], args=args)
+            if not int(reply[0]):
+                budget = group[int(reply[2]) - 1].budget.name
+                return Decision(False, int(reply[1]) / 1_000_000, budget)
+            left, full_in_us, which = int(reply[1]), int(reply[2]), int(reply[3])
+            if closest is None or left < closest[0]:
+                closest = (left, full_in_us / 1_000_000, group[which - 1].budget)
+        if closest is None:
+            return ALLOWED
+        left, reset_s, budget = closest
+        policies = tuple(
+            dict.fromkeys(f"{c.budget.limit};w={c.budget.period_s:g}" for c in charges)
+        )
+        return Decision(
+            True,
+            budget=budget.name,
+            limit=budget.limit,
+            remaining=left,
+            reset_s=reset_s,
+            policies=policies,
+        )

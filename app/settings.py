@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -10,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.document_limits import DocumentLimits
 from domain.feed.config import FeedConfig
 from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
@@ -18,8 +20,41 @@ from domain.search.config import SearchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The real follow graph shipped with Roost (data/README.md: source, citation, figures).
+DEFAULT_GRAPH_PATH = ROOT / "data" / "soc-Slashdot0902.txt.gz"
+#: Its md5, as data/README.md gives it.
+DEFAULT_GRAPH_MD5 = "2c5c97673b6b079b802b1a4d5c2395d0"
+
 #: Development-only signing secret; `roost run` refuses it when ROOST_ENV=production.
 DEV_JWT_SECRET = "roost-development-secret-change-me-0123456789"
+
+
+#: Folders of the repository that hold no source (scanned for committed secrets).
+_NOT_SOURCE = frozenset(
+    {".git", ".venv", ".data", "data", "node_modules", "__pycache__", "build", "dist"}
+)
+_SOURCE_SUFFIXES = frozenset(
+    {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".json", ".sh", ".mako"}
+)
+
+
+def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
+    """Whether ``secret`` is written in one of the repository's source files under
+    ``root`` (code, docs, compose and CI files; never ``.env``, which is the operator's
+    and git-ignored). Reads a few hundred small files: production start-up only."""
+    needle = secret.encode()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info")]
+        for name in files:
+            path = Path(folder, name)
+            if path.suffix not in _SOURCE_SUFFIXES and name not in ("Makefile", "Dockerfile"):
+                continue
+            try:
+                if path.stat().st_size <= 1_000_000 and needle in path.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 class Settings(BaseSettings):
@@ -44,19 +79,42 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
+    # DEBUG shows every worker job (arq's per-job lines) and more.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
     refresh_token_days: int = Field(30, alias="REFRESH_TOKEN_DAYS")
+    # A rotated refresh token presented again within this gets the same successor.
+    refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
     db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
     db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # A PostgreSQL that is down answers SERVICE_UNAVAILABLE within these bounds rather
+    # than hanging: connecting, and waiting for a free pooled connection.
+    db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
+    db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
+    redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
+
+    # Operations (README "Metrics"): the API's series on METRICS_HOST:METRICS_PORT (0:
+    # not served there), the worker's on METRICS_HOST:WORKER_METRICS_PORT; /metrics on
+    # the API port only with `Authorization: Bearer <METRICS_TOKEN>`.
+    metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
+    metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
+    metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
+    # Origins allowed to call the API from a browser: comma-separated, `*` inside an
+    # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
+    cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
+    cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
+    # Pairs of fields on one response path that validation compares (app/document_limits.py)
+    max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
+    max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
@@ -82,7 +140,7 @@ class Settings(BaseSettings):
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
-    worker_metrics_port: int = Field(9101, alias="WORKER_METRICS_PORT")
+    worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
 
     # Notifications: per recipient and UTC day, this many follows notify one by one;
     # the rest arrive the next day as one digest ("N people followed you").
@@ -114,26 +172,46 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
-    graph_path: Path = Field(
-        ROOT.parent / "shared" / "data" / "soc-Slashdot0902.txt.gz", alias="ROOST_GRAPH_PATH"
-    )
+    # The real follow graph `roost run` loads on first start: the file shipped in the
+    # repository (data/README.md), wherever the command runs from.
+    graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
     # Posts `roost run` seeds over the real graph on first start (0: none).
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
 
     @model_validator(mode="after")
-    def _refuse_dev_secret_in_production(self) -> Settings:
-        if self.env == "production" and self.jwt_secret == DEV_JWT_SECRET:
-            raise ValueError("ROOST_ENV=production needs its own JWT_SECRET.")
+    def _check(self) -> Settings:
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
         if self.push_provider == "fcm" and self.fcm_credentials_file is None:
             raise ValueError(
                 "PUSH_PROVIDER=fcm needs FCM_CREDENTIALS_FILE (a service-account key)."
             )
-        if len(self.jwt_secret) < 32:
-            raise ValueError("JWT_SECRET must be at least 32 characters (RFC 7518 §3.2).")
+        if len(self.jwt_secret.encode()) < 32:
+            raise ValueError("JWT_SECRET must be at least 32 bytes (RFC 7518 §3.2).")
+        if self.env == "production" and (
+            self.jwt_secret == DEV_JWT_SECRET or secret_in_repository(self.jwt_secret)
+        ):
+            raise ValueError(
+                "ROOST_ENV=production needs its own JWT_SECRET: this one is written in "
+                "Roost's repository. Generate one, e.g. `openssl rand -base64 48`."
+            )
         return self
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """The limits checked before a document is validated (app/document_limits.py)."""
+        return DocumentLimits(
+            max_depth=self.max_query_depth,
+            max_aliases=self.max_aliases,
+            max_field_merges=self.max_field_merges,
+            max_expanded_fields=self.max_expanded_fields,
+        )
+
+    @property
+    def cors_origins(self) -> list[str]:
+        """CORS_ALLOW_ORIGINS as a list (empty: CORS off)."""
+        return [o.strip().rstrip("/") for o in self.cors_allow_origins.split(",") if o.strip()]
 
     @property
     def feed_config(self) -> FeedConfig:
@@ -194,6 +272,7 @@ class Settings(BaseSettings):
             secret=self.jwt_secret,
             access_ttl=dt.timedelta(minutes=self.access_token_minutes),
             refresh_ttl=dt.timedelta(days=self.refresh_token_days),
+            refresh_grace=dt.timedelta(seconds=self.refresh_grace_s),
         )
 
 

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import math
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -247,7 +248,9 @@ def quantile(values: Sequence[float], q: float) -> float:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Format ``rows`` under ``header`` as aligned columns (first column left-aligned)."""
+    """Format ``rows`` under ``header`` as aligned columns (first column left-aligned);
+    the table is also kept for the run's plot (:func:`bench_output`)."""
+    record_table(header, rows)
     cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = []
@@ -271,3 +274,112 @@ def run(coro_factory, loop: str = "uvloop"):
         else:
             return uvloop.run(coro_factory())
     return asyncio.run(coro_factory())
+
+
+# ------------------------------------------------------------------ text and plot output
+
+#: Where each benchmark writes ``<name>.txt`` (what it printed) and ``<name>.png`` (its
+#: tables drawn); BENCH_OUTPUT overrides it.
+RESULTS = Path(os.environ.get("BENCH_OUTPUT", Path(__file__).resolve().parent / "results"))
+
+_tables: list[tuple[list[str], list[list[str]]]] = []
+_NUMBER = re.compile(r"^\s*[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?")
+
+
+def record_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """Keep a table for the run's plot (:func:`table` does it for the tables it prints)."""
+    _tables.append(([str(c) for c in header], [[str(c) for c in r] for r in rows]))
+
+
+def _number(cell: str) -> float | None:
+    """The number a cell starts with (``1,234``, ``3.5 ms``, ``2.1x``, ``45%``), or None."""
+    m = _NUMBER.match(cell)
+    if m is None or not any(ch.isdigit() for ch in m.group()):
+        return None
+    return float(m.group().replace(",", ""))
+
+
+class _Tee:
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, data: str) -> int:
+        for s in self.streams:
+            s.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        for s in self.streams:
+            s.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def bench_output(name: str, title: str) -> Iterator[None]:
+    """Tee what the benchmark prints into ``RESULTS/<name>.txt``; at the end draw every
+    table it printed into ``RESULTS/<name>.png`` (one bar chart per numeric column),
+    with matplotlib when installed (``pip install -e '.[bench]'``)."""
+    import sys
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    text_path = RESULTS / f"{name}.txt"
+    _tables.clear()
+    with text_path.open("w", encoding="utf-8") as f:
+        stdout = sys.stdout
+        sys.stdout = _Tee(stdout, f)  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            sys.stdout = stdout
+    png = plot_tables(RESULTS / f"{name}.png", title)
+    print(f"text output: {text_path}")
+    print(f"plot: {png}" if png else "plot: none (pip install -e '.[bench]' for matplotlib)")
+
+
+def plot_tables(path: Path, title: str) -> Path | None:
+    """Draw the recorded tables into ``path`` (PNG): a row of bar charts per table, one
+    per numeric column, bars labelled by the first column. None without matplotlib or
+    without a numeric table."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    charts = []
+    for header, rows in _tables:
+        if not rows:
+            continue
+        seen: dict[str, int] = {}
+        labels = []
+        for r in rows:
+            seen[r[0]] = seen.get(r[0], 0) + 1
+            labels.append(r[0] if seen[r[0]] == 1 else f"{r[0]} #{seen[r[0]]}")
+        for i, column in enumerate(header[1:], start=1):
+            cells = [r[i] if i < len(r) else "" for r in rows]
+            values = [_number(c) for c in cells]
+            if any(v is None for v in values) or any(".." in c for c in cells):
+                continue  # not numbers, or ranges
+            if len(rows) > 1 and len(set(values)) == 1:
+                continue  # the same for every row (a setting, not a result)
+            charts.append((column, labels, values))
+    if not charts:
+        return None
+    cols = min(3, len(charts))
+    n_rows = math.ceil(len(charts) / cols)
+    fig, axes = plt.subplots(n_rows, cols, figsize=(5.5 * cols, 3.6 * n_rows), squeeze=False)
+    for ax in axes.flat[len(charts) :]:
+        ax.axis("off")
+    for ax, (column, labels, values) in zip(axes.flat, charts, strict=False):
+        ax.bar(range(len(values)), values, color="#4c72b0")
+        ax.set_title(column, fontsize=10)
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"{title}  (load {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -53,6 +53,7 @@ from sqlalchemy import text
 
 from app.database import create_engine
 from bench._support import (
+    bench_output,
     dedicated_redis,
     fill_feeds,
     postgres_server,
@@ -408,13 +409,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run part 1 and (unless --no-e2e) part 2; exit 0 whatever the figures (no timed
     asserts); 1 only when a correctness check failed."""
     args = parse_args(argv)
-    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, loop {args.loop}")
-    with dedicated_redis(args.redis_server) as redis_url:
-        run(lambda: redis_part(redis_url, args), args.loop)
-        if not args.no_e2e:
-            with postgres_server() as server, throwaway_database(server) as url:
-                run(lambda: e2e_part(url, redis_url, args), args.loop)
-    print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every wall figure)")
+    with bench_output("fanout", "fanout: one post into full feeds"):
+        print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, loop {args.loop}")
+        with dedicated_redis(args.redis_server) as redis_url:
+            run(lambda: redis_part(redis_url, args), args.loop)
+            if not args.no_e2e:
+                with postgres_server() as server, throwaway_database(server) as url:
+                    run(lambda: e2e_part(url, redis_url, args), args.loop)
+        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every wall figure)")
     return 0
 
 

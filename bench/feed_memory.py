@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from bench._support import (
+    bench_output,
     dedicated_redis,
     fill_feeds,
     redis_info,
@@ -297,7 +298,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: start a dedicated Redis, measure, stop it."""
     args = parse_args(argv)
-    with dedicated_redis(args.redis_server) as url:
+    with (
+        bench_output("feed_memory", "feed_memory: bytes and fan-out speed per feed encoding"),
+        dedicated_redis(args.redis_server) as url,
+    ):
         run(lambda: bench(url, args), args.loop)
     return 0
 

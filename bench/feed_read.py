@@ -61,6 +61,7 @@ from sqlalchemy.engine import make_url
 from app.database import create_engine
 from app.embedded import _free_port, spawn, stop_process
 from bench._support import (
+    bench_output,
     dedicated_redis,
     postgres_server,
     quantile,
@@ -69,7 +70,8 @@ from bench._support import (
     throwaway_database,
 )
 from domain.db import new_id
-from domain.identity.tokens import TokenConfig, issue_access_token
+from domain.identity.sessions import open_sessions
+from domain.identity.tokens import TokenConfig
 
 GOAL_RATIO = 3.0
 JWT_SECRET = "bench-feed-read-secret-0123456789-abcdefgh"
@@ -207,6 +209,11 @@ class Server:
         return t.user + t.system
 
 
+#: The servers' METRICS_TOKEN: /metrics on the API port answers only with it.
+METRICS_TOKEN = "bench-metrics-token"
+METRICS_AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 @contextlib.contextmanager
 def server_process(variant: str, database_url: str, redis_url: str) -> Iterator[Server]:
     """Start ``python -m bench.feed_read --serve`` with the given URLs; yield it once
@@ -219,6 +226,8 @@ def server_process(variant: str, database_url: str, redis_url: str) -> Iterator[
         JWT_SECRET=JWT_SECRET,
         ROOST_ENV="development",
         ARQ_QUEUE=f"bench:{uuid.uuid4().hex[:8]}",
+        METRICS_PORT="0",  # /metrics on the API port, with the token below
+        METRICS_TOKEN=METRICS_TOKEN,
         # One viewer sends every request: lift its per-user budget (the check still runs).
         RATE_LIMIT_REQUESTS="100000000",
     )
@@ -242,7 +251,7 @@ def server_process(variant: str, database_url: str, redis_url: str) -> Iterator[
 
 def metric(server: Server, name: str) -> float:
     """The value of an unlabelled (or the sum of a labelled) Prometheus metric."""
-    body = httpx.get(server.url + "/metrics", timeout=10).text
+    body = httpx.get(server.url + "/metrics", headers=METRICS_AUTH, timeout=10).text
     total = 0.0
     for line in body.splitlines():
         if line.startswith(name) and not line.startswith("#"):
@@ -511,12 +520,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+async def viewer_token(database_url: str, viewer) -> str:
+    """An access token of a live session of ``viewer`` (tokens name their session)."""
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    try:
+        (token,) = await open_sessions(engine, TokenConfig(secret=JWT_SECRET), [viewer])
+    finally:
+        await engine.dispose()
+    return token
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, two servers, the interleaved segments."""
     args = parse_args(argv)
     if args.serve:
         serve(args.port)
         return 0
+    with bench_output("feed_read", "feed_read: feed pages from Redis vs from PostgreSQL"):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     print(
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
         f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
@@ -529,7 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dedicated_redis(args.redis_server) as redis_url,
     ):
         viewer = asyncio.run(make_data(database_url, args.authors, args.posts, vacuum=args.vacuum))
-        token = issue_access_token(TokenConfig(secret=JWT_SECRET), viewer, new_id())
+        token = asyncio.run(viewer_token(database_url, viewer))
         with (
             server_process("redis", database_url, redis_url) as cached,
             server_process("sql", database_url, dead_redis) as sql,

@@ -43,7 +43,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.database import create_engine
-from bench._support import postgres_server, throwaway_database
+from bench._support import bench_output, postgres_server, record_table, throwaway_database
 from domain.db import new_id
 from domain.social.follow_user import follow_user
 from domain.social.queries import follow_counts
@@ -247,6 +247,13 @@ def _row(cells: Sequence[object]) -> str:
 
 def print_table(results: Sequence[Result]) -> None:
     """Print one line per run: variant, clients, follows, seconds, follows/s, latency, exact?"""
+    record_table(
+        ("run", "follows/s", "p50 ms", "p99 ms"),
+        [
+            (r.variant, f"{r.rate:.0f}", f"{r.latency_ms(0.5):.2f}", f"{r.latency_ms(0.99):.2f}")
+            for r in results
+        ],
+    )
     print(
         _row(
             ("variant", "clients", "follows", "seconds", "follows/s", "p50 ms", "p99 ms", "exact?")
@@ -422,7 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.loop = "asyncio"
         else:
             run = uvloop.run
-    with postgres_server(durable=True) as server, throwaway_database(server) as url:
+    with (
+        bench_output("follow_hot", "follow_hot: N clients follow one account"),
+        postgres_server(durable=True) as server,
+        throwaway_database(server) as url,
+    ):
         return run(bench(url, args))
 
 

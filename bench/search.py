@@ -50,6 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.database import create_engine
 from app.settings import Settings
 from bench._support import (
+    bench_output,
     dedicated_redis,
     postgres_server,
     quantile,
@@ -57,8 +58,7 @@ from bench._support import (
     table,
     throwaway_database,
 )
-from domain.db import new_id
-from domain.identity.tokens import issue_access_token
+from domain.identity.sessions import open_sessions
 from domain.search.ranks import refresh_search_ranks
 from domain.search.search_users import parse_query, search_users
 from domain.search.suggested_follows import suggested_follows
@@ -312,7 +312,7 @@ async def api(url, redis_url, engine, viewer, args) -> bool:
         APQ_ENABLED=False,
     )
     app = create_app(settings, engine=engine)
-    token = issue_access_token(settings.token_config, viewer, new_id())
+    (token,) = await open_sessions(engine, settings.token_config, [viewer])
     headers = {"Authorization": f"Bearer {token}"}
     failed = False
     async with (
@@ -378,7 +378,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    with dedicated_redis(args.redis_server) as redis_url:
+    with (
+        bench_output("search", "search: people search and suggested follows"),
+        dedicated_redis(args.redis_server) as redis_url,
+    ):
         if args.database_url:
             return run(lambda: bench(args.database_url, redis_url, args, None))
         graph = args.graph or Settings().graph_path

@@ -72,7 +72,14 @@ import psutil
 from sqlalchemy import text
 
 from app.embedded import _free_port, spawn, stop_process
-from bench._support import dedicated_redis, postgres_server, quantile, table, throwaway_database
+from bench._support import (
+    bench_output,
+    dedicated_redis,
+    postgres_server,
+    quantile,
+    table,
+    throwaway_database,
+)
 
 JWT_SECRET = "bench-subscriptions-secret-0123456789abcdef"
 #: The ``sql`` driver's like: the row and the post's counter shard in one statement (no
@@ -207,6 +214,11 @@ def serve(port: int) -> None:
     profiler.dump_stats(profile)
 
 
+#: The servers' METRICS_TOKEN: /metrics on the API port answers only with it.
+METRICS_TOKEN = "bench-metrics-token"
+METRICS_AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -> dict[str, str]:
     """The environment of the API (and worker) process."""
     return dict(
@@ -218,6 +230,8 @@ def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -
         ARQ_QUEUE=queue,
         REALTIME_ENGAGEMENT=engagement,
         WORKER_METRICS_PORT="0",
+        METRICS_PORT="0",  # /metrics on the API port, with the token below
+        METRICS_TOKEN=METRICS_TOKEN,
         # The server shares PostgreSQL's max_connections (100) with everything else.
         DB_POOL_SIZE="20",
         DB_MAX_OVERFLOW="10",
@@ -228,7 +242,7 @@ def server_env(database_url: str, redis_url: str, engagement: str, queue: str) -
 async def gauge(url: str, name: str) -> float:
     """An unlabelled Prometheus gauge of the server."""
     async with httpx.AsyncClient(timeout=30) as client:
-        body = (await client.get(url + "/metrics")).text
+        body = (await client.get(url + "/metrics", headers=METRICS_AUTH)).text
     for line in body.splitlines():
         if line.startswith(name + " "):
             return float(line.rsplit(" ", 1)[1])
@@ -405,8 +419,9 @@ async def _drive(spec: dict) -> None:
 
 
 async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> int:
-    from domain.db import new_id
-    from domain.identity.tokens import TokenConfig, issue_access_token
+    from app.database import create_engine
+    from domain.identity.sessions import open_sessions
+    from domain.identity.tokens import TokenConfig
     from schema.ids import to_global_id
 
     limit = raise_nofile()
@@ -415,7 +430,11 @@ async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> 
     print(f"open files limit {limit}; seeding {args.sockets} subscribers and posts ...", flush=True)
     s = await seed(database_url, args.sockets, likers_needed)
     cfg = TokenConfig(secret=JWT_SECRET)
-    tokens = [issue_access_token(cfg, u, new_id()) for u in s.subscribers]
+    engine = create_engine(database_url)
+    try:  # every access token names a live session
+        tokens = await open_sessions(engine, cfg, s.subscribers)
+    finally:
+        await engine.dispose()
     gids = [to_global_id("Post", p) for p in s.posts]
 
     queue = f"bench:{uuid.uuid4().hex[:8]}"
@@ -625,9 +644,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     import uvloop
 
-    with postgres_server() as server_url, throwaway_database(server_url) as database_url:
-        with dedicated_redis(args.redis_server) as redis_url:
-            return uvloop.run(bench(args, database_url, redis_url))
+    with (
+        bench_output("subscriptions", "subscriptions: sockets, events and their latency"),
+        postgres_server() as server_url,
+        throwaway_database(server_url) as database_url,
+        dedicated_redis(args.redis_server) as redis_url,
+    ):
+        return uvloop.run(bench(args, database_url, redis_url))
 
 
 if __name__ == "__main__":

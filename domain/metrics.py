@@ -1,41 +1,69 @@
-"""Prometheus metrics of the domain (prometheus_client; exposed by the API's /metrics
-and the worker's metrics port)."""
+"""What the domain measures, behind a port: use cases report events here and an adapter
+turns them into series (``app/metrics.py``: Prometheus, one registry per process role).
+Until one is installed (:func:`install`) every report is a no-op, so domain code and
+its unit tests need no metrics library."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from typing import Protocol
 
-FEED_FALLBACKS = Counter(
-    "roost_feed_postgres_fallbacks_total",
-    "Home-feed pages served from PostgreSQL because Redis failed.",
-)
-FEED_REBUILDS = Counter(
-    "roost_feed_rebuilds_total",
-    "Timelines rebuilt from PostgreSQL because their key was missing.",
-    ["family"],
-)
-FANOUT_LAG = Histogram(
-    "roost_fanout_lag_seconds",
-    "Seconds from a post's commit to the last follower page written.",
-    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
-FANOUT_FEEDS = Counter("roost_fanout_feeds_written_total", "Follower feeds written by fan-out.")
-DEAD_LETTERS = Counter(
-    "roost_dead_letters_total", "Outbox events whose consumer failed every attempt.", ["topic"]
-)
-OUTBOX_BACKLOG = Gauge(
-    "roost_outbox_backlog", "Outbox events not yet dispatched (read at scrape time)."
-)
-DEAD_LETTERS_OPEN = Gauge(
-    "roost_dead_letters_open", "Dead letters not yet replayed (read at scrape time)."
-)
-REALTIME_SUBSCRIPTIONS = Gauge(
-    "roost_realtime_subscriptions", "Open GraphQL subscriptions of this process (read at scrape)."
-)
-REALTIME_CHANNELS = Gauge(
-    "roost_realtime_channels", "Redis pub/sub channels this process subscribes (read at scrape)."
-)
-REALTIME_DROPPED = Counter(
-    "roost_realtime_dropped_events_total",
-    "Events dropped because a subscriber's queue was full (a slow client).",
-)
+
+class Metrics(Protocol):
+    """The events the domain reports. Implementations must be cheap and never raise."""
+
+    def feed_timelines_read(self, hits: int, misses: int) -> None:
+        """A feed read found ``hits`` timelines (the viewer's feed, pull authors'
+        stores) cached in Redis and ``misses`` missing (rebuilt from PostgreSQL)."""
+
+    def feed_rebuilt(self, family: str) -> None:
+        """A missing timeline of ``family`` (``feed``, ``posts``) was rebuilt."""
+
+    def feed_fallback(self) -> None:
+        """A feed page was served from PostgreSQL because Redis failed."""
+
+    def fanout_done(self, lag_seconds: float, feeds_written: int) -> None:
+        """A post's fan-out finished ``lag_seconds`` after its commit, having written
+        ``feeds_written`` follower feeds."""
+
+    def realtime_dropped(self) -> None:
+        """A subscriber's queue was full: its oldest event was dropped."""
+
+    def dead_lettered(self, topic: str) -> None:
+        """An outbox event of ``topic`` failed every attempt and became a dead letter."""
+
+
+class NoMetrics:
+    """The :class:`Metrics` in force until an adapter is installed: records nothing."""
+
+    def feed_timelines_read(self, hits: int, misses: int) -> None:
+        pass
+
+    def feed_rebuilt(self, family: str) -> None:
+        pass
+
+    def feed_fallback(self) -> None:
+        pass
+
+    def fanout_done(self, lag_seconds: float, feeds_written: int) -> None:
+        pass
+
+    def realtime_dropped(self) -> None:
+        pass
+
+    def dead_lettered(self, topic: str) -> None:
+        pass
+
+
+_current: Metrics = NoMetrics()
+
+
+def install(metrics: Metrics) -> None:
+    """Make ``metrics`` receive every report of this process (the API and the worker
+    install their adapter at start-up)."""
+    global _current
+    _current = metrics
+
+
+def current() -> Metrics:
+    """The installed :class:`Metrics` (a :class:`NoMetrics` until one is installed)."""
+    return _current

@@ -2,6 +2,7 @@
 (Alembic's environment and the migration test read it)."""
 
 import domain.counters.models
+import domain.data_loads
 import domain.devices.models
 import domain.engagement.models
 import domain.feed.models

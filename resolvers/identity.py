@@ -78,11 +78,15 @@ class IdentityMutations:
             refresh_token=auth.refresh_token,
         )
 
-    @strawberry.mutation(description="Exchange a refresh token (single use) for a new pair.")
+    @strawberry.mutation(
+        description="Exchange a refresh token for its successor and a new access token; the"
+        " same token again within the grace window (10 s) gets the same successor, later"
+        " it ends the session."
+    )
     async def refresh_session(self, info: Info, input: RefreshSessionInput) -> RefreshSessionResult:
         ctx = info.context
         try:
-            auth = await refresh_session(ctx.engine, ctx.tokens, input.refresh_token)
+            auth = await refresh_session(ctx.engine, ctx.tokens, input.refresh_token, ctx.sessions)
         except InvalidTokenError as exc:
             return error_from_domain(exc)
         return RefreshSessionSuccess(
@@ -91,10 +95,14 @@ class IdentityMutations:
             refresh_token=auth.refresh_token,
         )
 
-    @strawberry.mutation(description="End one session (or all of yours).")
+    @strawberry.mutation(
+        description="End one session (or all of yours): its tokens stop working at once."
+    )
     async def log_out(self, info: Info, input: LogOutInput) -> LogOutResult:
         viewer = info.context.require_viewer()
-        revoked = await log_out(info.context.engine, viewer, input.refresh_token)
+        revoked = await log_out(
+            info.context.engine, viewer, input.refresh_token, info.context.sessions
+        )
         return LogOutSuccess(revoked_sessions=revoked)
 
     @strawberry.mutation(description="Change your display name, bio and/or privacy.")

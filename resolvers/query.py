@@ -11,6 +11,7 @@ from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from schema import visibility
 from schema.engagement import Comment, Hashtag
+from schema.ids import check_node_ids
 from schema.notifications import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
 from schema.posts import Post
@@ -60,9 +61,11 @@ class Query:
     async def node(self, info: Info, id: strawberry.ID) -> relay.Node | None:
         return (await resolve_nodes(info, [id]))[0]
 
-    @strawberry.field(description="Fetch objects by global ids, in order (null if not found).")
+    @strawberry.field(
+        description="Fetch objects by global ids (at most 100), in order (null if not found)."
+    )
     async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[relay.Node | None]:
-        return await resolve_nodes(info, ids)
+        return await resolve_nodes(info, check_node_ids(ids))
 
     @strawberry.field(description="The signed-in user, or null when anonymous.")
     async def viewer(self, info: Info) -> User | None:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
+from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import Hub, RealtimePublisher
@@ -65,6 +66,7 @@ class Context:
     # Read replicas (schema/read_routing.py): a query's ``engine`` becomes the one this
     # picks (a replica, or the primary for a viewer who just wrote); None: primary only.
     reads: ReadSource | None = None
+    sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     bearer: str | None = None

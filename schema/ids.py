@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import uuid
 
+from graphql import GraphQLError
 from strawberry import relay
 
 from domain.errors import ValidationError
+
+#: Most global ids one ``nodes(ids:)`` call takes (README "The API").
+MAX_NODE_IDS = 100
 
 
 def to_global_id(type_name: str, pk: uuid.UUID) -> str:
@@ -40,3 +44,14 @@ def parse_node_ids(node_ids: list[str]) -> list[uuid.UUID | None]:
         except ValueError:
             out.append(None)
     return out
+
+
+def check_node_ids(ids: list[str]) -> list[str]:
+    """Return ``ids`` if there are at most :data:`MAX_NODE_IDS`, else raise a
+    ``BAD_USER_INPUT`` GraphQL error (a long list costs a statement parameter per id)."""
+    if len(ids) > MAX_NODE_IDS:
+        raise GraphQLError(
+            f"'ids' takes at most {MAX_NODE_IDS} ids ({len(ids)} given).",
+            extensions={"code": "BAD_USER_INPUT"},
+        )
+    return ids

@@ -15,6 +15,11 @@ from domain.social.queries import Position
 
 DEFAULT_PAGE_SIZE = 20
 _PREFIX = "k1:"
+#: The range of the timestamps a keyset cursor may hold (UTC): row timestamps are
+#: UUIDv7-era; anything else (a naive time, another offset, year 1 or 9999 pushed out
+#: of range by an offset) is a cursor the server never issued.
+CURSOR_MIN = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+CURSOR_MAX = dt.datetime(9999, 12, 30, tzinfo=dt.UTC)
 
 
 def encode_cursor(position: Position) -> str:
@@ -25,14 +30,20 @@ def encode_cursor(position: Position) -> str:
 
 
 def decode_cursor(cursor: str) -> Position:
-    """Return the position inside a cursor; raise a BAD_USER_INPUT GraphQLError if malformed."""
+    """Return the position inside a cursor; raise a BAD_USER_INPUT GraphQLError if it is
+    malformed or holds what :func:`encode_cursor` never issues (a time that is naive, not
+    UTC, or outside ``CURSOR_MIN`` .. ``CURSOR_MAX``)."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
         if not raw.startswith(_PREFIX):
             raise ValueError(raw)
         ts, pk = raw[len(_PREFIX) :].split("|", 1)
-        return dt.datetime.fromisoformat(ts), uuid.UUID(pk)
+        at = dt.datetime.fromisoformat(ts)
+        # Only what encode_cursor issues: UTC, within the range timestamps can hold.
+        if at.utcoffset() != dt.timedelta(0) or not CURSOR_MIN <= at <= CURSOR_MAX:
+            raise ValueError(ts)
+        return at, uuid.UUID(pk)
     except (ValueError, UnicodeError, binascii.Error):
         raise GraphQLError(
             "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}

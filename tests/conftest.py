@@ -86,6 +86,9 @@ def settings(database_url: str) -> Settings:
         # Own job queue: concurrent runs on one Redis never take each other's jobs.
         ARQ_QUEUE=f"roost-test:{uuid.uuid4().hex[:12]}",
         WORKER_METRICS_PORT=0,
+        # No metrics port of its own; /metrics on the app answers with this token.
+        METRICS_PORT=0,
+        METRICS_TOKEN="test-metrics-token-" + uuid.uuid4().hex,
         DB_POOL_SIZE=5,  # the worker's pool: the test server is shared (max_connections)
         DB_MAX_OVERFLOW=10,
         # Small thresholds and pages so tests exercise pull authors, flips and paging
@@ -137,7 +140,7 @@ class GQL:
         resp = await self.client.post(
             "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
         )
-        assert resp.status_code in (200, 400), resp.text
+        assert resp.status_code in (200, 400, 401), resp.text
         return resp.json()
 
 
@@ -151,6 +154,7 @@ class TestUser:
     id: uuid.UUID
     username: str
     token: str
+    session_id: uuid.UUID | None = None  # the session (refresh-token family) of ``token``
 
     @property
     def gid(self) -> str:
@@ -184,6 +188,9 @@ def user_maker(engine: AsyncEngine, settings: Settings):
                     "active": active,
                 }
             )
+        for r in rows:
+            r["sid"] = new_id()
+            r["digest"] = os.urandom(32)
         async with engine.begin() as conn:
             await conn.execute(
                 text(
@@ -193,9 +200,17 @@ def user_maker(engine: AsyncEngine, settings: Settings):
                 ),
                 rows,
             )
+            # A live session for each token (its refresh token is not handed out).
+            await conn.execute(
+                text(
+                    "INSERT INTO sessions (id, user_id, token_hash, family_id, expires_at)"
+                    " VALUES (:sid, :id, :digest, :sid, now() + interval '30 days')"
+                ),
+                rows,
+            )
         cfg = settings.token_config
         return [
-            TestUser(r["id"], r["username"], issue_access_token(cfg, r["id"], new_id()))
+            TestUser(r["id"], r["username"], issue_access_token(cfg, r["id"], r["sid"]), r["sid"])
             for r in rows
         ]
 

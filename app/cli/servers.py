@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
+import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 from app.cli.common import _migrate, _use
-from app.cli.data import _load_graph, _seed
+from app.cli.data import DataError, DataState, prepare_data
 from app.embedded import services, spawn, stop_process
 from app.settings import Settings
+
+log = logging.getLogger("roost.cli")
 
 #: A query to paste into GraphiQL once the real graph is loaded.
 EXAMPLE_QUERY = '{ user(username: "sd2494") { username followerCount followingCount } }'
@@ -23,6 +28,9 @@ FEED_QUERY = (
 
 #: Seconds the worker gets to finish its jobs after Ctrl-C before it is killed.
 WORKER_STOP_TIMEOUT = 20.0
+#: Seconds ``roost run`` waits for the worker to start and fan out the seeded posts
+#: before it prints the banner anyway.
+BANNER_WAIT_S = 60.0
 
 
 def _check_production(settings: Settings) -> None:
@@ -34,14 +42,40 @@ def _check_production(settings: Settings) -> None:
         )
 
 
+#: Seconds the worker waits before it starts its loop again after losing Redis.
+WORKER_RESTART_DELAY_S = 1.0
+
+
 def _run_worker(settings: Settings) -> None:
-    from arq.connections import RedisSettings
-    from arq.worker import run_worker
+    """Run the arq worker of workers.settings until SIGINT, SIGTERM or SIGHUP (closing
+    the terminal): each lets running jobs finish, then exits without a traceback.
+
+    Its queue connection waits out a Redis restart by itself (workers.settings), but
+    arq's loop can still fail where it watches a key while the connection drops
+    (``WatchError``): then the worker closes (running jobs finish) and starts its loop
+    again in this process, without losing a job (they stay in Redis and the outbox).
+    """
+    from arq.worker import create_worker
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.exceptions import WatchError
 
     from workers.settings import WorkerSettings
 
     assert settings.redis_url
-    run_worker(WorkerSettings, redis_settings=RedisSettings.from_dsn(settings.redis_url))
+    while True:
+        worker = create_worker(WorkerSettings)  # type: ignore[arg-type]
+        worker.loop.add_signal_handler(signal.SIGHUP, worker.handle_sig, signal.SIGHUP)
+        try:
+            worker.run()
+            return  # stopped by a signal
+        except (RedisConnectionError, RedisTimeoutError, WatchError) as exc:
+            log.warning(
+                "worker: lost Redis (%r); starting the worker loop again in %.0f s",
+                exc,
+                WORKER_RESTART_DELAY_S,
+            )
+            time.sleep(WORKER_RESTART_DELAY_S)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
@@ -60,10 +94,14 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _serve(settings: Settings, *, banner: str | None, workers: int = 1) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM; with
+def _serve(settings: Settings, *, ready: Any = None, workers: int = 1) -> None:
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP.
+
+    ``ready`` (an async callable) runs once the API listens, in the server's loop
+    (``roost run`` waits for its worker there, then prints the banner). With
     ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
-    building the app from the environment (``_use`` exported the URLs in use)."""
+    building the app from the environment (``_use`` exported the URLs in use).
+    """
     import uvicorn
 
     from app.asgi import create_app
@@ -83,8 +121,14 @@ def _serve(settings: Settings, *, banner: str | None, workers: int = 1) -> None:
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
-            if self.started and banner:
-                print(banner, flush=True)
+            if self.started and ready is not None:
+                self._ready_task = asyncio.create_task(ready())
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            task = getattr(self, "_ready_task", None)
+            if task is not None:
+                task.cancel()
+            await super().shutdown(sockets=sockets)
 
     config = uvicorn.Config(
         create_app(settings),
@@ -93,17 +137,32 @@ def _serve(settings: Settings, *, banner: str | None, workers: int = 1) -> None:
         log_level="info",
         proxy_headers=True,
     )
-    Server(config).run()
+    server = Server(config)
+
+    # Closing the terminal (SIGHUP) stops the server like Ctrl-C: a clean shutdown, no
+    # traceback (uvicorn itself handles SIGINT and SIGTERM only).
+    def on_hangup(*_: object) -> None:
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGHUP, on_hangup)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
-def _banner(settings: Settings) -> str:
+def _banner(settings: Settings, data: DataState | None = None, worker_note: str = "") -> str:
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     lines = [
         "",
         f"  Roost is up: open GraphiQL at http://{host}:{settings.port}/graphql",
-        "  and paste:",
-        f"    {EXAMPLE_QUERY}",
     ]
+    if data is not None and data.graph is None:
+        lines += [
+            "  The database holds no sample data (--no-load): the sample queries below",
+            "  return nothing until `roost load-graph` loads the real graph.",
+        ]
+    lines += ["  and run the sample query it opens with:", f"    {EXAMPLE_QUERY}"]
     if settings.env != "production":
         lines += [
             f"  Loaded users log in with the password {settings.dev_password!r}:",
@@ -112,8 +171,49 @@ def _banner(settings: Settings) -> str:
             "  then, with the header Authorization: Bearer <accessToken>, sd0's home feed:",
             f"    {FEED_QUERY}",
         ]
+    if worker_note:
+        lines.append(f"  {worker_note}")
     lines += ["  Ctrl-C stops the API, the worker and the embedded servers.", ""]
     return "\n".join(lines)
+
+
+async def _wait_for_worker(
+    settings: Settings, worker: subprocess.Popen[bytes] | None, deadline_s: float
+) -> str:
+    """Wait until the worker is up (its arq health-check key exists) and the outbox is
+    empty (the seeded live posts are fanned out), at most ``deadline_s`` seconds; return
+    a note for the banner when it is not so ("" when all is well)."""
+    if worker is None:
+        return "No worker (--no-worker): posts are not fanned out until `roost worker` runs."
+    from redis.asyncio import Redis
+    from sqlalchemy import text
+
+    from app.database import create_engine
+
+    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    engine = create_engine(str(settings.database_url), pool_size=1, max_overflow=0)
+    health_key = settings.arq_queue + ":health-check"
+    deadline = time.monotonic() + deadline_s
+    try:
+        while time.monotonic() < deadline:
+            if worker.poll() is not None:
+                return f"The worker exited (code {worker.returncode}): see its log above."
+            try:
+                up = redis is None or bool(await redis.exists(health_key))
+                async with engine.connect() as conn:
+                    backlog = await conn.scalar(
+                        text("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")
+                    )
+            except Exception:  # a server restarting: try again
+                up, backlog = False, None
+            if up and backlog == 0:
+                return ""
+            await asyncio.sleep(0.25)
+        return "The worker is still busy with the outbox (see /metrics); the API is ready."
+    finally:
+        await engine.dispose()
+        if redis is not None:
+            await redis.aclose()
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -122,7 +222,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     Redis)."""
     _check_production(settings)
     with services(settings, fresh=False) as urls:
-        _serve(_use(settings, urls), banner=None, workers=max(1, getattr(args, "workers", 1)))
+        _serve(_use(settings, urls), workers=max(1, getattr(args, "workers", 1)))
     return 0
 
 
@@ -130,30 +230,33 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     """``roost run``: everything a developer needs, from a fresh clone to GraphiQL.
 
     Starts the embedded servers for whatever is not configured, migrates, loads the real
-    graph when the users table is empty and seeds ROOST_SEED_POSTS posts when there are
-    none (unless --no-load), starts ``roost worker`` as a child (unless --no-worker) and
-    serves the API. On exit (Ctrl-C, SIGTERM) it stops
-    the API, then the worker, then the servers it started.
+    graph unless ``data_loads`` says it was loaded and seeds ROOST_SEED_POSTS posts over
+    its users unless they were seeded (``--no-load``: neither, said plainly), starts
+    ``roost worker`` as a child (unless --no-worker) and serves the API; the banner comes
+    once the worker is up and has fanned out the seeded posts. Exits 1 before serving
+    when the graph must be loaded but its file is missing or unreadable. On exit
+    (Ctrl-C, SIGTERM, closing the terminal) it stops the API, then the worker, then the
+    servers it started.
     """
     _check_production(settings)
     with services(settings, fresh=False) as urls:
         settings = _use(settings, urls)
         _migrate(urls.database_url)
-        if not args.no_load:
-            rc = asyncio.run(
-                _load_graph(settings, urls.database_url, settings.graph_path, only_if_empty=True)
-            )
-            if rc:
-                print("roost: continuing without the real graph", file=sys.stderr)
-            elif settings.seed_posts:
-                asyncio.run(
-                    _seed(settings, urls.database_url, settings.seed_posts, quiet_if_present=True)
-                )
+        try:
+            data = asyncio.run(prepare_data(settings, urls.database_url, load=not args.no_load))
+        except DataError as exc:
+            print(exc, file=sys.stderr, flush=True)
+            return 1
         worker: subprocess.Popen[bytes] | None = None
         try:
             if not args.no_worker:
                 worker = spawn([sys.executable, "-m", "app.cli", "worker"], env=dict(os.environ))
-            _serve(settings, banner=_banner(settings))
+
+            async def ready() -> None:
+                note = await _wait_for_worker(settings, worker, BANNER_WAIT_S)
+                print(_banner(settings, data, note), flush=True)
+
+            _serve(settings, ready=ready)
         finally:
             if worker is not None:
                 # SIGTERM (arq shuts down as on Ctrl-C, which may have reached it already),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.progress import Progress, no_progress
+
 #: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
 #: what each counter counts (README "Counters"). Only what active accounts did counts (a
 #: follow if the other side is active, a like if its liker is, a comment if its author
@@ -81,17 +83,21 @@ class VerifyReport:
     by_kind: dict[str, int]
 
 
-async def verify_counts(engine: AsyncEngine, kinds: Sequence[str] | None = None) -> VerifyReport:
+async def verify_counts(
+    engine: AsyncEngine, kinds: Sequence[str] | None = None, progress: Progress = no_progress
+) -> VerifyReport:
     """Compare the counters of ``kinds`` (default: all of :data:`ACTUAL`) with
     ``count(*)``, all in one REPEATABLE READ snapshot so that concurrent writes cannot
-    show up as drift. Raises KeyError for an unknown kind."""
+    show up as drift; ``progress`` hears each kind done (step "check counters", unit
+    "kinds"). Raises KeyError for an unknown kind."""
     kinds = list(kinds or ACTUAL)
     drift: list[Drift] = []
     by_kind: dict[str, int] = {}
     async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ")
         async with conn.begin():
-            for kind in kinds:
+            for i, kind in enumerate(kinds):
+                progress("check counters", i, len(kinds), "kinds")
                 rows = (
                     await conn.execute(
                         text(
@@ -108,4 +114,5 @@ async def verify_counts(engine: AsyncEngine, kinds: Sequence[str] | None = None)
                 ).all()
                 by_kind[kind] = len(rows)
                 drift += [Drift(r[0], kind, int(r[1]), int(r[2])) for r in rows if r[1] != r[2]]
+    progress("check counters", len(kinds), len(kinds), "kinds")
     return VerifyReport(checked=sum(by_kind.values()), drift=drift, by_kind=by_kind)

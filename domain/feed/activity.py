@@ -28,9 +28,26 @@ async def record_activity(
     ``users.last_active_at``. A user coming back after more than ``active_window`` got
     no pushes meanwhile, so their cached feed is dropped and rebuilt on the next read.
     """
-    marker = f"active:{{{user_id}}}"
+    marker = activity_key(user_id)
     if not await redis.set(marker, b"1", nx=True, ex=int(ACTIVITY_GRANULARITY.total_seconds())):
         return False
+    await note_active(engine, stores, config, user_id)
+    return True
+
+
+def activity_key(user_id: uuid.UUID) -> str:
+    """``active:{<user id>}``: set (NX, for ACTIVITY_GRANULARITY) by the user's first
+    request of the period; the session check sets it in the same round trip
+    (domain.identity.session_store)."""
+    return f"active:{{{user_id}}}"
+
+
+async def note_active(
+    engine: AsyncEngine, stores: FeedStores, config: FeedConfig, user_id: uuid.UUID
+) -> None:
+    """The PostgreSQL half of :func:`record_activity`, once its marker was newly set:
+    update ``users.last_active_at``; drop the cached feed of a user back after more than
+    ``active_window`` (it got no pushes meanwhile; rebuilt on the next read)."""
     async with engine.begin() as conn:
         previous = (
             await conn.execute(
@@ -46,4 +63,3 @@ async def record_activity(
         last = previous[0]
         if last is None or last < dt.datetime.now(dt.UTC) - config.active_window:
             await stores.feeds.drop(user_id)
-    return True

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import metrics
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.fan_out import FeedListener, fan_out_post
 from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
 from domain.feed.remove_post import remove_post_from_feeds
-from domain.metrics import FANOUT_FEEDS, FANOUT_LAG
 from domain.outbox.process import Handler
 
 
@@ -33,8 +33,7 @@ def feed_handlers(
         (post_id,) = ids(p, "post_id")
         result = await fan_out_post(engine, stores, config, post_id, listener)
         if result.mode is not None:
-            FANOUT_LAG.observe(result.lag_seconds)
-            FANOUT_FEEDS.inc(result.feeds_written)
+            metrics.current().fanout_done(result.lag_seconds, result.feeds_written)
 
     async def post_deleted(p: Mapping[str, Any]) -> None:
         post_id, author_id = ids(p, "post_id", "author_id")

@@ -23,6 +23,7 @@ from typing import Literal
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain import metrics
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.sources import (
     author_recent_entries,
@@ -31,7 +32,6 @@ from domain.feed.sources import (
     home_entries_sql,
 )
 from domain.feed.timelines import Entry, RebuildBusyError, Timelines, read_pages
-from domain.metrics import FEED_FALLBACKS, FEED_REBUILDS
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +77,9 @@ async def read_home_feed(
     try:
         source = _RedisSource(engine, stores, config, viewer_id)
         return await _fill(source, first, before, visible, "redis")
-    except RedisError:
-        log.warning("feed of %s served from PostgreSQL: Redis failed", viewer_id, exc_info=True)
-        FEED_FALLBACKS.inc()
+    except RedisError as exc:
+        log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
+        metrics.current().feed_fallback()
         return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
 
 
@@ -173,6 +173,8 @@ class _RedisSource:
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages = await read_pages(wanted, before, count, strict=False)
+        misses = pages.count(None)
+        metrics.current().feed_timelines_read(len(pages) - misses, misses)
         out: list[tuple[list[Entry], bool]] = []
         for (timelines, owner), page in zip(wanted, pages, strict=True):
             if isinstance(page, RedisError):
@@ -204,7 +206,7 @@ class _RedisSource:
 
         try:
             await timelines.rebuild(owner, load)
-            FEED_REBUILDS.labels(timelines.prefix).inc()
+            metrics.current().feed_rebuilt(timelines.prefix)
             (page,) = await timelines.page([owner], before, count)
             if page is not None:
                 return page, False

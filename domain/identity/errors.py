@@ -39,3 +39,13 @@ class InvalidTokenError(AuthenticationError):
 
     def __init__(self, message: str = "The token is invalid, expired or revoked.") -> None:
         super().__init__(message)
+
+
+class AccountUnavailableError(AuthenticationError):
+    """The acting account is banned or deleted (a use case that checks its actor found
+    it so): the request is refused as unauthenticated, whatever the operation."""
+
+    code = "UNAUTHENTICATED"
+
+    def __init__(self) -> None:
+        super().__init__("This account is not available.")

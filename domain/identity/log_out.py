@@ -1,33 +1,43 @@
-"""Use case: end a session by revoking its refresh token."""
+"""Use case: end one session of the viewer, or all of them."""
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import utcnow
-from domain.devices.store import end_session_devices
+from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.models import sessions
+from domain.identity.session_store import SessionStore
 from domain.identity.tokens import hash_refresh_token
 
 
-async def log_out(engine: AsyncEngine, user_id: uuid.UUID, refresh_token: str | None) -> int:
-    """Revoke the viewer's session of ``refresh_token``, or all of them when it is None.
+async def log_out(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    refresh_token: str | None,
+    store: SessionStore | None = None,
+) -> int:
+    """End the viewer's session that ``refresh_token`` belongs to (its whole refresh-token
+    family), or all of the viewer's sessions when it is None; return how many ended now
+    (0 if already ended, or not the viewer's).
 
-    Idempotent: returns how many sessions were revoked now (0 if already revoked or not
-    the viewer's). Access tokens already issued expire on their own (15 min). The push
-    devices registered in those sessions are forgotten in the same transaction.
+    Their access tokens are refused from the next request on, on every transport, the
+    viewer's open WebSockets of those sessions close (the session cache, ``store``), and
+    the push devices registered in them are forgotten in the same transaction.
     """
-    stmt = update(sessions).where(sessions.c.user_id == user_id, sessions.c.revoked_at.is_(None))
-    if refresh_token is not None:
-        stmt = stmt.where(sessions.c.token_hash == hash_refresh_token(refresh_token))
     async with engine.begin() as conn:
-        ended = (
-            (await conn.execute(stmt.values(revoked_at=utcnow()).returning(sessions.c.id)))
-            .scalars()
-            .all()
-        )
-        await end_session_devices(conn, ended)
+        families = None
+        if refresh_token is not None:
+            families = (
+                await conn.scalars(
+                    select(sessions.c.family_id).where(
+                        sessions.c.user_id == user_id,
+                        sessions.c.token_hash == hash_refresh_token(refresh_token),
+                    )
+                )
+            ).all()
+        ended = await revoke_families(conn, user_id, families)
+    await announce_ended(store, user_id, ended)
     return len(ended)

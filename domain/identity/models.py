@@ -1,4 +1,5 @@
-"""Tables of the identity area: ``users`` and ``sessions`` (refresh tokens)."""
+"""Tables of the identity area: ``users`` and ``sessions`` (refresh tokens, chained by
+rotation into families: one family is one signed-in session)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,12 @@ sessions = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
+    # The sign-in this refresh token descends from (the first row's id): access tokens
+    # carry it as ``sid``; ending the session revokes the whole family.
+    Column("family_id", Uuid, nullable=False),
+    # When this token was exchanged for its successor (refresh_session.py).
+    Column("rotated_at", DateTime(timezone=True), nullable=True),
     Index("sessions_token_hash_key", "token_hash", unique=True),
     Index("sessions_user_id_idx", "user_id"),
+    Index("sessions_family_id_idx", "family_id"),
 )

@@ -1,4 +1,5 @@
-"""Use case: rotate a refresh token into a new token pair."""
+"""Use case: rotate a refresh token into a new token pair, with a grace window for
+concurrent duplicates (README "Sessions")."""
 
 from __future__ import annotations
 
@@ -6,26 +7,42 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
-from domain.devices.store import carry_session_devices, end_session_devices
+from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.errors import InvalidTokenError
 from domain.identity.models import sessions, users
 from domain.identity.queries import USER_COLUMNS, to_record
+from domain.identity.session_store import SessionStore
 from domain.identity.sessions import AuthResult, open_session
-from domain.identity.tokens import TokenConfig, hash_refresh_token
+from domain.identity.tokens import (
+    TokenConfig,
+    hash_refresh_token,
+    issue_access_token,
+    successor_refresh_token,
+)
 
 
 async def refresh_session(
-    engine: AsyncEngine, config: TokenConfig, refresh_token: str
+    engine: AsyncEngine,
+    config: TokenConfig,
+    refresh_token: str,
+    store: SessionStore | None = None,
 ) -> AuthResult:
-    """Revoke the presented refresh token and return a new pair (rotation).
+    """Exchange a refresh token for its successor and a new access token (rotation).
 
-    A refresh token works once. Presenting one that was already rotated is treated as
-    theft (OAuth 2.0 Security BCP §4.14): every session of that user is revoked. Raises
-    InvalidTokenError for an unknown, expired, revoked or reused token, or a user who is
-    no longer active.
+    Exactly one successor ever exists: it is derived from the token
+    (:func:`~domain.identity.tokens.successor_refresh_token`) and written by the one
+    rotation whose ``UPDATE`` claims the token (a concurrent one waits for its row lock,
+    then finds it rotated). The same token again within ``config.refresh_grace`` of its
+    rotation (two tabs, a retried request) gets that same successor, revoking nothing,
+    as long as the successor's family is live. Later, a rotated token is treated as
+    stolen (OAuth 2.0 Security BCP §4.14): its whole family is revoked, the user's other
+    sessions are not. Raises InvalidTokenError for an unknown, expired, revoked or
+    replayed token, or an account that is no longer active.
     """
     digest = hash_refresh_token(refresh_token)
     now = utcnow()
+    successor = successor_refresh_token(config, refresh_token)
+    replayed = None
     async with engine.begin() as conn:
         claimed = (
             await conn.execute(
@@ -33,35 +50,52 @@ async def refresh_session(
                 .where(
                     sessions.c.token_hash == digest,
                     sessions.c.revoked_at.is_(None),
+                    sessions.c.rotated_at.is_(None),
                     sessions.c.expires_at > now,
                 )
-                .values(revoked_at=now)
-                .returning(sessions.c.user_id, sessions.c.id)
+                .values(rotated_at=now)
+                .returning(sessions.c.user_id, sessions.c.family_id)
             )
         ).first()
-        if claimed is None:
-            reused = await conn.scalar(
-                select(sessions.c.user_id).where(
-                    sessions.c.token_hash == digest, sessions.c.revoked_at.is_not(None)
+        if claimed is not None:
+            user = await _active_user(conn, claimed.user_id)
+            if user is not None:
+                return await open_session(
+                    conn, config, user, family_id=claimed.family_id, refresh=successor
                 )
-            )
-            if reused is not None:
-                revoked = await conn.execute(
-                    update(sessions)
-                    .where(sessions.c.user_id == reused, sessions.c.revoked_at.is_(None))
-                    .values(revoked_at=now)
-                    .returning(sessions.c.id)
-                )
-                await end_session_devices(conn, revoked.scalars().all())
-                # commit the revocation, then refuse
         else:
             row = (
-                await conn.execute(select(*USER_COLUMNS).where(users.c.id == claimed.user_id))
-            ).one()
-            user = to_record(row)
-            if user.is_visible:
-                auth = await open_session(conn, config, user)
-                # The app's push devices follow the session to its new id.
-                await carry_session_devices(conn, claimed.id, auth.session_id)
-                return auth
+                await conn.execute(
+                    select(
+                        sessions.c.user_id,
+                        sessions.c.family_id,
+                        sessions.c.rotated_at,
+                        sessions.c.revoked_at,
+                    ).where(sessions.c.token_hash == digest)
+                )
+            ).first()
+            if row is not None and row.revoked_at is None and row.rotated_at is not None:
+                if now - row.rotated_at <= config.refresh_grace:
+                    live = await conn.scalar(
+                        select(sessions.c.id).where(
+                            sessions.c.token_hash == successor[1],
+                            sessions.c.revoked_at.is_(None),
+                        )
+                    )
+                    user = await _active_user(conn, row.user_id)
+                    if live is not None and user is not None:
+                        access = issue_access_token(config, user.id, row.family_id)
+                        return AuthResult(user, access, successor[0], row.family_id)
+                else:
+                    replayed = row
+                    await revoke_families(conn, row.user_id, [row.family_id])
+                    # committed with the block; then refused
+    if replayed is not None:
+        await announce_ended(store, replayed.user_id, [replayed.family_id])
     raise InvalidTokenError("The refresh token is invalid, expired or revoked.")
+
+
+async def _active_user(conn, user_id):
+    row = (await conn.execute(select(*USER_COLUMNS).where(users.c.id == user_id))).one()
+    user = to_record(row)
+    return user if user.is_visible else None

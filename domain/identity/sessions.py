@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import new_id, utcnow
 from domain.identity.models import sessions
@@ -16,7 +17,8 @@ from domain.identity.tokens import TokenConfig, issue_access_token, new_refresh_
 
 @dataclass(frozen=True)
 class AuthResult:
-    """What sign-up, log-in and refresh return: the user and a fresh token pair."""
+    """What sign-up, log-in and refresh return: the user, a fresh token pair and the
+    session (refresh-token family) they belong to."""
 
     user: UserRecord
     access_token: str
@@ -24,16 +26,45 @@ class AuthResult:
     session_id: uuid.UUID
 
 
-async def open_session(conn: AsyncConnection, config: TokenConfig, user: UserRecord) -> AuthResult:
-    """Insert a session row (in the caller's transaction) and return the token pair."""
-    session_id = new_id()
-    token, digest = new_refresh_token()
+async def open_session(
+    conn: AsyncConnection,
+    config: TokenConfig,
+    user: UserRecord,
+    *,
+    family_id: uuid.UUID | None = None,
+    refresh: tuple[str, bytes] | None = None,
+) -> AuthResult:
+    """Insert a refresh-token row (in the caller's transaction) and return the token
+    pair. A new sign-in starts a family (its id is the row's); a rotation passes the
+    ``family_id`` it continues and its ``refresh`` token and digest. The access token's
+    ``sid`` is the family: the session the user sees."""
+    row_id = new_id()
+    family_id = family_id or row_id
+    token, digest = refresh or new_refresh_token()
     await conn.execute(
         insert(sessions).values(
-            id=session_id,
+            id=row_id,
             user_id=user.id,
             token_hash=digest,
+            family_id=family_id,
             expires_at=utcnow() + config.refresh_ttl,
         )
     )
-    return AuthResult(user, issue_access_token(config, user.id, session_id), token, session_id)
+    return AuthResult(user, issue_access_token(config, user.id, family_id), token, family_id)
+
+
+async def open_sessions(
+    engine: AsyncEngine, config: TokenConfig, user_ids: Sequence[uuid.UUID]
+) -> list[str]:
+    """Open one session for each of ``user_ids`` (in one statement) and return their
+    access tokens, in order; the refresh tokens are not handed out. For trusted tooling
+    (benchmarks, an operator's script): every access token must name a live session."""
+    rows = [{"id": new_id(), "user_id": u, "token_hash": new_refresh_token()[1]} for u in user_ids]
+    expires_at = utcnow() + config.refresh_ttl
+    for row in rows:
+        row["family_id"] = row["id"]
+        row["expires_at"] = expires_at
+    if rows:
+        async with engine.begin() as conn:
+            await conn.execute(insert(sessions), rows)
+    return [issue_access_token(config, r["user_id"], r["family_id"]) for r in rows]

@@ -1,14 +1,17 @@
 """Access tokens (JWT, HS256) and opaque refresh tokens.
 
-Access tokens live ``access_ttl`` (15 min by default) and are checked without a
-database read; refresh tokens are 256-bit random strings whose SHA-256 is stored
-in ``sessions`` so they can be revoked (30 days by default).
+Access tokens live ``access_ttl`` (15 min by default), name their session (``sid``) and
+are checked without a database read (their session against the Redis session cache);
+refresh tokens are 256-bit strings whose SHA-256 is stored in ``sessions`` so they can
+be rotated and revoked (30 days by default).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
+import hmac
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ class TokenConfig:
     secret: str
     access_ttl: dt.timedelta = dt.timedelta(minutes=15)
     refresh_ttl: dt.timedelta = dt.timedelta(days=30)
+    # A rotated refresh token presented again within this gets the same successor.
+    refresh_grace: dt.timedelta = dt.timedelta(seconds=10)
 
 
 def issue_access_token(config: TokenConfig, user_id: uuid.UUID, session_id: uuid.UUID) -> str:
@@ -45,8 +50,24 @@ def issue_access_token(config: TokenConfig, user_id: uuid.UUID, session_id: uuid
     return jwt.encode(claims, config.secret, algorithm=_ALGORITHM)
 
 
+@dataclass(frozen=True, slots=True)
+class AccessClaims:
+    """What a valid access token says: its user, its session (the refresh-token family
+    it was issued for) and when it expires (epoch seconds)."""
+
+    user_id: uuid.UUID
+    session_id: uuid.UUID
+    expires_at: float
+
+
 def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
-    """Return the user id of a valid access token.
+    """Return the user id of a valid access token (see :func:`decode_access_claims`)."""
+    return decode_access_claims(config, token).user_id
+
+
+def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
+    """Return the claims of a valid access token. Whether its session is still live is
+    another question (domain.identity.session_store).
 
     Raises :class:`InvalidTokenError` if the token is malformed, forged (bad
     signature or algorithm), expired, or not an access token.
@@ -57,7 +78,7 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
             config.secret,
             algorithms=[_ALGORITHM],
             issuer=_ISSUER,
-            options={"require": ["exp", "iat", "sub", "iss"]},
+            options={"require": ["exp", "iat", "sub", "iss", "sid"]},
         )
     except jwt.ExpiredSignatureError as exc:
         raise InvalidTokenError("The access token has expired; refresh the session.") from exc
@@ -66,8 +87,10 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
     if claims.get("typ") != "access":
         raise InvalidTokenError("The access token is invalid.")
     try:
-        return uuid.UUID(claims["sub"])
-    except (ValueError, TypeError) as exc:
+        return AccessClaims(
+            uuid.UUID(claims["sub"]), uuid.UUID(claims["sid"]), float(claims["exp"])
+        )
+    except (ValueError, TypeError, AttributeError) as exc:
         raise InvalidTokenError("The access token is invalid.") from exc
 
 
@@ -75,6 +98,16 @@ def new_refresh_token() -> tuple[str, bytes]:
     """Return ``(token, sha256(token))``: give the token to the client, store the digest."""
     token = secrets.token_urlsafe(32)
     return token, hash_refresh_token(token)
+
+
+def successor_refresh_token(config: TokenConfig, token: str) -> tuple[str, bytes]:
+    """The one refresh token that rotating ``token`` gives, and its digest: derived from
+    it with HMAC-SHA-256 under the signing secret, so a repeat of the same rotation
+    within the grace window gets the very same successor without storing it (README
+    "Sessions"). Unguessable without ``token`` and the secret."""
+    mac = hmac.new(config.secret.encode(), b"roost-refresh:" + token.encode(), hashlib.sha256)
+    successor = base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
+    return successor, hash_refresh_token(successor)
 
 
 def hash_refresh_token(token: str) -> bytes:

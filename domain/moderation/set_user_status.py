@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.errors import NotFoundError, ValidationError
+from domain.identity.end_sessions import announce_ended, revoke_families
+from domain.identity.session_store import SessionStore
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append_event
@@ -61,7 +63,12 @@ _COMMENTS = text(
 
 
 async def set_user_status(
-    engine: AsyncEngine, user_id: uuid.UUID, status: Status, *, counter_shards: int
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    status: Status,
+    *,
+    counter_shards: int,
+    sessions: SessionStore | None = None,
 ) -> bool:
     """Set the account's status (``banned``, ``active`` again, or ``deleted`` for good);
     return True if it changed.
@@ -73,7 +80,11 @@ async def set_user_status(
     ``user.status_changed`` outbox event {user_id, status, previous}. Status changes run
     one at a time (a transaction-scoped advisory lock), so each sees the others'
     results; writes that involve the account wait for it or see it (``FOR UPDATE`` on
-    its row). Idempotent (the same status again changes nothing). Raises NotFoundError
+    its row). Banning or deleting also ends every session of the account in the same
+    transaction; after the commit the session cache (``sessions``) learns the status and
+    the ended sessions, so the account's tokens are refused and its sockets close at once
+    (README "Sessions"). Idempotent (the same status again changes nothing). Raises
+    NotFoundError
     (no such account) or ValidationError (an unknown status, or a deleted account,
     which stays deleted).
     """
@@ -95,8 +106,10 @@ async def set_user_status(
         was, now = previous == "active", status == "active"
         if was != now:
             deltas += await counted_part(conn, user_id, sign=1 if now else -1)
+        ended: list[uuid.UUID] = []
         if was and not now:
             deltas += await forget_actor(conn, user_id)
+            ended = await revoke_families(conn, user_id)
         await add_deltas(conn, deltas, shards=counter_shards)
         await append_event(
             conn,
@@ -104,6 +117,7 @@ async def set_user_status(
             user_id,
             {"user_id": str(user_id), "status": status, "previous": previous},
         )
+    await announce_ended(sessions, user_id, ended, status=status)
     return True
 
 

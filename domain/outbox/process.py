@@ -112,18 +112,36 @@ def _run_in_turn(handlers: tuple[Handler, ...]) -> Handler:
     return run
 
 
-async def dead_letter(engine: AsyncEngine, event_id: uuid.UUID, error: str, attempts: int) -> None:
-    """Record that ``event_id`` failed ``attempts`` times and stop re-driving it."""
+async def dead_letter(
+    engine: AsyncEngine, event_id: uuid.UUID, error: str, attempts: int
+) -> str | None:
+    """Record that ``event_id`` failed ``attempts`` times and stop re-driving it; return
+    its topic (None if the event is gone)."""
     async with engine.begin() as conn:
-        await conn.execute(
+        topic = await conn.scalar(
             text(
                 "INSERT INTO dead_letters (id, event_id, topic, error, attempts)"
                 " SELECT :id, id, topic, :error, :attempts FROM outbox WHERE id = :event"
+                " RETURNING topic"
             ),
             {"id": new_id(), "event": event_id, "error": error[:4000], "attempts": attempts},
         )
         await conn.execute(
             text("UPDATE outbox SET dispatched_at = now() WHERE id = :id"), {"id": event_id}
+        )
+    return topic
+
+
+async def redrive_soon(engine: AsyncEngine, event_id: uuid.UUID, *, after_s: float = 1.0) -> None:
+    """Make an undispatched event due again in ``after_s`` seconds (its consumer could
+    not run because PostgreSQL or Redis was down: the relay re-drives it then)."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE outbox SET available_at = now() + make_interval(secs => :after)"
+                " WHERE id = :id AND dispatched_at IS NULL"
+            ),
+            {"id": event_id, "after": after_s},
         )
 
 

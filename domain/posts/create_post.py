@@ -15,6 +15,7 @@ from domain.counters import Delta, add_deltas
 from domain.db import new_id
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
+from domain.identity.errors import AccountUnavailableError
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
 from domain.posts.queries import PostRecord, to_post
@@ -65,7 +66,8 @@ async def create_post(
 
     One transaction: the post row, its hashtags, the author's ``posts`` counter (+1)
     and a ``post.created`` outbox row; then the event is dispatched to the fan-out worker
-    (the outbox relay re-drives it if that fails). Raises ValidationError for a
+    (the outbox relay re-drives it if that fails). Raises AccountUnavailableError when
+    the author is banned or deleted, ValidationError for a
     caption over 2,200 code points after NFC, a NUL, bad media, or a post with
     neither caption nor media.
     """
@@ -92,7 +94,7 @@ async def create_post(
             )
         ).first()
         if row is None:
-            raise ValidationError("author", "This account cannot post.")
+            raise AccountUnavailableError()
         post = to_post(row)
         await tag_post(conn, post.id, post.created_at, caption)
         event_id = await append_event(

@@ -23,8 +23,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from domain import metrics
 from domain.feedstore import Call, FeedRedis, as_feed_redis
-from domain.metrics import REALTIME_DROPPED
 from domain.realtime.channels import ONLINE_KEY, decode_event
 from domain.realtime.links import PlainLink, ShardedLink, open_link
 from domain.realtime.publisher import now_ms
@@ -63,7 +63,7 @@ class Subscription:
         if len(self._queue) >= self.maxsize:
             self._queue.popleft()
             self.dropped += 1
-            REALTIME_DROPPED.inc()
+            metrics.current().realtime_dropped()
         self._queue.append(event)
         self._wakeup.set()
 

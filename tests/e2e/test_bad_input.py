@@ -394,7 +394,7 @@ async def test_query_depth_limit(gql, settings):
         out = await gql(nested_followers(levels))
         assert error_code(out) == "GRAPHQL_VALIDATION_FAILED", out
         assert "depth" in out["errors"][0]["message"]
-        assert out["data"] is None
+        assert "data" not in out  # a request error: no data entry
 
 
 async def test_alias_limit(gql, make_users, settings):
@@ -408,7 +408,7 @@ async def test_alias_limit(gql, make_users, settings):
     assert "errors" not in ok and len(ok["data"]) == 30
     out = await gql(aliased(31), token=a.token)
     assert error_code(out) == "GRAPHQL_VALIDATION_FAILED", out
-    assert out["data"] is None
+    assert "data" not in out
 
 
 async def test_token_limit(gql, settings):
@@ -572,3 +572,83 @@ async def test_internal_error_in_a_mutation_is_masked_and_changes_nothing(
     assert_masked(out)
     assert out["data"] is None  # the field is non-null, so the error nulls the whole data
     assert await db_state(engine) == before
+
+
+# --- cursors, id lists and variables (issue 8 item 9) ------------------------------------
+
+
+def raw_cursor(timestamp: str) -> str:
+    raw = f"k1:{timestamp}|{uuid.uuid4()}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+CURSOR_PAGES = """query($u: String!, $p: ID!, $c: String) {
+  viewer { notifications(first: 5, after: $c) { edges { cursor } } }
+  user(username: $u) { followers(first: 5, after: $c) { totalCount }
+    following(first: 5, after: $c) { totalCount } }
+  likes: node(id: $p) { ... on Post { likes(first: 5, after: $c) { edges { cursor } } } }
+  comments: node(id: $p) { ... on Post { comments(first: 5, after: $c) { edges { cursor } } } }
+}"""
+CREATE_POST = """mutation { createPost(input: { caption: "cursor target" }) {
+  ... on CreatePostSuccess { post { id } } } }"""
+
+
+@pytest.mark.parametrize(
+    "timestamp",
+    [
+        "0001-01-01T00:00:00+14:00",  # UTC year 0: out of the driver's range
+        "9999-12-31T23:59:59.999999-14:00",  # UTC year 10000
+        "2026-01-01T00:00:00",  # naive: never issued
+        "2026-01-01T00:00:00+02:00",  # another offset: never issued
+        "1969-12-31T23:59:59+00:00",  # before any row
+    ],
+)
+async def test_cursor_outside_the_issued_range_is_bad_user_input(gql, make_users, timestamp):
+    (a,) = await make_users(1)
+    post = (await gql(CREATE_POST, token=a.token))["data"]["createPost"]["post"]["id"]
+    variables = {"u": a.username, "p": post, "c": raw_cursor(timestamp)}
+    out = await gql(CURSOR_PAGES, variables, token=a.token)
+    paths = {tuple(e["path"]) for e in out["errors"]}
+    assert paths == {
+        ("viewer", "notifications"),
+        ("user", "followers"),
+        ("user", "following"),
+        ("likes", "likes"),
+        ("comments", "comments"),
+    }, out
+    for err in out["errors"]:
+        assert err["extensions"]["code"] == "BAD_USER_INPUT", out
+    # The same pages with a cursor the server issued are fine.
+    issued = raw_cursor("2026-01-01T00:00:00.000000+00:00")
+    ok = await gql(CURSOR_PAGES, {**variables, "c": issued}, token=a.token)
+    assert "errors" not in ok, ok
+
+
+NODES = "query($ids: [ID!]!) { nodes(ids: $ids) { id } }"
+
+
+async def test_nodes_takes_at_most_100_ids(gql, make_users):
+    (a,) = await make_users(1)
+    ok = await gql(NODES, {"ids": [a.gid] * 100})
+    assert [n["id"] for n in ok["data"]["nodes"]] == [a.gid] * 100
+    for ids in ([a.gid] * 101, [a.gid] * 32_768):
+        out = await gql(NODES, {"ids": ids})
+        assert error_code(out) == "BAD_USER_INPUT", str(out)[:300]
+    literal = "{ nodes(ids: [" + ", ".join(f'"{a.gid}"' for _ in range(101)) + "]) { id } }"
+    out = await gql(literal)
+    assert error_code(out) == "BAD_USER_INPUT", out
+    assert "100" in out["errors"][0]["message"]
+
+
+async def test_variables_count_against_the_token_limit(gql, settings, make_users):
+    # 100,000 values: refused before they are coerced (this took 14 s on the old main).
+    out = await gql(NODES, {"ids": ["x"] * 100_000})
+    assert error_code(out) == "BAD_USER_INPUT", str(out)[:300]
+    assert "MAX_TOKENS" in out["errors"][0]["message"]
+    nested = {"i": {"bio": "x", "extra": [[1] * 50] * (settings.max_tokens // 50)}}
+    out = await gql(
+        "mutation($i: UpdateProfileInput!) { updateProfile(input: $i) { __typename } }",
+        nested,
+        token=(await make_users(1))[0].token,
+    )
+    assert error_code(out) == "BAD_USER_INPUT", str(out)[:300]

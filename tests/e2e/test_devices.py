@@ -134,11 +134,12 @@ async def test_log_out_forgets_that_sessions_devices_and_refresh_carries_them(
     (laptop_row,) = await devices(engine, laptop_token)
     assert phone_row[1] != laptop_row[1]  # one session each
 
-    # The laptop's session rotates: its devices follow it to the new session.
+    # The laptop's session rotates its refresh token: the session (``sid``) is the same,
+    # and so are its devices'.
     rotated = (await gql(REFRESH, {"t": laptop["refreshToken"]}))["data"]["refreshSession"]
     assert rotated["__typename"] == "RefreshSessionSuccess"
     (moved,) = await devices(engine, laptop_token)
-    assert moved[1] != laptop_row[1]
+    assert moved[1] == laptop_row[1]
 
     # Logging the phone out forgets the phone's device only.
     out = await gql(LOG_OUT, {"t": phone["refreshToken"]}, token=phone["accessToken"])
@@ -161,16 +162,25 @@ async def test_log_out_everywhere_and_a_replayed_refresh_token_forget_all_device
     await register(gql, one["accessToken"], t1)
     await register(gql, two["accessToken"], t2)
     out = await gql(LOG_OUT, {"t": None}, token=one["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 2}
+    assert out["data"]["logOut"] == {"revokedSessions": 3}  # make_users' session too
     assert await devices(engine, t1) == await devices(engine, t2) == []
 
-    # Theft detection (a rotated refresh token presented again) ends every session.
+    # Theft detection (a rotated refresh token presented again after the grace window)
+    # ends that session, devices included.
     three = await log_in(gql, user.username)
     t3 = fcm_token()
     await register(gql, three["accessToken"], t3)
     rotated = (await gql(REFRESH, {"t": three["refreshToken"]}))["data"]["refreshSession"]
     assert rotated["__typename"] == "RefreshSessionSuccess"
     assert len(await devices(engine, t3)) == 1
+    async with engine.begin() as conn:  # the grace window (10 s) is over
+        await conn.execute(
+            text(
+                "UPDATE sessions SET rotated_at = rotated_at - interval '11 seconds'"
+                " WHERE user_id = :u"
+            ),
+            {"u": user.id},
+        )
     replay = (await gql(REFRESH, {"t": three["refreshToken"]}))["data"]["refreshSession"]
     assert replay["__typename"] == "InvalidTokenError"
     assert await devices(engine, t3) == []

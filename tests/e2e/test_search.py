@@ -33,7 +33,7 @@ def tag() -> str:
 def named_users(engine, settings):
     """``await named_users([(username, display name), ...])`` inserts active users with
     those names and returns them (with access tokens) in order."""
-    from domain.identity.tokens import issue_access_token
+    from domain.identity.sessions import open_sessions
 
     async def _make(specs: list[tuple[str, str]]) -> list[User]:
         rows = [{"id": new_id(), "u": u, "d": d} for u, d in specs]
@@ -45,8 +45,9 @@ def named_users(engine, settings):
                 ),
                 rows,
             )
-        cfg = settings.token_config
-        return [User(r["id"], r["u"], issue_access_token(cfg, r["id"], new_id())) for r in rows]
+        # Each token names a live session.
+        tokens = await open_sessions(engine, settings.token_config, [r["id"] for r in rows])
+        return [User(r["id"], r["u"], t) for r, t in zip(rows, tokens, strict=True)]
 
     return _make
 

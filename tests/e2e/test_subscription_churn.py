@@ -102,9 +102,10 @@ async def _churn(url: str, users, cycles: int) -> None:
     await asyncio.gather(*(lane() for _ in range(SOCKETS_AT_ONCE)))
 
 
-async def _metric(http: str, name: str) -> float:
+async def _metric(http: str, name: str, token: str) -> float:
+    """A gauge of the server (its /metrics answers ``Bearer <METRICS_TOKEN>``)."""
     async with httpx.AsyncClient(base_url=http, timeout=10) as c:
-        text = (await c.get("/metrics")).text
+        text = (await c.get("/metrics", headers={"Authorization": f"Bearer {token}"})).text
     return float(next(x.split()[-1] for x in text.splitlines() if x.startswith(name + " ")))
 
 
@@ -126,6 +127,7 @@ async def test_subscriptions_aborted_right_after_subscribe_leave_nothing_behind(
             hub = app.state.realtime.hub
             http = url.replace("ws://", "http://").removesuffix("/graphql")
             await _churn(url, users, 2)  # the hub's three tasks start on first use
+            await hub.start()  # (sockets closed that soon may not have used it yet)
 
             async def idle() -> bool:
                 return hub.subscriber_count == 0 and not hub._sent
@@ -136,8 +138,9 @@ async def test_subscriptions_aborted_right_after_subscribe_leave_nothing_behind(
             await _until(idle)
             assert hub.channel_count == 0
             assert await redis.pubsub_numsub(*channels) == [(c.encode(), 0) for c in channels]
-            assert await _metric(http, "roost_realtime_subscriptions") == 0
-            assert await _metric(http, "roost_realtime_channels") == 0
+            token = settings.metrics_token
+            assert await _metric(http, "roost_realtime_subscriptions", token) == 0
+            assert await _metric(http, "roost_realtime_channels", token) == 0
 
             async def tasks_gone() -> bool:
                 return _server_tasks() <= baseline
@@ -156,6 +159,8 @@ async def test_sigterm_stops_a_server_promptly_after_aborted_subscriptions(setti
             "ARQ_QUEUE": settings.arq_queue,
             "JWT_SECRET": settings.jwt_secret,
             "WORKER_METRICS_PORT": "0",
+            "METRICS_PORT": "0",
+            "METRICS_TOKEN": settings.metrics_token,
             "DB_POOL_SIZE": "3",
             "DB_MAX_OVERFLOW": "4",
         }
@@ -166,10 +171,11 @@ async def test_sigterm_stops_a_server_promptly_after_aborted_subscriptions(setti
         print(f"{CYCLES} cycles: {time.monotonic() - started:.2f}s")
 
         async def idle() -> bool:
-            return await _metric(api.http, "roost_realtime_subscriptions") == 0
+            return await _metric(api.http, "roost_realtime_subscriptions", token) == 0
 
+        token = settings.metrics_token
         await _until(idle)
-        assert await _metric(api.http, "roost_realtime_channels") == 0
+        assert await _metric(api.http, "roost_realtime_channels", token) == 0
         started = time.monotonic()
         api.proc.send_signal(signal.SIGTERM)
         returncode = await asyncio.to_thread(api.proc.wait, 15)

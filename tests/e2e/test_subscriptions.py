@@ -58,6 +58,7 @@ def api_pair(settings):
         "PUSH_BACK_THRESHOLD": str(settings.push_back_threshold),
         "FANOUT_BATCH_SIZE": str(settings.fanout_batch_size),
         "WORKER_METRICS_PORT": "0",
+        "METRICS_PORT": "0",  # no metrics port per API process of the tests
         "DB_POOL_SIZE": "3",  # the test server's max_connections is shared
         "DB_MAX_OVERFLOW": "4",
     }
@@ -410,7 +411,7 @@ async def test_an_expired_token_ends_the_stream_at_the_next_event(
     brief = issue_access_token(
         TokenConfig(secret=settings.jwt_secret, access_ttl=dt.timedelta(seconds=2)),
         watcher.id,
-        new_id(),
+        watcher.session_id,
     )
     client = await WSClient.open(a.ws, protocol, brief)
     try:

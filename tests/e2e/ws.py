@@ -45,10 +45,17 @@ class WSClient:
 
     @classmethod
     async def open(
-        cls, url: str, protocol: str, token: str | None, *, key: str = "authorization"
+        cls,
+        url: str,
+        protocol: str,
+        token: str | None,
+        *,
+        key: str = "authorization",
+        **connect_kwargs,
     ) -> WSClient:
-        """Connect and authenticate; raises Refused if the server will not have it."""
-        ws = await connect(url, subprotocols=[protocol], open_timeout=10)
+        """Connect and authenticate; raises Refused if the server will not have it.
+        ``connect_kwargs`` go to ``websockets.connect`` (e.g. ``local_addr``)."""
+        ws = await connect(url, subprotocols=[protocol], open_timeout=10, **connect_kwargs)
         payload = {key: f"Bearer {token}"} if token is not None else {}
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         try:
@@ -159,7 +166,8 @@ def start_api(env: dict[str, str]) -> ApiProcess:
             "warning",
         ],
         cwd=ROOT,
-        env={**os.environ, **env},
+        # No metrics port unless asked: test processes never take the fixed 9100.
+        env={**os.environ, "METRICS_PORT": "0", **env},
     )
     api = ApiProcess(proc, port)
     deadline = time.monotonic() + 30

@@ -194,7 +194,8 @@ async def test_unreachable_redis_serves_the_same_pages_from_postgres(
             if not info["hasNextPage"]:
                 break
             after = info["endCursor"]
-        metrics = (await client.get("/metrics")).text
+        auth = {"Authorization": f"Bearer {settings.metrics_token}"}
+        metrics = (await client.get("/metrics", headers=auth)).text
     line = next(
         x for x in metrics.splitlines() if x.startswith("roost_feed_postgres_fallbacks_total")
     )

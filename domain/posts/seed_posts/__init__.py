@@ -66,6 +66,7 @@ from domain.posts.seed_posts.write import (
     _posts_exist,
     _tag_posts,
 )
+from domain.progress import Progress, counted, no_progress
 
 __all__ = [
     "CAPTION_POOL",
@@ -97,6 +98,7 @@ async def seed_posts(
     dispatcher: Dispatcher | None = None,
     stores: FeedStores | None = None,
     warm_feeds: int = 0,
+    progress: Progress = no_progress,
 ) -> SeedReport:
     """Create ``count`` posts over the existing active users; return a SeedReport.
 
@@ -119,6 +121,8 @@ async def seed_posts(
       ``warm_feeds`` feeds (the always-active users first, then random active users)
       are rebuilt so the live tail's fan-out has feeds to write to.
     - ``rng_seed`` makes authors, times and captions reproducible (ids are not).
+    - ``progress`` hears each phase (read users, generate, copy posts, hashtags, mark
+      active, analyze, drop cached timelines, warm feeds, live posts).
 
     Raises ValueError (negative ``count``), SQLAlchemy DBAPIError (the bulk transaction
     rolls back) and RedisError (after the bulk commit).
@@ -129,10 +133,12 @@ async def seed_posts(
     phases: dict[str, float] = {}
     lap = [started]
 
-    def mark(phase: str) -> None:
+    def mark(phase: str, next_phase: str | None = None) -> None:
         t = time.perf_counter()
         phases[phase] = t - lap[0]
         lap[0] = t
+        if next_phase:
+            progress(next_phase, 0, None)
 
     now = now or utcnow()
     tail = min(live_tail, count)
@@ -149,6 +155,7 @@ async def seed_posts(
             "SET LOCAL work_mem = '128MB'",
         ):
             await conn.execute(text(setting))
+        progress("read users", 0, None)
         await conn.execute(text("LOCK TABLE posts IN SHARE ROW EXCLUSIVE MODE"))
         exists = count > 0 and await _posts_exist(conn, users)
         people = await _population(conn, users) if count and not exists else []
@@ -162,7 +169,7 @@ async def seed_posts(
                 population=0,
                 skipped=exists,
             )
-        mark("read users")
+        mark("read users", "generate")
         plan = await asyncio.to_thread(
             _plan,
             people,
@@ -180,7 +187,7 @@ async def seed_posts(
         if plan.records:
             await apg.copy_records_to_table(
                 "posts",
-                records=plan.records,
+                records=counted(plan.records, progress, "copy posts", len(plan.records)),
                 columns=["id", "author_id", "caption", "media", "created_at"],
             )
             authors = sorted(plan.per_author, key=lambda u: u.bytes)
@@ -188,9 +195,9 @@ async def seed_posts(
                 _ADD_POST_COUNTS,
                 {"authors": authors, "counts": [plan.per_author[a] for a in authors]},
             )
-            mark("copy posts")
+            mark("copy posts", "hashtags")
             tagged = await _tag_posts(conn, apg, plan.records)
-            mark("hashtags")
+            mark("hashtags", "mark active")
         await conn.execute(
             text(
                 "CREATE TEMP TABLE seed_posts_active (id uuid PRIMARY KEY, ts timestamptz"
@@ -201,7 +208,7 @@ async def seed_posts(
             "seed_posts_active", records=list(plan.active.items()), columns=["id", "ts"]
         )
         await conn.execute(_MARK_ACTIVE)
-        mark("mark active")
+        mark("mark active", "analyze")
     async with engine.begin() as conn:
         await conn.execute(text("ANALYZE posts, users, counter_shards"))
     mark("analyze")
@@ -209,6 +216,7 @@ async def seed_posts(
     all_authors = set(plan.per_author) | {a for a, _, _ in plan.tail}
     dropped = warmed = 0
     if stores is not None:
+        progress("drop cached timelines", 0, None)
         dropped = await _drop_timelines(engine, stores, sorted(all_authors, key=lambda u: u.bytes))
         mark("drop cached timelines")
         if warm_feeds > 0:
@@ -216,10 +224,12 @@ async def seed_posts(
             rest = sorted(set(plan.active) - set(first), key=lambda u: u.bytes)
             rng = random.Random(rng_seed + 1)
             owners = first + rng.sample(rest, min(len(rest), max(0, warm_feeds - len(first))))
-            warmed = await _warm(engine, stores, owners[:warm_feeds])
+            warmed = await _warm(engine, stores, owners[:warm_feeds], progress)
             mark("warm feeds")
 
-    for author, caption, media in plan.tail:
+    for author, caption, media in counted(
+        plan.tail, progress, "live posts", len(plan.tail), unit="posts", every=10
+    ):
         await create_post(
             engine,
             author,

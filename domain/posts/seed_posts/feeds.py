@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.feed.config import FeedStores
 from domain.feed.sources import home_entries_sql
 from domain.feed.timelines import RebuildBusyError
+from domain.progress import Progress, counted, no_progress
 
 #: Users whose timelines are dropped / warmed per Redis round trip.
 REDIS_BATCH = 1000
@@ -40,10 +41,16 @@ async def _drop_timelines(
     return deleted
 
 
-async def _warm(engine: AsyncEngine, stores: FeedStores, owners: Sequence[uuid.UUID]) -> int:
-    """Rebuild the feeds of ``owners`` from PostgreSQL (as a first read would)."""
+async def _warm(
+    engine: AsyncEngine,
+    stores: FeedStores,
+    owners: Sequence[uuid.UUID],
+    progress: Progress = no_progress,
+) -> int:
+    """Rebuild the feeds of ``owners`` from PostgreSQL (as a first read would),
+    reporting each to ``progress`` (step "warm feeds")."""
     warmed = 0
-    for owner in owners:
+    for owner in counted(owners, progress, "warm feeds", len(owners), unit="feeds", every=10):
 
         async def load(owner: uuid.UUID = owner):
             async with engine.connect() as conn:

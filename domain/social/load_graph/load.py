@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
+from domain.progress import Progress, counted, no_progress
 from domain.social.load_graph.parse import _Parsed
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,19 @@ _PAIRS = """
     ORDER BY e.src, e.dst, e.pos
 """
 
+# The insertable pairs numbered in the order they are inserted, so the insert runs in
+# batches (progress, and no single half-minute statement).
+_NUMBER = (
+    """
+    CREATE TEMP TABLE load_graph_todo ON COMMIT DROP AS
+    SELECT row_number() OVER (ORDER BY follower_id, followee_id) AS seq,
+           id, pos, follower_id, followee_id, since
+    FROM load_graph_pairs WHERE active AND NOT blocked
+    """,
+    "ALTER TABLE load_graph_todo ADD PRIMARY KEY (seq)",
+    "CREATE TEMP TABLE load_graph_inserted (follower_id uuid, followee_id uuid) ON COMMIT DROP",
+)
+
 _PAIR_STATS = text(
     """
     SELECT count(*) AS pairs,
@@ -111,6 +125,7 @@ _PAIR_STATS = text(
 # A follow is dated between the later of its two users' sign-ups and the snapshot
 # (or, for a pre-existing user who signed up after it, the load itself), at the
 # fraction of the file its line sits at: later lines are newer, and few share an instant.
+# One batch of ``seq`` numbers per statement; the inserted pairs are kept for the counters.
 _INSERT_FOLLOWS = text(
     """
     WITH ins AS (
@@ -120,27 +135,35 @@ _INSERT_FOLLOWS = text(
                                         THEN CAST(:snapshot AS timestamptz)
                                         ELSE statement_timestamp() END, p.since) - p.since)
                          * ((p.pos - 0.5) / CAST(:edge_lines AS double precision))
-        FROM load_graph_pairs p
-        WHERE p.active AND NOT p.blocked
-        ORDER BY p.follower_id, p.followee_id
+        FROM load_graph_todo p
+        WHERE p.seq > :lo AND p.seq <= :hi
+        ORDER BY p.seq
         ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
         RETURNING follower_id, followee_id
-    ), totals AS (
-        SELECT followee_id AS entity_id, 'followers' AS kind, count(*) AS n
-        FROM ins GROUP BY followee_id
-        UNION ALL
-        SELECT follower_id, 'following', count(*) FROM ins GROUP BY follower_id
-    ), bumped AS (
-        -- Shard 0, locked in (entity_id, kind) order like every counter writer.
-        INSERT INTO counter_shards (entity_id, kind, shard, value)
-        SELECT entity_id, kind, 0, n FROM totals ORDER BY entity_id, kind
-        ON CONFLICT (entity_id, kind, shard)
-        DO UPDATE SET value = counter_shards.value + EXCLUDED.value
-        RETURNING 1
     )
-    SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM bumped) AS counters
+    INSERT INTO load_graph_inserted SELECT follower_id, followee_id FROM ins
     """
 )
+
+# The followers/following totals of exactly the inserted follows, onto shard 0.
+_ADD_COUNTERS = text(
+    """
+    WITH totals AS (
+        SELECT followee_id AS entity_id, 'followers' AS kind, count(*) AS n
+        FROM load_graph_inserted GROUP BY followee_id
+        UNION ALL
+        SELECT follower_id, 'following', count(*) FROM load_graph_inserted GROUP BY follower_id
+    )
+    -- Shard 0, locked in (entity_id, kind) order like every counter writer.
+    INSERT INTO counter_shards (entity_id, kind, shard, value)
+    SELECT entity_id, kind, 0, n FROM totals ORDER BY entity_id, kind
+    ON CONFLICT (entity_id, kind, shard)
+    DO UPDATE SET value = counter_shards.value + EXCLUDED.value
+    """
+)
+
+#: Follows inserted per statement.
+FOLLOW_BATCH = 50_000
 
 
 class _Lap:
@@ -171,7 +194,9 @@ def _edge_records(parsed: _Parsed) -> Iterator[tuple]:
         yield (pos, src, dst, new_id())
 
 
-async def _write(conn: AsyncConnection, parsed: _Parsed, password_hash: str) -> dict[str, int]:
+async def _write(
+    conn: AsyncConnection, parsed: _Parsed, password_hash: str, progress: Progress = no_progress
+) -> dict[str, int]:
     """Stage and insert in the caller's transaction; return the database-side figures."""
     for setting in (
         "SET LOCAL synchronous_commit = off",  # durability of a re-runnable import: not needed
@@ -188,34 +213,41 @@ async def _write(conn: AsyncConnection, parsed: _Parsed, password_hash: str) -> 
     raw = await conn.get_raw_connection()
     apg = raw.driver_connection
     lap = _Lap()
+    nodes = sorted(parsed.nodes)
     await apg.copy_records_to_table(
         "load_graph_users",
-        records=_user_records(sorted(parsed.nodes)),
+        records=counted(_user_records(nodes), progress, "stage users", len(nodes)),
         columns=["node", "id", "username", "display_name", "created_at"],
     )
     lap("copy users")
+    progress("insert users", 0, None)
     users_inserted = await conn.scalar(_INSERT_USERS, {"password_hash": password_hash})
     lap("insert users")
     await apg.copy_records_to_table(
         "load_graph_edges",
-        records=_edge_records(parsed),
+        records=counted(_edge_records(parsed), progress, "stage follows", len(parsed.src)),
         columns=["pos", "src", "dst", "id"],
     )
     lap("copy edges")
+    progress("resolve pairs", 0, None)
     for stmt in _MAP:
         await conn.execute(text(stmt))
     await conn.execute(text(_PAIRS))
     stats = (await conn.execute(_PAIR_STATS)).one()
     lap("resolve pairs")
+    todo = int(stats.pairs - stats.inactive - stats.blocked)
     inserted = 0
-    if stats.pairs - stats.inactive - stats.blocked > 0:
-        row = (
-            await conn.execute(
-                _INSERT_FOLLOWS,
-                {"snapshot": SNAPSHOT, "edge_lines": max(parsed.edge_lines, 1)},
-            )
-        ).one()
-        inserted = int(row.inserted)
+    if todo > 0:
+        for stmt in _NUMBER:
+            await conn.execute(text(stmt))
+        args = {"snapshot": SNAPSHOT, "edge_lines": max(parsed.edge_lines, 1)}
+        for lo in range(0, todo, FOLLOW_BATCH):
+            progress("insert follows", lo, todo)
+            await conn.execute(_INSERT_FOLLOWS, {**args, "lo": lo, "hi": lo + FOLLOW_BATCH})
+        progress("insert follows", todo, todo)
+        inserted = int(await conn.scalar(text("SELECT count(*) FROM load_graph_inserted")))
+        progress("add counters", 0, None)
+        await conn.execute(_ADD_COUNTERS)
     lap("insert follows and counters")
     return {
         "users_inserted": int(users_inserted or 0),

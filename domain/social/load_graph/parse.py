@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import gzip
 from array import array
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
+
+from domain.progress import Progress, no_progress
 
 #: Largest node id accepted (staged as bigint); larger ids are malformed lines.
 MAX_NODE_ID = 2**63 - 1
@@ -32,19 +36,32 @@ class _Parsed:
     examples: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _parse(path: Path) -> _Parsed:
-    """Read a SNAP edge list (gzip detected by its magic bytes, else plain text).
+#: Lines read between two progress reports.
+PROGRESS_LINES = 65_536
+
+
+def _parse(path: Path, progress: Progress = no_progress) -> _Parsed:
+    """Read a SNAP edge list (gzip detected by its magic bytes, else plain text);
+    report the bytes of the file read so far to ``progress`` (step "read file").
 
     Raises OSError (missing or unreadable file, truncated or corrupt gzip) and EOFError.
     """
     with path.open("rb") as probe:
         gz = probe.read(2) == _GZIP_MAGIC
+    with path.open("rb") as raw_file:
+        return _read(raw_file, gz, path.stat().st_size, progress)
+
+
+def _read(raw_file: BinaryIO, gz: bool, size: int, progress: Progress) -> _Parsed:
     out = _Parsed()
     src_append, dst_append, pos_append = out.src.append, out.dst.append, out.pos.append
     add_node = out.nodes.add
     edge_lines = self_loops = 0
-    with gzip.open(path, "rb") if gz else path.open("rb") as f:
+    progress("read file", 0, size, "bytes")
+    with gzip.GzipFile(fileobj=raw_file, mode="rb") if gz else nullcontext(raw_file) as f:
         for line_no, raw in enumerate(f, 1):
+            if line_no % PROGRESS_LINES == 0:
+                progress("read file", raw_file.tell(), size, "bytes")
             if line_no == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]
             fields = raw.split()
@@ -71,6 +88,7 @@ def _parse(path: Path) -> _Parsed:
             src_append(follower)
             dst_append(followee)
             pos_append(edge_lines)
+    progress("read file", size, size, "bytes")
     out.edge_lines, out.self_loops = edge_lines, self_loops
     return out
 

@@ -1,0 +1,180 @@
+"""Document limits checked before graphql-core's validation, in one linear pass.
+
+graphql-core's validation is not linear in the document's size: the rule "Field
+Selection Merging" (FieldsInSetCanMerge, GraphQL spec §5.3.2) compares every pair of
+fields that land on the same response path, so ``n`` copies of a field cost
+``n(n-1)/2`` comparisons, multiplied again under each copy's subfields. An 8 KB
+document of 260 copies of ``feed(first: 1) { edges { node { id } } }`` took a second
+of event-loop time to validate (README "HTTP guards", issue 8 item 7). Strawberry's
+depth and alias limiters are recursive and expand fragments without memory, so a chain
+of fragments hits Python's recursion limit and a fragment spread twice per level
+expands exponentially.
+
+:func:`check_document` walks every operation and every fragment definition once,
+iteratively (no recursion), expanding fragment spreads (each spread once per chain,
+so cycles end; unknown names are skipped and left to the spec's rules) and stops as
+soon as a limit is passed:
+
+- ``max_depth``: nesting of fields (introspection fields and what they hold are not
+  counted, as Strawberry's QueryDepthLimiter did);
+- ``max_aliases``: aliased fields of the operations, fragments expanded;
+- ``max_field_merges``: pairs of fields on the same response path, the work of the
+  merging rule (a bound on it, counted over the expanded document);
+- ``max_expanded_fields``: fields and fragment spreads of the document with its
+  fragments expanded (each operation and each fragment definition from its root).
+
+Every refusal is a ``GRAPHQL_VALIDATION_FAILED`` error. The work is bounded by
+``max_expanded_fields``, whatever the document.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+
+#: Results kept per query text (the same documents come again and again).
+CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class DocumentLimits:
+    """The limits of one document (README "Configuration")."""
+
+    max_depth: int = 12
+    max_aliases: int = 30
+    max_field_merges: int = 2_000
+    max_expanded_fields: int = 10_000
+
+
+def _refusal(message: str) -> GraphQLError:
+    return GraphQLError(message, extensions={"code": "GRAPHQL_VALIDATION_FAILED"})
+
+
+def _too_large(limits: DocumentLimits) -> GraphQLError:
+    return _refusal(
+        f"The document has more than {limits.max_expanded_fields} fields and fragment "
+        "spreads once its fragments are expanded."
+    )
+
+
+def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLError | None:
+    """The first limit ``document`` passes, as a ``GRAPHQL_VALIDATION_FAILED`` error;
+    None when it keeps them all. Linear in the expanded document, and never more than
+    ``limits.max_expanded_fields`` fields are visited."""
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    # Response paths: (parent path id, response name) -> [path id, fields seen there].
+    paths: dict[tuple[int, str], list[int]] = {}
+    merges = aliases = expanded = 0
+    # Work items: selection set, path id, field depth (-1: not counted), chain of
+    # fragments being expanded, and whether aliases count (operations only).
+    stack: list[tuple[SelectionSetNode, int, int, frozenset[str], bool]] = []
+    for root_id, definition in enumerate(document.definitions):
+        if isinstance(definition, OperationDefinitionNode):
+            stack.append((definition.selection_set, -1 - root_id, 0, frozenset(), True))
+        elif isinstance(definition, FragmentDefinitionNode):
+            chain = frozenset((definition.name.value,))
+            stack.append((definition.selection_set, -1 - root_id, 0, chain, False))
+    while stack:
+        selection_set, path, depth, chain, in_operation = stack.pop()
+        for sel in selection_set.selections:
+            if isinstance(sel, FieldNode):
+                expanded += 1
+                if expanded > limits.max_expanded_fields:
+                    return _too_large(limits)
+                name = sel.name.value
+                if sel.alias is not None and in_operation:
+                    aliases += 1
+                    if aliases > limits.max_aliases:
+                        return _refusal(
+                            f"More than {limits.max_aliases} aliases found. "
+                            f"Allowed: {limits.max_aliases}"
+                        )
+                if depth > limits.max_depth:
+                    return _refusal(
+                        f"The operation exceeds the maximum depth of {limits.max_depth}."
+                    )
+                key = (path, sel.alias.value if sel.alias is not None else name)
+                seen = paths.get(key)
+                if seen is None:
+                    seen = paths[key] = [len(paths), 0]
+                merges += seen[1]
+                seen[1] += 1
+                if merges > limits.max_field_merges:
+                    return _refusal(
+                        f"Too many fields share the response name '{key[1]}': the document "
+                        f"needs more than {limits.max_field_merges} field comparisons. "
+                        "Select each field once per place (alias the ones that differ)."
+                    )
+                if sel.selection_set is not None:
+                    child_depth = -1 if depth < 0 or name.startswith("__") else depth + 1
+                    stack.append((sel.selection_set, seen[0], child_depth, chain, in_operation))
+            elif isinstance(sel, InlineFragmentNode):
+                stack.append((sel.selection_set, path, depth, chain, in_operation))
+            elif isinstance(sel, FragmentSpreadNode):
+                name = sel.name.value
+                fragment = fragments.get(name)
+                if fragment is not None and name not in chain:
+                    expanded += 1  # a chain of spreads costs work without fields
+                    if expanded > limits.max_expanded_fields:
+                        return _too_large(limits)
+                    stack.append(
+                        (fragment.selection_set, path, depth, chain | {name}, in_operation)
+                    )
+    return None
+
+
+def variables_within(variables: Any, limit: int) -> bool:
+    """Whether a request's ``variables`` (decoded JSON) hold at most ``limit`` values,
+    counting every scalar, list and object: the document's limits count the values it
+    spells out, and the same values sent as variables count alike (a list of 100,000
+    ids is refused before it is coerced). Stops counting past ``limit``."""
+    stack = [variables]
+    count = 0
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return False
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return True
+
+
+class DocumentLimiter:
+    """:func:`check_document` with its answers kept per query text (LRU,
+    :data:`CACHE_SIZE` entries): a repeated document costs one dict lookup."""
+
+    def __init__(self, limits: DocumentLimits, cache_size: int = CACHE_SIZE) -> None:
+        self.limits = limits
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, GraphQLError | None] = OrderedDict()
+
+    def check(self, query: str | None, document: DocumentNode) -> GraphQLError | None:
+        """The refusal of ``document`` (parsed from ``query``), or None."""
+        if query is None:
+            return check_document(document, self.limits)
+        try:
+            error = self._cache[query]
+        except KeyError:
+            error = self._cache[query] = check_document(document, self.limits)
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(query)
+        return error

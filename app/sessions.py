@@ -1,0 +1,139 @@
+"""Admission of a bearer token, the same for every transport (README "Sessions").
+
+:class:`Doorkeeper` turns an ``Authorization`` bearer into the claims of a token whose
+session may act now, or a :class:`Refusal`. The token is verified locally (HS256), its
+session and account are checked against the session cache in one Redis round trip
+that also marks the user active (``domain.identity.admit_session``); the first request
+of the user's activity period then updates ``users.last_active_at``. HTTP requests are
+admitted once each (``app.http_guards``); a WebSocket at ``connection_init``, then at
+most once a second while it runs operations or receives events, and at once when the
+user's sessions change (``app.ws_guards``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.throttle import ThrottledLog
+from domain.errors import DomainError
+from domain.feed.activity import note_active
+from domain.feed.config import FeedConfig, FeedStores
+from domain.identity.admit_session import admit_session
+from domain.identity.session_store import Admission, SessionStore
+from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
+from domain.unavailable import unavailable_dependency
+
+if TYPE_CHECKING:
+    from app.http_guards import HttpGuards
+
+log = logging.getLogger("roost.sessions")
+
+SESSION_ENDED = "The session has ended: sign in again."
+ACCOUNT_UNAVAILABLE = "This account is not available."
+
+
+class AdmissionUnavailable(Exception):
+    """The session could not be checked: the server that answers it (``dependency``:
+    ``postgres`` or ``redis``, see ``domain.unavailable``) is down. HTTP answers
+    ``SERVICE_UNAVAILABLE`` (503, ``Retry-After``); a socket being opened is refused
+    with that code; an open socket keeps its earlier admission until the next check."""
+
+    def __init__(self, dependency: str) -> None:
+        super().__init__(f"{dependency} is unavailable")
+        self.dependency = dependency
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a bearer token may not act: ``UNAUTHENTICATED`` with this message (HTTP 401,
+    ``WWW-Authenticate: Bearer error="invalid_token"``)."""
+
+    message: str
+
+
+def session_store(redis: Redis | None, tokens: TokenConfig) -> SessionStore | None:
+    """The session cache on ``redis`` (None: no Redis, PostgreSQL answers). Its entries
+    outlive an access token by a minute, so an ended session's marker outlives every
+    token issued for it."""
+    if redis is None:
+        return None
+    return SessionStore(redis, ttl_s=int(tokens.access_ttl.total_seconds()) + 60)
+
+
+class Doorkeeper:
+    """Admits bearer tokens; see the module."""
+
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        tokens: TokenConfig,
+        store: SessionStore | None,
+        feed_stores: FeedStores | None,
+        feed_config: FeedConfig,
+        guards: HttpGuards | None = None,
+    ) -> None:
+        self.engine = engine
+        self.tokens = tokens
+        self.store = store
+        self.guards = guards  # whether Redis is up, shared with the HTTP guards
+        self.feed_stores = feed_stores
+        self.feed_config = feed_config
+        self._activity_failures = ThrottledLog(log, every_s=60.0)
+
+    def claims(self, bearer: str) -> AccessClaims | Refusal:
+        """The claims of a well-formed, well-signed, unexpired access token (no I/O)."""
+        try:
+            return decode_access_claims(self.tokens, bearer)
+        except DomainError as exc:
+            return Refusal(exc.message)
+
+    async def admit(self, bearer: str) -> AccessClaims | Refusal:
+        """The claims of ``bearer`` if its session may act now (one Redis round trip),
+        else why not."""
+        claims = self.claims(bearer)
+        if isinstance(claims, Refusal):
+            return claims
+        return await self.recheck(claims)
+
+    async def recheck(self, claims: AccessClaims) -> AccessClaims | Refusal:
+        """:meth:`admit` for claims already verified (a WebSocket's, later on). Raises
+        :class:`AdmissionUnavailable` when neither the cache nor PostgreSQL can answer."""
+        try:
+            verdict = await self._verdict(claims)
+        except Exception as exc:
+            dependency = unavailable_dependency(exc)
+            if dependency is None:
+                raise
+            raise AdmissionUnavailable(dependency) from exc
+        if verdict.admission is Admission.ENDED:
+            return Refusal(SESSION_ENDED)
+        if verdict.admission is Admission.UNAVAILABLE:
+            return Refusal(ACCOUNT_UNAVAILABLE)
+        if verdict.marked_active and self.feed_stores is not None:
+            try:
+                await note_active(self.engine, self.feed_stores, self.feed_config, claims.user_id)
+            except (RedisError, DBAPIError, OSError) as exc:
+                # Best effort; during an outage every request lands here: one line a minute.
+                self._activity_failures.warn(
+                    "could not record activity (%s: %s); requests go on", type(exc).__name__, exc
+                )
+        return claims
+
+    async def _verdict(self, claims: AccessClaims):
+        """The session cache's verdict (one round trip), else PostgreSQL's."""
+        if self.store is not None and (self.guards is None or self.guards.redis_up()):
+            try:
+                return await admit_session(self.engine, self.store, claims)
+            except RedisError:
+                if self.guards is not None:
+                    self.guards.redis_failed("sessions")
+        # No cache, or it failed: PostgreSQL answers (slower, still correct).
+        return await admit_session(self.engine, None, claims)

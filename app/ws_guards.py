@@ -1,0 +1,269 @@
+"""WebSocket guards: what HTTP requests get from app/http_guards.py, for both
+subscription protocols (graphql-transport-ws and the legacy graphql-ws).
+
+A socket is admitted at ``connection_init`` (``RoostGraphQL.on_ws_connect``); then its
+:class:`SocketGuard`:
+
+- charges every operation it starts to the same rate-limit budgets as an HTTP request,
+  with the same root-field counting (a refused operation gets an ``error`` message whose
+  error has ``extensions.code`` ``RATE_LIMITED`` and ``retryAfter``), and refuses
+  variables past ``MAX_TOKENS`` values (``BAD_USER_INPUT``);
+- re-checks the token's session (one Redis round trip, app/sessions.py) before an
+  operation starts or an event is sent, at most once a second, and at once when the
+  user's real-time channel carries a ``session`` event (published when a session of the
+  user ends or the account is banned or deleted: domain.identity.session_store), so an
+  ended session's socket closes within a second whether or not events flow. A refused
+  socket is closed with code 4403 and the reason; nothing more is sent on it.
+
+It also gives every error the socket sends an ``extensions.code``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+
+from app.document_limits import variables_within
+from app.http_guards import (
+    VARIABLES_TOO_LARGE,
+    ensure_code,
+    operation_info,
+    rate_limited_extensions,
+    rate_limited_message,
+)
+from app.sessions import AdmissionUnavailable, Refusal
+from domain.identity.session_store import SESSION_EVENT
+from domain.identity.tokens import AccessClaims
+from domain.realtime import Hub, user_channel
+
+log = logging.getLogger("roost.ws")
+
+T = TypeVar("T")
+
+#: A socket's session is re-checked at most this often (seconds) while it is used.
+RECHECK_S = 1.0
+#: Close code of a socket whose session or account ended (graphql-transport-ws's
+#: "Forbidden", which clients do not retry with the same token).
+ENDED_CLOSE_CODE = 4403
+
+
+async def _shielded(coro: Awaitable[T]) -> T:
+    """Await ``coro`` in its own task, shielded: redis-py's asyncio client can swallow a
+    cancellation that lands during a command (the task then runs on), so the Redis calls
+    of a socket's guard are never the ones cancelled; the caller's cancellation still
+    ends the caller at once, and the call finishes on its own."""
+    task = asyncio.ensure_future(coro)
+    task.add_done_callback(_consume)
+    return await asyncio.shield(task)
+
+
+def _consume(task: asyncio.Future) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("a socket guard's call failed after its socket left", exc_info=task.exception())
+
+
+class SocketGuard:
+    """The guards of one authenticated socket; see the module. ``close(reason)`` closes
+    the socket."""
+
+    def __init__(
+        self,
+        view: Any,
+        claims: AccessClaims,
+        ip: str,
+        close: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self.view = view
+        self.claims = claims
+        self.ip = ip
+        self._close = close
+        self._checked_at = time.monotonic()  # admitted at connection_init
+        self.ended = False
+        self._watcher: asyncio.Task | None = None
+        realtime = getattr(view, "realtime", None)
+        if realtime is not None:
+            self._watcher = asyncio.create_task(self._watch(realtime.hub), name="ws-session")
+
+    def stop(self) -> None:
+        """The socket is gone: stop watching its user's channel."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+    async def _watch(self, hub: Hub) -> None:
+        try:
+            channel = user_channel(self.claims.user_id)
+            async with hub.subscribe(channel, types=[SESSION_EVENT]) as sub:
+                await self.recheck(force=True)  # a session that ended while subscribing
+                while not self.ended:
+                    await sub.get()
+                    sub.pending()  # one re-check answers a burst
+                    await self.recheck(force=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # hub closed, Redis down: the per-use re-check remains
+            log.debug("session watch of a socket ended", exc_info=True)
+
+    async def recheck(self, *, force: bool = False) -> bool:
+        """Whether the socket's session may still act (re-checked when older than
+        RECHECK_S, or ``force``); when not, close the socket and return False."""
+        if self.ended:
+            return False
+        if not force and time.monotonic() - self._checked_at < RECHECK_S:
+            return True
+        try:
+            outcome = await _shielded(self.view.doorkeeper.recheck(self.claims))
+        except AdmissionUnavailable:
+            return True  # cannot tell now: the admission stands until the next check
+        self._checked_at = time.monotonic()
+        if isinstance(outcome, Refusal) and not self.ended:
+            self.ended = True
+            if asyncio.current_task() is not self._watcher:
+                self.stop()
+            with contextlib.suppress(Exception):
+                await self._close(outcome.message)
+        return not self.ended
+
+    async def refuse_operation(self, payload: Any) -> dict[str, Any] | None:
+        """Charge an operation about to start (``payload``: its ``query``,
+        ``operationName``, ``variables``); return the formatted error that refuses it, or
+        None to run it (also when the socket just closed: check :attr:`ended`)."""
+        if not await self.recheck():
+            return None
+        guards = self.view.guards
+        max_tokens = guards.config.max_tokens
+        payload = payload if isinstance(payload, dict) else {}
+        query, name = payload.get("query"), payload.get("operationName")
+        info = None
+        if isinstance(query, str) and query and isinstance(name, str | None):
+            summary = operation_info(query, name, max_tokens)
+            info = None if isinstance(summary, str) else summary
+        decision = await _shielded(guards.charge(f"u:{self.claims.user_id}", self.ip, info))
+        if not decision.allowed:
+            return {
+                "message": rate_limited_message(decision),
+                "extensions": {"code": "RATE_LIMITED", **rate_limited_extensions(decision)},
+            }
+        if not variables_within(payload.get("variables"), max_tokens):
+            return {
+                "message": VARIABLES_TOO_LARGE.format(max_tokens),
+                "extensions": {"code": "BAD_USER_INPUT"},
+            }
+        return None
+
+
+def _socket_guard(handler: Any) -> SocketGuard | None:
+    """The guard of a handler whose connection was just acknowledged."""
+    view, context = handler.view, handler.context
+    claims = view.doorkeeper.claims(context.bearer) if context.bearer else None
+    if not isinstance(claims, AccessClaims):
+        return None
+    client = getattr(context.request, "client", None)
+
+    async def close(reason: str) -> None:
+        await handler.websocket.close(code=ENDED_CLOSE_CODE, reason=f"Forbidden: {reason}"[:120])
+
+    return SocketGuard(view, claims, client.host if client else "unknown", close)
+
+
+def _with_codes(payload: Any) -> Any:
+    """``payload`` (a result or error payload) with a code on each of its errors."""
+    if isinstance(payload, list):
+        for error in payload:
+            if isinstance(error, dict):
+                ensure_code(error)
+    elif isinstance(payload, dict):
+        if "errors" in payload:
+            _with_codes(payload["errors"])
+        elif "message" in payload:
+            ensure_code(payload)
+    return payload
+
+
+class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler):
+    """Strawberry's graphql-transport-ws handler with a :class:`SocketGuard`, and quiet
+    when a client leaves while an event is on its way to it (a normal end, not an error
+    worth a traceback)."""
+
+    guard: SocketGuard | None = None
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        if isinstance(error, WebSocketDisconnected):
+            return
+        await super().handle_task_exception(error)
+
+    async def handle_connection_init(self, message: Any) -> None:
+        await super().handle_connection_init(message)
+        if self.connection_acknowledged and self.guard is None:
+            self.guard = _socket_guard(self)
+
+    async def handle_subscribe(self, message: Any) -> None:
+        guard = self.guard
+        if guard is not None and message.get("id") not in self.operations:
+            error = await guard.refuse_operation(message.get("payload"))
+            if guard.ended:
+                return
+            if error is not None:
+                await self.send_message({"id": message["id"], "type": "error", "payload": [error]})
+                return
+        await super().handle_subscribe(message)
+
+    async def send_message(self, message: Any) -> None:
+        guard = self.guard
+        if guard is not None:
+            if guard.ended or (message.get("type") == "next" and not await guard.recheck()):
+                return
+        if message.get("type") in ("next", "error"):
+            _with_codes(message.get("payload"))
+        await super().send_message(message)
+
+    async def shutdown(self) -> None:
+        if self.guard is not None:
+            self.guard.stop()
+        await super().shutdown()
+
+
+class GuardedWSHandler(BaseGraphQLWSHandler):
+    """Strawberry's legacy graphql-ws handler with a :class:`SocketGuard`."""
+
+    guard: SocketGuard | None = None
+
+    async def handle_connection_init(self, message: Any) -> None:
+        await super().handle_connection_init(message)
+        if self.connection_acknowledged and self.guard is None:
+            self.guard = _socket_guard(self)
+
+    async def handle_start(self, message: Any) -> None:
+        guard = self.guard
+        if guard is not None:
+            error = await guard.refuse_operation(message.get("payload"))
+            if guard.ended:
+                return
+            if error is not None:
+                reply = {"type": "error", "id": message.get("id"), "payload": error}
+                await self.send_message(reply)
+                return
+        await super().handle_start(message)
+
+    async def send_message(self, message: Any) -> None:
+        guard = self.guard
+        if guard is not None:
+            if guard.ended or (message.get("type") == "data" and not await guard.recheck()):
+                return
+        if message.get("type") in ("data", "error"):
+            _with_codes(message.get("payload"))
+        await super().send_message(message)
+
+    async def cleanup(self) -> None:
+        if self.guard is not None:
+            self.guard.stop()
+        await super().cleanup()

@@ -1,0 +1,50 @@
+"""Use case: may this access token's session act now? (README "Sessions")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import exists, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.models import sessions, users
+from domain.identity.session_store import SessionStore, Verdict, verdict_of
+from domain.identity.tokens import AccessClaims
+
+
+async def session_state(
+    engine: AsyncEngine, user_id: uuid.UUID, session_id: uuid.UUID
+) -> tuple[str | None, bool]:
+    """From PostgreSQL, in one statement: the account's status (None if there is no
+    such account) and whether the session (refresh-token family) has a live token."""
+    live = exists().where(
+        sessions.c.family_id == session_id,
+        sessions.c.user_id == user_id,
+        sessions.c.revoked_at.is_(None),
+    )
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(select(users.c.status, live).where(users.c.id == user_id))
+        ).first()
+    return (row[0], bool(row[1])) if row is not None else (None, False)
+
+
+async def admit_session(
+    engine: AsyncEngine, store: SessionStore | None, claims: AccessClaims
+) -> Verdict:
+    """The verdict on the session of a valid access token's ``claims``: admitted (and
+    whether this request marked the user active), ended, or the account unavailable.
+
+    One Redis round trip when the session cache knows it; on a miss, one PostgreSQL read
+    and a second round trip that fills the cache. Without the cache (``store`` None)
+    PostgreSQL answers every time: slower, still correct. Raises
+    ``redis.exceptions.RedisError`` when Redis fails (the caller asks again without it).
+    """
+    if store is not None:
+        verdict = await store.admit(claims.user_id, claims.session_id)
+        if verdict is not None:
+            return verdict
+    status, live = await session_state(engine, claims.user_id, claims.session_id)
+    if store is not None:
+        return await store.fill(claims.user_id, claims.session_id, status, live)
+    return verdict_of(status, live)

@@ -1,0 +1,54 @@
+"""Ending sessions: revoke refresh-token families in PostgreSQL, then tell the session
+cache so their access tokens are refused on the next request and the user's open
+sockets close (README "Sessions")."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+
+from redis.exceptions import RedisError
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.db import utcnow
+from domain.devices.store import end_session_devices
+from domain.identity.models import sessions
+from domain.identity.session_store import SessionStore
+
+log = logging.getLogger("roost.sessions")
+
+
+async def revoke_families(
+    conn: AsyncConnection, user_id: uuid.UUID, family_ids: Iterable[uuid.UUID] | None = None
+) -> list[uuid.UUID]:
+    """Revoke every live refresh token of ``family_ids`` of ``user_id`` (all of the
+    user's when None), and forget the push devices registered in them, in the caller's
+    transaction; return the families ended now."""
+    stmt = update(sessions).where(sessions.c.user_id == user_id, sessions.c.revoked_at.is_(None))
+    if family_ids is not None:
+        stmt = stmt.where(sessions.c.family_id.in_(list(family_ids)))
+    rows = await conn.execute(stmt.values(revoked_at=utcnow()).returning(sessions.c.family_id))
+    ended = sorted({r.family_id for r in rows})
+    await end_session_devices(conn, ended)  # push devices registered in them (by ``sid``)
+    return ended
+
+
+async def announce_ended(
+    store: SessionStore | None,
+    user_id: uuid.UUID,
+    family_ids: Iterable[uuid.UUID],
+    *,
+    status: str | None = None,
+) -> None:
+    """After the commit: mark the sessions (or the account ``status``) ended in the
+    session cache and tell the user's sockets. Never raises: when Redis fails, the
+    cache still expires within its lifetime (an access token's), and is logged."""
+    family_ids = list(family_ids)
+    if store is None or (not family_ids and status is None):
+        return
+    try:
+        await store.end(user_id, family_ids, status=status)
+    except RedisError:
+        log.error("sessions of %s ended, but the session cache was not told", user_id)

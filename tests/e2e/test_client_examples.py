@@ -1,0 +1,89 @@
+"""The client examples README shows run against a real Roost API process: the
+TypeScript one (docs/examples/typescript: fetch + graphql-ws) signs in, queries, posts,
+and receives a subscription event. npm installs its packages once into a cache folder
+(ROOST_CACHE, default ~/.cache/roost). Skips where node or npm is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.settings import ROOT
+from tests.conftest import TEST_PASSWORD
+from tests.e2e.ws import start_api
+
+EXAMPLE = ROOT / "docs" / "examples" / "typescript"
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+CACHE = Path(os.environ.get("ROOST_CACHE", Path.home() / ".cache" / "roost"))
+
+
+def test_readme_shows_the_client_as_tested() -> None:
+    readme = (ROOT / "README.md").read_text()
+    code = (EXAMPLE / "client.ts").read_text().strip()
+    assert f"```ts\n{code}\n```" in readme, "README's TypeScript client differs from client.ts"
+
+
+@pytest.fixture(scope="module")
+def built_client() -> Path:
+    """The example compiled in a cache folder keyed by its package.json."""
+    if NODE is None or NPM is None:
+        pytest.skip("node/npm are not installed: the TypeScript client example needs them")
+    key = hashlib.sha256((EXAMPLE / "package.json").read_bytes()).hexdigest()[:12]
+    folder = CACHE / f"ts-client-{key}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "tsconfig.json", "client.ts"):
+        shutil.copy(EXAMPLE / name, folder / name)
+    if not (folder / "node_modules" / ".bin" / "tsc").exists():
+        subprocess.run(
+            [NPM, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=folder,
+            check=True,
+            timeout=300,
+        )
+    subprocess.run([str(folder / "node_modules" / ".bin" / "tsc")], cwd=folder, check=True)
+    return folder / "dist" / "client.js"
+
+
+async def test_typescript_client_against_a_real_server(built_client, settings, make_users) -> None:
+    (user,) = await make_users(1)
+    api = await asyncio.to_thread(
+        start_api,
+        {
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "ARQ_QUEUE": settings.arq_queue,
+            "JWT_SECRET": settings.jwt_secret,
+            "RATE_LIMIT_ENABLED": "false",
+            "METRICS_PORT": "0",
+            "DB_POOL_SIZE": "3",  # the test server's max_connections is shared
+            "DB_MAX_OVERFLOW": "4",
+        },
+    )
+    try:
+        run = await asyncio.to_thread(
+            subprocess.run,
+            [NODE, str(built_client)],
+            env={
+                **os.environ,
+                "ROOST_URL": api.http,
+                "ROOST_USERNAME": user.username,
+                "ROOST_PASSWORD": TEST_PASSWORD,
+            },
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        api.stop()
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines[0] == {"viewer": {"username": user.username, "followingCount": 0}}
+    event = lines[1]["event"]
+    assert event["likeCount"] in (0, 1) and event["commentCount"] == 0

@@ -1,0 +1,107 @@
+"""README.md matches the code: every setting, every error code, every command and make
+target appears in it; nothing in the repository points at files that are not in it
+(``../shared``, ``seeds/*.md`` and ``design.md`` resolve under ``docs/``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from app.cli import build_parser
+from app.settings import ROOT, Settings
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SOURCES = ("app", "domain", "schema", "resolvers", "workers", "migrations", "tests", "bench")
+CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
+#: Calls whose second positional argument is an ``extensions.code``.
+CODE_CALLS = {"error", "graphql_error_response", "PersistedQueryError", "IdempotencyError"}
+
+
+def python_files(*packages: str) -> list[Path]:
+    return sorted(p for pkg in packages for p in (ROOT / pkg).rglob("*.py"))
+
+
+def test_every_setting_is_in_the_readme() -> None:
+    missing = [
+        f.alias for f in Settings.model_fields.values() if f.alias and f"`{f.alias}`" not in README
+    ]
+    assert not missing, f"settings missing from README's Configuration: {missing}"
+
+
+def error_codes() -> set[str]:
+    """Every error code the code can send: ``"code": "X"`` in a dict (extensions),
+    ``code = "X"`` (typed domain errors, the registry of union members' codes),
+    ``code="X"``, and the code argument of the HTTP guards' refusals."""
+    codes: set[str] = set()
+
+    def add(node: ast.AST | None) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if CODE.match(node.value) and len(node.value) > 3:
+                codes.add(node.value)
+
+    for path in python_files("app", "domain", "schema", "resolvers", "workers"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == "code":
+                        add(value)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "code" for t in targets):
+                    add(node.value)
+            elif isinstance(node, ast.keyword) and node.arg == "code":
+                add(node.value)
+            elif isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                if name in CODE_CALLS and len(node.args) >= 2:
+                    add(node.args[1])
+    codes.discard("DOMAIN_ERROR")  # the abstract base's placeholder
+    return codes
+
+
+def test_every_error_code_is_in_the_readme() -> None:
+    codes = error_codes()
+    assert {"FORBIDDEN", "SERVICE_UNAVAILABLE", "RATE_LIMITED", "NOT_FOUND"} <= codes, codes
+    missing = sorted(c for c in codes if f"`{c}`" not in README)
+    assert not missing, f"error codes missing from README: {missing}"
+
+
+def test_every_command_and_make_target_is_in_the_readme() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    missing = [f"roost {name}" for name in sub.choices if f"roost {name}" not in README]
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            for choice in action.choices or () if action.dest == "action" else ():
+                if f"roost {name} {choice}" not in README and f"{choice}" not in README:
+                    missing.append(f"roost {name} {choice}")
+    makefile = (ROOT / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", makefile, re.M)
+    assert phony is not None
+    missing += [f"make {t}" for t in phony.group(1).split() if f"make {t}" not in README]
+    assert not missing, f"missing from README: {missing}"
+
+
+REFERENCE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*(?:seeds/[\w.-]+\.md|design\.md|layout\.md))")
+
+
+def text_files() -> list[Path]:
+    files = python_files(*SOURCES)
+    files += sorted(ROOT.glob("*.md")) + sorted((ROOT / "docs").rglob("*.md"))
+    files += [ROOT / "data" / "README.md", ROOT / "Makefile", ROOT / "docker-compose.yml"]
+    return [f for f in files if f.exists()]
+
+
+@pytest.mark.parametrize("path", text_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_reference_to_a_file_outside_the_repository(path: Path) -> None:
+    if path == Path(__file__):
+        return
+    text = path.read_text(encoding="utf-8")
+    for bad in ("../shared", "/work/shared", "shared/data"):
+        assert bad not in text, f"{path.relative_to(ROOT)} refers to {bad}"
+    for ref in REFERENCE.findall(text):
+        candidates = [ROOT / ref, ROOT / "docs" / ref, path.parent / ref]
+        assert any(c.exists() for c in candidates), f"{path.relative_to(ROOT)}: {ref} is not here"
