@@ -162,6 +162,7 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
         "RATE_LIMIT_ENABLED": "false",
         "WORKER_METRICS_PORT": "0",
         "JOB_ATTEMPTS": "3",  # the failing event's dead letter after 0.2 + 0.4 s of backoff
+        "ROOST_LOG_LEVEL": "DEBUG",  # arq's line per job: who ran which event
         "DB_POOL_SIZE": "2",  # four processes on the shared test server (max_connections)
         "DB_MAX_OVERFLOW": "2",
         "HOST": "127.0.0.1",
