@@ -98,7 +98,7 @@ def test_each_role_exports_only_its_own_series(app) -> None:
 
 
 async def test_requests_are_counted_by_operation_and_outcome(client, make_users) -> None:
-    (a,) = await make_users(1)
+    a, b = await make_users(2)
     name = f"Op{uuid.uuid4().hex[:8]}"
     count = "roost_graphql_request_duration_seconds_count"
     auth = {"Authorization": f"Bearer {a.token}"}
@@ -108,13 +108,23 @@ async def test_requests_are_counted_by_operation_and_outcome(client, make_users)
     )
     assert sample(API_REGISTRY, count, operation=name, outcome="ok") == 1
 
-    # A typed error of a field (not a whole-request refusal): outcome "error".
+    # An error at a field (not a whole-request refusal): outcome "error".
+    other = f'user(username: "{b.username}") {{ notifications(first: 1) {{ edges {{ cursor }} }} }}'
+    await client.post(
+        "/graphql",
+        json={"query": f"query {name} {{ viewer {{ username }} {other} }}"},
+        headers=auth,
+    )
+    assert sample(API_REGISTRY, count, operation=name, outcome="error") == 1
+
+    # A bad token is refused as a whole (401), before the operation runs: "rejected".
+    rejected = sample(API_REGISTRY, count, operation=name, outcome="rejected")
     await client.post(
         "/graphql",
         json={"query": f"query {name} {{ viewer {{ username }} }}"},
         headers={"Authorization": "Bearer not-a-token"},
     )
-    assert sample(API_REGISTRY, count, operation=name, outcome="error") == 1
+    assert sample(API_REGISTRY, count, operation=name, outcome="rejected") == rejected + 1
 
     # The name from operationName wins; a refused request counts too.
     before = sample(API_REGISTRY, count, operation="unknown", outcome="rejected")
