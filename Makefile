@@ -58,12 +58,15 @@ schema: venv
 # Each bench/<name>.py runs as `python -m bench.<name>`: it uses DATABASE_URL when set,
 # else starts its own embedded server (with durable settings, unlike `make test`).
 # Each writes bench/results/<name>.txt (what it printed) and <name>.png (matplotlib, the
-# optional `bench` extra installed here).
+# optional `bench` extra installed here). One of them, with options:
+#   make bench BENCH=feed_vs_postgraphile BENCH_ARGS="--keep-db roost_bench_slashdot"
+BENCH ?= [!_]*
+BENCH_ARGS ?=
 bench: venv
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
-	@set -e; for f in bench/[!_]*.py; do \
-	  [ -e "$$f" ] || { echo "no benchmarks in bench/"; exit 0; }; \
-	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m; \
+	@set -e; for f in bench/$(BENCH).py; do \
+	  [ -e "$$f" ] || { echo "no benchmarks in bench/ match $(BENCH)"; exit 0; }; \
+	  m=$$(basename $$f .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m $(BENCH_ARGS); \
 	done
 
 clean:

@@ -25,7 +25,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
-from app.database import create_engine
+from app.database import ReadRouting, create_engine
 from app.exports import export_download
 from app.gc_policy import GcPolicy
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
@@ -38,6 +38,7 @@ from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal, session_stor
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
+from domain.feedstore import FeedRedis
 from domain.realtime import Hub, RealtimePublisher
 from domain.realtime.queries import EngagementReads
 from domain.search.snapshots import RankedSnapshots
@@ -99,6 +100,8 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         redis: Redis | None,
         dispatcher: ArqDispatcher | None,
         realtime: Realtime | None = None,
+        feed_redis: FeedRedis | None = None,
+        reads: ReadRouting | None = None,
     ) -> None:
         super().__init__(
             schema,
@@ -113,7 +116,15 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
         )
         self.feed_config = settings.feed_config
         self.redis = redis
-        self.stores = FeedStores.on(redis, self.feed_config) if redis is not None else None
+        feed_redis = feed_redis or (FeedRedis(redis) if redis is not None else None)
+        # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
+        # already skipped the (missing) timeline.
+        self.stores = (
+            FeedStores.on(feed_redis, self.feed_config, rebuild_engine=engine)
+            if feed_redis
+            else None
+        )
+        self.reads = reads
         self.search = settings.search_config
         self.ranked_snapshots = (
             RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
@@ -163,6 +174,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             sessions=self.sessions,
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
+            reads=self.reads,
             accounts=self.accounts,
             bearer=bearer,
             request=request,
@@ -270,6 +282,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         if settings.redis_url
         else None
     )
+    # Timelines, presence and pub/sub: on REDIS_URL's Redis, or on a Redis Cluster.
+    clustered = bool(settings.feed_redis_url or settings.feed_cluster_nodes)
+    feed_redis = settings.open_feed_redis() if clustered else FeedRedis(redis) if redis else None
     dispatcher = (
         ArqDispatcher(settings.redis_url, settings.arq_queue, engine=engine)
         if settings.redis_url
@@ -278,12 +293,26 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     # One pub/sub connection serves every subscription of this process.
     realtime = (
         Realtime(
-            hub=Hub(redis, presence_ttl_s=settings.realtime_presence_ttl_s),
-            publisher=RealtimePublisher(redis),
+            hub=Hub(feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s),
+            publisher=RealtimePublisher(feed_redis),
             reads=EngagementReads(engine),
             publish_engagement=settings.realtime_engagement == "api",
         )
-        if redis is not None
+        if feed_redis is not None
+        else None
+    )
+    # Read replicas: queries read from them (schema/read_routing.py, app/database.py).
+    reads = (
+        ReadRouting(
+            engine,
+            settings.database_url,
+            settings.replica_urls,
+            redis,
+            max_lag_s=settings.replica_max_lag_s,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
+        if settings.replica_urls
         else None
     )
     graphql_app = RoostGraphQL(
@@ -293,6 +322,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         redis=redis,
         dispatcher=dispatcher,
         realtime=realtime,
+        feed_redis=feed_redis,
+        reads=reads,
     )
     metrics.install()
     if not assets_installed():
@@ -323,6 +354,16 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             except Exception as exc:  # readiness reports, never raises
                 checks[name] = f"error: {type(exc).__name__}"
         ok = all(v == "ok" for v in checks.values())
+        if clustered and feed_redis is not None:
+            # Reported, not required: a master down costs its users' feeds a PostgreSQL
+            # read, not the process its traffic.
+            health = await feed_redis.node_health()
+            down = sum(v != "ok" for v in health.values())
+            checks["feed_redis"] = (
+                f"degraded: {down} of {len(health)} masters down" if down else "ok"
+            )
+        if reads is not None:  # reported: without replicas, reads go to the primary
+            checks.update({f"replica {k}": v for k, v in reads.status().items()})
         return JSONResponse(checks, status_code=200 if ok else 503)
 
     async def metrics_page(request: Request) -> Response:
@@ -378,6 +419,10 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             await dispatcher.close()
         if redis is not None:
             await redis.aclose()
+        if clustered and feed_redis is not None:
+            await feed_redis.aclose()
+        if reads is not None:
+            await reads.aclose()
         if owns_engine:
             await engine.dispose()
 
@@ -398,4 +443,5 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     app.state.engine = engine
     app.state.settings = settings
     app.state.realtime = realtime
+    app.state.reads = reads
     return app

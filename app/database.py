@@ -1,15 +1,44 @@
-"""The async SQLAlchemy engine (asyncpg) built from a PostgreSQL URL."""
+"""The async SQLAlchemy engines (asyncpg): the primary, and read replicas with the routing
+of read-only work to them (README "Scaling out", Read replicas).
+
+:class:`ReadRouting` decides, per GraphQL query, which engine serves its reads: a
+replica that is reachable and at most REPLICA_MAX_LAG_S behind, unless the viewer wrote
+within the read-your-writes window (a marker in Redis set after each of their
+mutations), in which case the primary. Mutations, subscriptions, workers, and the feed's
+rebuilds (which must see every committed post) always use the primary.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import random
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import asyncpg
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+log = logging.getLogger("roost.replicas")
+
+_SERVER_SETTINGS = {"timezone": "UTC", "application_name": "roost"}
 
 
 def async_url(url: str) -> str:
     """Return ``url`` with the ``postgresql+asyncpg`` driver (accepts postgres://, postgresql://)."""
     u = make_url(url.replace("postgres://", "postgresql://", 1))
     return u.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+def asyncpg_dsn(url: str) -> str:
+    """``url`` as a DSN that asyncpg.connect accepts (``postgresql://…``)."""
+    u = make_url(url.replace("postgres://", "postgresql://", 1))
+    return u.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def create_engine(
@@ -34,8 +63,225 @@ def create_engine(
         max_overflow=max_overflow,
         pool_recycle=1800,
         pool_timeout=pool_timeout_s,
-        connect_args={
-            "server_settings": {"timezone": "UTC", "application_name": "roost"},
-            "timeout": connect_timeout_s,
-        },
+        connect_args={"server_settings": _SERVER_SETTINGS, "timeout": connect_timeout_s},
     )
+
+
+def create_replica_engine(
+    url: str, primary_url: str, *, pool_size: int = 10, max_overflow: int = 20, on_fallback=None
+) -> AsyncEngine:
+    """An engine on the replica at ``url`` that never fails a read for the replica's
+    sake: each checkout pings (a replica that stopped is noticed before a statement
+    runs, not by a failed one) and a connection the replica refuses is opened on the
+    primary instead (``on_fallback()`` is told; :class:`ReadRouting` drops those once
+    the replica answers again)."""
+    replica, primary = asyncpg_dsn(url), asyncpg_dsn(primary_url)
+
+    async def connect() -> asyncpg.Connection:
+        try:
+            return await asyncpg.connect(replica, timeout=2, server_settings=_SERVER_SETTINGS)
+        except (OSError, asyncpg.PostgresError, TimeoutError):
+            if on_fallback is not None:
+                on_fallback()
+            return await asyncpg.connect(primary, server_settings=_SERVER_SETTINGS)
+
+    return create_async_engine(
+        async_url(url),
+        async_creator=connect,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_recycle=1800,
+        pool_pre_ping=True,
+    )
+
+
+@dataclass
+class Replica:
+    """One replica: its engine, whether reads may go to it, and what the last check saw."""
+
+    url: str
+    engine: AsyncEngine
+    usable: bool = False
+    lag_s: float | None = None  # None: unreachable
+    fell_back: bool = False  # some pooled connections went to the primary
+    _probe: asyncpg.Connection | None = field(default=None, repr=False)
+
+
+class ReadRouting:
+    """Routes read-only GraphQL queries to replicas (see the module docstring).
+
+    A background task (started by :meth:`start`, one per process) checks every
+    ``check_every_s``: a replica is usable while it answers and is at most ``max_lag_s``
+    behind the primary (0 when it has replayed the primary's current WAL position, else
+    the age of its last replayed commit: an over-estimate, never an under-estimate).
+    After a mutation, :meth:`wrote` marks the viewer in Redis for ``max_lag_s`` plus two
+    checks, so their reads stay on the primary until any usable replica has their write.
+    """
+
+    def __init__(
+        self,
+        primary: AsyncEngine,
+        primary_url: str,
+        replica_urls: Sequence[str],
+        redis: Redis | None,
+        *,
+        max_lag_s: float = 5.0,
+        check_every_s: float = 1.0,
+        pool_size: int = 10,
+        max_overflow: int = 20,
+    ) -> None:
+        self.primary = primary
+        self.redis = redis
+        self.max_lag_s = max_lag_s
+        self.check_every_s = check_every_s
+        self.window_ms = int(1000 * (max_lag_s + 2 * check_every_s))
+        self.replicas: list[Replica] = []
+        for url in replica_urls:
+            replica = Replica(url, None)  # type: ignore[arg-type]
+            replica.engine = create_replica_engine(
+                url,
+                primary_url,
+                pool_size=pool_size,
+                max_overflow=max_overflow,
+                on_fallback=lambda r=replica: self._fell_back(r),
+            )
+            self.replicas.append(replica)
+        self._task: asyncio.Task | None = None
+        self._checked = asyncio.Event()
+
+    # -- per request -------------------------------------------------------------------
+
+    async def engine_for(self, viewer: uuid.UUID | None) -> AsyncEngine:
+        """The engine a query's reads use: a usable replica (at random), or the primary
+        when none is usable, or the viewer wrote within the window, or Redis cannot
+        tell (anonymous viewers never wrote)."""
+        self.start()
+        usable = [r for r in self.replicas if r.usable]
+        if not usable:
+            return self.primary
+        if viewer is not None:
+            if self.redis is None:
+                return self.primary
+            try:
+                if await self.redis.exists(_marker(viewer)):
+                    return self.primary
+            except RedisError:
+                log.warning("read-your-writes marker unreadable: primary", exc_info=True)
+                return self.primary
+        return random.choice(usable).engine
+
+    async def wrote(self, viewer: uuid.UUID) -> None:
+        """The viewer ran a mutation: their reads go to the primary for the window."""
+        if self.redis is None or not self.replicas:
+            return
+        try:
+            await self.redis.set(_marker(viewer), b"1", px=self.window_ms)
+        except RedisError:
+            log.warning("read-your-writes marker of %s not set", viewer, exc_info=True)
+
+    # -- health ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the health checks (idempotent; needs a running loop)."""
+        if self._task is None and self.replicas:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="replica-health")
+
+    async def wait_checked(self) -> None:
+        """Wait for the next completed round of checks (tests, readiness)."""
+        self.start()
+        self._checked.clear()
+        await self._checked.wait()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.check()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("replica health check failed", exc_info=True)
+            self._checked.set()
+            await asyncio.sleep(self.check_every_s)
+
+    async def check(self) -> None:
+        """One round: the primary's WAL position, then each replica's state."""
+        try:
+            async with self.primary.connect() as conn:
+                lsn = (await conn.exec_driver_sql("SELECT pg_current_wal_lsn()::text")).scalar()
+        except Exception:
+            log.warning("replica check: primary unreachable", exc_info=True)
+            return
+        for replica in self.replicas:
+            await self._check_one(replica, lsn)
+
+    async def _check_one(self, replica: Replica, primary_lsn: str) -> None:
+        try:
+            if replica._probe is None or replica._probe.is_closed():
+                replica._probe = await asyncpg.connect(
+                    asyncpg_dsn(replica.url), timeout=2, server_settings=_SERVER_SETTINGS
+                )
+            row = await replica._probe.fetchrow(
+                "SELECT pg_last_wal_replay_lsn() >= CAST($1::text AS pg_lsn) AS caught_up,"
+                " extract(epoch FROM now() - pg_last_xact_replay_timestamp()) AS age",
+                primary_lsn,
+                timeout=2,
+            )
+        except (OSError, asyncpg.PostgresError, TimeoutError, asyncpg.InterfaceError):
+            if replica.usable or replica.lag_s is not None:
+                log.warning("replica %s unreachable: reads go to the primary", _where(replica))
+            replica.usable, replica.lag_s = False, None
+            if replica._probe is not None:
+                with contextlib.suppress(Exception):
+                    replica._probe.terminate()
+                replica._probe = None
+            return
+        lag = 0.0 if row["caught_up"] else float(row["age"] or 0.0)
+        was = replica.usable
+        replica.lag_s = lag
+        replica.usable = lag <= self.max_lag_s
+        if replica.usable and replica.fell_back:
+            replica.fell_back = False  # pooled connections may be the primary's: drop them
+            await replica.engine.dispose()
+        if was != replica.usable:
+            log.warning(
+                "replica %s %s (lag %.1f s)",
+                _where(replica),
+                "in use" if replica.usable else "lagging: reads go to the primary",
+                lag,
+            )
+
+    def _fell_back(self, replica: Replica) -> None:
+        replica.fell_back = True
+        replica.usable = False
+
+    def status(self) -> dict[str, str]:
+        """``{replica: "ok (lag 0.0 s)" | "lagging …" | "down"}`` for /readyz."""
+        out = {}
+        for r in self.replicas:
+            if r.lag_s is None:
+                out[_where(r)] = "down"
+            else:
+                out[_where(r)] = f"{'ok' if r.usable else 'lagging'} (lag {r.lag_s:.1f} s)"
+        return out
+
+    async def aclose(self) -> None:
+        """Stop the checks, close the replicas' engines and probes."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for r in self.replicas:
+            if r._probe is not None:
+                with contextlib.suppress(Exception):
+                    await r._probe.close(timeout=2)
+                r._probe = None
+            await r.engine.dispose()
+
+
+def _marker(viewer: uuid.UUID) -> str:
+    return f"roost:ryw:{{{viewer}}}"
+
+
+def _where(replica: Replica) -> str:
+    u = make_url(replica.url)
+    return f"{u.host or u.query.get('host') or 'local'}:{u.port or 5432}/{u.database}"

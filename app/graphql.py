@@ -29,6 +29,7 @@ from domain.identity.errors import AccountUnavailableError
 from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
+from schema.read_routing import ReadRoutingExtension
 from schema.realtime import SubscriptionEvent
 from schema.scalars import SCALAR_MAP
 
@@ -264,5 +265,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
             lambda: RoostMaskErrors(
                 should_mask_error=_should_mask, error_message="Internal server error."
             ),
+            # Read replicas: queries read where the context's read source says.
+            *([ReadRoutingExtension] if settings.replica_urls else []),
         ],
     )

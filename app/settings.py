@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
+from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -64,7 +65,17 @@ class Settings(BaseSettings):
 
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
+    # Streaming replicas of DATABASE_URL's server (URLs of the same database, separated
+    # by commas): queries read from them; see ReadRouting in app/database.py.
+    database_replica_urls: str | None = Field(None, alias="DATABASE_REPLICA_URLS")
+    # A replica further behind is not read; a writer reads from the primary this long
+    # (plus two health checks) after each mutation.
+    replica_max_lag_s: float = Field(5.0, gt=0, le=300, alias="REPLICA_MAX_LAG_S")
     redis_url: str | None = Field(None, alias="REDIS_URL")
+    # The feed store (timelines, author stores, presence, real-time pub/sub) on a Redis
+    # Cluster: one node's URL, or host:port seeds separated by commas. Unset: REDIS_URL.
+    feed_redis_url: str | None = Field(None, alias="FEED_REDIS_URL")
+    feed_redis_cluster_nodes: str | None = Field(None, alias="FEED_REDIS_CLUSTER_NODES")
     data_dir: Path = Field(ROOT / ".data", alias="ROOST_DATA_DIR")
 
     host: str = Field("127.0.0.1", alias="HOST")
@@ -220,6 +231,28 @@ class Settings(BaseSettings):
             max_len=self.feed_max_len,
             ttl=dt.timedelta(days=self.feed_ttl_days),
             active_window=dt.timedelta(days=self.active_window_days),
+        )
+
+    @property
+    def replica_urls(self) -> list[str]:
+        """DATABASE_REPLICA_URLS as a list."""
+        return [u.strip() for u in (self.database_replica_urls or "").split(",") if u.strip()]
+
+    @property
+    def feed_cluster_nodes(self) -> list[str]:
+        """FEED_REDIS_CLUSTER_NODES as a list of ``host:port``."""
+        raw = self.feed_redis_cluster_nodes or ""
+        return [n.strip() for n in raw.split(",") if n.strip()]
+
+    def open_feed_redis(self) -> FeedRedis | None:
+        """The feed store: the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES,
+        else REDIS_URL's Redis; None without any (connects on first use)."""
+        if not (self.redis_url or self.feed_redis_url or self.feed_cluster_nodes):
+            return None
+        return open_feed_redis(
+            self.redis_url or "",
+            cluster_url=self.feed_redis_url,
+            cluster_nodes=self.feed_cluster_nodes,
         )
 
     @property

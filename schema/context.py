@@ -23,6 +23,7 @@ from domain.realtime.queries import EngagementReads
 from domain.search.config import SearchConfig
 from domain.search.snapshots import RankedSnapshots
 from schema.loaders import Loaders
+from schema.read_routing import ReadSource
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class Context:
     stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
+    # Read replicas (schema/read_routing.py): a query's ``engine`` becomes the one this
+    # picks (a replica, or the primary for a viewer who just wrote); None: primary only.
+    reads: ReadSource | None = None
     sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)

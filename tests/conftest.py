@@ -33,6 +33,9 @@ from schema.ids import to_global_id
 
 TEST_PASSWORD = "correct horse battery staple"
 
+# The feed store backends (one Redis, a Redis Cluster of the run's own): tests/stores.py.
+pytest_plugins = ["tests.stores"]
+
 
 def _server_url() -> str:
     url = os.environ.get("DATABASE_URL")
@@ -45,11 +48,11 @@ def _asyncpg_dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-@pytest.fixture(scope="session")
-def database_url() -> str:
-    """URL of this run's own database (created, migrated, dropped afterwards)."""
+def own_database(suffix: str = ""):
+    """Create ``roost_test_<random><suffix>`` on the server, migrate it, yield its URL,
+    drop it afterwards (a generator for fixtures)."""
     server = make_url(_server_url())
-    name = f"roost_test_{uuid.uuid4().hex[:12]}"
+    name = f"roost_test_{uuid.uuid4().hex[:12]}{suffix}"
     admin = _asyncpg_dsn(server.set(database="postgres").render_as_string(hide_password=False))
 
     async def _admin(sql: str) -> None:
@@ -61,9 +64,17 @@ def database_url() -> str:
 
     asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
     url = server.set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    yield url
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    """URL of this run's own database (created, migrated, dropped afterwards)."""
+    yield from own_database()
 
 
 @pytest.fixture(scope="session")
@@ -209,9 +220,10 @@ def user_maker(engine: AsyncEngine, settings: Settings):
 class WorkerControl:
     """A real arq worker running in this event loop, on this run's queue."""
 
-    def __init__(self, settings: Settings, engine: AsyncEngine) -> None:
+    def __init__(self, settings: Settings, engine: AsyncEngine, *, relay: bool = True) -> None:
         self.settings = settings
         self.engine = engine
+        self.relay = relay  # run the outbox relay (one worker per database is enough)
         self.worker = None
         self.task: asyncio.Task | None = None
 
@@ -221,18 +233,27 @@ class WorkerControl:
         from workers.settings import worker_options
 
         if self.task is None:
-            self.worker = Worker(**worker_options(self.settings), handle_signals=False)
+            options = worker_options(self.settings, relay=self.relay)
+            self.worker = Worker(**options, handle_signals=False)
             self.task = asyncio.create_task(self.worker.async_run())
 
     async def stop(self) -> None:
         if self.task is not None:
-            self.task.cancel()
+            task, worker = self.task, self.worker
+            self.task = self.worker = None  # stopped even if close() fails: start() works
+            task.cancel()
             try:
-                await self.task
+                await task
             except asyncio.CancelledError:
                 pass
-            await self.worker.close()
-            self.task = self.worker = None
+            try:
+                await worker.close()
+            except asyncio.CancelledError:
+                # arq's close() awaits the job tasks it was running, cancelled with the
+                # worker; only a cancellation of this test's own task goes on.
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
 
     async def drain(self, within: float = 20.0) -> None:
         """Wait until every outbox event has been consumed (fails after ``within`` s)."""

@@ -25,6 +25,7 @@ from app.settings import Settings, get_settings
 from domain.accounts.consumers import account_handlers
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
+from domain.feedstore import FeedRedis
 from domain.notifications.consumers import notification_handlers
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -81,13 +82,14 @@ def push_transport(settings: Settings) -> PushTransport:
     return LoggingTransport()
 
 
-def worker_options(settings: Settings) -> dict[str, Any]:
+def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``arq.worker.Worker``: jobs, crons, hooks and limits.
 
     A job runs at most JOB_TIMEOUT_S (5 s); arq re-runs the job of a SIGKILLed worker
     once its in-progress key expires (timeout + 10 s), so within about 15 s. Results
     are not kept, so an outbox event's job id is free again once it finished (the job
-    itself skips events already dispatched).
+    itself skips events already dispatched). ``relay=False``: no outbox relay loop in
+    this worker (tests run a second worker on the same database without one).
     """
 
     async def on_startup(ctx: dict[str, Any]) -> None:
@@ -100,12 +102,19 @@ def worker_options(settings: Settings) -> dict[str, Any]:
             connect_timeout_s=settings.db_connect_timeout_s,
             pool_timeout_s=settings.db_pool_timeout_s,
         )
-        # Errors count in roost_redis_errors_total{client="worker"}.
-        ctx["feed_redis"] = feed_redis = redis_client(
-            settings.redis_url,
-            client="worker",
-            socket_connect_timeout=settings.redis_connect_timeout_s,
-        )
+        # Timelines, presence and pub/sub: REDIS_URL's Redis (errors count in
+        # roost_redis_errors_total{client="worker"}) or the feed store's Redis Cluster
+        # (FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES); arq stays on REDIS_URL.
+        if settings.feed_redis_url or settings.feed_cluster_nodes:
+            ctx["feed_redis"] = feed_redis = settings.open_feed_redis()
+        else:
+            ctx["feed_redis"] = feed_redis = FeedRedis(
+                redis_client(
+                    settings.redis_url,
+                    client="worker",
+                    socket_connect_timeout=settings.redis_connect_timeout_s,
+                )
+            )
         ctx["feed_stores"] = stores = FeedStores.on(feed_redis, settings.feed_config)
         ctx["settings"] = settings
         # Real time: feed items, notifications and engagement changes are PUBLISHed to
@@ -135,7 +144,8 @@ def worker_options(settings: Settings) -> dict[str, Any]:
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
         # poll every second does not fill the job log.
-        ctx["relay"] = asyncio.create_task(relay_forever(ctx))
+        if relay:
+            ctx["relay"] = asyncio.create_task(relay_forever(ctx))
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
         ctx["metrics"] = WorkerMetrics(engine, settings.metrics_host, settings.worker_metrics_port)
 

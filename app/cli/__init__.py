@@ -2,7 +2,8 @@
 
     roost run [--no-load] [--no-worker]   servers (embedded unless configured), migrate,
                                           load the real graph once, worker, API
-    roost serve                           the API only (no migrations, no worker)
+    roost serve [--workers N]             the API only (no migrations, no worker), in N
+                                          processes sharing the port
     roost worker                          the arq worker
     roost migrate                         create the database if missing, migrate to head
     roost load-graph [PATH]               load a SNAP edge list (default ROOST_GRAPH_PATH)
@@ -103,7 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-worker", action="store_true", help="do not start the arq worker")
     p.set_defaults(func=cmd_run)
 
-    sub.add_parser("serve", help="the API only").set_defaults(func=cmd_serve)
+    p = sub.add_parser("serve", help="the API only")
+    p.add_argument(
+        "--workers", type=_count, default=1, help="API processes sharing the port (default 1)"
+    )
+    p.set_defaults(func=cmd_serve)
     sub.add_parser("worker", help="the arq worker").set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="create the database, migrate to head").set_defaults(
         func=cmd_migrate

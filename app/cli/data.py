@@ -191,15 +191,13 @@ def _dispatcher(settings: Settings):
 async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) -> DataLoad:
     """Seed ``count`` posts over the users the graph load created (never over accounts
     made by hand) with progress, record it in ``data_loads`` and print the report."""
-    from redis.asyncio import Redis
-
     from domain.data_loads import SEED_POSTS, record_load, recorded_load
     from domain.feed.config import FeedStores
     from domain.posts.seed_posts import seed_posts
     from domain.social.load_graph import imported_user_ids
 
     population = await imported_user_ids(engine)
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    redis = settings.open_feed_redis()  # the feed store (REDIS_URL or the cluster)
     dispatcher = _dispatcher(settings)
     try:
         print(

@@ -94,15 +94,29 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _serve(settings: Settings, *, ready: Any = None) -> None:
+def _serve(settings: Settings, *, ready: Any = None, workers: int = 1) -> None:
     """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP.
 
     ``ready`` (an async callable) runs once the API listens, in the server's loop
-    (``roost run`` waits for its worker there, then prints the banner).
+    (``roost run`` waits for its worker there, then prints the banner). With
+    ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
+    building the app from the environment (``_use`` exported the URLs in use).
     """
     import uvicorn
 
     from app.asgi import create_app
+
+    if workers > 1:
+        uvicorn.run(
+            "app.asgi:create_app",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            log_level="info",
+            proxy_headers=True,
+        )
+        return
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -203,10 +217,12 @@ async def _wait_for_worker(
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve``: the API only, against an already migrated database."""
+    """``roost serve [--workers N]``: the API only, against an already migrated
+    database, in N processes (every one serves any subscriber: events travel through
+    Redis)."""
     _check_production(settings)
     with services(settings, fresh=False) as urls:
-        _serve(_use(settings, urls))
+        _serve(_use(settings, urls), workers=max(1, getattr(args, "workers", 1)))
     return 0
 
 

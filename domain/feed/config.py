@@ -6,8 +6,10 @@ import datetime as dt
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.timelines import Timelines
+from domain.feedstore import FeedRedis, as_feed_redis
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,24 @@ class FeedStores:
 
     feeds: Timelines
     author_posts: Timelines
+    #: Where rebuilds load from (the primary; None: the reader's engine). A replica
+    #: could lag behind a post whose fan-out already skipped the missing timeline.
+    rebuild_engine: AsyncEngine | None = None
 
     @classmethod
-    def on(cls, redis: Redis, config: FeedConfig) -> FeedStores:
-        """Build both families on one Redis client (binary replies, decode_responses off)."""
+    def on(
+        cls,
+        redis: Redis | FeedRedis,
+        config: FeedConfig,
+        *,
+        rebuild_engine: AsyncEngine | None = None,
+    ) -> FeedStores:
+        """Build both families on one feed store (a standalone or cluster
+        :class:`~domain.feedstore.FeedRedis`, or a plain ``Redis`` client; binary
+        replies, decode_responses off)."""
+        store = as_feed_redis(redis)
         return cls(
-            feeds=Timelines(redis, "feed", max_len=config.max_len, ttl=config.ttl),
-            author_posts=Timelines(redis, "posts", max_len=config.max_len, ttl=config.ttl),
+            feeds=Timelines(store, "feed", max_len=config.max_len, ttl=config.ttl),
+            author_posts=Timelines(store, "posts", max_len=config.max_len, ttl=config.ttl),
+            rebuild_engine=rebuild_engine,
         )

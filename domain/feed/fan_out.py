@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -65,7 +66,9 @@ async def fan_out_post(
     * ``listener`` hears of the author's feed, of each page once written, and of a pull
       post once its mode is settled.
 
-    Raises RedisError / DBAPIError on infrastructure failure (the job retries).
+    Raises RedisError / DBAPIError on infrastructure failure (the job retries). A feed
+    store node that fails (a Redis Cluster master down) fails only its own feeds' writes:
+    the other feeds are all written before the error is raised.
     """
     async with engine.connect() as conn:
         row = (
@@ -80,22 +83,33 @@ async def fan_out_post(
         return FanOutResult(post_id, None)
     author_id, created_at = row
     entry = Entry.of(created_at, post_id)
-    await stores.author_posts.add([author_id], [entry])
-    await stores.feeds.add([author_id], [entry])
-    if listener is not None:
-        await listener.entered_feeds(post_id, author_id, [author_id])
-
-    mode = await _settle_mode(engine, stores, config, author_id, created_at)
-    if mode == "pull":
-        if listener is not None:
-            await listener.entered_pull_feeds(post_id, author_id)
-        return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
+    # A feed store node that fails does not stop the others' writes: every reachable
+    # feed gets the post now, and the first failure is raised at the end (the job
+    # retries, which rewrites everything idempotently, then dead-letters).
+    failures: list[RedisError] = []
 
     async def write(targets: list[uuid.UUID]) -> int:
-        n = await stores.feeds.add(targets, [entry])
+        try:
+            n = await stores.feeds.add(targets, [entry])
+        except RedisError as exc:
+            failures.append(exc)
+            return 0
         if listener is not None:
             await listener.entered_feeds(post_id, author_id, targets)
         return n
+
+    try:
+        await stores.author_posts.add([author_id], [entry])
+    except RedisError as exc:
+        failures.append(exc)
+    await write([author_id])
+
+    mode = await _settle_mode(engine, stores, config, author_id, created_at)
+    if mode == "pull":
+        if listener is not None and not failures:
+            await listener.entered_pull_feeds(post_id, author_id)
+        _raise_first(failures)
+        return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
 
     # Each page's Redis write runs while the next page is read from PostgreSQL, and is
     # sent before waiting for the previous page's (at most two in flight), so Redis
@@ -124,11 +138,17 @@ async def fan_out_post(
         if writing is not None:  # a read failed: stop the write, keep the read's error
             writing.cancel()
             await asyncio.gather(writing, return_exceptions=True)
+    _raise_first(failures)
     return FanOutResult(post_id, "push", pages, written, _lag(created_at))
 
 
 def _lag(created_at) -> float:
     return max(0.0, time.time() - created_at.timestamp())
+
+
+def _raise_first(failures: list[RedisError]) -> None:
+    if failures:
+        raise failures[0]
 
 
 #: On a flip back to push, posts from this long before the pull period began are pushed

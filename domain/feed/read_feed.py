@@ -172,16 +172,21 @@ class _RedisSource:
         end) rather than a window."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
-        pages = await read_pages(wanted, before, count)
+        pages = await read_pages(wanted, before, count, strict=False)
         misses = pages.count(None)
         metrics.current().feed_timelines_read(len(pages) - misses, misses)
         out: list[tuple[list[Entry], bool]] = []
         for (timelines, owner), page in zip(wanted, pages, strict=True):
-            out.append(
-                (page, False)
-                if page is not None
-                else await self._rebuilt(timelines, owner, before, count)
-            )
+            if isinstance(page, RedisError):
+                if timelines is feeds:
+                    raise page  # the viewer's own feed: the whole page from PostgreSQL
+                # A pull author's store on a feed store node that is down: as if its
+                # window ended here, so that author alone is read from PostgreSQL.
+                out.append(([], False))
+            elif page is None:
+                out.append(await self._rebuilt(timelines, owner, before, count))
+            else:
+                out.append((page, False))
         return out
 
     async def _rebuilt(
@@ -193,7 +198,8 @@ class _RedisSource:
         limit = self.config.max_len
 
         async def load() -> list[Entry]:
-            async with self.engine.connect() as conn:
+            # From the primary: what the fan-out skipped must be in the load.
+            async with (self.stores.rebuild_engine or self.engine).connect() as conn:
                 if is_feed:
                     return await home_entries_sql(conn, owner, before=None, limit=limit)
                 return await author_recent_entries(conn, owner, limit=limit)

@@ -4,7 +4,9 @@ of the removal; README "Home feed", Deletes)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable
 
+from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
@@ -28,10 +30,19 @@ async def remove_post_from_feeds(
     (pushed before a flip, merged by a follow, or loaded by a rebuild). Followers idle
     longer got no pushes and have their feed rebuilt when they return. Idempotent;
     returns how many feed entries were removed. Raises DBAPIError / RedisError (the
-    job retries).
+    job retries), a RedisError only after every reachable feed was done.
     """
-    await stores.author_posts.remove(author_id, [post_id])
-    removed = await stores.feeds.remove(author_id, [post_id])
+    failures: list[RedisError] = []  # a node down fails its feeds only; raised at the end
+
+    async def attempt(removal: Awaitable[int]) -> int:
+        try:
+            return await removal
+        except RedisError as exc:
+            failures.append(exc)
+            return 0
+
+    await attempt(stores.author_posts.remove(author_id, [post_id]))
+    removed = await attempt(stores.feeds.remove(author_id, [post_id]))
     after = None
     active_since = utcnow() - config.active_window
     while True:
@@ -39,6 +50,8 @@ async def remove_post_from_feeds(
             targets, after = await active_followers_page(
                 conn, author_id, active_since=active_since, after=after, limit=config.batch_size
             )
-        removed += await stores.feeds.remove_from_many(targets, [post_id])
+        removed += await attempt(stores.feeds.remove_from_many(targets, [post_id]))
         if after is None:
+            if failures:
+                raise failures[0]
             return removed

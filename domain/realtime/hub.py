@@ -22,10 +22,11 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
 
 from domain import metrics
+from domain.feedstore import Call, FeedRedis, as_feed_redis
 from domain.realtime.channels import ONLINE_KEY, decode_event
+from domain.realtime.links import PlainLink, ShardedLink, open_link
 from domain.realtime.publisher import now_ms
 
 log = logging.getLogger("roost.realtime")
@@ -100,17 +101,18 @@ class Hub:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: Redis | FeedRedis,
         *,
         presence_ttl_s: float = 30.0,
         queue_size: int = 256,
         confirm_timeout_s: float = 10.0,
     ) -> None:
-        self.redis = redis
+        self.store = as_feed_redis(redis)
+        self.redis = self.store.client
         self.presence_ttl_ms = int(presence_ttl_s * 1000)
         self.queue_size = queue_size
         self.confirm_timeout_s = confirm_timeout_s
-        self._pubsub: PubSub | None = None
+        self._link: PlainLink | ShardedLink | None = None
         self._tasks: list[asyncio.Task] = []
         self._starting: asyncio.Lock | None = None
         self._closed = False
@@ -156,14 +158,9 @@ class Hub:
         async with self._starting:
             if self._tasks:
                 return
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.connect()
-            except BaseException:  # failed or cancelled: leave no connection behind
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                raise
-            self._pubsub = pubsub
+            # One connection (standalone), or one per master with sharded pub/sub
+            # (Redis Cluster 7): domain/realtime/links.py.
+            self._link = await open_link(self.store)
             self._tasks = [
                 asyncio.create_task(self._read(), name="realtime-hub-reader"),
                 asyncio.create_task(self._sync(), name="realtime-hub-sync"),
@@ -187,10 +184,10 @@ class Hub:
             for _, fut in waiters:
                 if not fut.done():
                     fut.set_exception(HubClosedError())
-        if self._pubsub is not None:
+        if self._link is not None:
             with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
-            self._pubsub = None
+                await self._link.aclose()
+            self._link = None
 
     # -- subscribing -------------------------------------------------------------------
 
@@ -264,7 +261,7 @@ class Hub:
 
     async def _sync(self) -> None:
         """Bring Redis's channel set to the wanted one: batched UNSUBSCRIBE, SUBSCRIBE."""
-        assert self._pubsub is not None
+        assert self._link is not None
         while True:
             await self._dirty.wait()
             self._dirty.clear()
@@ -273,11 +270,11 @@ class Hub:
                 for i in range(0, len(gone), BATCH):
                     chunk = gone[i : i + BATCH]
                     self._sent.difference_update(chunk)
-                    await self._pubsub.unsubscribe(*chunk)
+                    await self._link.unsubscribe(chunk)
                 new = [c for c in self._subs if c not in self._sent]
                 for i in range(0, len(new), BATCH):
                     chunk = new[i : i + BATCH]
-                    await self._pubsub.subscribe(*chunk)
+                    await self._link.subscribe(chunk)
                     self._sent.update(chunk)
                     for c in chunk:
                         self._sent_gen[c] = self._sent_gen.get(c, 0) + 1
@@ -289,30 +286,17 @@ class Hub:
                 self._dirty.set()
 
     async def _read(self) -> None:
-        """Read the connection: confirmations update the bookkeeping, messages go to
-        the queues of the channel's local subscribers."""
-        assert self._pubsub is not None
-        pubsub = self._pubsub
-        delay = 0.1
+        """Read the link: confirmations update the bookkeeping, messages go to the
+        queues of the channel's local subscribers. The link reconnects by itself
+        (with backoff) and subscribes its channels again; events published meanwhile
+        are lost."""
+        assert self._link is not None
+        link = self._link
         while True:
-            try:
-                msg = await pubsub.get_message(timeout=None)
-                delay = 0.1
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # Connection lost: redis-py reconnects on the next read and subscribes
-                # its channels again; events published meanwhile are lost.
-                log.warning("realtime hub: pub/sub read failed; reconnecting", exc_info=True)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
+            msg = await link.get_message()
             if msg is None:
                 continue
-            kind = msg["type"]
-            channel = msg["channel"]
-            if isinstance(channel, bytes):
-                channel = channel.decode()
+            kind, channel = msg["type"], msg["channel"]
             if kind == "message":
                 subs = self._subs.get(channel)
                 if subs:
@@ -342,10 +326,11 @@ class Hub:
 
     async def _mark_online(self, users: list[uuid.UUID]) -> None:
         until = now_ms() + self.presence_ttl_ms
+        calls = []
         for i in range(0, len(users), BATCH):
-            await self.redis.zadd(
-                ONLINE_KEY, {str(u): until for u in users[i : i + BATCH]}, gt=True
-            )
+            pairs = [x for u in users[i : i + BATCH] for x in (until, str(u))]
+            calls.append(Call.of(ONLINE_KEY, "ZADD", ONLINE_KEY, "GT", *pairs))
+        await self.store.execute(calls)
 
     async def _heartbeat(self) -> None:
         """Every third of the presence TTL: extend this process's users, and drop the
@@ -354,7 +339,9 @@ class Hub:
             await asyncio.sleep(self.presence_ttl_ms / 3000)
             try:
                 await self._mark_online(list(self._online))
-                await self.redis.zremrangebyscore(ONLINE_KEY, "-inf", now_ms())
+                await self.store.execute(
+                    [Call.of(ONLINE_KEY, "ZREMRANGEBYSCORE", ONLINE_KEY, "-inf", now_ms())]
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:

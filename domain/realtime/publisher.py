@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from redis.asyncio import Redis
 
+from domain.feedstore import Call, FeedRedis, as_feed_redis
 from domain.realtime.channels import (
     ENGAGEMENT,
     FEED_ITEM,
@@ -18,27 +19,8 @@ from domain.realtime.channels import (
     user_channel,
 )
 
-# KEYS: the presence set; ARGV: now (epoch ms), the event, channel prefix and suffix,
-# then user ids. PUBLISHes the event on the channel of each user whose presence holds
-# past now; returns how many were published. One round trip for a page of users.
-_PUBLISH_TO_ONLINE = """
-local now = tonumber(ARGV[1])
-local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 5))
-local n = 0
-for i = 1, #scores do
-  local s = scores[i]
-  if s and tonumber(s) > now then
-    redis.call('PUBLISH', ARGV[3] .. ARGV[i + 4] .. ARGV[4], ARGV[2])
-    n = n + 1
-  end
-end
-return n
-"""
-
-#: Users per script call (Lua's unpack is bounded; a fan-out page is cut into these).
+#: Users per presence lookup (ZMSCORE); a fan-out page is cut into these.
 PUBLISH_CHUNK = 1_000
-
-_PREFIX, _SUFFIX = user_channel("\0").split("\0")
 
 
 def now_ms() -> int:
@@ -49,66 +31,94 @@ def now_ms() -> int:
 class RealtimePublisher:
     """Publishes id-only events; subscribers re-read and re-check what they point to.
 
-    Publishing is best effort (Redis pub/sub keeps nothing for absent subscribers);
-    every method raises ``redis.exceptions.RedisError`` when Redis fails, and callers
-    that must not fail on it (use cases after their commit) catch it.
+    On a Redis Cluster with sharded pub/sub (Redis >= 7) events are SPUBLISHed, to the
+    master that owns the channel's slot only; otherwise PUBLISHed (a cluster without it
+    forwards every message to every node). Publishing is best effort (pub/sub keeps
+    nothing for absent subscribers); every method raises
+    ``redis.exceptions.RedisError`` when Redis fails, and callers that must not fail on
+    it (use cases after their commit) catch it.
     """
 
-    def __init__(self, redis: Redis) -> None:
-        self.redis = redis
-        self._to_online = redis.register_script(_PUBLISH_TO_ONLINE)
+    def __init__(self, redis: Redis | FeedRedis) -> None:
+        self.store = as_feed_redis(redis)
+        self.redis = self.store.client
+        self._verb: str | None = None
+
+    async def _publish(self, messages: Sequence[tuple[str, bytes]]) -> None:
+        """Publish each ``(channel, data)``: one round trip per node."""
+        if self._verb is None:
+            self._verb = "SPUBLISH" if await self.store.sharded_pubsub() else "PUBLISH"
+        await self.store.execute([Call.of(c, self._verb, c, data) for c, data in messages])
 
     async def feed_item(
         self, post_id: uuid.UUID, author_id: uuid.UUID, recipients: Sequence[uuid.UUID]
     ) -> int:
         """Tell the ``recipients`` with an open feed subscription (presence in
         ``rt:online``) that ``post_id`` entered their feed; return how many were told.
-        One script call per PUBLISH_CHUNK recipients."""
+        One presence lookup per PUBLISH_CHUNK recipients, then, if any is online, one
+        batch of publishes."""
         event = encode_event(FEED_ITEM, post_id=post_id, author_id=author_id)
-        sent = 0
-        for i in range(0, len(recipients), PUBLISH_CHUNK):
-            chunk = recipients[i : i + PUBLISH_CHUNK]
-            sent += await self._to_online(
-                keys=[ONLINE_KEY],
-                args=[now_ms(), event, _PREFIX, _SUFFIX, *(str(u) for u in chunk)],
-            )
-        return sent
+        now = now_ms()
+        calls = [
+            Call.of(ONLINE_KEY, "ZMSCORE", ONLINE_KEY, *(str(u) for u in chunk))
+            for chunk in _chunks(recipients, PUBLISH_CHUNK)
+        ]
+        online: list[uuid.UUID] = []
+        for chunk, scores in zip(
+            _chunks(recipients, PUBLISH_CHUNK), await self.store.execute(calls), strict=True
+        ):
+            online += [u for u, s in zip(chunk, scores, strict=True) if s and float(s) > now]
+        if online:
+            await self._publish([(user_channel(u), event) for u in online])
+        return len(online)
 
     async def notification_created(
         self, recipient_id: uuid.UUID, notification_id: uuid.UUID
     ) -> None:
         """Tell ``recipient_id``'s subscriptions that a notification was created (the
         ``NotificationPublisher`` of domain.notifications)."""
-        await self.redis.publish(
-            user_channel(recipient_id), encode_event(NOTIFICATION, notification_id=notification_id)
+        await self._publish(
+            [
+                (
+                    user_channel(recipient_id),
+                    encode_event(NOTIFICATION, notification_id=notification_id),
+                )
+            ]
         )
 
     async def engagement_changed(self, post_id: uuid.UUID) -> None:
         """Tell subscribers of ``post_id`` that its likes or comments changed (they read
         the counts themselves, so an event that arrives late never shows old counts)."""
-        await self.redis.publish(post_channel(post_id), encode_event(ENGAGEMENT, post_id=post_id))
+        await self._publish([(post_channel(post_id), encode_event(ENGAGEMENT, post_id=post_id))])
 
     async def online_count(self) -> int:
         """How many users have an open feed subscription now (ZCOUNT, O(log n))."""
-        return await self.redis.zcount(ONLINE_KEY, f"({now_ms()}", "+inf")
+        (n,) = await self.store.execute(
+            [Call.of(ONLINE_KEY, "ZCOUNT", ONLINE_KEY, f"({now_ms()}", "+inf")]
+        )
+        return int(n)
 
     async def online_users(self, *, batch: int = 5_000) -> AsyncIterator[list[uuid.UUID]]:
         """Yield the users with an open feed subscription, about ``batch`` at a time
         (ZSCAN: never blocks Redis; a user may come twice, callers deduplicate)."""
         now = now_ms()
-        cursor = 0
+        cursor = b"0"
         while True:
-            cursor, items = await self.redis.zscan(ONLINE_KEY, cursor, count=batch)
+            ((cursor, items),) = await self.store.execute(
+                [Call.of(ONLINE_KEY, "ZSCAN", ONLINE_KEY, cursor, "COUNT", batch)]
+            )
             users = []
-            for member, score in items:
-                if score > now:
+            for member, score in zip(items[0::2], items[1::2], strict=True):
+                if float(score) > now:
                     try:
-                        users.append(
-                            uuid.UUID(member.decode() if isinstance(member, bytes) else member)
-                        )
+                        users.append(uuid.UUID(member.decode()))
                     except ValueError:
                         continue
             if users:
                 yield users
-            if cursor == 0:
+            if cursor in (b"0", 0):
                 return
+
+
+def _chunks(items: Sequence[uuid.UUID], size: int) -> list[Sequence[uuid.UUID]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

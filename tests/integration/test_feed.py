@@ -10,11 +10,11 @@ import asyncio
 import datetime as dt
 import uuid
 
-from redis.asyncio import Redis
 from sqlalchemy import text
 
 from domain.db import new_id
 from domain.feed.config import FeedStores
+from domain.feedstore import FeedRedis
 from tests.e2e.test_follow_graph import FOLLOW, UNFOLLOW
 
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
@@ -52,8 +52,9 @@ async def follow_all(gql, fans, star) -> None:
     await asyncio.gather(*(gql(FOLLOW, {"id": star.gid}, token=f.token) for f in fans))
 
 
-def stores_for(settings) -> tuple[Redis, FeedStores]:
-    redis = Redis.from_url(settings.redis_url)
+def stores_for(settings) -> tuple[FeedRedis, FeedStores]:
+    """A feed store client of the settings' backend (one Redis or the cluster)."""
+    redis = settings.open_feed_redis()
     return redis, FeedStores.on(redis, settings.feed_config)
 
 
@@ -68,9 +69,8 @@ async def in_cached_feed(stores: FeedStores, user, post_gid: str) -> bool | None
     return await stores.feeds.redis.zscore(key, pid.bytes) is not None
 
 
-async def test_push_author_post_reaches_each_active_follower_once(
-    gql, make_users, worker, settings
-):
+async def test_push_author_post_reaches_each_active_follower_once(feed):
+    gql, worker, settings, make_users = feed.gql, feed.worker, feed.settings, feed.make_users
     (author,) = await make_users(1)
     fans = await make_users(20)  # 3 pages of 7
     await follow_all(gql, fans, author)
@@ -103,7 +103,7 @@ async def test_inactive_follower_gets_no_push_but_sees_post_on_return(
         )
     redis, stores = stores_for(settings)
     try:
-        await redis.delete(f"active:{{{sleeper.id}}}")
+        await redis.client.delete(f"active:{{{sleeper.id}}}")  # on REDIS_URL
         pid = await post(gql, author, "while you were away")
         await worker.drain()
         assert await in_cached_feed(stores, sleeper, pid) is False  # no push
@@ -114,9 +114,9 @@ async def test_inactive_follower_gets_no_push_but_sees_post_on_return(
         await redis.aclose()
 
 
-async def test_pull_author_post_is_merged_not_written_per_follower(
-    gql, make_users, worker, settings, engine
-):
+async def test_pull_author_post_is_merged_not_written_per_follower(feed):
+    gql, worker, settings, make_users = feed.gql, feed.worker, feed.settings, feed.make_users
+    engine = feed.engine
     (celeb,) = await make_users(1)
     fans = await make_users(45)  # >= 40: pull
     await follow_all(gql, fans, celeb)
@@ -139,9 +139,9 @@ async def test_pull_author_post_is_merged_not_written_per_follower(
         await redis.aclose()
 
 
-async def test_flips_push_to_pull_and_back_lose_and_repeat_nothing(
-    gql, make_users, worker, settings, engine
-):
+async def test_flips_push_to_pull_and_back_lose_and_repeat_nothing(feed):
+    gql, worker, settings, make_users = feed.gql, feed.worker, feed.settings, feed.make_users
+    engine = feed.engine
     (author,) = await make_users(1)
     fans = await make_users(45)
     await follow_all(gql, fans[:35], author)  # 35 < 40: push
@@ -260,7 +260,8 @@ async def test_unfollow_while_fan_out_is_queued_keeps_post_out_of_feed(
         await redis.aclose()
 
 
-async def test_follow_merges_and_unfollow_removes_recent_posts(gql, make_users, worker, settings):
+async def test_follow_merges_and_unfollow_removes_recent_posts(feed):
+    gql, worker, settings, make_users = feed.gql, feed.worker, feed.settings, feed.make_users
     author, fan = await make_users(2)
     for i in range(3):
         await post(gql, author, f"old{i}")

@@ -471,9 +471,11 @@ async def _walk_with(gql, user, first: int, *, after_page) -> list[str]:
 # -- timelines: a removal during a rebuild -----------------------------------------------
 
 
-async def test_a_removal_during_a_rebuild_is_not_undone_by_the_rebuild(settings):
-    redis = Redis.from_url(settings.redis_url)
-    tl = Timelines(redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
+async def test_a_removal_during_a_rebuild_is_not_undone_by_the_rebuild(feed):
+    redis = feed.redis.client
+    tl = Timelines(
+        feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
+    )
     owner = uuid.uuid4()
     base = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     entries = [Entry.of(base + dt.timedelta(seconds=i), new_id()) for i in range(5)]
@@ -495,4 +497,3 @@ async def test_a_removal_during_a_rebuild_is_not_undone_by_the_rebuild(settings)
         assert not await redis.exists(tl.key(owner) + ":gone")
     finally:
         await redis.delete(tl.key(owner), tl.key(owner) + ":gone")
-        await redis.aclose()

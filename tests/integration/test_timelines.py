@@ -1,11 +1,10 @@
-"""The Redis timeline store on a real Redis: trimming, add-if-exists, rebuild swap."""
+"""The Redis timeline store on a real Redis and on a Redis Cluster: trimming,
+add-if-exists, rebuild swap."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-
-from redis.asyncio import Redis
 
 from domain.db import new_id
 from domain.feed.timelines import SENTINEL, Entry, Timelines
@@ -16,9 +15,11 @@ def _entries(n: int) -> list[Entry]:
     return [Entry.of(base + dt.timedelta(seconds=i), new_id()) for i in range(n)]
 
 
-async def test_add_trims_to_max_len_and_skips_missing_timelines(settings):
-    redis = Redis.from_url(settings.redis_url)
-    tl = Timelines(redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
+async def test_add_trims_to_max_len_and_skips_missing_timelines(feed):
+    redis = feed.redis.client
+    tl = Timelines(
+        feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
+    )
     owner, missing = uuid.uuid4(), uuid.uuid4()
     try:
         await redis.zadd(tl.key(owner), {SENTINEL: 0})
@@ -33,12 +34,13 @@ async def test_add_trims_to_max_len_and_skips_missing_timelines(settings):
         assert await redis.ttl(tl.key(owner)) > 0
     finally:
         await redis.delete(tl.key(owner))
-        await redis.aclose()
 
 
-async def test_rebuild_keeps_entries_added_meanwhile_and_trims(settings):
-    redis = Redis.from_url(settings.redis_url)
-    tl = Timelines(redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
+async def test_rebuild_keeps_entries_added_meanwhile_and_trims(feed):
+    redis = feed.redis.client
+    tl = Timelines(
+        feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
+    )
     owner = uuid.uuid4()
     entries = _entries(30)
     try:
@@ -55,4 +57,3 @@ async def test_rebuild_keeps_entries_added_meanwhile_and_trims(settings):
         assert not await redis.exists(tl.key(owner) + ":lock")
     finally:
         await redis.delete(tl.key(owner))
-        await redis.aclose()

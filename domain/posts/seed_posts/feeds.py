@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedStores
 from domain.feed.sources import home_entries_sql
-from domain.feed.timelines import RebuildBusyError, Timelines
+from domain.feed.timelines import RebuildBusyError
 from domain.progress import Progress, counted, no_progress
 
 #: Users whose timelines are dropped / warmed per Redis round trip.
@@ -34,18 +34,11 @@ async def _drop_timelines(
             )
         ).scalars()
         feed_owners = sorted(set(followers) | set(authors), key=lambda u: u.bytes)
-    keys = _with_build_keys(stores.feeds, feed_owners)
-    keys += _with_build_keys(stores.author_posts, authors)
-    redis = stores.feeds.redis
     deleted = 0
-    for i in range(0, len(keys), REDIS_BATCH):
-        deleted += int(await redis.unlink(*keys[i : i + REDIS_BATCH]))
+    for store, owners in ((stores.feeds, feed_owners), (stores.author_posts, list(authors))):
+        for i in range(0, len(owners), REDIS_BATCH):
+            deleted += await store.drop_many(owners[i : i + REDIS_BATCH])
     return deleted
-
-
-def _with_build_keys(store: Timelines, owners: Sequence[uuid.UUID]) -> list[str]:
-    """The timeline keys of ``owners`` in ``store``, each followed by its ``:build`` key."""
-    return [k for o in owners for k in (store.key(o), store.key(o) + ":build")]
 
 
 async def _warm(

@@ -1,0 +1,221 @@
+"""The timeline store: add, remove, page, drop and rebuild, over the feed store port."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from domain.feed.timelines.entries import Entry
+from domain.feed.timelines.scripts import (
+    _ADD_IF_EXISTS,
+    _ADD_TO_LIVE,
+    _FINISH_REBUILD,
+    _RELEASE,
+    _REMOVE,
+    _START_REBUILD,
+)
+from domain.feedstore import Call, FeedRedis, as_feed_redis
+
+
+class RebuildBusyError(Exception):
+    """Another process is rebuilding this timeline right now."""
+
+
+class Timelines:
+    """One family of timelines (``<prefix>:{<owner id>}``) in the feed store.
+
+    ``max_len`` entries are kept (the sentinel aside); keys expire ``ttl`` after their
+    last write or read. ``redis`` is a :class:`~domain.feedstore.FeedRedis` (standalone
+    or cluster) or a plain ``Redis`` client. All methods raise
+    ``redis.exceptions.RedisError`` when Redis fails; callers decide the fallback.
+    """
+
+    def __init__(
+        self, redis: Redis | FeedRedis, prefix: str, *, max_len: int, ttl: dt.timedelta
+    ) -> None:
+        self.store = as_feed_redis(redis)
+        self.redis = self.store.client  # for single commands (tests, tools)
+        self.prefix = prefix
+        self.max_len = max_len
+        self.ttl_s = int(ttl.total_seconds())
+
+    def key(self, owner: uuid.UUID) -> str:
+        """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
+        return f"{self.prefix}:{{{owner}}}"
+
+    async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
+        """Add ``entries`` to the timelines of ``owners`` that exist (or are being
+        rebuilt); usually one round trip (per cluster node).
+
+        Idempotent (ZADD by post id). Returns how many timelines were written; owners
+        without a timeline are skipped (theirs is rebuilt on read).
+
+        The first round names only the live keys (half the bytes of naming each with its
+        ``:build`` key too); the owners it found missing, usually none or a few, go
+        through a second round that adds to the live key or else to the ``:build`` key
+        of a rebuild in progress. Each owner's check-and-add is atomic in one script
+        call of one of the two rounds, both made after the entries' posts committed, so
+        a rebuild running meanwhile never loses an entry.
+        """
+        if not owners or not entries:
+            return 0
+        keys = [self.key(owner) for owner in owners]
+        args: list[int | bytes] = [self.max_len, self.ttl_s]
+        for e in entries:
+            args += [e.score, e.member]
+        done = await self.store.eval_by_slot(_ADD_TO_LIVE, keys, 1, args)
+        missing = [owners[int(j) - 1] for owners, reply in done for j in reply]
+        if not missing:
+            return len(keys)
+        pairs = [k for i in missing for k in (keys[i], keys[i] + ":build")]
+        written = sum(
+            int(r) for _, r in await self.store.eval_by_slot(_ADD_IF_EXISTS, pairs, 2, args)
+        )
+        return len(keys) - len(missing) + written
+
+    async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
+        """Remove posts from one owner's timeline (and from a rebuild in progress, which
+        will not bring them back); return how many the timeline held."""
+        return await self.remove_from_many([owner], post_ids)
+
+    async def remove_from_many(
+        self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
+    ) -> int:
+        """Remove posts from the timelines of ``owners`` (and rebuilds in progress), in
+        one round trip (per cluster node); owners without a timeline are skipped.
+        Idempotent. Returns how many entries were removed."""
+        if not owners or not post_ids:
+            return 0
+        keys: list[str] = []
+        for owner in owners:
+            key = self.key(owner)
+            keys += [key, key + ":build", key + ":gone"]
+        done = await self.store.eval_by_slot(_REMOVE, keys, 3, [p.bytes for p in post_ids])
+        return sum(int(r) for _, r in done)
+
+    async def page(
+        self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
+    ) -> list[list[Entry] | None]:
+        """Return, per owner, up to ``count`` entries strictly before ``before`` (newest
+        first), or None where the timeline does not exist; one round trip for all."""
+        return await read_pages([(self, o) for o in owners], before, count)  # type: ignore[return-value]
+
+    async def exists(self, owner: uuid.UUID) -> bool:
+        """Whether the owner's timeline exists (is complete)."""
+        key = self.key(owner)
+        (n,) = await self.store.execute([Call.of(key, "EXISTS", key)])
+        return bool(n)
+
+    async def drop(self, owner: uuid.UUID) -> None:
+        """Delete the owner's timeline, so the next read rebuilds it."""
+        await self.drop_many([owner], with_builds=False)
+
+    async def drop_many(self, owners: Sequence[uuid.UUID], *, with_builds: bool = True) -> int:
+        """Delete the timelines of ``owners`` (and their rebuilds in progress), one
+        UNLINK per slot group, one round trip (per cluster node); return keys deleted."""
+        suffixes = ("", ":build") if with_builds else ("",)
+        keys = [self.key(o) + s for o in owners for s in suffixes]
+        stride = len(suffixes)
+        calls = [
+            Call.of(keys[g[0] * stride], "UNLINK", *keys_of(keys, g, stride))
+            for _, g in self.store.slot_groups(keys, stride)
+        ]
+        return sum(int(r) for r in await self.store.execute(calls))
+
+    async def rebuild(
+        self, owner: uuid.UUID, load: Callable[[], Awaitable[Sequence[Entry]]]
+    ) -> bool:
+        """Rebuild one owner's timeline from ``load()`` (its newest ``max_len`` entries
+        from PostgreSQL); at most one rebuild per owner at a time.
+
+        Raises RebuildBusyError if another rebuild holds the owner's lock (30 s).
+        Returns False if the build key vanished midway (e.g. FLUSHALL), True otherwise.
+        """
+        key = self.key(owner)
+        build, lock, gone = key + ":build", key + ":lock", key + ":gone"
+        token = uuid.uuid4().bytes
+        store = self.store
+        (taken,) = await store.execute([Call.of(key, "SET", lock, token, "NX", "PX", 30_000)])
+        if not taken:
+            raise RebuildBusyError(key)
+        try:
+            await store.execute([_START_REBUILD.call([build, gone], [])])
+            entries = await load()
+            args: list[int | bytes] = [token, self.max_len, self.ttl_s]
+            for e in entries:
+                args += [e.score, e.member]
+            (done,) = await store.execute([_FINISH_REBUILD.call([key, build, lock, gone], args)])
+            return bool(done)
+        finally:
+            # Release the lock if _finish did not (load() failed, or the build vanished).
+            await store.execute([_RELEASE.call([lock], [token])])
+
+
+def keys_of(keys: Sequence[str], group: Sequence[int], stride: int) -> list[str]:
+    """The keys of the owners ``group`` (each ``stride`` consecutive keys)."""
+    if stride == 1:
+        return [keys[i] for i in group]
+    return [k for i in group for k in keys[i * stride : (i + 1) * stride]]
+
+
+async def read_pages(
+    wanted: Sequence[tuple[Timelines, uuid.UUID]],
+    before: Entry | None,
+    count: int,
+    *,
+    strict: bool = True,
+) -> list[list[Entry] | RedisError | None]:
+    """Read one page from each (timelines, owner) in one pipelined round trip (per
+    cluster node).
+
+    Per timeline: up to ``count`` entries strictly before ``before`` (newest first), or
+    None if the timeline does not exist. Reading refreshes the TTL. Entries tied with
+    ``before`` on score are fetched and filtered here, so no entry is skipped or
+    repeated across pages. All the timelines must share one feed store. Raises
+    RedisError, unless ``strict`` is off: then a timeline whose node failed gets the
+    error in its place and the others are read all the same.
+    """
+    if not wanted:
+        return []
+    store = wanted[0][0].store
+    fetch = count + 8  # a few extra for entries tied with the cursor
+    calls: list[Call] = []
+    for tl, owner in wanted:
+        key = tl.key(owner)
+        calls += [Call.of(key, "EXPIRE", key, tl.ttl_s), _range(key, before, fetch)]
+    replies = await store.execute(calls, raise_on_error=strict)
+    out: list[list[Entry] | RedisError | None] = []
+    for (tl, owner), exists, rows in zip(wanted, replies[0::2], replies[1::2], strict=True):
+        failed = next((r for r in (exists, rows) if isinstance(r, RedisError)), None)
+        if failed is not None:
+            out.append(failed)
+            continue
+        if not exists:
+            out.append(None)
+            continue
+        entries, n = _after(rows, before), fetch
+        while len(entries) < count and len(rows) == 2 * n:  # many ties at the cursor
+            n *= 4
+            (rows,) = await store.execute([_range(tl.key(owner), before, n)])
+            entries = _after(rows, before)
+        out.append(entries[:count])
+    return out
+
+
+def _range(key: str, before: Entry | None, num: int) -> Call:
+    """ZRANGE BYSCORE REV from ``before``'s score (inclusive) down to scores > 0."""
+    top = before.score if before else "+inf"
+    return Call.of(key, "ZRANGE", key, top, "(0", "BYSCORE", "REV", "LIMIT", 0, num, "WITHSCORES")
+
+
+def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
+    """Entries of a raw WITHSCORES reply (member, score, ...), strictly before ``before``."""
+    entries = [
+        Entry(int(float(s)), uuid.UUID(bytes=m))
+        for m, s in zip(rows[0::2], rows[1::2], strict=True)
+    ]
+    return [e for e in entries if e < before] if before is not None else entries

@@ -1,0 +1,339 @@
+"""The feed store port: where timelines, presence and real-time pub/sub live.
+
+:class:`FeedRedis` is what ``domain.feed`` and ``domain.realtime`` talk to. It sends
+batches of commands (:class:`~domain.feedstore.resp.Call`) grouped by the node that
+owns their keys, one pipelined round trip per node, all nodes at once, and takes care
+of what a batch meets on the way: ``NOSCRIPT`` (the script is loaded on that node and
+the calls sent again), and on a cluster ``MOVED`` (the slot map is refreshed),
+``ASK`` (sent again to the importing node after ``ASKING``) and ``TRYAGAIN``.
+
+Two implementations, which differ only where a standalone Redis and a Redis Cluster
+must: how keys group into one script call (:meth:`FeedRedis.slot_groups`: all of a
+page on one Redis; one hash slot each on a cluster) and which node a call goes to.
+The cluster one is in :mod:`domain.feedstore.cluster`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import (
+    AskError,
+    ConnectionError,
+    MovedError,
+    NoScriptError,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
+
+from domain.feedstore.resp import Call, Script
+
+#: Rounds of re-sending per batch (NOSCRIPT, MOVED, ASK, TRYAGAIN), after the first.
+RETRY_ROUNDS = 3
+_PENDING = object()
+_ASKING = b"*1\r\n$6\r\nASKING\r\n"
+
+
+class FeedRedis:
+    """A Redis (or Redis Cluster) holding the feed store; standalone by default.
+
+    ``client`` is the redis-py client (``Redis`` or ``RedisCluster``), for single
+    commands where nothing is batched; binary replies (no decoding).
+    """
+
+    is_cluster = False
+
+    def __init__(self, client: Redis) -> None:
+        self.client = client
+        self._version: tuple[int, ...] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other redis-py command (``zcard``, ``exists``, …): the client's, for the
+        single commands of tools and tests."""
+        if name.startswith("_") or name == "client":
+            raise AttributeError(name)
+        return getattr(self.client, name)
+
+    # -- what differs between a standalone Redis and a cluster -------------------------
+
+    def slot_groups(
+        self, keys: Sequence[str], stride: int = 1
+    ) -> list[tuple[int | None, list[int]]]:
+        """Split owners into the groups one script call may take: owner ``i`` has keys
+        ``keys[i*stride:(i+1)*stride]`` (one hash slot). Returns ``(slot, owner
+        indexes)`` pairs; here a single group (slot None), since a standalone Redis
+        has no slots."""
+        return [(None, list(range(len(keys) // stride)))] if keys else []
+
+    def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:
+        return None
+
+    def _client_of(self, node: Hashable) -> Redis:
+        return self.client
+
+    async def ready(self) -> None:
+        """Connect enough to route: a cluster reads its slot map (raises RedisError if
+        no node answers); a standalone Redis does nothing."""
+        await self._ready()
+
+    async def _ready(self) -> None:
+        """Make sure the node map is known (a cluster discovers its slots)."""
+
+    async def _moved(self) -> None:
+        """Some slots moved: learn the new map."""
+
+    def _node_failed(self, node: Hashable) -> None:
+        """A node did not answer: a cluster may have failed it over."""
+
+    def _ask_node(self, error: AskError) -> Hashable:
+        raise error
+
+    async def _server_version(self) -> tuple[int, ...]:
+        info = await self._client_of(self._node_of(None)).info("server")
+        return tuple(int(x) for x in str(info["redis_version"]).split(".")[:2])
+
+    async def sharded_pubsub(self) -> bool:
+        """Whether real-time events use sharded pub/sub (SPUBLISH/SSUBSCRIBE): only on a
+        cluster whose servers offer it (Redis >= 7)."""
+        return False
+
+    # -- batches -----------------------------------------------------------------------
+
+    async def execute(self, calls: Sequence[Call], *, raise_on_error: bool = True) -> list[Any]:
+        """Send ``calls``, one pipelined round trip per node (all nodes concurrently),
+        and return their replies in order.
+
+        Replies are raw (bytes, ints, lists; no redis-py response callbacks). A node that
+        fails (connection refused, reset) fails its calls with ``ConnectionError``; the
+        other nodes' calls complete all the same. With ``raise_on_error`` the first
+        failed call's exception is raised once every node answered, otherwise the
+        exceptions take the place of their replies.
+        """
+        if not calls:
+            return []
+        await self._ready()
+        results: list[Any] = [_PENDING] * len(calls)
+        todo = list(range(len(calls)))
+        asking: dict[int, Hashable] = {}
+        for round_ in range(RETRY_ROUNDS + 1):
+            groups: dict[tuple[Hashable, bool], list[int]] = defaultdict(list)
+            by_slot: dict[int, tuple[Hashable, bool]] = {}  # the map lookups of a batch
+            for i in todo:
+                call = calls[i]
+                if i in asking:
+                    groups[(asking[i], True)].append(i)
+                elif call.slot is not None and call.slot in by_slot:
+                    groups[by_slot[call.slot]].append(i)
+                else:
+                    target = (self._node_for(call, results, i), False)
+                    if call.slot is not None:
+                        by_slot[call.slot] = target
+                    groups[target].append(i)
+            unrouted = groups.pop((_UNROUTED, False), [])
+            for i in unrouted:  # no node serves their slot: the first one's error
+                if results[i] is _PENDING:
+                    results[i] = results[unrouted[0]]
+            await asyncio.gather(
+                *(
+                    self._send(node, ask, idxs, calls, results)
+                    for (node, ask), idxs in groups.items()
+                )
+            )
+            if round_ == RETRY_ROUNDS:
+                break
+            todo, asking = await self._retryable(calls, results, todo, groups)
+            if not todo:
+                break
+            for i in todo:
+                results[i] = _PENDING
+        if raise_on_error:
+            for r in results:
+                if isinstance(r, Exception):
+                    raise r
+        return results
+
+    def _node_for(self, call: Call, results: list[Any], i: int) -> Hashable:
+        try:
+            return self._node_of(call.route, call.slot)
+        except RedisError as exc:  # no node serves the slot (yet)
+            results[i] = exc
+            return _UNROUTED
+
+    async def _send(
+        self, node: Hashable, asking: bool, idxs: list[int], calls: Sequence[Call], results: list
+    ) -> None:
+        """One round trip: every call of ``idxs`` to ``node`` in one write, then their
+        replies. A connection failure fails the calls it left without a reply."""
+        if asking:
+            data = b"".join(_ASKING + calls[i].data for i in idxs)
+        else:
+            data = b"".join(calls[i].data for i in idxs)
+        try:
+            replies = await self._round_trip(node, data, len(idxs) * (2 if asking else 1))
+        except (RedisError, OSError) as exc:
+            self._fail(node, idxs, results, exc)
+            return
+        if asking:  # each ASKING's own OK (or error) first
+            replies = replies[1::2]
+        for i, reply in zip(idxs, replies, strict=True):
+            results[i] = reply
+
+    async def _round_trip(self, node: Hashable, data: bytes, n: int) -> list[Any]:
+        """Write ``data`` (``n`` commands) to ``node`` at once and read the ``n``
+        replies (error replies as exception instances). Raises RedisError / OSError if
+        the connection fails; the connection is then dropped, never reused half-read."""
+        pool = self._client_of(node).connection_pool
+        conn = await pool.get_connection()
+        try:
+            await conn.send_packed_command(data, check_health=False)
+            return await _read_replies(conn, n)
+        except BaseException:  # failed or cancelled mid-batch: replies are left unread
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(conn)
+
+    async def eval_by_slot(
+        self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
+    ) -> list[tuple[list[int], Any]]:
+        """Run ``script`` over the keys of many owners (owner ``i`` has
+        ``keys[i*stride:(i+1)*stride]``, one slot), as few calls as the store allows
+        (one on a standalone Redis; one per owner on a cluster), one round trip per
+        node. Returns ``(owner indexes, reply)`` per call, in no particular order.
+        Raises RedisError after every node answered if a call failed."""
+        groups = self.slot_groups(keys, stride)
+        replies = await self.execute(script.grouped_calls(keys, groups, stride, args))
+        return [(owners, r) for (_, owners), r in zip(groups, replies, strict=True)]
+
+    def _fail(self, node: Hashable, idxs: list[int], results: list, exc: BaseException) -> None:
+        if not isinstance(exc, RedisError):
+            exc = ConnectionError(f"feed store node {node}: {exc}")
+        for i in idxs:
+            if results[i] is _PENDING:
+                results[i] = exc
+        self._node_failed(node)
+
+    async def _retryable(
+        self,
+        calls: Sequence[Call],
+        results: list[Any],
+        todo: list[int],
+        groups: dict[tuple[Hashable, bool], list[int]],
+    ) -> tuple[list[int], dict[int, Hashable]]:
+        """Which calls to send again, and where: NOSCRIPT after loading the script on
+        its node, MOVED after refreshing the slot map, ASK to the importing node,
+        TRYAGAIN after a short pause."""
+        sent_to = {i: (node, ask) for (node, ask), idxs in groups.items() for i in idxs}
+        again: list[int] = []
+        asking: dict[int, Hashable] = {}
+        loads: dict[Hashable, dict[str, str]] = defaultdict(dict)
+        moved = pause = False
+        for i in todo:
+            r = results[i]
+            if isinstance(r, NoScriptError) and calls[i].script is not None:
+                node, ask = sent_to[i]
+                loads[node][calls[i].script.sha] = calls[i].script.source
+                if ask:  # the slot is still migrating: back to the same importing node
+                    asking[i] = node
+            elif isinstance(r, MovedError):
+                moved = True
+            elif isinstance(r, AskError):
+                asking[i] = self._ask_node(r)
+            elif isinstance(r, TryAgainError):
+                pause = True
+            else:
+                continue
+            again.append(i)
+        for node, scripts in loads.items():
+            for source in scripts.values():
+                try:
+                    await self._client_of(node).script_load(source)
+                except RedisError:
+                    pass  # its calls fail again, with the node's own error
+        if moved:
+            await self._moved()
+        if pause:
+            await asyncio.sleep(0.05)
+        return again, asking
+
+    async def node_health(self) -> dict[str, str]:
+        """``{node: "ok" | "error: <type>"}`` after a PING of every node (every master
+        of a cluster); never raises."""
+        try:
+            await self._ready()
+            nodes = self._all_nodes()
+        except RedisError as exc:
+            return {"?": f"error: {type(exc).__name__}"}
+        out: dict[str, str] = {}
+        for node in nodes:
+            try:
+                await self._client_of(node).ping()
+                out[str(node or "redis")] = "ok"
+            except (RedisError, OSError) as exc:
+                out[str(node or "redis")] = f"error: {type(exc).__name__}"
+        return out
+
+    def _all_nodes(self) -> list[Hashable]:
+        return [None]
+
+    async def aclose(self) -> None:
+        """Close every connection of the store."""
+        await self.client.aclose()
+
+
+async def _read_replies(conn: Any, n: int) -> list[Any]:
+    """Read ``n`` replies; error replies come back as exception instances.
+
+    With hiredis (redis-py's parser when it is installed) the replies already read are
+    taken from its reader in one loop, not one coroutine per reply, which is most of a
+    thousand-call batch's client time; otherwise one ``read_response`` each.
+    """
+    parser = getattr(conn, "_parser", None)
+    reader = getattr(parser, "_reader", None)
+    if _HIREDIS_DONE is None or reader is None or not hasattr(parser, "read_from_socket"):
+        out: list[Any] = []
+        for _ in range(n):
+            try:
+                out.append(await conn.read_response())
+            except ResponseError as exc:
+                out.append(exc)
+        return out
+    out = []
+    gets = reader.gets
+    while len(out) < n:
+        reply = gets()
+        if reply is _HIREDIS_DONE:
+            if conn.socket_timeout:
+                async with asyncio.timeout(conn.socket_timeout):
+                    await parser.read_from_socket()
+            else:
+                await parser.read_from_socket()
+            continue
+        if isinstance(reply, ConnectionError):
+            raise reply
+        out.append(reply)
+    return out
+
+
+try:  # the "not enough data" marker of redis-py's hiredis parser
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_DONE
+except ImportError:  # pragma: no cover - another redis-py layout: per-reply reads
+    _HIREDIS_DONE = None
+
+
+class _Unrouted:
+    def __repr__(self) -> str:
+        return "<no node>"
+
+
+_UNROUTED = _Unrouted()
+
+
+def as_feed_redis(redis: Redis | FeedRedis) -> FeedRedis:
+    """``redis`` as a :class:`FeedRedis` (a plain ``Redis`` client: standalone)."""
+    return redis if isinstance(redis, FeedRedis) else FeedRedis(redis)
