@@ -1,4 +1,5 @@
-"""The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics."""
+"""The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics,
+/exports/<id> (data export downloads)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
 from app.database import ReadRouting, create_engine
+from app.exports import export_download
 from app.gc_policy import GcPolicy
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
 from app.graphql import RETRY_AFTER_UNAVAILABLE_S, build_schema, unavailable_error
@@ -128,6 +130,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
         )
         self.dispatcher = dispatcher
+        self.accounts = settings.accounts_config
         self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
         self.realtime = realtime
         # The session cache lives with the guards (short timeouts; PostgreSQL answers
@@ -172,6 +175,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL):
             search=self.search,
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
+            accounts=self.accounts,
             bearer=bearer,
             request=request,
             response=response,
@@ -430,6 +434,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Route("/readyz", readyz),
             Route("/metrics", metrics_page),
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
+            # Data exports: signed, expiring links (README "Account lifecycle").
+            Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
         ],
         middleware=edge_middleware(settings),
         lifespan=lifespan,

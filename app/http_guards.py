@@ -15,7 +15,8 @@ methods; WebSockets get the same admission and rate limits from app/ws_guards.py
 - ``execute_single``: for each operation, in this order: admit the bearer token
   (app/sessions.py, one Redis round trip); resolve the persisted query
   (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
-  (401, unless every root field is logIn/signUp/refreshSession), a subscription (400)
+  (401, unless every root field is logIn/signUp/refreshSession/
+  cancelAccountDeletion), a subscription (400)
   or a mutation over GET (405);
   charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
   values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
@@ -39,7 +40,7 @@ Error codes (``extensions.code``) and HTTP statuses:
 - ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
   token that is malformed, forged or expired, or whose session or account has ended;
   (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
-  logIn/signUp/refreshSession.
+  logIn/signUp/refreshSession/cancelAccountDeletion.
 - ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
 - ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
   ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
@@ -139,8 +140,12 @@ SUBSCRIPTIONS_OVER_WS = (
 SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 #: The answer to variables holding more values than a document may have tokens.
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
-#: Root mutation fields charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
-AUTH_FIELDS = frozenset({"logIn", "signUp"})
+#: Root mutation fields that check a password without a token, charged to the per-IP
+#: sign-in budget (RATE_LIMIT_AUTH).
+AUTH_FIELDS = frozenset({"logIn", "signUp", "cancelAccountDeletion"})
+#: Root mutation fields that check the signed-in user's password: charged to the same
+#: budget, so a stolen access token cannot guess the password faster than a sign-in.
+PASSWORD_FIELDS = frozenset({"changePassword", "deleteAccount"})
 #: Root mutation fields that need no viewer (a bad bearer token is ignored for them).
 NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 #: Seconds the guards leave Redis alone after it failed.
@@ -251,8 +256,10 @@ class OperationInfo:
 
     @property
     def auth_count(self) -> int:
-        """Root ``logIn``/``signUp`` fields (each is charged to the sign-in budget)."""
-        return sum(1 for f in self.root_fields if f in AUTH_FIELDS)
+        """Root fields that check a password (``logIn``, ``signUp``,
+        ``cancelAccountDeletion``, ``changePassword``, ``deleteAccount``): each is charged
+        to the sign-in budget."""
+        return sum(1 for f in self.root_fields if f in AUTH_FIELDS or f in PASSWORD_FIELDS)
 
 
 def _root_fields(
@@ -415,8 +422,9 @@ class HttpGuards:
         """Charge one operation to its budgets, whatever its transport: 1 of
         ``RATE_LIMIT_REQUESTS`` (per ``principal``: ``u:<user id>``, or ``ip:<address>``
         when anonymous); a mutation also 1 of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root ``logIn``/``signUp`` 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A
-        refusal is counted in ``roost_rate_limited_total{budget}``."""
+        each root field that checks a password (``logIn``, ``signUp``, … :data:`AUTH_FIELDS`,
+        :data:`PASSWORD_FIELDS`) 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A refusal is
+        counted in ``roost_rate_limited_total{budget}``."""
         cfg = self.config
         charges = [Charge(cfg.requests, principal)]
         if info is not None and info.kind == "mutation":

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.document_limits import DocumentLimits
+from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
@@ -172,6 +173,13 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
+    # The account lifecycle (README "Account lifecycle")
+    account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
+    account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
+    data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
+    data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
+    public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
+
     # The real follow graph `roost run` loads on first start: the file shipped in the
     # repository (data/README.md), wherever the command runs from.
     graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
@@ -263,6 +271,17 @@ class Settings(BaseSettings):
             fuzzy_threshold=self.search_fuzzy_threshold,
             suggest_followees=self.suggest_followees,
             suggest_per_followee=self.suggest_per_followee,
+        )
+
+    @property
+    def accounts_config(self) -> AccountsConfig:
+        """The account lifecycle's knobs for domain.accounts."""
+        return AccountsConfig(
+            deletion_grace=dt.timedelta(days=self.account_deletion_grace_days),
+            export_link_ttl=dt.timedelta(seconds=self.data_export_link_ttl_s),
+            export_retention=dt.timedelta(hours=self.data_export_retention_hours),
+            purge_batch=self.account_purge_batch,
+            public_base_url=self.public_base_url,
         )
 
     @property

@@ -1,12 +1,14 @@
 """Imports every table module so :data:`domain.db.metadata` holds the whole schema
 (Alembic's environment and the migration test read it)."""
 
+import domain.accounts.models
 import domain.counters.models
 import domain.data_loads
 import domain.devices.models
 import domain.engagement.models
 import domain.feed.models
 import domain.identity.models
+import domain.moderation.models
 import domain.notifications.models
 import domain.outbox.models
 import domain.posts.models

@@ -6,6 +6,7 @@ import strawberry
 
 from domain.errors import NotFoundError, ValidationError
 from domain.identity.errors import (
+    AccountPendingDeletionError,
     EmailTakenError,
     InvalidCredentialsError,
     InvalidTokenError,
@@ -63,14 +64,18 @@ class IdentityMutations:
             refresh_token=auth.refresh_token,
         )
 
-    @strawberry.mutation(description="Sign in with username (any case) and password.")
+    @strawberry.mutation(
+        description="Sign in with username (any case) and password. An account you asked to "
+        "delete answers AccountPendingDeletionError (with the right password) until it is "
+        "purged: cancelAccountDeletion restores it."
+    )
     async def log_in(self, info: Info, input: LogInInput) -> LogInResult:
         ctx = info.context
         try:
             auth = await log_in(
                 ctx.engine, ctx.tokens, username=input.username, password=input.password
             )
-        except InvalidCredentialsError as exc:
+        except (InvalidCredentialsError, AccountPendingDeletionError) as exc:
             return error_from_domain(exc)
         return LogInSuccess(
             user=User.from_record(auth.user),

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import strawberry
 
+from resolvers.accounts import AccountMutations
 from resolvers.devices import DeviceMutations
 from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
+from resolvers.moderation import ModerationMutations
+from resolvers.mutes import MuteMutations
 from resolvers.notifications import NotificationMutations
 from resolvers.posts import PostMutations
 from resolvers.social import SocialMutations
@@ -20,5 +23,8 @@ class Mutation(
     EngagementMutations,
     NotificationMutations,
     DeviceMutations,
+    AccountMutations,
+    MuteMutations,
+    ModerationMutations,
 ):
     pass

@@ -9,9 +9,11 @@ from domain.engagement.hashtags import extract_hashtags
 from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
+from resolvers.moderation import moderation_root
 from schema import visibility
 from schema.engagement import Comment, Hashtag
 from schema.ids import check_node_ids
+from schema.moderation import ModerationResult
 from schema.notifications import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
 from schema.posts import Post
@@ -95,6 +97,13 @@ class Query:
         self, info: Info, query: str, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserSearchConnection:
         return await search_users_connection(info, query, first, after)
+
+    @strawberry.field(
+        description="Reports and moderation, for moderators only: anyone else gets a "
+        "ForbiddenError (code FORBIDDEN)."
+    )
+    async def moderation(self, info: Info) -> ModerationResult:
+        return await moderation_root(info)
 
     @strawberry.field(description="A hashtag by name (any case; '#' optional).")
     def hashtag(self, name: str) -> Hashtag | None:

@@ -12,6 +12,7 @@ from typing import Any
 from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.accounts.config import AccountsConfig
 from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.session_store import SessionStore
@@ -69,6 +70,7 @@ class Context:
     sessions: SessionStore | None = None  # the session cache (log-out ends sessions there)
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
+    accounts: AccountsConfig = field(default_factory=AccountsConfig)  # the account lifecycle
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).

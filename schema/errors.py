@@ -7,11 +7,14 @@ from it by :func:`error_from_domain`.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import strawberry
 
 from domain import errors as d
 from domain.engagement import errors as de
 from domain.identity import errors as di
+from domain.moderation import errors as dm
 from domain.posts import errors as dp
 from domain.social import errors as ds
 
@@ -82,11 +85,41 @@ class NotCommentModeratorError(Error):
     pass
 
 
+@strawberry.type(
+    description="The password given to confirm the change is not yours; `field` names it."
+)
+class WrongPasswordError(Error):
+    field: str
+
+
+@strawberry.type(
+    description="The password is right, but you asked to delete this account: it is hidden "
+    "and its data is purged at `deletionDueAt`. To keep it, call cancelAccountDeletion with "
+    "the same username and password before then (it signs you in)."
+)
+class AccountPendingDeletionError(Error):
+    deletion_due_at: dt.datetime
+
+
+@strawberry.type(description="You may not do this (moderator actions: only moderators).")
+class ForbiddenError(Error):
+    pass
+
+
+@strawberry.type(description="You cannot mute yourself.")
+class CannotMuteSelfError(Error):
+    pass
+
+
 _MAP: list[tuple[type[d.DomainError], type]] = [
     (di.UsernameTakenError, UsernameTakenError),
     (di.EmailTakenError, EmailTakenError),
     (di.InvalidCredentialsError, InvalidCredentialsError),
     (di.InvalidTokenError, InvalidTokenError),
+    (di.WrongPasswordError, WrongPasswordError),
+    (di.AccountPendingDeletionError, AccountPendingDeletionError),
+    (dm.NotModeratorError, ForbiddenError),
+    (ds.SelfMuteError, CannotMuteSelfError),
     (ds.SelfFollowError, CannotFollowSelfError),
     (ds.SelfBlockError, CannotBlockSelfError),
     (ds.UserUnavailableError, UserUnavailableError),
@@ -107,7 +140,7 @@ def error_from_domain(exc: d.DomainError) -> Error:
     for domain_cls, gql_cls in _MAP:
         if isinstance(exc, domain_cls):
             kwargs = {"message": exc.message, "code": exc.code}
-            if "field" in gql_cls.__annotations__:
-                kwargs["field"] = exc.field  # type: ignore[attr-defined]
+            for name in vars(gql_cls).get("__annotations__", {}):  # its own: field, …
+                kwargs[name] = getattr(exc, name)
             return gql_cls(**kwargs)
     raise exc

@@ -7,6 +7,7 @@ from typing import Annotated
 import strawberry
 
 from schema.errors import (
+    AccountPendingDeletionError,
     EmailTakenError,
     InvalidCredentialsError,
     InvalidTokenError,
@@ -90,7 +91,10 @@ SignUpResult = Annotated[
     SignUpSuccess | ValidationError | UsernameTakenError | EmailTakenError,
     strawberry.union("SignUpResult"),
 ]
-LogInResult = Annotated[LogInSuccess | InvalidCredentialsError, strawberry.union("LogInResult")]
+LogInResult = Annotated[
+    LogInSuccess | InvalidCredentialsError | AccountPendingDeletionError,
+    strawberry.union("LogInResult"),
+]
 RefreshSessionResult = Annotated[
     RefreshSessionSuccess | InvalidTokenError, strawberry.union("RefreshSessionResult")
 ]

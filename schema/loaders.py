@@ -22,6 +22,7 @@ from domain.social.queries import (
     blocked_among,
     followees_among,
     followers_among,
+    muted_among,
     requested_among,
 )
 from domain.visibility.readers import counts_seen_by
@@ -117,6 +118,13 @@ class BlockWithViewerByUserIdLoader(_ViewerLoader):
         return await blocked_among(conn, self.viewer_id, keys)
 
 
+class ViewerMutesByUserIdLoader(_ViewerLoader):
+    """``user uuid -> has the viewer muted them``."""
+
+    async def _matching(self, conn, keys):
+        return await muted_among(conn, self.viewer_id, keys)
+
+
 class PostCounts(NamedTuple):
     """A post's exact engagement counts."""
 
@@ -186,9 +194,11 @@ class Loaders:
         self.follows_viewer: FollowsViewerByUserIdLoader | None = None
         self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None
         self.viewer_requested: ViewerRequestedByUserIdLoader | None = None
+        self.viewer_mutes: ViewerMutesByUserIdLoader | None = None
         if viewer_id is not None:
             self.viewer_follows = ViewerFollowsByUserIdLoader(engine, viewer_id)
             self.follows_viewer = FollowsViewerByUserIdLoader(engine, viewer_id)
             self.block_with_viewer = BlockWithViewerByUserIdLoader(engine, viewer_id)
             self.viewer_requested = ViewerRequestedByUserIdLoader(engine, viewer_id)
             self.viewer_liked = ViewerLikedByPostIdLoader(engine, viewer_id)
+            self.viewer_mutes = ViewerMutesByUserIdLoader(engine, viewer_id)

@@ -19,6 +19,8 @@ from schema.context import Context
 from schema.ids import parse_node_ids
 
 if TYPE_CHECKING:
+    from schema.accounts import DataExport
+    from schema.mutes import BlockedUserConnection, MutedUserConnection
     from schema.notifications import NotificationConnection
     from schema.posts import FeedConnection, PostConnection
     from schema.search import SuggestedFollowConnection
@@ -160,6 +162,36 @@ class User(relay.Node):
         self._require_self(info, "suggestedFollows")
         return await suggested_follows_connection(info, self.uid, first, after)
 
+    @strawberry.field(description="Accounts you blocked, newest first. " + _OWN)
+    async def blocked_users(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[BlockedUserConnection, strawberry.lazy("schema.mutes")] | None:
+        from schema.mutes import blocked_users_connection
+
+        self._require_self(info, "blockedUsers")
+        return await blocked_users_connection(info, self.uid, first, after)
+
+    @strawberry.field(description="Accounts you muted, newest first. " + _OWN)
+    async def muted_users(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Annotated[MutedUserConnection, strawberry.lazy("schema.mutes")] | None:
+        from schema.mutes import muted_users_connection
+
+        self._require_self(info, "mutedUsers")
+        return await muted_users_connection(info, self.uid, first, after)
+
+    @strawberry.field(
+        description="Your latest data export (exportMyData), until its archive expires; "
+        "null if none. " + _OWN
+    )
+    async def data_export(
+        self, info: Info
+    ) -> Annotated[DataExport, strawberry.lazy("schema.accounts")] | None:
+        from schema.accounts import latest_data_export
+
+        self._require_self(info, "dataExport")
+        return await latest_data_export(info, self.uid)
+
     def _require_self(self, info: Info, field: str) -> None:
         if info.context.viewer_id != self.uid:
             raise GraphQLError(
@@ -180,6 +212,13 @@ class User(relay.Node):
     @strawberry.field(description="Whether a block stands between the viewer and this user.")
     async def blocked_with_viewer(self, info: Info) -> bool:
         loader = info.context.loaders.block_with_viewer
+        return bool(loader and await loader.load(self.uid))
+
+    @strawberry.field(
+        description="Whether the viewer muted this user (false when anonymous); they cannot tell."
+    )
+    async def muted_by_viewer(self, info: Info) -> bool:
+        loader = info.context.loaders.viewer_mutes
         return bool(loader and await loader.load(self.uid))
 
     @strawberry.field(

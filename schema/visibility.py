@@ -30,11 +30,16 @@ async def _flags(loader, keys: list[uuid.UUID]) -> list[bool]:
 
 
 async def viewer_facts(
-    ctx: Context, accounts: Iterable[uuid.UUID], *, follows_of: Iterable[uuid.UUID] = ()
+    ctx: Context,
+    accounts: Iterable[uuid.UUID],
+    *,
+    follows_of: Iterable[uuid.UUID] = (),
+    mutes_of: Iterable[uuid.UUID] = (),
 ) -> Viewer:
     """The viewer and their relations to ``accounts``: blocks either way for all of
-    them, follows for ``follows_of`` (the ones whose content needs a follow). Two
-    loader batches at most; none when anonymous."""
+    them, follows for ``follows_of`` (the ones whose content needs a follow), mutes for
+    ``mutes_of`` (the authors of a home feed, the actors of notifications). Three loader
+    batches at most, run together; none when anonymous."""
     viewer = ctx.viewer_id
     if viewer is None:
         return Viewer.anonymous()
@@ -43,13 +48,17 @@ async def viewer_facts(
         loaders.block_with_viewer.prime(viewer, False)  # nobody blocks themselves
     others = [a for a in dict.fromkeys(accounts) if a != viewer]
     ask = [a for a in dict.fromkeys(follows_of) if a != viewer]
-    blocked, follows = await asyncio.gather(
-        _flags(loaders.block_with_viewer, others), _flags(loaders.viewer_follows, ask)
+    mutes = [a for a in dict.fromkeys(mutes_of) if a != viewer]
+    blocked, follows, muted = await asyncio.gather(
+        _flags(loaders.block_with_viewer, others),
+        _flags(loaders.viewer_follows, ask),
+        _flags(loaders.viewer_mutes, mutes),
     )
     return Viewer(
         viewer,
         frozenset(a for a, b in zip(others, blocked, strict=True) if b),
         frozenset(a for a, f in zip(ask, follows, strict=True) if f),
+        frozenset(a for a, m in zip(mutes, muted, strict=True) if m),
     )
 
 
@@ -93,7 +102,9 @@ async def visible_posts(
     feed now, which also needs the author followed or the viewer's own)."""
     authors = await _accounts(ctx, (r.author_id for r in records if r is not None))
     gated = [a for a, u in authors.items() if home_feed or (u is not None and u.is_private)]
-    viewer = await viewer_facts(ctx, authors, follows_of=gated)
+    viewer = await viewer_facts(
+        ctx, authors, follows_of=gated, mutes_of=authors if home_feed else ()
+    )
     rule = rules.in_home_feed if home_feed else rules.post_visible
     return [r is not None and rule(viewer, r, authors[r.author_id]) for r in records]
 
@@ -166,9 +177,39 @@ async def visible_notifications(
     it, its actor listed for them (rules.notification_visible). What it points to (post,
     comment) is decided field by field."""
     actors = await _accounts(ctx, (r.actor_id for r in records if r and r.actor_id))
-    viewer = await viewer_facts(ctx, actors)
+    viewer = await viewer_facts(ctx, actors, mutes_of=actors)
     return [
         r is not None
         and rules.notification_visible(viewer, r, actors.get(r.actor_id) if r.actor_id else None)
         for r in records
+    ]
+
+
+async def reported_accounts(
+    ctx: Context, ids: Sequence[uuid.UUID | None]
+) -> list[UserRecord | None]:
+    """For a moderator reading reports: the reported accounts of ``ids`` (in order) a
+    moderator reviews (rules.reported_account_visible: active or banned), else None.
+    Only the moderation fields call this, after checking the role."""
+    found = await _accounts(ctx, (i for i in ids if i is not None))
+    return [
+        found[i] if i is not None and rules.reported_account_visible(found[i]) else None
+        for i in ids
+    ]
+
+
+async def reported_posts(ctx: Context, ids: Sequence[uuid.UUID | None]) -> list[PostRecord | None]:
+    """For a moderator reading reports: the reported posts of ``ids`` (in order) still
+    there to review (rules.reported_post_visible, whatever their author's privacy),
+    else None. Only the moderation fields call this, after checking the role."""
+    wanted = [i for i in dict.fromkeys(ids) if i is not None]
+    loaded = dict(zip(wanted, await ctx.loaders.post_by_id.load_many(wanted), strict=True))
+    authors = await _accounts(ctx, (r.author_id for r in loaded.values() if r is not None))
+    return [
+        loaded[i]
+        if i is not None
+        and loaded[i] is not None
+        and rules.reported_post_visible(loaded[i], authors.get(loaded[i].author_id))
+        else None
+        for i in ids
     ]

@@ -22,6 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app.database import create_engine
 from app.metrics import WorkerMetrics, redis_client
 from app.settings import Settings, get_settings
+from domain.accounts.consumers import account_handlers
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
 from domain.feedstore import FeedRedis
@@ -38,6 +39,7 @@ from domain.outbox.process import compose_handlers
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import engagement_handlers
 from domain.realtime.feed_items import FeedItemNotifier
+from workers.accounts import prune_data_exports, purge_accounts
 from workers.counters import compact_counters
 from workers.events import HANDLE_EVENT, handle_outbox_event, relay_forever
 from workers.notifications import follow_digest
@@ -113,7 +115,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
                     socket_connect_timeout=settings.redis_connect_timeout_s,
                 )
             )
-        stores = FeedStores.on(feed_redis, settings.feed_config)
+        ctx["feed_stores"] = stores = FeedStores.on(feed_redis, settings.feed_config)
+        ctx["settings"] = settings
         # Real time: feed items, notifications and engagement changes are PUBLISHed to
         # the API processes' subscriptions (domain.realtime).
         realtime = RealtimePublisher(feed_redis)
@@ -136,6 +139,7 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             feed_handlers(engine, stores, settings.feed_config, feed_items),
             notification_handlers(engine, notify, push=push, publisher=publisher),
             engagement_handlers(realtime, api_publishes=settings.realtime_engagement == "api"),
+            account_handlers(engine, settings.accounts_config),
         )
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
@@ -175,6 +179,11 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             cron(follow_digest, minute={15}, run_at_startup=False),
             # Every 10 minutes and at start: people search's ranking signal.
             cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
+            # Every minute: purge accounts whose deletion is due, a few seconds at a time
+            # (batched, resumable; within JOB_TIMEOUT_S like every job).
+            cron(purge_accounts, second={40}, run_at_startup=False),
+            # Hourly: delete expired data export archives.
+            cron(prune_data_exports, minute={35}, run_at_startup=False),
         ],
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,

@@ -14,6 +14,8 @@
     roost dlq list | replay [ID ...]      show, or re-drive, dead-lettered outbox events
     roost account ban | delete | reinstate USERNAME
                                           an operator's account action (ends sessions)
+    roost admin grant-moderator | revoke-moderator USERNAME
+                                          the moderator role (reports, bans, removals)
 
 Every command uses DATABASE_URL / REDIS_URL when set, and otherwise the embedded
 servers with their data under ROOST_DATA_DIR (default ``<repo>/.data``, database
@@ -28,6 +30,7 @@ import sys
 from collections.abc import Sequence
 
 from app.cli.accounts import cmd_account
+from app.cli.admin import ACTIONS, cmd_admin
 from app.cli.data import (
     SEED_LIVE_POSTS,
     SEED_WARM_FEEDS,
@@ -55,6 +58,7 @@ __all__ = [
     "WORKER_STOP_TIMEOUT",
     "build_parser",
     "cmd_account",
+    "cmd_admin",
     "cmd_counts",
     "cmd_dlq",
     "cmd_load_graph",
@@ -135,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["ban", "delete", "reinstate"])
     p.add_argument("username")
     p.set_defaults(func=cmd_account)
+
+    p = sub.add_parser("admin", help="grant or revoke the moderator role")
+    p.add_argument("action", choices=sorted(ACTIONS))
+    p.add_argument("username")
+    p.set_defaults(func=cmd_admin)
     return parser
 
 

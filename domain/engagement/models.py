@@ -67,6 +67,14 @@ comments = Table(
         "post_id",
         postgresql_where=text("deleted_at IS NULL"),
     ),
+    # The foreign keys of a hard delete (an account's purge): the comments of a post and
+    # the replies of a comment, live or not, found (and checked) by index, and an
+    # account's deleted comments.
+    Index("comments_post_id_idx", "post_id"),
+    Index("comments_parent_id_idx", "parent_id", postgresql_where=text("parent_id IS NOT NULL")),
+    Index(
+        "comments_author_deleted_idx", "author_id", postgresql_where=text("deleted_at IS NOT NULL")
+    ),
 )
 
 hashtags = Table(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from domain.errors import AuthenticationError, ConflictError
 
 
@@ -49,3 +51,28 @@ class AccountUnavailableError(AuthenticationError):
 
     def __init__(self) -> None:
         super().__init__("This account is not available.")
+
+
+class WrongPasswordError(AuthenticationError):
+    """The password given to confirm a sensitive change (changePassword, deleteAccount)
+    is not the account's."""
+
+    code = "WRONG_PASSWORD"
+
+    def __init__(self, field: str = "password") -> None:
+        super().__init__("The password is incorrect.")
+        self.field = field
+
+
+class AccountPendingDeletionError(AuthenticationError):
+    """The password is right, but the owner asked to delete the account: it signs in
+    again only by cancelling the deletion (cancelAccountDeletion) before
+    ``deletion_due_at`` (README "Account lifecycle")."""
+
+    code = "ACCOUNT_PENDING_DELETION"
+
+    def __init__(self, deletion_due_at: dt.datetime) -> None:
+        super().__init__(
+            "This account is scheduled for deletion; cancel the deletion to sign in again."
+        )
+        self.deletion_due_at = deletion_due_at

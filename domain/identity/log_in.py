@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.db import utcnow
 from domain.errors import ValidationError
-from domain.identity.errors import InvalidCredentialsError
+from domain.identity.errors import AccountPendingDeletionError, InvalidCredentialsError
 from domain.identity.models import users
 from domain.identity.passwords import verify_password
 from domain.identity.queries import USER_COLUMNS, to_record
@@ -22,7 +25,9 @@ async def log_in(
     session.
 
     Raises InvalidCredentialsError for an unknown user, a wrong password or an account
-    that is banned or deleted, taking the same time in each case.
+    that is banned or deleted, taking the same time in each case; with the right
+    password, AccountPendingDeletionError for an account its owner is deleting, within
+    its grace period (README "Account lifecycle": cancelAccountDeletion signs in).
     """
     try:
         canonical = normalize_username(username)
@@ -33,13 +38,23 @@ async def log_in(
         async with engine.connect() as conn:
             row = (
                 await conn.execute(
-                    select(*USER_COLUMNS, users.c.password_hash).where(
+                    select(*USER_COLUMNS, users.c.password_hash, users.c.deletion_due_at).where(
                         users.c.username == canonical
                     )
                 )
             ).first()
     ok = await verify_password(row.password_hash if row else None, password)
+    if ok and row is not None and in_grace_period(row.status, row.deletion_due_at):
+        raise AccountPendingDeletionError(row.deletion_due_at)
     if not ok or row is None or row.status != "active":
         raise InvalidCredentialsError()
     async with engine.begin() as conn:
         return await open_session(conn, config, to_record(row))
+
+
+def in_grace_period(status: str, deletion_due_at: dt.datetime | None) -> bool:
+    """Whether an account of ``status`` is being deleted by its owner and may still be
+    restored: ``pending_deletion`` and its purge not yet due."""
+    return (
+        status == "pending_deletion" and deletion_due_at is not None and deletion_due_at > utcnow()
+    )

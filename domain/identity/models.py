@@ -21,8 +21,9 @@ from sqlalchemy import (
 
 from domain.db import metadata
 
-#: Account states; follows of a banned or deleted user are refused and hidden.
-USER_STATUSES = ("active", "banned", "deleted")
+#: Account states; only ``active`` accounts are seen or may act. ``pending_deletion``: the
+#: owner asked to delete it; hidden like a ban until the purge (README "Account lifecycle").
+USER_STATUSES = ("active", "banned", "pending_deletion", "deleted")
 
 users = Table(
     "users",
@@ -39,10 +40,23 @@ users = Table(
     Column("last_active_at", DateTime(timezone=True), nullable=True),
     # Private accounts: only approved followers see their posts and follow lists.
     Column("is_private", Boolean, nullable=False, server_default=false()),
+    # Account deletion (domain.accounts): when the purge of its personal data may run,
+    # and when it finished.
+    Column("deletion_due_at", DateTime(timezone=True), nullable=True),
+    Column("purged_at", DateTime(timezone=True), nullable=True),
+    # The moderator role (``roost admin grant-moderator``): reads reports, bans, removes.
+    Column("is_moderator", Boolean, nullable=False, server_default=false()),
     CheckConstraint("username ~ '^[a-z0-9._]{3,30}$'", name="username_format"),
-    CheckConstraint("status IN ('active', 'banned', 'deleted')", name="status_known"),
+    CheckConstraint(
+        "status IN ('active', 'banned', 'pending_deletion', 'deleted')", name="status_known"
+    ),
     Index("users_username_key", "username", unique=True),
     Index("users_email_key", "email", unique=True, postgresql_where=text("email IS NOT NULL")),
+    Index(
+        "users_deletion_due_idx",
+        "deletion_due_at",
+        postgresql_where=text("deletion_due_at IS NOT NULL AND purged_at IS NULL"),
+    ),
 )
 
 sessions = Table(

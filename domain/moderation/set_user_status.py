@@ -12,6 +12,7 @@ account notified others of is removed (it does not come back on reinstatement).
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import text
@@ -25,13 +26,16 @@ from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append_event
 
-Status = Literal["active", "banned", "deleted"]
-STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
+Status = Literal["active", "banned", "pending_deletion", "deleted"]
+STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
+#: What an operator or a moderator may set; ``pending_deletion`` is the owner's
+#: (domain.accounts.delete_account), with its due date.
+OPERATOR_STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
 
 # FOR UPDATE conflicts with the FOR KEY SHARE that every counted write takes on the
 # accounts it involves (follow, unfollow, like, unlike, comment, reply, delete comment,
 # block): those in flight finish first and are seen below; later ones see the status.
-_LOCK = text("SELECT status FROM users WHERE id = :x FOR UPDATE")
+_LOCK = text("SELECT status, deletion_due_at > now() AS grace FROM users WHERE id = :x FOR UPDATE")
 
 _FOLLOWEES = text("SELECT followee_id FROM follows WHERE follower_id = :x AND deleted_at IS NULL")
 _FOLLOWERS = text("SELECT follower_id FROM follows WHERE followee_id = :x AND deleted_at IS NULL")
@@ -73,52 +77,101 @@ async def set_user_status(
     """Set the account's status (``banned``, ``active`` again, or ``deleted`` for good);
     return True if it changed.
 
-    One transaction: the status, the counters of every account and post it is part of
-    (followers of whom it follows, following of who follows it, likes of what it liked,
-    comments it wrote or that answer its comments: -1 each when it stops being active,
-    +1 when it is reinstated), the removal of what it notified others of, and a
-    ``user.status_changed`` outbox event {user_id, status, previous}. Status changes run
-    one at a time (a transaction-scoped advisory lock), so each sees the others'
-    results; writes that involve the account wait for it or see it (``FOR UPDATE`` on
-    its row). Banning or deleting also ends every session of the account in the same
-    transaction; after the commit the session cache (``sessions``) learns the status and
-    the ended sessions, so the account's tokens are refused and its sockets close at once
-    (README "Sessions"). Idempotent (the same status again changes nothing). Raises
-    NotFoundError
-    (no such account) or ValidationError (an unknown status, or a deleted account,
-    which stays deleted).
+    One transaction (:func:`change_status`): the status, the counters of every account
+    and post it is part of, the removal of what it notified others of, the end of its
+    sessions and a ``user.status_changed`` outbox event. After the commit the session
+    cache (``sessions``) learns the status and the ended sessions, so the account's
+    tokens are refused and its sockets close at once (README "Sessions"). Idempotent
+    (the same status again changes nothing). Raises NotFoundError (no such account) or
+    ValidationError (an unknown status, a deleted account, which stays deleted, or an
+    account whose owner is deleting it: it may only be reinstated, within the grace
+    period, or deleted now; README "Account lifecycle").
+    """
+    if status not in OPERATOR_STATUSES:
+        raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")
+    async with engine.begin() as conn:
+        change = await change_status(conn, user_id, status, counter_shards=counter_shards)
+    await change.announce(sessions)
+    return change.changed
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    """What :func:`change_status` did: whether the status changed, from what, and the
+    sessions it ended (to announce once the transaction committed)."""
+
+    user_id: uuid.UUID
+    status: str
+    previous: str
+    ended: list[uuid.UUID]
+
+    @property
+    def changed(self) -> bool:
+        """Whether the status is new."""
+        return self.previous != self.status
+
+    async def announce(self, sessions: SessionStore | None) -> None:
+        """After the commit: tell the session cache the new status and the ended
+        sessions (never raises; see domain.identity.end_sessions.announce_ended)."""
+        if self.changed:
+            await announce_ended(sessions, self.user_id, self.ended, status=self.status)
+
+
+async def change_status(
+    conn: AsyncConnection, user_id: uuid.UUID, status: Status, *, counter_shards: int
+) -> StatusChange:
+    """Change the account's status in the caller's transaction: the status, the
+    counters of every account and post it is part of (followers of whom it follows,
+    following of who follows it, likes of what it liked, comments it wrote or that answer
+    its comments: -1 each when it stops being active, +1 when it is active again), the
+    removal of what it notified others of, the end of all its sessions when it stops
+    being active, and a ``user.status_changed`` outbox event {user_id, status, previous}.
+
+    Status changes run one at a time (a transaction-scoped advisory lock), so each sees
+    the others' results; writes that involve the account wait for it or see it (``FOR
+    UPDATE`` on its row). Becoming active clears a pending deletion's due date. The
+    caller announces the result after its commit (:meth:`StatusChange.announce`).
+    Raises NotFoundError or ValidationError (see :func:`set_user_status`).
     """
     if status not in STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
-    async with engine.begin() as conn:
-        await advisory_xact_lock(conn, "user-status")
-        previous = await conn.scalar(_LOCK, {"x": user_id})
-        if previous is None:
-            raise NotFoundError("No user has that id.")
-        if previous == status:
-            return False
-        if previous == "deleted":
-            raise ValidationError("status", "A deleted account cannot be restored.")
-        await conn.execute(
-            text("UPDATE users SET status = :s WHERE id = :x"), {"s": status, "x": user_id}
-        )
-        deltas: list[Delta] = []
-        was, now = previous == "active", status == "active"
-        if was != now:
-            deltas += await counted_part(conn, user_id, sign=1 if now else -1)
-        ended: list[uuid.UUID] = []
-        if was and not now:
-            deltas += await forget_actor(conn, user_id)
-            ended = await revoke_families(conn, user_id)
-        await add_deltas(conn, deltas, shards=counter_shards)
-        await append_event(
-            conn,
-            "user.status_changed",
-            user_id,
-            {"user_id": str(user_id), "status": status, "previous": previous},
-        )
-    await announce_ended(sessions, user_id, ended, status=status)
-    return True
+    await advisory_xact_lock(conn, "user-status")
+    row = (await conn.execute(_LOCK, {"x": user_id})).first()
+    if row is None:
+        raise NotFoundError("No user has that id.")
+    previous = row.status
+    if previous == status:
+        return StatusChange(user_id, status, previous, [])
+    if previous == "deleted":
+        raise ValidationError("status", "A deleted account cannot be restored.")
+    if previous == "pending_deletion" and status == "banned":
+        raise ValidationError("status", "The account is being deleted by its owner.")
+    if previous == "pending_deletion" and status == "active" and not row.grace:
+        raise ValidationError("status", "The account's grace period is over: it is being purged.")
+    await conn.execute(
+        text(
+            "UPDATE users SET status = :s,"
+            " deletion_due_at = CASE WHEN :s = 'active' THEN NULL ELSE deletion_due_at END"
+            " WHERE id = :x"
+        ),
+        {"s": status, "x": user_id},
+    )
+    deltas: list[Delta] = []
+    was, now = previous == "active", status == "active"
+    if was != now:
+        deltas += await counted_part(conn, user_id, sign=1 if now else -1)
+    ended: list[uuid.UUID] = []
+    if was and not now:
+        deltas += await forget_actor(conn, user_id)
+        ended = await revoke_families(conn, user_id)
+    await add_deltas(conn, deltas, shards=counter_shards)
+    await append_event(
+        conn,
+        "user.status_changed",
+        user_id,
+        {"user_id": str(user_id), "status": status, "previous": previous},
+    )
+    return StatusChange(user_id, status, previous, ended)
 
 
 async def counted_part(conn: AsyncConnection, user_id: uuid.UUID, *, sign: int) -> list[Delta]:

@@ -1,8 +1,9 @@
-"""Removing what an account notified others of, when a block or a ban hides it from them
-(README "Who sees what": after a block nothing from the other shows in one's
+"""Removing what an account notified others of, when a block, a ban or a mute hides it
+from them (README "Who sees what": after a block nothing from the other shows in one's
 notifications, and the unread count counts only what the list shows).
 
-Both run inside the caller's transaction (block_user, set_user_status) and return the
+Each runs inside the caller's transaction (block_user, set_user_status, mute_user) and
+returns the
 unread-counter deltas for the caller to add with its own, in one statement. What they
 remove does not come back when the block is lifted or the account reinstated.
 """
@@ -20,6 +21,7 @@ from domain.notifications.queries import UNREAD_KIND
 
 _PAIR = "(n.recipient_id = :a AND {actor} = :b) OR (n.recipient_id = :b AND {actor} = :a)"
 _ANYONE = "{actor} = :a"
+_ONE_WAY = "n.recipient_id = :b AND {actor} = :a"
 
 
 def _statements(who: str) -> tuple[str, str]:
@@ -40,6 +42,7 @@ def _statements(who: str) -> tuple[str, str]:
 
 _BETWEEN = tuple(text(s) for s in _statements(_PAIR))
 _OF_ACTOR = tuple(text(s) for s in _statements(_ANYONE))
+_FROM_TO = tuple(text(s) for s in _statements(_ONE_WAY))
 
 
 async def forget_between(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> list[Delta]:
@@ -52,6 +55,14 @@ async def forget_actor(conn: AsyncConnection, actor_id: uuid.UUID) -> list[Delta
     """Remove what ``actor_id`` notified anyone of (their account is banned or deleted);
     return the unread-counter deltas."""
     return await _forget(conn, _OF_ACTOR, {"a": actor_id})
+
+
+async def forget_from(
+    conn: AsyncConnection, actor_id: uuid.UUID, recipient_id: uuid.UUID
+) -> list[Delta]:
+    """Remove what ``actor_id`` notified ``recipient_id`` of (the recipient muted them:
+    README "Mute and blocked list"); return the unread-counter deltas."""
+    return await _forget(conn, _FROM_TO, {"a": actor_id, "b": recipient_id})
 
 
 async def _forget(conn: AsyncConnection, statements: tuple, params: dict) -> list[Delta]:

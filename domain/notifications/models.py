@@ -74,6 +74,14 @@ notifications = Table(
     ),
     # What an account notified others of: removed when it is blocked, banned or deleted.
     Index("notifications_actor_id_idx", "actor_id", postgresql_where=text("actor_id IS NOT NULL")),
+    # What points at a post or a comment: removed with them when an account is purged
+    # (and the foreign-key checks of those deletes read these).
+    Index("notifications_post_id_idx", "post_id", postgresql_where=text("post_id IS NOT NULL")),
+    Index(
+        "notifications_comment_id_idx",
+        "comment_id",
+        postgresql_where=text("comment_id IS NOT NULL"),
+    ),
 )
 
 #: The people behind a like notification, one row each (README "Notifications"): its

@@ -24,6 +24,7 @@ from domain.outbox.process import EVENT_ID_KEY
 from domain.posts.errors import PostNotFoundError
 from domain.posts.visibility import require_visible_post
 from domain.social.pairs import pair_lock_key
+from domain.visibility.sql import muted_sql
 
 
 def event_time(event_id: uuid.UUID) -> dt.datetime:
@@ -153,7 +154,7 @@ _SERIALISE = text(
 )
 
 _ELIGIBLE = text(
-    """
+    f"""
     SELECT u.id FROM users u
     WHERE u.id = ANY(CAST(:ids AS uuid[])) AND u.status = 'active' AND u.id <> :actor
       AND EXISTS (SELECT 1 FROM users a WHERE a.id = :actor AND a.status = 'active')
@@ -161,6 +162,7 @@ _ELIGIBLE = text(
           SELECT 1 FROM blocks b
           WHERE (b.blocker_id = u.id AND b.blocked_id = :actor)
              OR (b.blocker_id = :actor AND b.blocked_id = u.id))
+      AND NOT {muted_sql("u.id", "CAST(:actor AS uuid)")}
     """
 )
 
@@ -173,14 +175,15 @@ async def eligible_recipients(
     post_id: uuid.UUID | None = None,
 ) -> set[uuid.UUID]:
     """Return the ``candidates`` that may be notified of something ``actor_id`` did: not
-    the actor (no one is notified of their own action), active, with an active actor and
-    no block either way; and, with ``post_id``, able to see that post (the rule of
-    :func:`domain.posts.visibility.require_visible_post`: live, author active, no block
-    with the author, author public or followed).
+    the actor (no one is notified of their own action), active, with an active actor, no
+    block either way, not having muted the actor; and, with ``post_id``, able to see that
+    post (the rule of :func:`domain.posts.visibility.require_visible_post`: live, author
+    active, no block with the author, author public or followed).
 
     Takes the pair lock of (actor, candidate) for each candidate and holds the actor's
     account under ``FOR KEY SHARE`` until the caller's transaction ends, so a block or
-    ban committing meanwhile cannot miss what the caller then writes."""
+    ban (or a mute: domain.social.mute_user takes the same pair lock) committing
+    meanwhile cannot miss what the caller then writes."""
     wanted = list(dict.fromkeys(c for c in candidates if c != actor_id))
     if not wanted:
         return set()

@@ -6,12 +6,15 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.outbox.append import append_event
 from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
 from domain.posts.errors import NotPostAuthorError, PostNotFoundError
+
+#: The post, locked for its deletion (by its author or a moderator).
+LOCK_FOR_DELETE = text("SELECT author_id, deleted_at FROM posts WHERE id = :id FOR UPDATE")
 
 
 async def delete_post(
@@ -32,28 +35,45 @@ async def delete_post(
     PostNotFoundError (no such post) or NotPostAuthorError.
     """
     async with engine.begin() as conn:
-        row = (
-            await conn.execute(
-                text("SELECT author_id, deleted_at FROM posts WHERE id = :id FOR UPDATE"),
-                {"id": post_id},
-            )
-        ).first()
+        row = (await conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
         if row is None:
             raise PostNotFoundError()
         if row.author_id != actor_id:
             raise NotPostAuthorError()
         if row.deleted_at is not None:
             return False
-        await conn.execute(
-            text("UPDATE posts SET deleted_at = now() WHERE id = :id"), {"id": post_id}
-        )
-        event_id = await append_event(
+        event_id = await mark_deleted(
             conn,
-            "post.deleted",
             post_id,
-            {"post_id": str(post_id), "author_id": str(actor_id)},
+            row.author_id,
+            counter_shards=counter_shards,
             dispatched_by_caller=dispatcher is not None,
         )
-        await add_deltas(conn, [Delta(actor_id, "posts", -1)], shards=counter_shards)
     await dispatch_after_commit(dispatcher, event_id, "post.deleted")
     return True
+
+
+async def mark_deleted(
+    conn: AsyncConnection,
+    post_id: uuid.UUID,
+    author_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    dispatched_by_caller: bool,
+    by: str = "author",
+) -> uuid.UUID:
+    """In the caller's transaction, on a live post it holds locked (:data:`LOCK_FOR_DELETE`): the
+    soft delete, the author's ``posts`` counter (-1) and the ``post.deleted`` outbox
+    event ``{post_id, author_id, by}`` whose consumer takes the post out of every cached
+    feed (domain.feed.remove_post); return the event's id (to dispatch after the
+    commit). ``by``: ``author``, or ``moderator`` (domain.moderation.remove_post)."""
+    await conn.execute(text("UPDATE posts SET deleted_at = now() WHERE id = :id"), {"id": post_id})
+    event_id = await append_event(
+        conn,
+        "post.deleted",
+        post_id,
+        {"post_id": str(post_id), "author_id": str(author_id), "by": by},
+        dispatched_by_caller=dispatched_by_caller,
+    )
+    await add_deltas(conn, [Delta(author_id, "posts", -1)], shards=counter_shards)
+    return event_id

@@ -25,4 +25,6 @@ posts = Table(
         text("id DESC"),
         postgresql_where=text("deleted_at IS NULL"),
     ),
+    # An account's deleted posts: its purge (domain.accounts.purge) deletes those too.
+    Index("posts_author_deleted_idx", "author_id", postgresql_where=text("deleted_at IS NOT NULL")),
 )

@@ -46,3 +46,12 @@ class FollowRequestNotFoundError(NotFoundError):
 
     def __init__(self) -> None:
         super().__init__("No follow request from this user is pending.")
+
+
+class SelfMuteError(PermissionDeniedError):
+    """A user tried to mute themself."""
+
+    code = "CANNOT_MUTE_SELF"
+
+    def __init__(self) -> None:
+        super().__init__("You cannot mute yourself.")

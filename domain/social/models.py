@@ -56,6 +56,13 @@ follows = Table(
         text("id DESC"),
         postgresql_where=text("deleted_at IS NULL"),
     ),
+    # Ended follows of an account, either side: its purge deletes them too.
+    Index(
+        "follows_follower_gone_idx", "follower_id", postgresql_where=text("deleted_at IS NOT NULL")
+    ),
+    Index(
+        "follows_followee_gone_idx", "followee_id", postgresql_where=text("deleted_at IS NOT NULL")
+    ),
 )
 
 blocks = Table(
@@ -67,6 +74,26 @@ blocks = Table(
     PrimaryKeyConstraint("blocker_id", "blocked_id"),
     CheckConstraint("blocker_id <> blocked_id", name="no_self_block"),
     Index("blocks_blocked_id_idx", "blocked_id"),
+    # viewer.blockedUsers: whom X blocked, newest first (keyset on created_at, blocked_id).
+    Index(
+        "blocks_blocker_recent_idx", "blocker_id", text("created_at DESC"), text("blocked_id DESC")
+    ),
+)
+
+#: Mutes (README "Mute and blocked list"): the muter's home feed and notifications leave
+#: the muted account out; nothing changes on the muted account's side.
+mutes = Table(
+    "mutes",
+    metadata,
+    Column("muter_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("muted_id", Uuid, ForeignKey("users.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("muter_id", "muted_id"),
+    CheckConstraint("muter_id <> muted_id", name="no_self_mute"),
+    # viewer.mutedUsers, newest first (keyset on created_at, muted_id).
+    Index("mutes_muter_recent_idx", "muter_id", text("created_at DESC"), text("muted_id DESC")),
+    # Who muted X: an account's purge deletes these too.
+    Index("mutes_muted_id_idx", "muted_id"),
 )
 
 #: Pending follow requests to private accounts (design.md "Data": they live in their own

@@ -136,6 +136,65 @@ async def blocked_among(
     return {r[0] for r in rows}
 
 
+async def muted_among(
+    conn: AsyncConnection, muter_id: uuid.UUID, user_ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Return the subset of ``user_ids`` that ``muter_id`` muted (one statement, through
+    the ``mutes`` primary key)."""
+    rows = await conn.execute(
+        text(
+            "SELECT muted_id FROM mutes WHERE muter_id = :me"
+            " AND muted_id = ANY(CAST(:ids AS uuid[]))"
+        ),
+        {"me": muter_id, "ids": list(user_ids)},
+    )
+    return {r[0] for r in rows}
+
+
+#: The viewer's own lists of blocked and muted accounts, newest first: keyset on
+#: (created_at, other id) through ``blocks_blocker_recent_idx`` / ``mutes_muter_recent_idx``;
+#: accounts that are not active are left out in SQL (so pages stay full) and come back
+#: if they are reinstated.
+_RELATION_SQL = {
+    "blocked": """
+        SELECT r.blocked_id, r.created_at FROM blocks r
+        JOIN users u ON u.id = r.blocked_id AND u.status = 'active'
+        WHERE r.blocker_id = :user {after}
+        ORDER BY r.created_at DESC, r.blocked_id DESC LIMIT :limit
+    """,
+    "muted": """
+        SELECT r.muted_id, r.created_at FROM mutes r
+        JOIN users u ON u.id = r.muted_id AND u.status = 'active'
+        WHERE r.muter_id = :user {after}
+        ORDER BY r.created_at DESC, r.muted_id DESC LIMIT :limit
+    """,
+}
+_RELATION_AFTER = {
+    "blocked": "AND (r.created_at, r.blocked_id) < (:after_ts, :after_id)",
+    "muted": "AND (r.created_at, r.muted_id) < (:after_ts, :after_id)",
+}
+
+
+async def relation_list(
+    conn: AsyncConnection,
+    kind: Literal["blocked", "muted"],
+    user_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+) -> FollowPage:
+    """Return up to ``first`` accounts ``user_id`` blocked (``kind`` "blocked") or muted
+    ("muted"), newest first, as edges whose position is (since, their id). One
+    statement; page N costs what page 1 does."""
+    sql = _RELATION_SQL[kind].format(after=_RELATION_AFTER[kind] if after else "")
+    params: dict[str, object] = {"user": user_id, "limit": first + 1}
+    if after:
+        params["after_ts"], params["after_id"] = after
+    rows = (await conn.execute(text(sql), params)).all()
+    edges = [FollowEdge(r[0], (r[1], r[0])) for r in rows[:first]]
+    return FollowPage(edges, has_next=len(rows) > first)
+
+
 async def follow_counts(
     conn: AsyncConnection, user_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[int, int]]:

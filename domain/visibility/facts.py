@@ -19,7 +19,8 @@ ACTIVE = "active"
 
 
 class AccountFacts(Protocol):
-    """An account: ``status`` is ``active``, ``banned`` or ``deleted``."""
+    """An account: ``status`` is ``active``, ``banned``, ``pending_deletion`` (its owner
+    is deleting it) or ``deleted``."""
 
     @property
     def id(self) -> uuid.UUID: ...
@@ -73,13 +74,16 @@ class Viewer:
 
     ``id`` is None for an anonymous reader. ``blocked``: accounts with a block between
     them and the viewer, in either direction. ``follows``: accounts the viewer follows
-    (a live follow). Both may hold only the accounts being decided on: an account
-    missing from a set is taken as not blocked, not followed.
+    (a live follow). ``muted``: accounts the viewer muted (their posts stay out of the
+    viewer's home feed, their notifications out of the viewer's; README "Mute and
+    blocked list"). Each may hold only the accounts being decided on: an account
+    missing from a set is taken as not blocked, not followed, not muted.
     """
 
     id: uuid.UUID | None
     blocked: frozenset[uuid.UUID] = frozenset()
     follows: frozenset[uuid.UUID] = frozenset()
+    muted: frozenset[uuid.UUID] = frozenset()
 
     @classmethod
     def anonymous(cls) -> Viewer:
@@ -93,8 +97,9 @@ class Viewer:
         *,
         blocked: Iterable[uuid.UUID] = (),
         follows: Iterable[uuid.UUID] = (),
+        muted: Iterable[uuid.UUID] = (),
     ) -> Viewer:
         """Build a viewer from any iterables of ids (anonymous: no relations kept)."""
         if viewer_id is None:
             return cls(None)
-        return cls(viewer_id, frozenset(blocked), frozenset(follows))
+        return cls(viewer_id, frozenset(blocked), frozenset(follows), frozenset(muted))

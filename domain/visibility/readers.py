@@ -16,7 +16,7 @@ from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
-from domain.social.queries import blocked_among, followees_among
+from domain.social.queries import blocked_among, followees_among, muted_among
 from domain.visibility.rules import visible_count
 from domain.visibility.sql import (
     BLOCK_PARTNERS,
@@ -49,6 +49,13 @@ async def follows(
 ) -> set[uuid.UUID]:
     """The subset of ``ids`` that ``viewer_id`` follows (a live follow)."""
     return await followees_among(conn, viewer_id, ids) if ids else set()
+
+
+async def mutes(
+    conn: AsyncConnection, viewer_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """The subset of ``ids`` that ``viewer_id`` muted."""
+    return await muted_among(conn, viewer_id, ids) if ids else set()
 
 
 async def user_status(

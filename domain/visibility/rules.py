@@ -6,12 +6,16 @@ these functions, over facts the per-request dataloaders load in batch
 (:mod:`domain.visibility.sql`), and ``tests/integration/test_visibility_agreement.py``
 keeps the two in agreement over the whole matrix of cases.
 
-In short: a banned or deleted account, and everything it wrote, is gone for everyone.
+In short: a banned or deleted account (or one its owner is deleting), and everything it
+wrote, is gone for everyone.
 A block, either way, hides each side's posts, comments, likes, follows and
 notifications from the other, but not the profile itself when addressed directly (so
 it can be unblocked). A private account's posts and follow lists show only to itself
 and its followers. A deleted post takes its comments with it; a reply shows only
-under a top-level comment that shows.
+under a top-level comment that shows. A mute hides the muted account's posts from the
+muter's home feed and its notifications from the muter's, and nothing else. Moderators
+see reported content whatever its privacy (:func:`reported_account_visible`,
+:func:`reported_post_visible`), only through a report.
 """
 
 from __future__ import annotations
@@ -66,10 +70,13 @@ def post_visible(viewer: Viewer, post: PostFacts | None, author: AccountFacts | 
 
 def in_home_feed(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
     """Whether the post belongs in the viewer's home feed now: visible, and the viewer's
-    own or by someone the viewer follows (so an unfollow or a block takes it out even
-    if its fan-out was still queued)."""
-    return post_visible(viewer, post, author) and (
-        post.author_id == viewer.id or post.author_id in viewer.follows  # type: ignore[union-attr]
+    own or by someone the viewer follows and has not muted (so an unfollow, a block or a
+    mute takes it out even if its fan-out was still queued; unmuting brings it back)."""
+    if not post_visible(viewer, post, author):
+        return False
+    assert post is not None
+    return post.author_id == viewer.id or (
+        post.author_id in viewer.follows and post.author_id not in viewer.muted
     )
 
 
@@ -110,14 +117,42 @@ def notification_visible(
     viewer: Viewer, notification: NotificationFacts | None, actor: AccountFacts | None
 ) -> bool:
     """Whether the notification may be shown: it is the viewer's, someone is still
-    behind it (``count`` > 0), and its actor, if any, is listed for the viewer. The
-    post or comment it points to is decided on its own (null when not visible)."""
+    behind it (``count`` > 0), and its actor, if any, is listed for the viewer and not
+    muted by them. The post or comment it points to is decided on its own (null when
+    not visible)."""
     if notification is None or viewer.id is None or notification.recipient_id != viewer.id:
         return False
     if notification.count <= 0:
         return False
     return notification.actor_id is None or (
-        actor is not None and actor.id == notification.actor_id and account_listed(viewer, actor)
+        actor is not None
+        and actor.id == notification.actor_id
+        and account_listed(viewer, actor)
+        and actor.id not in viewer.muted
+    )
+
+
+#: Account states whose reported content a moderator still reviews (an account its
+#: owner is deleting, or deleted, is gone for moderators too).
+_REVIEWABLE = ("active", "banned")
+
+
+def reported_account_visible(account: AccountFacts | None) -> bool:
+    """Whether a moderator, reading a report, may see the reported account: it exists and
+    is active or banned (whatever its privacy or blocks)."""
+    return account is not None and account.status in _REVIEWABLE
+
+
+def reported_post_visible(post: PostFacts | None, author: AccountFacts | None) -> bool:
+    """Whether a moderator, reading a report, may see the reported post: it is not
+    deleted (nor removed) and its author is reviewable (:func:`reported_account_visible`),
+    whatever the author's privacy."""
+    return (
+        post is not None
+        and post.deleted_at is None
+        and author is not None
+        and author.id == post.author_id
+        and reported_account_visible(author)
     )
 
 

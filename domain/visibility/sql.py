@@ -30,6 +30,12 @@ def _blocked(a: str, viewer: str) -> str:
     )
 
 
+def muted_sql(muter: str, muted: str) -> str:
+    """Boolean: ``muter`` muted ``muted`` (rules: ``Viewer.muted``), one probe of the
+    ``mutes`` primary key. Notification writers refuse what the recipient muted."""
+    return f"EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = {muter} AND m.muted_id = {muted})"
+
+
 def visible_post_sql(
     post: str = ":post", viewer: str = ":viewer", *, lock_viewer: bool = False
 ) -> str:

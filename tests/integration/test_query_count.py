@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.social.block_user import block_user
@@ -258,3 +258,66 @@ async def test_search_and_suggestion_pages_cost_constant_round_trips(
         print(f"\nsearchUsers / suggestedFollows(first: {n}): {counts}")
     assert counts[("search", 5)] == counts[("search", 50)] <= MAX_STATEMENTS, counts
     assert counts[("suggest", 5)] == counts[("suggest", 50)] <= MAX_STATEMENTS, counts
+
+
+RELATION_PAGES = f"""query($n: Int!) {{ viewer {{
+  blockedUsers(first: $n) {{ edges {{ blockedAt node {{ {USER_FIELDS} blockedWithViewer }} }} }}
+  mutedUsers(first: $n) {{ edges {{ mutedAt node {{ {USER_FIELDS} mutedByViewer }} }} }} }} }}"""
+REPORT_QUEUE = """query($n: Int!) { moderation { ... on Moderation { reports(first: $n) {
+  edges { node { reason note reporter { username followerCount } reportedUser { username }
+  post { caption likeCount author { username } } } } } } } }"""
+
+
+async def test_blocked_muted_and_report_pages_cost_constant_round_trips(
+    gql, engine, settings, make_users
+):
+    """viewer { blockedUsers mutedUsers } and moderation { reports }: one statement per
+    page and a constant number of batches for what the nodes show (README "Mute and
+    blocked list", "Reports and moderation")."""
+    from domain.moderation.moderators import set_moderator
+    from domain.posts.create_post import create_post
+
+    viewer, author = await make_users(2, prefix="rel")
+    others = await make_users(60, prefix="relo")
+    ids = [o.id for o in others]
+    posts = [
+        (
+            await create_post(
+                engine, author.id, caption=f"p{i}", counter_shards=settings.counter_shards
+            )
+        ).id
+        for i in range(60)
+    ]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO blocks (blocker_id, blocked_id)"
+                " SELECT :v, unnest(CAST(:ids AS uuid[]))"
+            ),
+            {"v": viewer.id, "ids": ids},
+        )
+        await conn.execute(
+            text("INSERT INTO mutes (muter_id, muted_id) SELECT :v, unnest(CAST(:ids AS uuid[]))"),
+            {"v": viewer.id, "ids": ids},
+        )
+        await conn.execute(
+            text(
+                "INSERT INTO reports (id, reporter_id, subject, user_id, post_id, reason)"
+                " SELECT gen_random_uuid(), r, 'post', :a, p, 'spam'"
+                " FROM unnest(CAST(:rs AS uuid[]), CAST(:ps AS uuid[])) AS x(r, p)"
+            ),
+            {"a": author.id, "rs": ids, "ps": posts},
+        )
+    assert await set_moderator(engine, viewer.username, True)
+    counts: dict[tuple[str, int], int] = {}
+    for n in (5, 50):
+        data, statements = await measured(gql, engine, RELATION_PAGES, {"n": n}, viewer.token)
+        assert len(data["viewer"]["blockedUsers"]["edges"]) == n
+        assert all(e["node"]["mutedByViewer"] for e in data["viewer"]["mutedUsers"]["edges"])
+        counts[("lists", n)] = len(statements)
+        data, statements = await measured(gql, engine, REPORT_QUEUE, {"n": n}, viewer.token)
+        assert len(data["moderation"]["reports"]["edges"]) == n
+        counts[("reports", n)] = len(statements)
+        print(f"\nblockedUsers + mutedUsers / reports(first: {n}): {counts}")
+    assert counts[("lists", 5)] == counts[("lists", 50)] <= MAX_STATEMENTS, counts
+    assert counts[("reports", 5)] == counts[("reports", 50)] <= MAX_STATEMENTS, counts

@@ -18,6 +18,8 @@ from domain.visibility.rules import (
     in_home_feed,
     notification_visible,
     post_visible,
+    reported_account_visible,
+    reported_post_visible,
     visible_count,
 )
 
@@ -59,7 +61,7 @@ def account(**kw) -> Account:
 
 
 def test_banned_and_deleted_accounts_are_gone_for_everyone():
-    for status in ("banned", "deleted"):
+    for status in ("banned", "pending_deletion", "deleted"):
         gone = account(status=status)
         for viewer in (Viewer.anonymous(), Viewer(gone.id), Viewer(uuid.uuid4())):
             assert not account_visible(viewer, gone)
@@ -232,3 +234,47 @@ def test_the_rule_is_total_over_every_combination():
 def test_visible_counts_never_go_below_zero():
     assert visible_count(5, 2) == 3
     assert visible_count(1, 3) == 0
+
+
+def test_a_mute_keeps_posts_out_of_the_home_feed_only():
+    author = account()
+    post = Post(uuid.uuid4(), author.id)
+    muter = Viewer.of(uuid.uuid4(), follows=[author.id], muted=[author.id])
+    assert not in_home_feed(muter, post, author)
+    # Everywhere else the post and the account show as before.
+    assert post_visible(muter, post, author)
+    assert account_visible(muter, author) and account_listed(muter, author)
+    assert content_visible(muter, author)
+    # One's own posts cannot be muted away; a mute fact without a follow changes nothing.
+    assert in_home_feed(Viewer.of(author.id, muted=[author.id]), post, author)
+    assert not in_home_feed(Viewer.of(uuid.uuid4(), muted=[author.id]), post, author)
+
+
+def test_a_mute_hides_the_muted_actors_notifications():
+    actor = account()
+    me = uuid.uuid4()
+    note = Notification(me, actor.id)
+    assert notification_visible(Viewer(me), note, actor)
+    assert not notification_visible(Viewer.of(me, muted=[actor.id]), note, actor)
+    # A digest has no actor: a mute cannot hide it.
+    assert notification_visible(Viewer.of(me, muted=[actor.id]), Notification(me, None), None)
+
+
+@pytest.mark.parametrize(
+    ("status", "private", "deleted", "expected"),
+    [
+        ("active", False, False, True),
+        ("active", True, False, True),  # whatever its privacy
+        ("banned", True, False, True),  # a moderator reviews what was banned
+        ("pending_deletion", False, False, False),
+        ("deleted", False, False, False),
+        ("active", False, True, False),  # removed or deleted: nothing to review
+    ],
+)
+def test_moderators_see_reported_content_whatever_its_privacy(status, private, deleted, expected):
+    author = account(status=status, is_private=private)
+    post = Post(uuid.uuid4(), author.id, deleted_at=NOW if deleted else None)
+    assert reported_post_visible(post, author) is expected
+    assert reported_account_visible(author) is (status in ("active", "banned"))
+    assert not reported_post_visible(post, account())  # not its author
+    assert not reported_post_visible(None, author)

@@ -1,0 +1,80 @@
+"""Use case: the owner cancels the deletion of their account within its grace period,
+and is signed in again (README "Account lifecycle")."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import ValidationError
+from domain.identity.errors import InvalidCredentialsError
+from domain.identity.log_in import in_grace_period
+from domain.identity.models import users
+from domain.identity.passwords import verify_password
+from domain.identity.queries import USER_COLUMNS, to_record, users_by_ids
+from domain.identity.session_store import SessionStore
+from domain.identity.sessions import AuthResult, open_session
+from domain.identity.tokens import TokenConfig
+from domain.moderation.set_user_status import change_status
+from domain.outbox.append import append_event
+from domain.text import normalize_username
+
+
+async def cancel_account_deletion(
+    engine: AsyncEngine,
+    config: TokenConfig,
+    *,
+    username: str,
+    password: str,
+    counter_shards: int,
+    sessions: SessionStore | None = None,
+) -> AuthResult:
+    """Restore the account ``username`` its owner asked to delete, if ``password`` is
+    its password and the purge is not yet due, and open a session (as logIn does).
+
+    One transaction: the account is active again (domain.moderation.set_user_status.
+    change_status: every counter it is part of comes back, ``deletion_due_at`` is
+    cleared), an ``account.deletion_cancelled`` outbox event and the new session; then
+    the session cache learns the status. What it notified others of before stays
+    removed. Idempotent: for an account that is active already it signs in like logIn.
+    Raises InvalidCredentialsError for an unknown user, a wrong password, or an account
+    that is banned, deleted or past its grace period (the same answer for each, taking
+    the same time).
+    """
+    try:
+        canonical = normalize_username(username)
+    except ValidationError:
+        canonical = None
+    row = None
+    if canonical is not None and "\x00" not in password:
+        async with engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(*USER_COLUMNS, users.c.password_hash, users.c.deletion_due_at).where(
+                        users.c.username == canonical
+                    )
+                )
+            ).first()
+    ok = await verify_password(row.password_hash if row else None, password)
+    if not ok or row is None:
+        raise InvalidCredentialsError()
+    if row.status == "active":
+        async with engine.begin() as conn:
+            return await open_session(conn, config, to_record(row))
+    if not in_grace_period(row.status, row.deletion_due_at):
+        raise InvalidCredentialsError()
+    try:
+        async with engine.begin() as conn:
+            change = await change_status(conn, row.id, "active", counter_shards=counter_shards)
+            if change.changed:
+                await append_event(
+                    conn, "account.deletion_cancelled", row.id, {"user_id": str(row.id)}
+                )
+            user = (await users_by_ids(conn, [row.id]))[row.id]
+            if user.status != "active":
+                raise InvalidCredentialsError()
+            auth = await open_session(conn, config, user)
+    except ValidationError:  # the grace period ended meanwhile: the purge owns it
+        raise InvalidCredentialsError() from None
+    await change.announce(sessions)
+    return auth

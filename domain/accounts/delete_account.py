@@ -1,0 +1,68 @@
+"""Use case: the owner deletes their account. It is hidden at once and restorable for a
+grace period; then the worker purges its personal data (README "Account lifecycle")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.errors import AccountUnavailableError, WrongPasswordError
+from domain.identity.passwords import verify_password
+from domain.identity.session_store import SessionStore
+from domain.moderation.set_user_status import change_status
+from domain.outbox.append import append_event
+
+_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+_DUE = text(
+    "UPDATE users SET deletion_due_at = now() + make_interval(secs => :grace)"
+    " WHERE id = :x RETURNING deletion_due_at"
+)
+
+
+async def delete_account(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    *,
+    password: str,
+    grace: dt.timedelta,
+    counter_shards: int,
+    sessions: SessionStore | None = None,
+) -> dt.datetime:
+    """Mark the account of ``user_id`` for deletion after checking its ``password``;
+    return when its personal data will be purged (now + ``grace``).
+
+    One transaction (domain.moderation.set_user_status.change_status to
+    ``pending_deletion``): the account stops being active, so the visibility rule hides
+    it and everything it wrote from everyone at once and every counter it was part of
+    moves; what it notified others of is removed; every session ends, with its push
+    devices; ``deletion_due_at`` is set, with an ``account.deletion_requested`` outbox
+    event. After the commit the session cache learns it (its tokens are refused, its
+    sockets close). The owner restores it by signing in through cancelAccountDeletion
+    before the due time (domain.accounts.cancel_deletion); the purge job then deletes
+    its personal data (domain.accounts.purge). Raises WrongPasswordError, or
+    AccountUnavailableError when the account is not active (banned meanwhile).
+    """
+    async with engine.connect() as conn:
+        stored = await conn.scalar(_HASH, {"x": user_id})
+    if stored is None:
+        raise AccountUnavailableError()
+    if "\x00" in password or not await verify_password(stored, password):
+        raise WrongPasswordError("password")
+    async with engine.begin() as conn:
+        change = await change_status(
+            conn, user_id, "pending_deletion", counter_shards=counter_shards
+        )
+        if change.previous != "active":  # banned (or deleting) since the check: refuse
+            raise AccountUnavailableError()
+        due = await conn.scalar(_DUE, {"x": user_id, "grace": grace.total_seconds()})
+        await append_event(
+            conn,
+            "account.deletion_requested",
+            user_id,
+            {"user_id": str(user_id), "deletion_due_at": due.isoformat()},
+        )
+    await change.announce(sessions)
+    return due

@@ -1,0 +1,53 @@
+"""Signed, expiring download links of data exports (README "Account lifecycle").
+
+A link is ``/exports/<export id>?expires=<unix seconds>&signature=<hex>``: the signature
+is HMAC-SHA256 over ``"<export id>.<expires>"`` with a key derived from the server's
+signing secret (so it never equals the key of the access tokens). Whoever holds a
+link may download that archive until it expires: it is a capability, handed only to
+the signed-in owner (``viewer { dataExport { url } }``), short-lived, and useless for
+any other archive or time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+import uuid
+from dataclasses import dataclass
+
+_CONTEXT = b"roost:data-export-link:v1"
+
+
+@dataclass(frozen=True)
+class ExportLinkSigner:
+    """Signs and checks export links with a key derived from ``secret``."""
+
+    secret: str
+
+    @property
+    def _key(self) -> bytes:
+        return hmac.new(self.secret.encode(), _CONTEXT, hashlib.sha256).digest()
+
+    def signature(self, export_id: uuid.UUID, expires: int) -> str:
+        """The hex HMAC-SHA256 of (export id, expiry)."""
+        message = f"{export_id}.{expires}".encode()
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    def path(self, export_id: uuid.UUID, *, ttl_s: float, now: float | None = None) -> str:
+        """The link's path and query, valid ``ttl_s`` seconds from ``now`` (epoch s)."""
+        expires = int((time.time() if now is None else now) + ttl_s)
+        return (
+            f"/exports/{export_id}?expires={expires}&signature={self.signature(export_id, expires)}"
+        )
+
+    def check(
+        self, export_id: uuid.UUID, expires: int, signature: str, *, now: float | None = None
+    ) -> str | None:
+        """None if the link is genuine and not expired, else why not: ``forged`` or
+        ``expired`` (compared in constant time)."""
+        if not hmac.compare_digest(self.signature(export_id, expires), signature):
+            return "forged"
+        if (time.time() if now is None else now) >= expires:
+            return "expired"
+        return None

@@ -1,0 +1,160 @@
+"""Use case: purge the personal data of an account whose deletion is due (README
+"Account lifecycle"). The worker runs :func:`purge_due_accounts` periodically.
+
+Idempotent and resumable: every step deletes one batch in its own transaction (and
+keeps every counter exact when it commits), the Redis step runs before the rows it reads
+are deleted (and keeps its place in Redis when it is cut short), and the account is
+marked purged only by the last transaction. A purge
+stopped anywhere (a deadline, a crash) continues where it stopped on the next run; two
+runs side by side delete each row once (``DELETE … RETURNING`` hands each row, and its
+counter correction, to one of them).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.accounts import purge_rows as rows
+from domain.accounts.config import AccountsConfig
+from domain.accounts.purge_feeds import forget_progress, purge_author_feeds
+from domain.counters import add_deltas
+from domain.feed.config import FeedConfig, FeedStores
+from domain.locks import advisory_xact_lock
+from domain.notifications.forget import forget_actor
+from domain.outbox.append import append_event
+
+#: An account is due when its deletion was asked (or an operator deleted it while it
+#: was) and its grace period is over, until its purge finished.
+_DUE = """
+    deletion_due_at <= now() AND purged_at IS NULL
+    AND status IN ('pending_deletion', 'deleted')
+"""
+_DUE_ACCOUNTS = text(f"SELECT id FROM users WHERE {_DUE} ORDER BY deletion_due_at, id LIMIT :n")
+_IS_DUE = text(f"SELECT EXISTS (SELECT 1 FROM users WHERE id = :u AND {_DUE})")
+_LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE")
+
+#: What is left of the account: a row that keeps the ids others' history may name, with
+#: placeholders for everything personal. The username is free again for anyone.
+_SCRUB = text(
+    """
+    UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
+        email = NULL, password_hash = '!', is_private = false, is_moderator = false,
+        last_active_at = NULL, status = 'deleted', purged_at = now()
+    WHERE id = :u
+    """
+)
+
+
+def placeholder_username(user_id: uuid.UUID) -> str:
+    """``deleted.<22 hex digits of the id>``: a valid username (30 characters) no
+    sign-up can take from a live account by accident and that names nobody."""
+    return "deleted." + user_id.hex[-22:]
+
+
+@dataclass(frozen=True)
+class PurgeRun:
+    """What one run of :func:`purge_due_accounts` did: accounts purged to the end, and
+    whether it stopped at its deadline with work left."""
+
+    purged: list[uuid.UUID]
+    unfinished: bool
+
+
+async def purge_due_accounts(
+    engine: AsyncEngine,
+    config: AccountsConfig,
+    *,
+    counter_shards: int,
+    stores: FeedStores | None,
+    feed_config: FeedConfig,
+    deadline: float | None = None,
+    limit: int = 100,
+) -> PurgeRun:
+    """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
+    them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Raises
+    DBAPIError / RedisError (the next run resumes)."""
+    async with engine.connect() as conn:
+        due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
+    purged: list[uuid.UUID] = []
+    for user_id in due:
+        done = await purge_account(
+            engine,
+            user_id,
+            config=config,
+            counter_shards=counter_shards,
+            stores=stores,
+            feed_config=feed_config,
+            deadline=deadline,
+        )
+        if not done:
+            return PurgeRun(purged, unfinished=True)
+        purged.append(user_id)
+    return PurgeRun(purged, unfinished=False)
+
+
+async def purge_account(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    *,
+    config: AccountsConfig,
+    counter_shards: int,
+    stores: FeedStores | None,
+    feed_config: FeedConfig,
+    deadline: float | None = None,
+) -> bool:
+    """Purge one account if its deletion is due: its posts out of its followers' cached
+    feeds and its own timelines gone (Redis, when ``stores``); then its posts (with
+    everyone's likes and comments on them), its comments elsewhere (with the threads
+    under them), likes, follows, blocks, mutes, follow requests, reports, notifications,
+    sessions, push devices and data exports deleted, batch by batch; last, in one
+    transaction, its counters and the username, display name, bio and e-mail replaced by
+    placeholders, status ``deleted``, ``purged_at`` set, and a ``user.purged`` outbox
+    event. Returns True when the account is purged (or was not due: nothing to do),
+    False when ``deadline`` passed first (call again to resume)."""
+    async with engine.connect() as conn:
+        if not await conn.scalar(_IS_DUE, {"u": user_id}):
+            return True
+    if stores is not None and not await purge_author_feeds(
+        engine, stores, feed_config, user_id, deadline=deadline
+    ):
+        return False
+    batch, shards = config.purge_batch, counter_shards
+    steps = [
+        lambda: rows.purge_posts(engine, user_id, batch=batch, shards=shards),
+        lambda: rows.purge_own_comments(engine, user_id, batch=batch, shards=shards),
+        lambda: rows.purge_follows(engine, user_id, batch=batch, shards=shards),
+        lambda: rows.purge_own_notifications(engine, user_id, batch=batch, shards=shards),
+        *(
+            (lambda table=table: rows.purge_simple(engine, user_id, table, batch=batch))
+            for table in rows.SIMPLE_TABLES
+        ),
+    ]
+    for step in steps:
+        while await step() >= batch:
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+    await _finish(engine, user_id, counter_shards=counter_shards)
+    if stores is not None:
+        await forget_progress(stores, user_id)
+    return True
+
+
+async def _finish(engine: AsyncEngine, user_id: uuid.UUID, *, counter_shards: int) -> None:
+    async with engine.begin() as conn:
+        await advisory_xact_lock(conn, "user-status")  # status changes run one at a time
+        previous = await conn.scalar(_LOCK_DUE, {"u": user_id})
+        if previous is None:
+            return  # finished by a run beside this one
+        # Nothing should be left that it notified anyone of; if a write raced the
+        # status change, this takes it back with the unread counters.
+        await add_deltas(conn, await forget_actor(conn, user_id), shards=counter_shards)
+        await rows.finish_rows(conn, user_id, shards=counter_shards)
+        await conn.execute(_SCRUB, {"u": user_id, "placeholder": placeholder_username(user_id)})
+        await append_event(
+            conn, "user.purged", user_id, {"user_id": str(user_id), "previous": previous}
+        )

@@ -1,0 +1,87 @@
+"""The Redis part of an account's purge: its posts out of its followers' cached feeds,
+its own timelines gone (README "Account lifecycle", "Home feed")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.db import utcnow
+from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.sources import active_followers_page, author_recent_entries
+
+#: Feed keys times members one removal script may touch: a bound on how long one call
+#: keeps Redis busy (about 100,000 ZREMs of an 800-entry set: a few ms per 10,000).
+MAX_REMOVALS_PER_CALL = 100_000
+#: How long a purge's progress through the followers is remembered between runs.
+PROGRESS_TTL_S = 86_400
+
+
+def progress_key(author_id: uuid.UUID) -> str:
+    """``purge:{<author id>}``: where a purge cut short keeps its place (the hash tag
+    puts it beside the author's other keys)."""
+    return f"purge:{{{author_id}}}"
+
+
+async def purge_author_feeds(
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    author_id: uuid.UUID,
+    *,
+    deadline: float | None = None,
+) -> bool:
+    """Remove the author's posts from the cached feed of each of their followers active
+    within ``config.active_window`` (the ones fan-out writes to; an idle follower's stale
+    feed is rebuilt when they return, as after a post's delete), then delete the
+    author's own home feed and recent-posts store. Returns True when done, False when
+    ``deadline`` (``time.monotonic()`` seconds) passed first: the place reached is kept
+    in :func:`progress_key` and the next call continues from it.
+
+    The posts are the author's newest ``2 × max_len`` (what the unfollow purge removes:
+    older ones have left every feed's window). Followers are paged ``config.batch_size``
+    at a time, and each page's removal is split so one script call removes at most
+    :data:`MAX_REMOVALS_PER_CALL` members. Idempotent: it runs before the follows and
+    posts are deleted (once the posts are gone there is nothing left to remove). Raises
+    DBAPIError / RedisError (the job retries).
+    """
+    redis = stores.feeds.redis
+    key = progress_key(author_id)
+    state = {k.decode(): v.decode() for k, v in (await redis.hgetall(key)).items()}
+    if "done" not in state:
+        async with engine.connect() as conn:
+            entries = await author_recent_entries(conn, author_id, limit=config.max_len * 2)
+        post_ids = [e.post_id for e in entries]
+        after = (
+            (dt.datetime.fromisoformat(state["ts"]), uuid.UUID(state["id"]))
+            if "ts" in state
+            else None
+        )
+        per_call = max(1, MAX_REMOVALS_PER_CALL // max(1, len(post_ids)))
+        active_since = utcnow() - config.active_window
+        while post_ids:
+            async with engine.connect() as conn:
+                targets, after = await active_followers_page(
+                    conn, author_id, active_since=active_since, after=after, limit=config.batch_size
+                )
+            for i in range(0, len(targets), per_call):
+                await stores.feeds.remove_from_many(targets[i : i + per_call], post_ids)
+            if after is None:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                await redis.hset(key, mapping={"ts": after[0].isoformat(), "id": str(after[1])})
+                await redis.expire(key, PROGRESS_TTL_S)
+                return False
+        await redis.hset(key, "done", "1")
+        await redis.expire(key, PROGRESS_TTL_S)
+    await stores.feeds.drop(author_id)
+    await stores.author_posts.drop(author_id)
+    return True
+
+
+async def forget_progress(stores: FeedStores, author_id: uuid.UUID) -> None:
+    """Once the purge finished: its place in the followers is no longer needed."""
+    await stores.feeds.redis.delete(progress_key(author_id))

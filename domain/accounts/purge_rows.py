@@ -1,0 +1,248 @@
+"""The PostgreSQL part of an account's purge: each step deletes one batch of the
+account's rows in its own transaction and returns how many it took, so the purge can
+stop after any batch and resume (README "Account lifecycle").
+
+The account is not active by then (``pending_deletion``, or ``deleted``), so the
+counters of others already leave out everything it did (domain.moderation.
+set_user_status moved them when it stopped being active): deleting its follows, likes
+and comments moves no counter of anyone else. What does move: a notification to
+someone else that points at a post or comment that goes (a reply on the account's post,
+a mention in a reply under its comment) is deleted with the unread counter of its
+recipient, and the ``posts``/``likes``/``comments`` counters of the account's posts go
+with the posts. Every step keeps ``roost counts verify`` clean when it commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.counters import Delta, add_deltas
+from domain.moderation.account_locks import lock_active
+from domain.notifications.like_groups import shows_unread
+from domain.notifications.queries import UNREAD_KIND
+
+# The account's posts, live ones first (posts_author_live_idx, then the deleted ones).
+_POSTS = text(
+    """
+    (SELECT id, true AS live FROM posts WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
+    UNION ALL
+    (SELECT id, false FROM posts WHERE author_id = :u AND deleted_at IS NOT NULL LIMIT :n)
+    LIMIT :n
+    """
+)
+# Every comment on those posts, anyone's, live or not (comments_post_id_idx).
+_COMMENTS_ON = text("SELECT id FROM comments WHERE post_id = ANY(CAST(:posts AS uuid[]))")
+# The account's own comments (comments_author_post_idx, then the deleted ones)...
+_OWN_COMMENTS = text(
+    """
+    (SELECT id FROM comments WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
+    UNION ALL
+    (SELECT id FROM comments WHERE author_id = :u AND deleted_at IS NOT NULL LIMIT :n)
+    LIMIT :n
+    """
+)
+# ... and every reply under them (a thread goes with its top-level comment).
+_REPLIES_TO = text("SELECT id FROM comments WHERE parent_id = ANY(CAST(:ids AS uuid[]))")
+# The account's follows, either side, live or ended (the partial indexes of each),
+# locked: their deletion moves the account's own counters.
+_FOLLOWS = text(
+    """
+    WITH picked AS (
+        (SELECT id FROM follows WHERE follower_id = :u AND deleted_at IS NULL LIMIT :n)
+        UNION ALL
+        (SELECT id FROM follows WHERE followee_id = :u AND deleted_at IS NULL LIMIT :n)
+        UNION ALL
+        (SELECT id FROM follows WHERE follower_id = :u AND deleted_at IS NOT NULL LIMIT :n)
+        UNION ALL
+        (SELECT id FROM follows WHERE followee_id = :u AND deleted_at IS NOT NULL LIMIT :n)
+        LIMIT :n
+    )
+    SELECT f.id, f.follower_id, f.followee_id, f.deleted_at IS NULL AS live
+    FROM follows f JOIN picked USING (id)
+    FOR UPDATE OF f
+    """
+)
+_FORGET_POINTING = text(
+    """
+    DELETE FROM notifications
+    WHERE post_id = ANY(CAST(:posts AS uuid[])) OR comment_id = ANY(CAST(:comments AS uuid[]))
+    RETURNING recipient_id, count, read_at
+    """
+)
+_POST_ROWS = [
+    "DELETE FROM likes WHERE post_id = ANY(CAST(:posts AS uuid[]))",
+    "DELETE FROM post_hashtags WHERE post_id = ANY(CAST(:posts AS uuid[]))",
+    "DELETE FROM reports WHERE post_id = ANY(CAST(:posts AS uuid[]))",
+    # Parents and replies in one statement: the foreign key is checked at its end.
+    "DELETE FROM comments WHERE id = ANY(CAST(:comments AS uuid[]))",
+    "DELETE FROM counter_shards WHERE entity_id = ANY(CAST(:posts AS uuid[]))",
+    "DELETE FROM posts WHERE id = ANY(CAST(:posts AS uuid[]))",
+]
+
+#: Rows that only belong to the account (or to it and someone whose counters leave it
+#: out already): one bounded DELETE each, repeated while it fills its batch. Each picks
+#: its rows through an index (the follows' live and "gone" partial indexes, likes_user_id,
+#: the primary keys and side indexes of blocks, mutes and follow requests, …).
+_SIMPLE: dict[str, str] = {
+    "likes": "DELETE FROM likes WHERE (post_id, user_id) IN"
+    " (SELECT post_id, user_id FROM likes WHERE user_id = :u LIMIT :n)",
+    "blocks": "DELETE FROM blocks WHERE (blocker_id, blocked_id) IN ("
+    "(SELECT blocker_id, blocked_id FROM blocks WHERE blocker_id = :u LIMIT :n)"
+    " UNION ALL (SELECT blocker_id, blocked_id FROM blocks WHERE blocked_id = :u LIMIT :n)"
+    " LIMIT :n)",
+    "mutes": "DELETE FROM mutes WHERE (muter_id, muted_id) IN ("
+    "(SELECT muter_id, muted_id FROM mutes WHERE muter_id = :u LIMIT :n)"
+    " UNION ALL (SELECT muter_id, muted_id FROM mutes WHERE muted_id = :u LIMIT :n)"
+    " LIMIT :n)",
+    "follow_requests": "DELETE FROM follow_requests WHERE id IN ("
+    "(SELECT id FROM follow_requests WHERE requester_id = :u LIMIT :n)"
+    " UNION ALL (SELECT id FROM follow_requests WHERE target_id = :u LIMIT :n)"
+    " LIMIT :n)",
+    "reports": "DELETE FROM reports WHERE id IN ("
+    "(SELECT id FROM reports WHERE reporter_id = :u LIMIT :n)"
+    " UNION ALL (SELECT id FROM reports WHERE user_id = :u LIMIT :n)"
+    " LIMIT :n)",
+    "sessions": "DELETE FROM sessions WHERE id IN"
+    " (SELECT id FROM sessions WHERE user_id = :u LIMIT :n)",
+    "device_tokens": "DELETE FROM device_tokens WHERE id IN"
+    " (SELECT id FROM device_tokens WHERE user_id = :u LIMIT :n)",
+    "data_exports": "DELETE FROM data_exports WHERE id IN"
+    " (SELECT id FROM data_exports WHERE user_id = :u LIMIT :n)",
+}
+#: The account's own notifications.
+_OWN_NOTIFICATIONS = text(
+    "DELETE FROM notifications WHERE id IN"
+    " (SELECT id FROM notifications WHERE recipient_id = :u LIMIT :n)"
+    " RETURNING recipient_id, count, read_at"
+)
+_NAMING_ACTOR = text(
+    "DELETE FROM notifications WHERE actor_id = :u RETURNING recipient_id, count, read_at"
+)
+#: Once, at the end: what no index finds by the account but stays small (reports it
+#: resolved keep their outcome without naming it; the per-event notification records
+#: are pruned after 7 days anyway).
+_ONCE = [
+    "UPDATE reports SET resolved_by = NULL WHERE resolved_by = :u",
+    "DELETE FROM notification_sources WHERE actor_id = :u OR recipient_id = :u",
+    "DELETE FROM author_feed_modes WHERE author_id = :u",
+]
+
+
+def _unread_deltas(rows) -> list[Delta]:
+    return [
+        Delta(r.recipient_id, UNREAD_KIND, -1) for r in rows if shows_unread(r.count, r.read_at)
+    ]
+
+
+async def purge_posts(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
+    """Delete one batch of the account's posts, with everything on them: likes, comments
+    (anyone's), hashtag links, reports, their counters, and the notifications that point
+    at them or at those comments (with their recipients' unread counters). Returns how
+    many posts went (fewer than ``batch``: none are left)."""
+    async with engine.begin() as conn:
+        found = (await conn.execute(_POSTS, {"u": user_id, "n": batch})).all()
+        if not found:
+            return 0
+        posts = [r.id for r in found]
+        comments = [r[0] for r in await conn.execute(_COMMENTS_ON, {"posts": posts})]
+        deltas = await _forget_pointing(conn, posts, comments)
+        for sql in _POST_ROWS:
+            await conn.execute(text(sql), {"posts": posts, "comments": comments})
+        live = sum(1 for r in found if r.live)
+        deltas.append(Delta(user_id, "posts", -live))
+        await add_deltas(conn, deltas, shards=shards)
+    return len(found)
+
+
+async def purge_own_comments(
+    engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int
+) -> int:
+    """Delete one batch of the account's comments on other people's posts, with the
+    replies under them (a thread goes with its top-level comment) and the notifications
+    that point at any of them. No ``comments`` counter moves: none of these counts
+    while the account is not active. Returns how many of the account's own comments
+    went."""
+    async with engine.begin() as conn:
+        mine = [r[0] for r in await conn.execute(_OWN_COMMENTS, {"u": user_id, "n": batch})]
+        if not mine:
+            return 0
+        ids = mine + [r[0] for r in await conn.execute(_REPLIES_TO, {"ids": mine})]
+        deltas = await _forget_pointing(conn, [], ids)
+        await conn.execute(
+            text("DELETE FROM comments WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": ids}
+        )
+        await add_deltas(conn, deltas, shards=shards)
+    return len(mine)
+
+
+async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
+    """Delete one batch of the account's follows, either side, live or ended. Nobody
+    else's counter moves (those of others leave an inactive account out); the account's
+    own ``followers``/``following`` lose each live follow of an active account, whose
+    status is read under ``FOR KEY SHARE`` (a ban in flight finishes first and is seen:
+    README "Counters"). Returns how many follows went."""
+    async with engine.begin() as conn:
+        rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
+        if not rows:
+            return 0
+        others = {r.followee_id if r.follower_id == user_id else r.follower_id for r in rows}
+        active = await lock_active(conn, others)
+        await conn.execute(
+            text("DELETE FROM follows WHERE id = ANY(CAST(:ids AS uuid[]))"),
+            {"ids": [r.id for r in rows]},
+        )
+        deltas = []
+        for r in rows:
+            if not r.live:
+                continue
+            if r.follower_id == user_id and r.followee_id in active:
+                deltas.append(Delta(user_id, "following", -1))
+            elif r.followee_id == user_id and r.follower_id in active:
+                deltas.append(Delta(user_id, "followers", -1))
+        await add_deltas(conn, deltas, shards=shards)
+    return len(rows)
+
+
+async def purge_simple(engine: AsyncEngine, user_id: uuid.UUID, table: str, *, batch: int) -> int:
+    """Delete one batch of the account's rows of ``table`` (a key of :data:`_SIMPLE`);
+    return how many."""
+    async with engine.begin() as conn:
+        result = await conn.execute(text(_SIMPLE[table]), {"u": user_id, "n": batch})
+    return result.rowcount or 0
+
+
+async def purge_own_notifications(
+    engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int
+) -> int:
+    """Delete one batch of the account's own notifications (their people go with them),
+    with its unread counter. Returns how many."""
+    async with engine.begin() as conn:
+        rows = (await conn.execute(_OWN_NOTIFICATIONS, {"u": user_id, "n": batch})).all()
+        await add_deltas(conn, _unread_deltas(rows), shards=shards)
+    return len(rows)
+
+
+async def finish_rows(conn: AsyncConnection, user_id: uuid.UUID, *, shards: int) -> None:
+    """In the caller's (final) transaction: what is left once the batches are done, and
+    the account's own counters (zero by now: its posts, follows and notifications are
+    gone). Like notifications that nobody is behind any more still name their last
+    liker: those naming the account go (they show to nobody: no unread count moves)."""
+    rows = await conn.execute(_NAMING_ACTOR, {"u": user_id})
+    await add_deltas(conn, _unread_deltas(rows), shards=shards)
+    for sql in _ONCE:
+        await conn.execute(text(sql), {"u": user_id})
+    await conn.execute(text("DELETE FROM counter_shards WHERE entity_id = :u"), {"u": user_id})
+
+
+async def _forget_pointing(
+    conn: AsyncConnection, posts: list[uuid.UUID], comments: list[uuid.UUID]
+) -> list[Delta]:
+    rows = await conn.execute(_FORGET_POINTING, {"posts": posts, "comments": comments})
+    return _unread_deltas(rows)
+
+
+#: The tables of :func:`purge_simple`, in the order the purge empties them.
+SIMPLE_TABLES = tuple(_SIMPLE)

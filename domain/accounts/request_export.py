@@ -1,0 +1,55 @@
+"""Use case: ask for an archive of one's data; the worker prepares it (README "Account
+lifecycle")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.accounts.exports import COLUMNS, ExportRecord, to_export
+from domain.db import new_id
+from domain.outbox.append import append_event
+from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+
+#: The topic of the job that prepares an archive (domain.accounts.build_export).
+EXPORT_REQUESTED = "data_export.requested"
+
+_PENDING = text(f"SELECT {COLUMNS} FROM data_exports WHERE user_id = :u AND status = 'pending'")
+_INSERT = text(
+    f"""
+    INSERT INTO data_exports (id, user_id) VALUES (:id, :u)
+    ON CONFLICT (user_id) WHERE status = 'pending' DO NOTHING
+    RETURNING {COLUMNS}
+    """
+)
+# A new archive replaces the older ones: one per user is kept.
+_OLDER = text("DELETE FROM data_exports WHERE user_id = :u AND status = 'ready'")
+
+
+async def request_export(
+    engine: AsyncEngine, user_id: uuid.UUID, *, dispatcher: Dispatcher | None = None
+) -> ExportRecord:
+    """Ask for a new archive of ``user_id``'s data and return its record (``pending``).
+
+    One transaction: a ``data_exports`` row and a ``data_export.requested`` outbox event
+    (its consumer builds the archive, domain.accounts.build_export), enqueued after the
+    commit; earlier archives of the user are deleted. Idempotent while one is being
+    prepared: asking again returns that one and enqueues nothing.
+    """
+    async with engine.begin() as conn:
+        row = (await conn.execute(_INSERT, {"id": new_id(), "u": user_id})).first()
+        if row is None:  # one is in preparation already
+            return to_export((await conn.execute(_PENDING, {"u": user_id})).one())
+        record = to_export(row)
+        await conn.execute(_OLDER, {"u": user_id})
+        event_id = await append_event(
+            conn,
+            EXPORT_REQUESTED,
+            record.id,
+            {"export_id": str(record.id), "user_id": str(user_id)},
+            dispatched_by_caller=dispatcher is not None,
+        )
+    await dispatch_after_commit(dispatcher, event_id, EXPORT_REQUESTED)
+    return record

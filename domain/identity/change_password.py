@@ -1,0 +1,75 @@
+"""Use case: change one's password; every other session of the account ends (README
+"Account lifecycle")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.end_sessions import announce_ended, revoke_families
+from domain.identity.errors import AccountUnavailableError, WrongPasswordError
+from domain.identity.passwords import hash_password, verify_password
+from domain.identity.session_store import SessionStore
+from domain.outbox.append import append_event
+from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
+
+_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+
+# Compare-and-set: the hash verified above must still be the account's, so of two
+# concurrent changes with the same current password only one succeeds.
+_SET = text(
+    "UPDATE users SET password_hash = :new WHERE id = :x AND password_hash = :old"
+    " AND status = 'active' RETURNING true"
+)
+
+_OTHER_SESSIONS = text(
+    "SELECT DISTINCT family_id FROM sessions"
+    " WHERE user_id = :x AND revoked_at IS NULL AND family_id <> :keep"
+)
+
+
+async def change_password(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    session_id: uuid.UUID,
+    *,
+    current_password: str,
+    new_password: str,
+    sessions: SessionStore | None = None,
+) -> int:
+    """Replace the password of ``user_id`` after checking ``current_password``; end
+    every session of the account except ``session_id`` (the one asking: it stays signed
+    in), with the push devices registered in them; return how many sessions ended.
+
+    One transaction: the new argon2id hash (only if the hash that was verified is still
+    the stored one), the revoked refresh-token families and a ``user.password_changed``
+    outbox event; then the session cache learns the ended sessions, so their access
+    tokens are refused from the next request on and their sockets close (README
+    "Sessions"). Raises ValidationError (``newPassword``: 8-256 characters, no NUL),
+    WrongPasswordError (``currentPassword``; also when a concurrent change won) or
+    AccountUnavailableError (the account is not active: UNAUTHENTICATED).
+    """
+    clean_text("newPassword", new_password, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
+    async with engine.connect() as conn:
+        old_hash = await conn.scalar(_HASH, {"x": user_id})
+    if old_hash is None:
+        raise AccountUnavailableError()
+    if "\x00" in current_password or not await verify_password(old_hash, current_password):
+        raise WrongPasswordError("currentPassword")
+    new_hash = await hash_password(new_password)
+    async with engine.begin() as conn:
+        if not await conn.scalar(_SET, {"new": new_hash, "old": old_hash, "x": user_id}):
+            raise WrongPasswordError("currentPassword")
+        params = {"x": user_id, "keep": session_id}
+        others = [r[0] for r in await conn.execute(_OTHER_SESSIONS, params)]
+        ended = await revoke_families(conn, user_id, others) if others else []
+        await append_event(
+            conn,
+            "user.password_changed",
+            user_id,
+            {"user_id": str(user_id), "ended_sessions": len(ended)},
+        )
+    await announce_ended(sessions, user_id, ended)
+    return len(ended)

@@ -1,0 +1,64 @@
+"""Use case: a moderator bans an account (README "Reports and moderation"): the same
+status change as an operator's (domain.moderation.set_user_status), which hides it
+through the visibility rule, corrects every count and ends its sessions."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import NotFoundError, ValidationError
+from domain.identity.session_store import SessionStore
+from domain.locks import advisory_xact_lock
+from domain.moderation.errors import NotModeratorError
+from domain.moderation.moderators import require_moderator
+from domain.moderation.reports import close_reports
+from domain.moderation.set_user_status import change_status
+
+
+@dataclass(frozen=True)
+class Ban:
+    """``banned``: the account was active and is banned now; ``resolved_reports``: open
+    reports of it and its posts marked actioned."""
+
+    banned: bool
+    resolved_reports: int
+
+
+async def ban_user(
+    engine: AsyncEngine,
+    moderator_id: uuid.UUID,
+    user_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    sessions: SessionStore | None = None,
+) -> Ban:
+    """Ban ``user_id`` as a moderator. One transaction: the moderator's role (under
+    ``FOR KEY SHARE``), the ban (change_status: every counter it is part of, its
+    notifications to others, its sessions), and the open reports of the account and
+    its posts marked actioned; then the session cache learns it (its tokens are refused,
+    its sockets close). Idempotent (a banned account only has its reports closed).
+    Raises NotModeratorError (also for a target that is a moderator: revoke the role
+    first), ValidationError (oneself; an account being deleted or deleted) or
+    NotFoundError."""
+    if user_id == moderator_id:
+        raise ValidationError("userId", "You cannot ban yourself.")
+    async with engine.begin() as conn:
+        # The status-change lock first (change_status takes it again): a status change of
+        # the moderator waits for it rather than for the moderator's row in a cycle.
+        await advisory_xact_lock(conn, "user-status")
+        await require_moderator(conn, moderator_id)
+        target = (
+            await conn.execute(text("SELECT is_moderator FROM users WHERE id = :x"), {"x": user_id})
+        ).first()
+        if target is None:
+            raise NotFoundError("No user has that id.")
+        if target.is_moderator:
+            raise NotModeratorError("A moderator cannot be banned; revoke the role first.")
+        change = await change_status(conn, user_id, "banned", counter_shards=counter_shards)
+        resolved = await close_reports(conn, moderator_id, user_id=user_id)
+    await change.announce(sessions)
+    return Ban(banned=change.changed, resolved_reports=resolved)

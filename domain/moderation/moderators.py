@@ -1,0 +1,45 @@
+"""The moderator role: a column of ``users`` (README "Reports and moderation"), granted
+and revoked by an operator (``roost admin grant-moderator | revoke-moderator``) and read
+on every moderator action, so a revocation takes effect at the next request."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.moderation.errors import NotModeratorError
+
+_IS = text("SELECT is_moderator FROM users WHERE id = :x AND status = 'active'")
+_LOCK = text("SELECT is_moderator FROM users WHERE id = :x AND status = 'active' FOR KEY SHARE")
+_SET = text(
+    "UPDATE users SET is_moderator = :on WHERE username = :name AND is_moderator <> :on"
+    " RETURNING id"
+)
+
+
+async def is_moderator(conn: AsyncConnection, user_id: uuid.UUID | None) -> bool:
+    """Whether ``user_id`` is an active moderator (False when anonymous)."""
+    return user_id is not None and bool(await conn.scalar(_IS, {"x": user_id}))
+
+
+async def require_moderator(conn: AsyncConnection, user_id: uuid.UUID) -> None:
+    """In a moderator action's transaction: check the role, reading the account under
+    ``FOR KEY SHARE`` (its ban or deletion waits for the action). Raises
+    NotModeratorError."""
+    if not await conn.scalar(_LOCK, {"x": user_id}):
+        raise NotModeratorError()
+
+
+async def set_moderator(engine: AsyncEngine, username: str, on: bool) -> bool | None:
+    """Grant (``on``) or revoke the role of the account ``username`` (canonical form);
+    return True if it changed, False if it already was so, None if there is no such
+    account."""
+    async with engine.begin() as conn:
+        if await conn.scalar(_SET, {"on": on, "name": username}) is not None:
+            return True
+        exists = await conn.scalar(
+            text("SELECT EXISTS (SELECT 1 FROM users WHERE username = :name)"), {"name": username}
+        )
+    return False if exists else None

@@ -1,0 +1,60 @@
+"""Use case: a moderator removes a post (README "Reports and moderation"): a deletion
+like the author's own, fanned out of every cached feed the same way."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.moderation.moderators import require_moderator
+from domain.moderation.reports import close_reports
+from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.posts.delete_post import LOCK_FOR_DELETE, mark_deleted
+from domain.posts.errors import PostNotFoundError
+
+
+@dataclass(frozen=True)
+class Removal:
+    """``removed``: the post was live and is deleted now; ``resolved_reports``: open
+    reports of it marked actioned."""
+
+    removed: bool
+    resolved_reports: int
+
+
+async def remove_post(
+    engine: AsyncEngine,
+    moderator_id: uuid.UUID,
+    post_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    dispatcher: Dispatcher | None = None,
+) -> Removal:
+    """Delete ``post_id`` as a moderator. One transaction: the moderator's role (read
+    under ``FOR KEY SHARE``), the soft delete with the author's ``posts`` counter and a
+    ``post.deleted`` event ``{…, by: moderator}`` (domain.posts.delete_post.mark_deleted;
+    its consumer removes the post from every cached feed, and reads drop it meanwhile:
+    the visibility rule), and the post's open reports marked actioned. Idempotent: an
+    already deleted post only has its open reports closed. Raises NotModeratorError or
+    PostNotFoundError."""
+    event_id = None
+    async with engine.begin() as conn:
+        await require_moderator(conn, moderator_id)
+        row = (await conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
+        if row is None:
+            raise PostNotFoundError()
+        if row.deleted_at is None:
+            event_id = await mark_deleted(
+                conn,
+                post_id,
+                row.author_id,
+                counter_shards=counter_shards,
+                dispatched_by_caller=dispatcher is not None,
+                by="moderator",
+            )
+        resolved = await close_reports(conn, moderator_id, post_id=post_id)
+    if event_id is not None:
+        await dispatch_after_commit(dispatcher, event_id, "post.deleted")
+    return Removal(removed=event_id is not None, resolved_reports=resolved)

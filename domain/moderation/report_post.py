@@ -1,0 +1,34 @@
+"""Use case: report a post for moderation (README "Reports and moderation")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import ValidationError
+from domain.moderation.reports import ReportRecord, check_report, file_report
+from domain.outbox.append import append_event
+from domain.posts.visibility import require_visible_post
+
+
+async def report_post(
+    engine: AsyncEngine, reporter_id: uuid.UUID, post_id: uuid.UUID, *, reason: str, note: str
+) -> ReportRecord:
+    """File (or update) ``reporter_id``'s open report of ``post_id``, a post they can see
+    and did not write; return it. Idempotent per reporter and post: reporting again
+    while the report is open updates its reason and note. One transaction with a
+    ``report.filed`` outbox event. Raises ValidationError (reason, note, one's own post)
+    or PostNotFoundError (missing, deleted, or not visible to the reporter)."""
+    note = check_report(reason, note)
+    async with engine.begin() as conn:
+        post = await require_visible_post(conn, post_id, reporter_id, write=True)
+        if post.author_id == reporter_id:
+            raise ValidationError("id", "You cannot report your own post.")
+        report = await file_report(
+            conn, reporter_id, user_id=post.author_id, post_id=post_id, reason=reason, note=note
+        )
+        await append_event(
+            conn, "report.filed", report.id, {"report_id": str(report.id), "subject": "post"}
+        )
+    return report

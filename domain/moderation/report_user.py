@@ -1,0 +1,36 @@
+"""Use case: report an account for moderation (README "Reports and moderation")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import NotFoundError, ValidationError
+from domain.moderation.account_locks import lock_statuses
+from domain.moderation.reports import ReportRecord, check_report, file_report
+from domain.outbox.append import append_event
+
+
+async def report_user(
+    engine: AsyncEngine, reporter_id: uuid.UUID, user_id: uuid.UUID, *, reason: str, note: str
+) -> ReportRecord:
+    """File (or update) ``reporter_id``'s open report of the account ``user_id``; return
+    it. Any active account but one's own may be reported, also across a block.
+    Idempotent per reporter and account (reporting again while it is open updates the
+    reason and note). One transaction with a ``report.filed`` outbox event. Raises
+    ValidationError (reason, note, oneself) or NotFoundError (no such active account)."""
+    note = check_report(reason, note)
+    if user_id == reporter_id:
+        raise ValidationError("id", "You cannot report yourself.")
+    async with engine.begin() as conn:
+        statuses = await lock_statuses(conn, [reporter_id, user_id])
+        if statuses.get(user_id) != "active" or statuses.get(reporter_id) != "active":
+            raise NotFoundError("No user has that id.")
+        report = await file_report(
+            conn, reporter_id, user_id=user_id, post_id=None, reason=reason, note=note
+        )
+        await append_event(
+            conn, "report.filed", report.id, {"report_id": str(report.id), "subject": "user"}
+        )
+    return report

@@ -1,0 +1,159 @@
+"""Reads and shared writes of reports: the record, the moderators' queue, and closing the
+open reports of an account or a post when a moderator acts on it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from domain.db import new_id
+from domain.errors import ValidationError
+from domain.moderation.models import REASONS
+from domain.text import clean_text
+
+COLUMNS = (
+    "id, reporter_id, subject, user_id, post_id, reason, note, status, created_at,"
+    " updated_at, resolved_at, resolved_by"
+)
+
+#: A keyset position in the queue: (created_at, id), oldest first.
+Position = tuple[dt.datetime, uuid.UUID]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRecord:
+    """A report: who reported (``reporter_id``) which ``subject`` (``post``: ``post_id``,
+    by ``user_id``; ``user``: the account ``user_id``), why, and what became of it
+    (``status`` open, actioned or dismissed; by ``resolved_by`` at ``resolved_at``)."""
+
+    id: uuid.UUID
+    reporter_id: uuid.UUID
+    subject: str
+    user_id: uuid.UUID
+    post_id: uuid.UUID | None
+    reason: str
+    note: str
+    status: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    resolved_at: dt.datetime | None
+    resolved_by: uuid.UUID | None
+
+    @property
+    def position(self) -> Position:
+        """The keyset position of the queue."""
+        return (self.created_at, self.id)
+
+
+def to_report(row) -> ReportRecord:
+    """Map a row of :data:`COLUMNS` to a :class:`ReportRecord`."""
+    return ReportRecord(*row)
+
+
+async def reports_page(
+    conn: AsyncConnection, status: str, *, first: int, after: Position | None = None
+) -> tuple[list[ReportRecord], bool]:
+    """Up to ``first`` reports of ``status``, oldest first (a queue), and whether more
+    follow: keyset on (created_at, id) through ``reports_queue_idx``, one statement."""
+    where = "AND (created_at, id) > (:ts, :id)" if after else ""
+    params: dict[str, object] = {"status": status, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {COLUMNS} FROM reports WHERE status = :status {where}"
+                " ORDER BY created_at, id LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [to_report(r) for r in rows[:first]], len(rows) > first
+
+
+async def close_reports(
+    conn: AsyncConnection,
+    moderator_id: uuid.UUID,
+    *,
+    user_id: uuid.UUID | None = None,
+    post_id: uuid.UUID | None = None,
+) -> int:
+    """In the caller's transaction: mark ``actioned`` every open report of the account
+    ``user_id`` (about it or any of its posts) or of the post ``post_id``; return how
+    many."""
+    column, value = ("user_id", user_id) if user_id is not None else ("post_id", post_id)
+    result = await conn.execute(
+        text(
+            f"UPDATE reports SET status = 'actioned', resolved_at = now(), resolved_by = :m"
+            f" WHERE {column} = :v AND status = 'open'"
+        ),
+        {"m": moderator_id, "v": value},
+    )
+    return result.rowcount or 0
+
+
+#: Longest note a report may carry, in code points.
+NOTE_MAX = 1_000
+
+
+def check_report(reason: str, note: str) -> str:
+    """Return the cleaned note (NFC, at most :data:`NOTE_MAX` code points, no NUL);
+    raises ValidationError for a bad note or an unknown reason."""
+    if reason not in REASONS:
+        raise ValidationError("reason", f"The reason is one of {', '.join(REASONS)}.")
+    return clean_text("note", note, max_len=NOTE_MAX)
+
+
+#: Reporting again while one's report of the same target is open updates its reason and
+#: note (one open report per reporter and target; the partial unique indexes).
+_FILE = {
+    "post": f"""
+        INSERT INTO reports (id, reporter_id, subject, user_id, post_id, reason, note)
+        VALUES (:id, :reporter, 'post', :user, :post, :reason, :note)
+        ON CONFLICT (reporter_id, post_id) WHERE status = 'open' AND post_id IS NOT NULL
+        DO UPDATE SET reason = EXCLUDED.reason, note = EXCLUDED.note,
+            updated_at = CASE WHEN (reports.reason, reports.note)
+                = (EXCLUDED.reason, EXCLUDED.note) THEN reports.updated_at ELSE now() END
+        RETURNING {COLUMNS}
+    """,
+    "user": f"""
+        INSERT INTO reports (id, reporter_id, subject, user_id, reason, note)
+        VALUES (:id, :reporter, 'user', :user, :reason, :note)
+        ON CONFLICT (reporter_id, user_id) WHERE status = 'open' AND post_id IS NULL
+        DO UPDATE SET reason = EXCLUDED.reason, note = EXCLUDED.note,
+            updated_at = CASE WHEN (reports.reason, reports.note)
+                = (EXCLUDED.reason, EXCLUDED.note) THEN reports.updated_at ELSE now() END
+        RETURNING {COLUMNS}
+    """,
+}
+
+
+async def file_report(
+    conn: AsyncConnection,
+    reporter_id: uuid.UUID,
+    *,
+    user_id: uuid.UUID,
+    post_id: uuid.UUID | None,
+    reason: str,
+    note: str,
+) -> ReportRecord:
+    """In the caller's transaction: the reporter's open report of the post (or, with no
+    ``post_id``, the account), created or updated."""
+    row = (
+        await conn.execute(
+            text(_FILE["post" if post_id is not None else "user"]),
+            {
+                "id": new_id(),
+                "reporter": reporter_id,
+                "user": user_id,
+                "post": post_id,
+                "reason": reason,
+                "note": note,
+            },
+        )
+    ).one()
+    return to_report(row)

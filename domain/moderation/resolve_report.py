@@ -1,0 +1,54 @@
+"""Use case: a moderator closes a report (README "Reports and moderation")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.errors import ValidationError
+from domain.moderation.errors import ReportNotFoundError
+from domain.moderation.moderators import require_moderator
+from domain.moderation.reports import COLUMNS, ReportRecord, to_report
+from domain.outbox.append import append_event
+
+#: What a moderator may set a report to.
+RESOLUTIONS = ("actioned", "dismissed")
+
+_RESOLVE = text(
+    f"""
+    UPDATE reports SET status = :status, resolved_at = now(), resolved_by = :m
+    WHERE id = :id AND status = 'open'
+    RETURNING {COLUMNS}
+    """
+)
+_READ = text(f"SELECT {COLUMNS} FROM reports WHERE id = :id")
+
+
+async def resolve_report(
+    engine: AsyncEngine, moderator_id: uuid.UUID, report_id: uuid.UUID, status: str
+) -> ReportRecord:
+    """Close the open report ``report_id`` as ``actioned`` (something was done about it)
+    or ``dismissed``; return it. Idempotent: a closed report is returned as it is.
+    One transaction with a ``report.resolved`` outbox event. Raises NotModeratorError,
+    ValidationError (another status) or ReportNotFoundError."""
+    if status not in RESOLUTIONS:
+        raise ValidationError("status", f"A report is resolved as {' or '.join(RESOLUTIONS)}.")
+    async with engine.begin() as conn:
+        await require_moderator(conn, moderator_id)
+        row = (
+            await conn.execute(_RESOLVE, {"status": status, "m": moderator_id, "id": report_id})
+        ).first()
+        if row is not None:
+            await append_event(
+                conn,
+                "report.resolved",
+                report_id,
+                {"report_id": str(report_id), "status": status},
+            )
+            return to_report(row)
+        row = (await conn.execute(_READ, {"id": report_id})).first()
+        if row is None:
+            raise ReportNotFoundError()
+        return to_report(row)

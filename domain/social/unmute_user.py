@@ -1,0 +1,33 @@
+"""Use case: lift a mute (README "Mute and blocked list")."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.outbox.append import append_event
+from domain.social.errors import SelfMuteError
+
+_DELETE = text("DELETE FROM mutes WHERE muter_id = :muter AND muted_id = :muted RETURNING true")
+
+
+async def unmute_user(engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID) -> bool:
+    """Lift the mute of ``muted_id`` by ``muter_id``; return True if there was one. Their
+    posts are back in the muter's home feed at once; notifications removed by the mute
+    stay removed. Idempotent; a ``mute.removed`` outbox event when one was lifted.
+    Raises SelfMuteError."""
+    if muter_id == muted_id:
+        raise SelfMuteError()
+    params = {"muter": muter_id, "muted": muted_id}
+    async with engine.begin() as conn:
+        removed = bool(await conn.scalar(_DELETE, params))
+        if removed:
+            await append_event(
+                conn,
+                "mute.removed",
+                muter_id,
+                {"muter_id": str(muter_id), "muted_id": str(muted_id)},
+            )
+    return removed

@@ -1,0 +1,113 @@
+"""Account lifecycle mutations: changePassword, deleteAccount, cancelAccountDeletion,
+exportMyData (README "Account lifecycle")."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.accounts.cancel_deletion import cancel_account_deletion
+from domain.accounts.delete_account import delete_account
+from domain.accounts.request_export import request_export
+from domain.errors import ValidationError
+from domain.identity.change_password import change_password
+from domain.identity.errors import InvalidCredentialsError, WrongPasswordError
+from schema.accounts import (
+    CancelAccountDeletionInput,
+    CancelAccountDeletionResult,
+    CancelAccountDeletionSuccess,
+    ChangePasswordInput,
+    ChangePasswordResult,
+    ChangePasswordSuccess,
+    DataExport,
+    DeleteAccountInput,
+    DeleteAccountResult,
+    DeleteAccountSuccess,
+    ExportMyDataSuccess,
+)
+from schema.devices import viewer_session_id
+from schema.errors import error_from_domain
+from schema.users import Info, User
+
+
+@strawberry.type
+class AccountMutations:
+    @strawberry.mutation(
+        description="Change your password. Every other session of yours ends at once (its "
+        "tokens stop working on every transport, its push devices are forgotten); the one "
+        "you call from goes on."
+    )
+    async def change_password(self, info: Info, input: ChangePasswordInput) -> ChangePasswordResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            ended = await change_password(
+                ctx.engine,
+                viewer,
+                viewer_session_id(info),
+                current_password=input.current_password,
+                new_password=input.new_password,
+                sessions=ctx.sessions,
+            )
+        except (ValidationError, WrongPasswordError) as exc:
+            return error_from_domain(exc)
+        return ChangePasswordSuccess(ended_sessions=ended)
+
+    @strawberry.mutation(
+        description="Delete your account: it is hidden from everyone at once, every session "
+        "ends, and its personal data is purged after the grace period (30 days), unless you "
+        "cancel with cancelAccountDeletion before then."
+    )
+    async def delete_account(self, info: Info, input: DeleteAccountInput) -> DeleteAccountResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            due = await delete_account(
+                ctx.engine,
+                viewer,
+                password=input.password,
+                grace=ctx.accounts.deletion_grace,
+                counter_shards=ctx.limits.counter_shards,
+                sessions=ctx.sessions,
+            )
+        except WrongPasswordError as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return DeleteAccountSuccess(deletion_due_at=due)
+
+    @strawberry.mutation(
+        description="Keep an account you asked to delete, within its grace period: it is "
+        "restored as it was (follows, posts, counts) and you are signed in. No token needed "
+        "(your sessions ended with the deletion). Also signs in an active account."
+    )
+    async def cancel_account_deletion(
+        self, info: Info, input: CancelAccountDeletionInput
+    ) -> CancelAccountDeletionResult:
+        ctx = info.context
+        try:
+            auth = await cancel_account_deletion(
+                ctx.engine,
+                ctx.tokens,
+                username=input.username,
+                password=input.password,
+                counter_shards=ctx.limits.counter_shards,
+                sessions=ctx.sessions,
+            )
+        except InvalidCredentialsError as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return CancelAccountDeletionSuccess(
+            user=User.from_record(auth.user),
+            access_token=auth.access_token,
+            refresh_token=auth.refresh_token,
+        )
+
+    @strawberry.mutation(
+        description="Ask for an archive of your data; the worker prepares it within seconds. "
+        "Asking again while one is being prepared returns that one; a new one replaces the "
+        "last. Read `viewer { dataExport { status url } }` for the download link."
+    )
+    async def export_my_data(self, info: Info) -> ExportMyDataSuccess:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        record = await request_export(ctx.engine, viewer, dispatcher=ctx.dispatcher)
+        return ExportMyDataSuccess(export=DataExport.from_record(record))

@@ -1,0 +1,145 @@
+"""Reports and moderation (README "Reports and moderation"): reportPost and reportUser for
+everyone; Query.moderation, banUser, removePost and resolveReport for moderators only,
+on every transport (the role is read from PostgreSQL on each use)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import NotFoundError, ValidationError
+from domain.moderation.ban_user import ban_user
+from domain.moderation.errors import NotModeratorError
+from domain.moderation.moderators import is_moderator
+from domain.moderation.remove_post import remove_post
+from domain.moderation.report_post import report_post
+from domain.moderation.report_user import report_user
+from domain.moderation.resolve_report import resolve_report
+from domain.posts.errors import PostNotFoundError
+from schema.errors import ForbiddenError, error_from_domain
+from schema.ids import decode_global_id
+from schema.moderation import (
+    BanUserInput,
+    BanUserResult,
+    BanUserSuccess,
+    Moderation,
+    RemovePostInput,
+    RemovePostResult,
+    RemovePostSuccess,
+    Report,
+    ReportInput,
+    ReportPostResult,
+    ReportUserResult,
+    ResolveReportInput,
+    ResolveReportResult,
+    ResolveReportSuccess,
+    report_success,
+)
+from schema.users import Info
+
+
+async def moderation_root(info: Info) -> Moderation | ForbiddenError:
+    """``Query.moderation``: for a moderator, the moderation root; for anyone else
+    (anonymous included) a typed ForbiddenError (``FORBIDDEN``), on every transport."""
+    ctx = info.context
+    viewer = ctx.viewer_id
+    async with ctx.engine.connect() as conn:
+        allowed = await is_moderator(conn, viewer)
+    if not allowed or viewer is None:
+        return error_from_domain(NotModeratorError("Only moderators can read this."))
+    return Moderation(moderator_id=viewer)
+
+
+@strawberry.type
+class ModerationMutations:
+    @strawberry.mutation(
+        description="Report a post you can see to the moderators. Idempotent per post: "
+        "reporting it again while your report is open updates the reason and note."
+    )
+    async def report_post(self, info: Info, input: ReportInput) -> ReportPostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.id, "Post", "id")
+            rec = await report_post(
+                ctx.engine, viewer, post_id, reason=input.reason.value, note=input.note
+            )
+        except (ValidationError, PostNotFoundError) as exc:
+            return error_from_domain(exc)
+        return report_success(rec)
+
+    @strawberry.mutation(
+        description="Report an account to the moderators. Idempotent per account: reporting "
+        "it again while your report is open updates the reason and note."
+    )
+    async def report_user(self, info: Info, input: ReportInput) -> ReportUserResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            user_id = decode_global_id(input.id, "User", "id")
+            rec = await report_user(
+                ctx.engine, viewer, user_id, reason=input.reason.value, note=input.note
+            )
+        except (ValidationError, NotFoundError) as exc:
+            return error_from_domain(exc)
+        return report_success(rec)
+
+    @strawberry.mutation(
+        description="Moderators: ban an account (hidden everywhere, out of every count, its "
+        "sessions ended) and action its open reports. Idempotent."
+    )
+    async def ban_user(self, info: Info, input: BanUserInput) -> BanUserResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            user_id = decode_global_id(input.user_id, "User", "userId")
+            ban = await ban_user(
+                ctx.engine,
+                viewer,
+                user_id,
+                counter_shards=ctx.limits.counter_shards,
+                sessions=ctx.sessions,
+            )
+        except (NotModeratorError, ValidationError, NotFoundError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return BanUserSuccess(
+            banned_user_id=strawberry.ID(input.user_id),
+            banned=ban.banned,
+            resolved_reports=ban.resolved_reports,
+        )
+
+    @strawberry.mutation(
+        description="Moderators: remove a post (deleted, out of every feed) and action its "
+        "open reports. Idempotent."
+    )
+    async def remove_post(self, info: Info, input: RemovePostInput) -> RemovePostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            removal = await remove_post(
+                ctx.engine,
+                viewer,
+                post_id,
+                counter_shards=ctx.limits.counter_shards,
+                dispatcher=ctx.dispatcher,
+            )
+        except (NotModeratorError, ValidationError, PostNotFoundError) as exc:
+            return error_from_domain(exc)
+        ctx.reset_loaders()
+        return RemovePostSuccess(
+            removed_post_id=strawberry.ID(input.post_id),
+            removed=removal.removed,
+            resolved_reports=removal.resolved_reports,
+        )
+
+    @strawberry.mutation(description="Moderators: close a report as ACTIONED or DISMISSED.")
+    async def resolve_report(self, info: Info, input: ResolveReportInput) -> ResolveReportResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            report_id = decode_global_id(input.report_id, "Report", "reportId")
+            rec = await resolve_report(ctx.engine, viewer, report_id, input.status.value)
+        except (NotModeratorError, ValidationError, NotFoundError) as exc:
+            return error_from_domain(exc)
+        return ResolveReportSuccess(report=Report.from_record(rec))

@@ -1,0 +1,54 @@
+"""Mute mutations: mute, unmute (input: { userId }; README "Mute and blocked list")."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import NotFoundError, ValidationError
+from domain.social.errors import SelfMuteError
+from domain.social.mute_user import mute_user
+from domain.social.unmute_user import unmute_user
+from resolvers.social import _target_user
+from schema.errors import error_from_domain
+from schema.ids import decode_global_id
+from schema.mutes import MuteResult, MuteSuccess, UnmuteResult, UnmuteSuccess
+from schema.social import UserTargetInput
+from schema.users import Info
+
+
+@strawberry.type
+class MuteMutations:
+    @strawberry.mutation(
+        description="Mute a user: their posts leave your home feed and their notifications "
+        "leave yours, without unfollowing; they are not told. Idempotent."
+    )
+    async def mute(self, info: Info, input: UserTargetInput) -> MuteResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            if target == viewer:
+                raise SelfMuteError()
+            user = await _target_user(info, target)  # before writing: NotFound changes nothing
+            await mute_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
+            ctx.reset_loaders()
+            return MuteSuccess(user=user)
+        except (ValidationError, NotFoundError, SelfMuteError) as exc:
+            return error_from_domain(exc)
+
+    @strawberry.mutation(
+        description="Unmute a user: their posts are back in your home feed at once. Idempotent."
+    )
+    async def unmute(self, info: Info, input: UserTargetInput) -> UnmuteResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            target = decode_global_id(input.user_id, "User", "userId")
+            if target == viewer:
+                raise SelfMuteError()
+            user = await _target_user(info, target)
+            await unmute_user(ctx.engine, viewer, target)
+            ctx.reset_loaders()
+            return UnmuteSuccess(user=user)
+        except (ValidationError, NotFoundError, SelfMuteError) as exc:
+            return error_from_domain(exc)

@@ -1,0 +1,49 @@
+"""The account lifecycle's periodic jobs (README "Account lifecycle"): purging accounts
+whose deletion is due, and deleting expired data exports."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from domain.accounts.exports import prune_exports
+from domain.accounts.purge import purge_due_accounts
+
+log = logging.getLogger("roost.workers.accounts")
+
+#: Share of the job's time limit (JOB_TIMEOUT_S: the limit of every job, since arq keeps
+#: a crashed job's in-progress key for the longest limit plus 10 s) that a purge run
+#: spends starting batches; the next run (every minute) resumes where it stopped.
+PURGE_SHARE = 0.6
+
+
+async def purge_accounts(ctx: dict[str, Any]) -> int:
+    """Purge the personal data of accounts whose deletion is due (domain.accounts.purge)
+    for at most ``PURGE_SHARE`` of the job's time limit; return how many were purged to
+    the end. Idempotent and resumable: a run cut short (time, crash) is continued by the
+    next."""
+    settings = ctx["settings"]
+    run = await purge_due_accounts(
+        ctx["engine"],
+        settings.accounts_config,
+        counter_shards=settings.counter_shards,
+        stores=ctx.get("feed_stores"),
+        feed_config=settings.feed_config,
+        deadline=time.monotonic() + settings.job_timeout_s * PURGE_SHARE,
+    )
+    if run.purged or run.unfinished:
+        log.info(
+            "purged %d deleted accounts%s",
+            len(run.purged),
+            " (more to do: the next run resumes)" if run.unfinished else "",
+        )
+    return len(run.purged)
+
+
+async def prune_data_exports(ctx: dict[str, Any]) -> int:
+    """Delete the data export archives past their expiry; return how many."""
+    pruned = await prune_exports(ctx["engine"])
+    if pruned:
+        log.info("deleted %d expired data exports", pruned)
+    return pruned
