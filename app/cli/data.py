@@ -181,11 +181,9 @@ def cmd_load_graph(args: argparse.Namespace, settings: Settings) -> int:
 def _dispatcher(settings: Settings):
     """An arq dispatcher for outbox events when Redis is configured, else None (the
     worker's relay then picks the events up within seconds of starting)."""
-    if not settings.redis_url:
-        return None
-    from app.jobs import ArqDispatcher
+    from app.container import dispatcher_for
 
-    return ArqDispatcher(settings.redis_url, settings.arq_queue)
+    return dispatcher_for(settings)
 
 
 async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) -> DataLoad:
