@@ -53,8 +53,15 @@ class Event:
         return value
 
     def payload(self) -> dict[str, Any]:
-        """The JSON payload: every field by name, UUIDs and datetimes as strings."""
-        return {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """The JSON payload: every field by name, UUIDs and datetimes as strings; an
+        optional field left at its default None is left out (``reason`` of an unfollow)."""
+        payload = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.default is None:
+                continue
+            payload[f.name] = _encode(value)
+        return payload
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> Self:
