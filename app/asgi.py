@@ -40,7 +40,7 @@ from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
 from domain.feedstore import FeedRedis
-from domain.realtime import Hub, RealtimePublisher
+from domain.realtime import Hub
 from domain.realtime.queries import EngagementReads
 from domain.search.snapshots import RankedSnapshots
 from schema.context import Context, Limits, Realtime
@@ -271,11 +271,11 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     realtime = (
         Realtime(
             hub=Hub(feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s),
-            publisher=services.publisher or RealtimePublisher(feed_redis),
+            publisher=services.publisher,
             reads=EngagementReads(engine),
             publish_engagement=settings.realtime_engagement == "api",
         )
-        if feed_redis is not None
+        if feed_redis is not None and services.publisher is not None
         else None
     )
     # Read replicas: queries read from them (schema/read_routing.py, app/database.py).

@@ -10,6 +10,7 @@ worker's jobs need and is the typed object they read (instead of string keys in 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
@@ -21,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.database import create_engine
 from app.jobs import ArqDispatcher
-from app.metrics import redis_client
+from app.metrics import WorkerMetrics, redis_client
 from app.settings import Settings
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
@@ -179,6 +180,9 @@ class WorkerDeps:
     delivery: Delivery | None = None
     max_attempts: int = 5
     services: Services | None = None
+    # Set by the worker's start-up: its relay loop and its metrics server.
+    relay: asyncio.Task[None] | None = None
+    metrics: WorkerMetrics | None = None
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""

@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 from domain.db import utcnow
-from domain.notifications.delivery import Delivery
 from domain.notifications.follows import prune_sources, send_follow_digests
 from workers.deps import deps_of
 
@@ -24,7 +23,9 @@ async def follow_digest(ctx: dict[str, Any], day: str | None = None) -> int:
     """
     deps = deps_of(ctx)
     config = deps.settings.notification_config
-    delivery = deps.delivery or Delivery(deps.engine)
+    delivery = deps.delivery
+    if delivery is None:
+        raise RuntimeError("the worker was built without its notification Delivery")
     today = utcnow().date()
     target = dt.date.fromisoformat(day) if day else today - dt.timedelta(days=1)
     changes = await send_follow_digests(deps.engine, config, target)

@@ -78,21 +78,24 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         # The outbox relay: a loop of this process rather than a cron job, so that a
         # poll every second does not fill the job log.
         if relay:
-            ctx["relay"] = asyncio.create_task(relay_forever(ctx))
+            deps.relay = asyncio.create_task(relay_forever(ctx))
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
-        ctx["metrics"] = WorkerMetrics(
+        deps.metrics = WorkerMetrics(
             deps.engine, settings.metrics_host, settings.worker_metrics_port
         )
 
     async def on_shutdown(ctx: dict[str, Any]) -> None:
-        if (metrics := ctx.get("metrics")) is not None:
-            await metrics.close()
-        if (relay := ctx.get("relay")) is not None:
-            relay.cancel()
+        if DEPS not in ctx:
+            return  # start-up failed before anything was built
+        deps = deps_of(ctx)
+        if deps.metrics is not None:
+            await deps.metrics.close()
+        if deps.relay is not None:
+            deps.relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await relay
-        if DEPS in ctx and (services := deps_of(ctx).services) is not None:
-            await services.aclose()
+                await deps.relay
+        if deps.services is not None:
+            await deps.services.aclose()
 
     return {
         "functions": [
