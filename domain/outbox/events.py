@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-#: Every event class by topic (filled as the classes below are defined).
+#: Roost's event classes by topic (filled as the classes below are defined; an event
+#: class declared elsewhere, e.g. by a test, is known only to the Registry it is put in).
 EVENT_TYPES: dict[str, type[Event]] = {}
 
 
@@ -40,7 +41,7 @@ class Event:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         topic = cls.__dict__.get("topic")
-        if topic is not None:
+        if topic is not None and cls.__module__ == __name__:
             if topic in EVENT_TYPES:
                 raise TypeError(f"two event classes for topic {topic!r}")
             EVENT_TYPES[topic] = cls
