@@ -8,7 +8,8 @@ for all the keys collected in that tick, and answers in key order.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import cached_property
 from typing import NamedTuple
 
 from aiodataloader import DataLoader
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
+from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
 from domain.social.queries import (
@@ -180,25 +182,88 @@ class ViewerRequestedByUserIdLoader(_ViewerLoader):
 
 
 class Loaders:
-    """The dataloaders of one request. Viewer loaders exist only with a viewer."""
+    """The dataloaders of one request, each made on first use (a request reads a few of
+    them). Viewer loaders exist only with a viewer (None when anonymous)."""
 
     def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
-        self.user_by_id = UserByIdLoader(engine)
-        self.counts_by_user_id = CountsByUserIdLoader(engine, viewer_id)
-        self.post_by_id = PostByIdLoader(engine)
-        self.counts_by_post_id = CountsByPostIdLoader(engine, viewer_id)
-        self.comment_by_id = CommentByIdLoader(engine)
-        self.first_replies_by_parent_id = FirstRepliesByParentIdLoader(engine)
-        self.viewer_liked: ViewerLikedByPostIdLoader | None = None
-        self.viewer_follows: ViewerFollowsByUserIdLoader | None = None
-        self.follows_viewer: FollowsViewerByUserIdLoader | None = None
-        self.block_with_viewer: BlockWithViewerByUserIdLoader | None = None
-        self.viewer_requested: ViewerRequestedByUserIdLoader | None = None
-        self.viewer_mutes: ViewerMutesByUserIdLoader | None = None
-        if viewer_id is not None:
-            self.viewer_follows = ViewerFollowsByUserIdLoader(engine, viewer_id)
-            self.follows_viewer = FollowsViewerByUserIdLoader(engine, viewer_id)
-            self.block_with_viewer = BlockWithViewerByUserIdLoader(engine, viewer_id)
-            self.viewer_requested = ViewerRequestedByUserIdLoader(engine, viewer_id)
-            self.viewer_liked = ViewerLikedByPostIdLoader(engine, viewer_id)
-            self.viewer_mutes = ViewerMutesByUserIdLoader(engine, viewer_id)
+        self.engine = engine
+        self.viewer_id = viewer_id
+
+    @cached_property
+    def user_by_id(self) -> UserByIdLoader:
+        return UserByIdLoader(self.engine)
+
+    @cached_property
+    def counts_by_user_id(self) -> CountsByUserIdLoader:
+        return CountsByUserIdLoader(self.engine, self.viewer_id)
+
+    @cached_property
+    def post_by_id(self) -> PostByIdLoader:
+        return PostByIdLoader(self.engine)
+
+    @cached_property
+    def counts_by_post_id(self) -> CountsByPostIdLoader:
+        return CountsByPostIdLoader(self.engine, self.viewer_id)
+
+    @cached_property
+    def comment_by_id(self) -> CommentByIdLoader:
+        return CommentByIdLoader(self.engine)
+
+    @cached_property
+    def first_replies_by_parent_id(self) -> FirstRepliesByParentIdLoader:
+        return FirstRepliesByParentIdLoader(self.engine)
+
+    def _of_viewer(self, cls):
+        return None if self.viewer_id is None else cls(self.engine, self.viewer_id)
+
+    @cached_property
+    def viewer_liked(self) -> ViewerLikedByPostIdLoader | None:
+        return self._of_viewer(ViewerLikedByPostIdLoader)
+
+    @cached_property
+    def viewer_follows(self) -> ViewerFollowsByUserIdLoader | None:
+        return self._of_viewer(ViewerFollowsByUserIdLoader)
+
+    @cached_property
+    def follows_viewer(self) -> FollowsViewerByUserIdLoader | None:
+        return self._of_viewer(FollowsViewerByUserIdLoader)
+
+    @cached_property
+    def block_with_viewer(self) -> BlockWithViewerByUserIdLoader | None:
+        return self._of_viewer(BlockWithViewerByUserIdLoader)
+
+    @cached_property
+    def viewer_requested(self) -> ViewerRequestedByUserIdLoader | None:
+        return self._of_viewer(ViewerRequestedByUserIdLoader)
+
+    @cached_property
+    def viewer_mutes(self) -> ViewerMutesByUserIdLoader | None:
+        return self._of_viewer(ViewerMutesByUserIdLoader)
+
+    def prime_hydrated(self, viewer_id: uuid.UUID, hydrated: Iterable[HydratedPost]) -> None:
+        """Prime the loaders with what a hydration read (domain.feed.hydration), for the
+        request's viewer ``viewer_id``: posts, authors, the viewer's blocks, follows and
+        mutes of them, and the counts and likes it was asked for. Keys already loaded
+        keep their value (aiodataloader's ``prime``)."""
+        if viewer_id != self.viewer_id:
+            return  # facts of another viewer must not answer this request's
+        posts, users = self.post_by_id, self.user_by_id
+        blocks, follows, mutes = self.block_with_viewer, self.viewer_follows, self.viewer_mutes
+        seen: set[uuid.UUID] = set()
+        for h in hydrated:
+            posts.prime(h.post.id, h.post)
+            if h.post_counts is not None:
+                self.counts_by_post_id.prime(h.post.id, PostCounts(*h.post_counts))
+            if h.liked is not None and self.viewer_liked is not None:
+                self.viewer_liked.prime(h.post.id, h.liked)
+            author = h.post.author_id
+            if author in seen:
+                continue
+            seen.add(author)
+            users.prime(author, h.author)
+            if h.author_counts is not None:
+                self.counts_by_user_id.prime(author, UserCounts(*h.author_counts))
+            if blocks is not None and follows is not None and mutes is not None:
+                blocks.prime(author, h.blocked and author != viewer_id)
+                follows.prime(author, h.followed)
+                mutes.prime(author, h.muted)

@@ -1,0 +1,80 @@
+"""Single read statements run directly on asyncpg, over a connection borrowed from the
+engine's pool (design.md "GraphQL API conventions": a page costs a constant, small
+number of round trips).
+
+A read through an SQLAlchemy ``AsyncConnection`` costs three round trips (``BEGIN``,
+the statement, ``ROLLBACK``) and the Core's compile and result processing; one
+statement alone needs no transaction (it sees one snapshot), so the hot reads of the
+home feed (its pull authors, the hydration of a page) run here instead: one round trip
+each (asyncpg keeps the statement prepared per connection), rows as
+``asyncpg.Record``. The connection comes from, and goes back to, the same pool, so
+replica routing (the engine is whichever ``ReadRouting`` picked), pool limits and
+pre-pings are the engine's own. Each statement is reported to the engine's
+``before_cursor_execute`` listeners as SQLAlchemy reports its own (the listeners see
+``conn``, ``cursor`` and ``context`` as None), so statement counts include them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.util import greenlet_spawn
+
+#: SQLSTATE classes and codes after which the connection is not to be used again
+#: (connection exception; admin or crash shutdown; cannot connect now).
+_BROKEN = ("08", "57P01", "57P02", "57P03")
+
+
+async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Record]:
+    """Run one read-only statement (``$1``-style parameters) outside any transaction on a
+    pooled connection of ``engine``; return its rows.
+
+    Raises what asyncpg raises (``asyncpg.PostgresError`` for a statement the server
+    refuses, OSError or ``asyncpg.InterfaceError`` when the server is gone: see
+    ``domain.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
+    up in time. A connection that fails other than by a refused statement, or whose
+    call is cancelled, is dropped rather than pooled again; a lost connection also
+    makes the pool recycle its other connections, as SQLAlchemy does on a disconnect.
+    """
+    sync_engine = engine.sync_engine
+    fairy = await greenlet_spawn(sync_engine.raw_connection)
+    try:
+        if sync_engine._has_events:
+            for listener in sync_engine.dispatch.before_cursor_execute:
+                listener(None, None, sql, args, None, False)
+        rows = await fairy.driver_connection.fetch(sql, *args)
+    except asyncpg.PostgresError as exc:
+        if _reusable(fairy, exc):
+            await greenlet_spawn(fairy.close)
+        else:
+            sync_engine.pool._invalidate(fairy, exc)  # as SQLAlchemy does on a disconnect
+        raise
+    except Exception as exc:  # OSError, InterfaceError: the connection is gone
+        sync_engine.pool._invalidate(fairy, exc)
+        raise
+    except BaseException as exc:  # cancelled mid-statement: this connection only
+        fairy.invalidate(exc)
+        raise
+    # Back to the pool: no transaction was begun, so its reset (a rollback) sends nothing.
+    await greenlet_spawn(fairy.close)
+    return rows
+
+
+def _reusable(fairy: Any, exc: asyncpg.PostgresError) -> bool:
+    """Whether the connection survived a statement the server refused."""
+    code = getattr(exc, "sqlstate", None) or ""
+    driver = fairy.driver_connection
+    return not code.startswith(_BROKEN) and driver is not None and not driver.is_closed()
+
+
+async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
+    """Run one read statement (``$1``-style parameters) on ``db``: on an engine, by
+    :func:`fetch` (one round trip, no transaction); on a connection (inside a use
+    case's transaction, whose snapshot it must see), through SQLAlchemy on it. Rows
+    answer indexing and unpacking alike either way (not attribute access)."""
+    if isinstance(db, AsyncEngine):
+        return await fetch(db, sql, *args)
+    return (await db.exec_driver_sql(sql, args)).all()
