@@ -16,8 +16,9 @@ It prints, for each viewer (``sd195`` follows 501, ``sd2494`` 2,510):
   each costs two more round trips);
 - the hydration of one page (the posts, their authors, the viewer's follows, blocks
   and mutes of them, the authors' counts): the one statement of
-  ``domain.feed.hydration`` against the six per-loader reads of the same facts, each
-  on its own pooled connection as the dataloaders do, as a ratio in the same process;
+  ``domain.feed.hydration`` against the six per-loader reads of the same facts as the
+  dataloaders ran them before it (each through SQLAlchemy on its own pooled
+  connection), wall time, as a ratio in the same process;
 - a cProfile split of the API's CPU by package over ``--profile`` requests.
 
 Usage::
@@ -134,39 +135,64 @@ def profile_split(prof: cProfile.Profile, requests: int) -> list[list[str]]:
     ] + [["total", f"{1e6 * total / requests:,.0f}", "100 %"]]
 
 
+#: The per-loader reads of a page as the dataloaders ran them before the hydration
+#: statement (commit 18c9090): each through SQLAlchemy Core on its own pooled connection.
+_LOADER_SQL = {
+    "posts": "SELECT id, author_id, caption, media, created_at, deleted_at FROM posts"
+    " WHERE id = ANY(CAST(:ids AS uuid[]))",
+    "blocks": "SELECT blocked_id FROM blocks WHERE blocker_id = :me"
+    " AND blocked_id = ANY(CAST(:ids AS uuid[]))"
+    " UNION SELECT blocker_id FROM blocks WHERE blocked_id = :me"
+    " AND blocker_id = ANY(CAST(:ids AS uuid[]))",
+    "follows": "SELECT followee_id FROM follows WHERE follower_id = :me"
+    " AND followee_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL",
+    "mutes": "SELECT muted_id FROM mutes WHERE muter_id = :me"
+    " AND muted_id = ANY(CAST(:ids AS uuid[]))",
+    "counts": """
+        WITH partners AS (SELECT ARRAY(SELECT blocked_id FROM blocks WHERE blocker_id = :me
+            UNION SELECT blocker_id FROM blocks WHERE blocked_id = :me) AS ids)
+        SELECT entity_id, kind, sum(value)::bigint FROM counter_shards
+        WHERE entity_id = ANY(CAST(:ids AS uuid[]))
+          AND kind = ANY(CAST('{followers,following,posts}' AS text[]))
+        GROUP BY entity_id, kind
+    """,
+}
+
+
 async def hydration_ratio(engine, viewer_id: uuid.UUID, post_ids: list[uuid.UUID], n: int):
-    """µs per page: the per-loader reads (six statements, each on its own connection)
-    and, when this commit has it, the one hydration statement. Returns (old, new|None)."""
-    from domain.identity.queries import users_by_ids
-    from domain.posts.queries import posts_by_ids
-    from domain.social.queries import blocked_among, followees_among, muted_among
-    from domain.visibility.readers import counts_seen_by
+    """Median µs per page: the per-loader reads (six statements, each on its own
+    connection: posts, then users, then blocks, follows and mutes together, then
+    counts, as the loaders batch them) and the one hydration statement. Returns
+    (loaders, hydration or None when this commit has none)."""
+
+    from sqlalchemy import select
+
+    from domain.identity.models import users
+    from domain.identity.queries import USER_COLUMNS
+
+    async def one(name: str, ids: list[uuid.UUID]):
+        async with engine.connect() as conn:
+            if name == "users":  # SQLAlchemy Core, an expanding IN, as users_by_ids was
+                return (await conn.execute(select(*USER_COLUMNS).where(users.c.id.in_(ids)))).all()
+            return (
+                await conn.execute(text(_LOADER_SQL[name]), {"ids": ids, "me": viewer_id})
+            ).all()
 
     async def old() -> None:
-        async with engine.connect() as conn:
-            found = await posts_by_ids(conn, post_ids)
-        authors = list({p.author_id for p in found.values()})
-
-        async def one(fn, *args):
-            async with engine.connect() as conn:
-                return await fn(conn, *args)
-
-        await one(users_by_ids, authors)
+        rows = await one("posts", post_ids)
+        authors = list({r[1] for r in rows})
+        await one("users", authors)
         others = [a for a in authors if a != viewer_id]
-        await asyncio.gather(
-            one(blocked_among, viewer_id, others),
-            one(followees_among, viewer_id, others),
-            one(muted_among, viewer_id, others),
-        )
-        await one(counts_seen_by, viewer_id, authors, ("followers", "following", "posts"))
+        await asyncio.gather(one("blocks", others), one("follows", others), one("mutes", others))
+        await one("counts", authors)
 
     try:
-        from domain.feed.hydration import hydrate_posts
+        from domain.feed.hydration import Wanted, hydrate_posts
     except ImportError:
         hydrate_posts = None
 
     async def new() -> None:
-        await hydrate_posts(engine, viewer_id, post_ids, user_counts=True)
+        await hydrate_posts(engine, viewer_id, post_ids, Wanted(user_counts=True))
 
     out = []
     for fn in (old, new if hydrate_posts else None):

@@ -1,8 +1,9 @@
 """Per-request dataloaders (aiodataloader), one per relation, named ``XByYLoader``.
 
 Created fresh for every request (and, later, every subscription event) so nothing is
-cached across users. Each batch opens its own pooled connection, runs one statement
-for all the keys collected in that tick, and answers in key order.
+cached across users. Each batch runs one statement for all the keys collected in that
+tick, directly on asyncpg over a pooled connection (domain.fetch: one round trip, no
+transaction), and answers in key order.
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ class UserByIdLoader(_EngineLoader):
     """``uuid -> UserRecord | None``."""
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserRecord | None]:
-        async with self.engine.connect() as conn:
-            found = await users_by_ids(conn, keys)
+        found = await users_by_ids(self.engine, keys)
         return [found.get(k) for k in keys]
 
 
@@ -62,8 +62,7 @@ class _CountsLoader(_EngineLoader):
         self.viewer_id = viewer_id
 
     async def _counts(self, keys: Sequence[uuid.UUID], kinds: Sequence[str]) -> dict:
-        async with self.engine.connect() as conn:
-            return await counts_seen_by(conn, self.viewer_id, list(dict.fromkeys(keys)), kinds)
+        return await counts_seen_by(self.engine, self.viewer_id, list(dict.fromkeys(keys)), kinds)
 
 
 class CountsByUserIdLoader(_CountsLoader):
@@ -78,8 +77,7 @@ class PostByIdLoader(_EngineLoader):
     """``uuid -> PostRecord | None`` (deleted posts included, with ``deleted_at`` set)."""
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostRecord | None]:
-        async with self.engine.connect() as conn:
-            found = await posts_by_ids(conn, keys)
+        found = await posts_by_ids(self.engine, keys)
         return [found.get(k) for k in keys]
 
 
@@ -90,41 +88,40 @@ class _ViewerLoader(_EngineLoader):
         super().__init__(engine)
         self.viewer_id = viewer_id
 
-    async def _matching(self, conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
+    async def _matching(self, db, keys: list[uuid.UUID]) -> set[uuid.UUID]:
         raise NotImplementedError
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[bool]:
-        async with self.engine.connect() as conn:
-            hits = await self._matching(conn, list(dict.fromkeys(keys)))
+        hits = await self._matching(self.engine, list(dict.fromkeys(keys)))
         return [k in hits for k in keys]
 
 
 class ViewerFollowsByUserIdLoader(_ViewerLoader):
     """``user uuid -> does the viewer follow them``."""
 
-    async def _matching(self, conn, keys):
-        return await followees_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await followees_among(db, self.viewer_id, keys)
 
 
 class FollowsViewerByUserIdLoader(_ViewerLoader):
     """``user uuid -> do they follow the viewer``."""
 
-    async def _matching(self, conn, keys):
-        return await followers_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await followers_among(db, self.viewer_id, keys)
 
 
 class BlockWithViewerByUserIdLoader(_ViewerLoader):
     """``user uuid -> is there a block between them and the viewer (either way)``."""
 
-    async def _matching(self, conn, keys):
-        return await blocked_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await blocked_among(db, self.viewer_id, keys)
 
 
 class ViewerMutesByUserIdLoader(_ViewerLoader):
     """``user uuid -> has the viewer muted them``."""
 
-    async def _matching(self, conn, keys):
-        return await muted_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await muted_among(db, self.viewer_id, keys)
 
 
 class PostCounts(NamedTuple):
@@ -146,8 +143,7 @@ class CommentByIdLoader(_EngineLoader):
     """``comment uuid -> CommentRecord | None``."""
 
     async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[CommentRecord | None]:
-        async with self.engine.connect() as conn:
-            found = await comments_by_ids(conn, keys)
+        found = await comments_by_ids(self.engine, keys)
         return [found.get(k) for k in keys]
 
 
@@ -160,25 +156,24 @@ class FirstRepliesByParentIdLoader(_EngineLoader):
         for parent, first in keys:
             by_first.setdefault(first, []).append(parent)
         found: dict[tuple[uuid.UUID, int], tuple[list[CommentRecord], bool]] = {}
-        async with self.engine.connect() as conn:
-            for first, parents in by_first.items():
-                for parent, page in (await first_replies(conn, parents, first=first)).items():
-                    found[(parent, first)] = page
+        for first, parents in by_first.items():
+            for parent, page in (await first_replies(self.engine, parents, first=first)).items():
+                found[(parent, first)] = page
         return [found[k] for k in keys]
 
 
 class ViewerLikedByPostIdLoader(_ViewerLoader):
     """``post uuid -> has the viewer liked it``."""
 
-    async def _matching(self, conn, keys):
-        return await liked_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await liked_among(db, self.viewer_id, keys)
 
 
 class ViewerRequestedByUserIdLoader(_ViewerLoader):
     """``user uuid -> has the viewer a pending follow request to them``."""
 
-    async def _matching(self, conn, keys):
-        return await requested_among(conn, self.viewer_id, keys)
+    async def _matching(self, db, keys):
+        return await requested_among(db, self.viewer_id, keys)
 
 
 class Loaders:
