@@ -10,8 +10,9 @@ each (asyncpg keeps the statement prepared per connection), rows as
 ``asyncpg.Record``. The connection comes from, and goes back to, the same pool, so
 replica routing (the engine is whichever ``ReadRouting`` picked), pool limits and
 pre-pings are the engine's own. Each statement is reported to the engine's
-``before_cursor_execute`` listeners as SQLAlchemy reports its own (the listeners see
-``conn``, ``cursor`` and ``context`` as None), so statement counts include them.
+``before_cursor_execute`` listeners as SQLAlchemy reports its own (``conn`` is a
+:class:`Borrowed`, ``cursor`` and ``context`` are None), so statement counts include
+them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ from sqlalchemy.util import greenlet_spawn
 #: SQLSTATE classes and codes after which the connection is not to be used again
 #: (connection exception; admin or crash shutdown; cannot connect now).
 _BROKEN = ("08", "57P01", "57P02", "57P03")
+
+
+class Borrowed:
+    """What ``before_cursor_execute`` listeners get as ``conn`` for a statement run here:
+    like SQLAlchemy's Connection, its ``connection`` is the pooled connection (with
+    ``driver_connection``, the asyncpg one) and ``engine`` the engine."""
+
+    __slots__ = ("connection", "engine")
+
+    def __init__(self, connection: Any, engine: Any) -> None:
+        self.connection = connection
+        self.engine = engine
 
 
 async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Record]:
@@ -43,8 +56,9 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     fairy = await greenlet_spawn(sync_engine.raw_connection)
     try:
         if sync_engine._has_events:
+            borrowed = Borrowed(fairy, sync_engine)
             for listener in sync_engine.dispatch.before_cursor_execute:
-                listener(None, None, sql, args, None, False)
+                listener(borrowed, None, sql, args, None, False)
         rows = await fairy.driver_connection.fetch(sql, *args)
     except asyncpg.PostgresError as exc:
         if _reusable(fairy, exc):
