@@ -62,7 +62,7 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
         rows = await fairy.driver_connection.fetch(sql, *args)
     except asyncpg.PostgresError as exc:
         if _reusable(fairy, exc):
-            await greenlet_spawn(fairy.close)
+            await greenlet_spawn(fairy.close)  # rare: the slow way is fine
         else:
             sync_engine.pool._invalidate(fairy, exc)  # as SQLAlchemy does on a disconnect
         raise
@@ -72,9 +72,22 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     except BaseException as exc:  # cancelled mid-statement: this connection only
         fairy.invalidate(exc)
         raise
-    # Back to the pool: no transaction was begun, so its reset (a rollback) sends nothing.
-    await greenlet_spawn(fairy.close)
+    # Back to the pool. No transaction was begun, so its reset (a rollback) sends
+    # nothing; while the pool has room for it, putting it back does no I/O either and
+    # needs no greenlet (a spawn costs about as much as asyncpg's own work for a small
+    # statement). A full pool closes it instead, which does.
+    if _has_room(sync_engine.pool):
+        fairy.close()
+    else:
+        await greenlet_spawn(fairy.close)
     return rows
+
+
+def _has_room(pool: Any) -> bool:
+    """Whether a connection checked in to ``pool`` now goes back into its queue (a
+    QueuePool below its size) rather than being closed."""
+    size, checkedin = getattr(pool, "size", None), getattr(pool, "checkedin", None)
+    return size is not None and checkedin is not None and checkedin() < size()
 
 
 def _reusable(fairy: Any, exc: asyncpg.PostgresError) -> bool:

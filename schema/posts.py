@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
 from strawberry import relay
+from strawberry.types.nodes import SelectedField
 
 from domain.feed.hydration import HydratedPost, Wanted
 from domain.feed.read_feed import read_home_feed
@@ -219,10 +220,10 @@ def _wanted(info: Info) -> Wanted:
 
     def walk(selections, path: tuple[str, ...]) -> None:
         for sel in selections:
-            name = getattr(sel, "name", None)
-            if not hasattr(sel, "alias"):  # a fragment (spread or inline): same level
+            if not isinstance(sel, SelectedField):  # a fragment, spread or inline
                 walk(sel.selections, path)
                 continue
+            name = sel.name
             if path == ("edges", "node"):
                 node.add(name)
             elif path == ("edges", "node", "author"):
