@@ -137,7 +137,8 @@ def _statement(wanted: Wanted) -> str:
         {author_joins}
         WHERE ha.id IN (SELECT author_id FROM hp)
     )
-    SELECT hp.id, hp.author_id, hp.caption, hp.media, hp.created_at, hp.deleted_at,
+    SELECT hp.id, hp.author_id, hp.caption, NULLIF(hp.media, '[]'), hp.created_at,
+           hp.deleted_at,
            a.id, a.username, a.display_name, a.bio, a.status, a.created_at, a.is_private,
            a.blocked, a.followed, a.muted {author_out} {post_cols}
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
@@ -165,7 +166,8 @@ async def hydrate_posts(
     rows = await fetch_rows(db, sql, viewer_id, list(dict.fromkeys(post_ids)))
     out: dict[uuid.UUID, HydratedPost] = {}
     for r in rows:
-        post = PostRecord(r[0], r[1], r[2], r[3], r[4], r[5])
+        # No media (most posts) comes as NULL: no JSON to decode.
+        post = PostRecord(r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5])
         author = UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12]) if r[6] else None
         i = 16
         author_counts = None

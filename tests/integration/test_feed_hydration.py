@@ -17,11 +17,13 @@ from tests.integration.test_feed import follow_all, post
 #: The selection of the benchmark (bench.feed_vs_postgraphile), and more: every field a
 #: hydration may load, the author's counts through a fragment.
 FEED = """query($n: Int!) { viewer { feed(first: $n) {
-  edges { cursor node { id caption createdAt likeCount commentCount viewerHasLiked
+  edges { cursor node { id caption createdAt media { url kind } likeCount commentCount
+    viewerHasLiked
     author { username displayName ...Counts followedByViewer blockedWithViewer } } }
   pageInfo { endCursor hasNextPage } } } }
 fragment Counts on User { followerCount followingCount postCount }"""
-NODE = """query($id: ID!) { node(id: $id) { ... on Post { id caption createdAt likeCount
+NODE = """query($id: ID!) { node(id: $id) { ... on Post { id caption createdAt media { url kind }
+  likeCount
   commentCount viewerHasLiked author { username displayName followerCount followingCount
   postCount followedByViewer blockedWithViewer } } } }"""
 
@@ -77,6 +79,14 @@ async def test_hydrated_fields_agree_with_the_dataloaders(gql, make_users, worke
     await follow_all(gql, [author], other)
     p1 = await post(gql, author, "one")
     p2 = await post(gql, other, "two")
+    with_media = await gql(
+        """mutation { createPost(input: { caption: "three", media: [
+          { url: "https://example.com/a.jpg", kind: IMAGE },
+          { url: "https://example.com/b.mp4", kind: VIDEO }] }) {
+          ... on CreatePostSuccess { post { id } } } }""",
+        token=other.token,
+    )
+    p3 = with_media["data"]["createPost"]["post"]["id"]
     for who in (viewer, troll, fan):
         await gql(LIKE, {"id": p1}, token=who.token)
     for who in (troll, fan):
@@ -88,7 +98,9 @@ async def test_hydrated_fields_agree_with_the_dataloaders(gql, make_users, worke
     out = await gql(FEED, {"n": 10}, token=viewer.token)
     assert "errors" not in out, out
     nodes = {e["node"]["id"]: e["node"] for e in out["data"]["viewer"]["feed"]["edges"]}
-    assert set(nodes) == {p1, p2}
+    assert set(nodes) == {p1, p2, p3}
+    assert nodes[p2]["media"] == []
+    assert [m["kind"] for m in nodes[p3]["media"]] == ["IMAGE", "VIDEO"]
     one = nodes[p1]
     assert (one["likeCount"], one["commentCount"], one["viewerHasLiked"]) == (2, 1, True)
     assert one["author"]["followerCount"] == 2  # viewer and fan: the troll is blocked
@@ -98,6 +110,7 @@ async def test_hydrated_fields_agree_with_the_dataloaders(gql, make_users, worke
     assert one["author"]["blockedWithViewer"] is False
     assert nodes[p2]["viewerHasLiked"] is False
     assert nodes[p2]["author"]["followerCount"] == 2  # viewer and author
+    assert nodes[p2]["author"]["postCount"] == 2
     for pid, node in nodes.items():
         alone = (await gql(NODE, {"id": pid}, token=viewer.token))["data"]["node"]
         assert node == {**alone, "author": {**alone["author"]}}, (node, alone)
