@@ -32,17 +32,32 @@ from domain.visibility.readers import counts_seen_by
 
 
 class _EngineLoader(DataLoader):
-    def __init__(self, engine: AsyncEngine) -> None:
+    """A loader over ``engine`` whose ``known`` values (from a hydration read, see
+    :meth:`Loaders.prime_hydrated`) answer without a statement; ``_load`` reads the
+    others, one statement per batch."""
+
+    def __init__(self, engine: AsyncEngine, known: dict | None = None) -> None:
         super().__init__()
         self.engine = engine
+        self.known: dict = {} if known is None else known
+
+    async def _load(self, keys: list) -> dict:
+        """``{key: value}`` for every one of ``keys`` (distinct, none known)."""
+        raise NotImplementedError
+
+    async def batch_load_fn(self, keys: Sequence) -> list:
+        known = self.known
+        missing = [k for k in dict.fromkeys(keys) if k not in known]
+        found = await self._load(missing) if missing else {}
+        return [known[k] if k in known else found[k] for k in keys]
 
 
 class UserByIdLoader(_EngineLoader):
     """``uuid -> UserRecord | None``."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserRecord | None]:
+    async def _load(self, keys: list[uuid.UUID]) -> dict[uuid.UUID, UserRecord | None]:
         found = await users_by_ids(self.engine, keys)
-        return [found.get(k) for k in keys]
+        return {k: found.get(k) for k in keys}
 
 
 class UserCounts(NamedTuple):
@@ -57,43 +72,49 @@ class _CountsLoader(_EngineLoader):
     """Counts as the request's viewer sees them (counts_seen_by: the counters less what
     blocks hide from the viewer's lists), one statement per batch."""
 
-    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
-        super().__init__(engine)
+    kinds: type[UserCounts] | type[PostCounts]
+
+    def __init__(
+        self, engine: AsyncEngine, viewer_id: uuid.UUID | None, known: dict | None = None
+    ) -> None:
+        super().__init__(engine, known)
         self.viewer_id = viewer_id
 
-    async def _counts(self, keys: Sequence[uuid.UUID], kinds: Sequence[str]) -> dict:
-        return await counts_seen_by(self.engine, self.viewer_id, list(dict.fromkeys(keys)), kinds)
+    async def _load(self, keys: list[uuid.UUID]) -> dict:
+        kinds = self.kinds._fields
+        counts = await counts_seen_by(self.engine, self.viewer_id, keys, kinds)
+        return {k: self.kinds(*(counts[(k, kind)] for kind in kinds)) for k in keys}
 
 
 class CountsByUserIdLoader(_CountsLoader):
     """``uuid -> UserCounts`` as the viewer sees them (one statement per batch)."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[UserCounts]:
-        counts = await self._counts(keys, UserCounts._fields)
-        return [UserCounts(*(counts[(k, kind)] for kind in UserCounts._fields)) for k in keys]
+    kinds = UserCounts
 
 
 class PostByIdLoader(_EngineLoader):
     """``uuid -> PostRecord | None`` (deleted posts included, with ``deleted_at`` set)."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostRecord | None]:
+    async def _load(self, keys: list[uuid.UUID]) -> dict[uuid.UUID, PostRecord | None]:
         found = await posts_by_ids(self.engine, keys)
-        return [found.get(k) for k in keys]
+        return {k: found.get(k) for k in keys}
 
 
 class _ViewerLoader(_EngineLoader):
     """A loader of booleans about (viewer, user) pairs; the viewer is fixed per request."""
 
-    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID) -> None:
-        super().__init__(engine)
+    def __init__(
+        self, engine: AsyncEngine, viewer_id: uuid.UUID, known: dict | None = None
+    ) -> None:
+        super().__init__(engine, known)
         self.viewer_id = viewer_id
 
     async def _matching(self, db, keys: list[uuid.UUID]) -> set[uuid.UUID]:
         raise NotImplementedError
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[bool]:
-        hits = await self._matching(self.engine, list(dict.fromkeys(keys)))
-        return [k in hits for k in keys]
+    async def _load(self, keys: list[uuid.UUID]) -> dict[uuid.UUID, bool]:
+        hits = await self._matching(self.engine, keys)
+        return {k: k in hits for k in keys}
 
 
 class ViewerFollowsByUserIdLoader(_ViewerLoader):
@@ -134,24 +155,22 @@ class PostCounts(NamedTuple):
 class CountsByPostIdLoader(_CountsLoader):
     """``post uuid -> PostCounts`` as the viewer sees them (one statement per batch)."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[PostCounts]:
-        counts = await self._counts(keys, PostCounts._fields)
-        return [PostCounts(*(counts[(k, kind)] for kind in PostCounts._fields)) for k in keys]
+    kinds = PostCounts
 
 
 class CommentByIdLoader(_EngineLoader):
     """``comment uuid -> CommentRecord | None``."""
 
-    async def batch_load_fn(self, keys: Sequence[uuid.UUID]) -> list[CommentRecord | None]:
+    async def _load(self, keys: list[uuid.UUID]) -> dict[uuid.UUID, CommentRecord | None]:
         found = await comments_by_ids(self.engine, keys)
-        return [found.get(k) for k in keys]
+        return {k: found.get(k) for k in keys}
 
 
 class FirstRepliesByParentIdLoader(_EngineLoader):
     """``(parent uuid, first) -> ([CommentRecord], has_more)``: one statement per batch
     (per distinct ``first``), a window per parent."""
 
-    async def batch_load_fn(self, keys: Sequence[tuple[uuid.UUID, int]]):
+    async def _load(self, keys: list[tuple[uuid.UUID, int]]) -> dict:
         by_first: dict[int, list[uuid.UUID]] = {}
         for parent, first in keys:
             by_first.setdefault(first, []).append(parent)
@@ -159,7 +178,7 @@ class FirstRepliesByParentIdLoader(_EngineLoader):
         for first, parents in by_first.items():
             for parent, page in (await first_replies(self.engine, parents, first=first)).items():
                 found[(parent, first)] = page
-        return [found[k] for k in keys]
+        return found
 
 
 class ViewerLikedByPostIdLoader(_ViewerLoader):
@@ -178,27 +197,39 @@ class ViewerRequestedByUserIdLoader(_ViewerLoader):
 
 class Loaders:
     """The dataloaders of one request, each made on first use (a request reads a few of
-    them). Viewer loaders exist only with a viewer (None when anonymous)."""
+    them). Viewer loaders exist only with a viewer (None when anonymous).
+
+    What a hydration read (:meth:`prime_hydrated`) goes into plain dicts that the
+    loaders consult before reading: no loader, future or statement is made for it
+    unless a field asks."""
 
     def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID | None) -> None:
         self.engine = engine
         self.viewer_id = viewer_id
+        self._users: dict = {}
+        self._user_counts: dict = {}
+        self._posts: dict = {}
+        self._post_counts: dict = {}
+        self._follows: dict = {}
+        self._blocks: dict = {}
+        self._mutes: dict = {}
+        self._liked: dict = {}
 
     @cached_property
     def user_by_id(self) -> UserByIdLoader:
-        return UserByIdLoader(self.engine)
+        return UserByIdLoader(self.engine, self._users)
 
     @cached_property
     def counts_by_user_id(self) -> CountsByUserIdLoader:
-        return CountsByUserIdLoader(self.engine, self.viewer_id)
+        return CountsByUserIdLoader(self.engine, self.viewer_id, self._user_counts)
 
     @cached_property
     def post_by_id(self) -> PostByIdLoader:
-        return PostByIdLoader(self.engine)
+        return PostByIdLoader(self.engine, self._posts)
 
     @cached_property
     def counts_by_post_id(self) -> CountsByPostIdLoader:
-        return CountsByPostIdLoader(self.engine, self.viewer_id)
+        return CountsByPostIdLoader(self.engine, self.viewer_id, self._post_counts)
 
     @cached_property
     def comment_by_id(self) -> CommentByIdLoader:
@@ -208,16 +239,16 @@ class Loaders:
     def first_replies_by_parent_id(self) -> FirstRepliesByParentIdLoader:
         return FirstRepliesByParentIdLoader(self.engine)
 
-    def _of_viewer(self, cls):
-        return None if self.viewer_id is None else cls(self.engine, self.viewer_id)
+    def _of_viewer(self, cls, known: dict | None = None):
+        return None if self.viewer_id is None else cls(self.engine, self.viewer_id, known)
 
     @cached_property
     def viewer_liked(self) -> ViewerLikedByPostIdLoader | None:
-        return self._of_viewer(ViewerLikedByPostIdLoader)
+        return self._of_viewer(ViewerLikedByPostIdLoader, self._liked)
 
     @cached_property
     def viewer_follows(self) -> ViewerFollowsByUserIdLoader | None:
-        return self._of_viewer(ViewerFollowsByUserIdLoader)
+        return self._of_viewer(ViewerFollowsByUserIdLoader, self._follows)
 
     @cached_property
     def follows_viewer(self) -> FollowsViewerByUserIdLoader | None:
@@ -225,7 +256,7 @@ class Loaders:
 
     @cached_property
     def block_with_viewer(self) -> BlockWithViewerByUserIdLoader | None:
-        return self._of_viewer(BlockWithViewerByUserIdLoader)
+        return self._of_viewer(BlockWithViewerByUserIdLoader, self._blocks)
 
     @cached_property
     def viewer_requested(self) -> ViewerRequestedByUserIdLoader | None:
@@ -233,32 +264,28 @@ class Loaders:
 
     @cached_property
     def viewer_mutes(self) -> ViewerMutesByUserIdLoader | None:
-        return self._of_viewer(ViewerMutesByUserIdLoader)
+        return self._of_viewer(ViewerMutesByUserIdLoader, self._mutes)
 
     def prime_hydrated(self, viewer_id: uuid.UUID, hydrated: Iterable[HydratedPost]) -> None:
-        """Prime the loaders with what a hydration read (domain.feed.hydration), for the
-        request's viewer ``viewer_id``: posts, authors, the viewer's blocks, follows and
-        mutes of them, and the counts and likes it was asked for. Keys already loaded
-        keep their value (aiodataloader's ``prime``)."""
+        """Record what a hydration read (domain.feed.hydration) for the request's viewer
+        ``viewer_id``: posts, authors, the viewer's blocks, follows and mutes of them,
+        and the counts and likes it was asked for. The loaders answer those keys from
+        it, without a statement (values already loaded stay as they are)."""
         if viewer_id != self.viewer_id:
             return  # facts of another viewer must not answer this request's
-        posts, users = self.post_by_id, self.user_by_id
-        blocks, follows, mutes = self.block_with_viewer, self.viewer_follows, self.viewer_mutes
-        seen: set[uuid.UUID] = set()
         for h in hydrated:
-            posts.prime(h.post.id, h.post)
+            post = h.post
+            self._posts.setdefault(post.id, post)
             if h.post_counts is not None:
-                self.counts_by_post_id.prime(h.post.id, PostCounts(*h.post_counts))
-            if h.liked is not None and self.viewer_liked is not None:
-                self.viewer_liked.prime(h.post.id, h.liked)
-            author = h.post.author_id
-            if author in seen:
+                self._post_counts.setdefault(post.id, PostCounts(*h.post_counts))
+            if h.liked is not None:
+                self._liked.setdefault(post.id, h.liked)
+            author = post.author_id
+            if author in self._users:
                 continue
-            seen.add(author)
-            users.prime(author, h.author)
+            self._users[author] = h.author
             if h.author_counts is not None:
-                self.counts_by_user_id.prime(author, UserCounts(*h.author_counts))
-            if blocks is not None and follows is not None and mutes is not None:
-                blocks.prime(author, h.blocked and author != viewer_id)
-                follows.prime(author, h.followed)
-                mutes.prime(author, h.muted)
+                self._user_counts.setdefault(author, UserCounts(*h.author_counts))
+            self._blocks.setdefault(author, h.blocked and author != viewer_id)
+            self._follows.setdefault(author, h.followed)
+            self._mutes.setdefault(author, h.muted)
