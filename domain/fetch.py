@@ -4,9 +4,9 @@ number of round trips).
 
 A read through an SQLAlchemy ``AsyncConnection`` costs three round trips (``BEGIN``,
 the statement, ``ROLLBACK``) and the Core's compile and result processing; one
-statement alone needs no transaction (it sees one snapshot), so the hot reads of the
-home feed (its pull authors, the hydration of a page) run here instead: one round trip
-each (asyncpg keeps the statement prepared per connection), rows as
+statement alone needs no transaction (it sees one snapshot), so a request's reads (the
+dataloaders' batches, the home feed's pull authors and hydration) run here instead:
+one round trip each (asyncpg keeps the statement prepared per connection), rows as
 ``asyncpg.Record``. The connection comes from, and goes back to, the same pool, so
 replica routing (the engine is whichever ``ReadRouting`` picked), pool limits and
 pre-pings are the engine's own. Each statement is reported to the engine's
@@ -50,7 +50,8 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     ``domain.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
     up in time. A connection that fails other than by a refused statement, or whose
     call is cancelled, is dropped rather than pooled again; a lost connection also
-    makes the pool recycle its other connections, as SQLAlchemy does on a disconnect.
+    makes the pool recycle its other connections, as SQLAlchemy does on a disconnect
+    (:func:`_survived` tells them apart).
     """
     sync_engine = engine.sync_engine
     fairy = await greenlet_spawn(sync_engine.raw_connection)
@@ -60,38 +61,39 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
             for listener in sync_engine.dispatch.before_cursor_execute:
                 listener(borrowed, None, sql, args, None, False)
         rows = await fairy.driver_connection.fetch(sql, *args)
-    except asyncpg.PostgresError as exc:
-        if _reusable(fairy, exc):
-            await greenlet_spawn(fairy.close)  # rare: the slow way is fine
-        else:
+    except BaseException as exc:
+        if _survived(fairy, exc):
+            await _give_back(sync_engine.pool, fairy)
+        elif isinstance(exc, Exception):  # the server or the socket is gone
             sync_engine.pool._invalidate(fairy, exc)  # as SQLAlchemy does on a disconnect
+        else:  # cancelled mid-statement: this connection's protocol state is unknown
+            fairy.invalidate(exc)
         raise
-    except Exception as exc:  # OSError, InterfaceError: the connection is gone
-        sync_engine.pool._invalidate(fairy, exc)
-        raise
-    except BaseException as exc:  # cancelled mid-statement: this connection only
-        fairy.invalidate(exc)
-        raise
-    # Back to the pool. No transaction was begun, so its reset (a rollback) sends
-    # nothing; while the pool has room for it, putting it back does no I/O either and
-    # needs no greenlet (a spawn costs about as much as asyncpg's own work for a small
-    # statement). A full pool closes it instead, which does.
-    if _has_room(sync_engine.pool):
-        fairy.close()
-    else:
-        await greenlet_spawn(fairy.close)
+    await _give_back(sync_engine.pool, fairy)
     return rows
 
 
-def _has_room(pool: Any) -> bool:
-    """Whether a connection checked in to ``pool`` now goes back into its queue (a
-    QueuePool below its size) rather than being closed."""
+async def _give_back(pool: Any, fairy: Any) -> None:
+    """Return ``fairy`` to ``pool``. No transaction was begun, so its reset (a rollback)
+    sends nothing; while the pool has room for it (a QueuePool below its size),
+    putting it back does no I/O either and needs no greenlet (a spawn costs about as
+    much as asyncpg's own work for a small statement). A full pool closes it instead,
+    which does."""
     size, checkedin = getattr(pool, "size", None), getattr(pool, "checkedin", None)
-    return size is not None and checkedin is not None and checkedin() < size()
+    if size is not None and checkedin is not None and checkedin() < size():
+        fairy.close()
+    else:
+        await greenlet_spawn(fairy.close)
 
 
-def _reusable(fairy: Any, exc: asyncpg.PostgresError) -> bool:
-    """Whether the connection survived a statement the server refused."""
+def _survived(fairy: Any, exc: BaseException) -> bool:
+    """Whether the connection is still fine after ``exc``: the server refused the
+    statement (or asyncpg an argument, or a listener failed) and the connection is
+    open; not after a cancellation, a socket error or an asyncpg interface error."""
+    if not isinstance(exc, Exception) or isinstance(
+        exc, OSError | TimeoutError | asyncpg.InterfaceError
+    ):
+        return False
     code = getattr(exc, "sqlstate", None) or ""
     driver = fairy.driver_connection
     return not code.startswith(_BROKEN) and driver is not None and not driver.is_closed()
