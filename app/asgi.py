@@ -29,11 +29,12 @@ from app.database import ReadRouting, create_engine
 from app.exports import export_download
 from app.gc_policy import GcPolicy
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
-from app.graphql import RETRY_AFTER_UNAVAILABLE_S, build_schema, unavailable_error
+from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
 from app.http_guards import GuardedGraphQLView, HttpGuards, RequestRefused
 from app.jobs import ArqDispatcher
 from app.metrics import operation_label
+from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
 from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal, session_store
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
