@@ -62,6 +62,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+import orjson
 from cross_web import HTTPException
 from graphql import (
     DocumentNode,
@@ -83,7 +84,6 @@ from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from app.document_limits import variables_within
-from app.graphql import parse_document, unavailable_error
 from app.idempotency import (
     Claim,
     IdempotencyError,
@@ -101,6 +101,7 @@ from app.media_types import (
     is_request_error,
     negotiate,
 )
+from app.operation import parse_document, unavailable_error
 from app.persisted_queries import (
     PersistedQueryError,
     PersistedQueryRef,
@@ -540,14 +541,64 @@ class GuardedGraphQLView:
     async def parse_http_body(self, request: Any) -> Any:
         """Strawberry's parsing, with a JSON body that is not an object (a string, a
         number) or an ``operationName`` that is not a string refused as
-        ``BAD_REQUEST`` rather than crashing."""
-        try:
-            data = await super().parse_http_body(request)  # type: ignore[misc]
-        except AttributeError as exc:  # ``data.get`` on a JSON scalar
-            raise HTTPException(400, "The request body must be a JSON object.") from exc
+        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
+        an object (nearly every request) is read here, with Strawberry's checks, without
+        its generic content-type parser (``email.message``, a tenth of the cost of a
+        small request)."""
+        data = await self._parse_json_post(request)
+        if data is None:
+            try:
+                data = await super().parse_http_body(request)  # type: ignore[misc]
+            except AttributeError as exc:  # ``data.get`` on a JSON scalar
+                raise HTTPException(400, "The request body must be a JSON object.") from exc
         if not isinstance(data.operation_name, str | None):
             raise HTTPException(400, "The operationName must be a string or null, if provided.")
         return data
+
+    async def _parse_json_post(self, request: Any) -> GraphQLRequestData | None:
+        """The request data of a POST whose media type holds ``application/json`` and
+        whose body is a JSON object, checked as Strawberry checks it; None for any other
+        request (Strawberry parses it)."""
+        if request.method != "POST" or self._stream_transport_map:  # type: ignore[attr-defined]
+            return None
+        media_type = (request.content_type or "").partition(";")[0].strip().lower()
+        if "application/json" not in media_type:
+            return None
+        data = self.parse_json(await request.get_body())  # type: ignore[attr-defined]
+        if not isinstance(data, dict):
+            return None  # a batch (a list) or a scalar: Strawberry's errors
+        query = data.get("query")
+        if not isinstance(query, str | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `query` must be a string or null, if provided."
+            )
+        variables = data.get("variables")
+        if not isinstance(variables, dict | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `variables` must be an object or null, if provided."
+            )
+        extensions = data.get("extensions")
+        if not isinstance(extensions, dict | None):
+            raise HTTPException(
+                400,
+                "The GraphQL operation's `extensions` must be an object or null, if provided.",
+            )
+        return GraphQLRequestData(
+            query=query,
+            variables=variables,
+            operation_name=data.get("operationName"),
+            extensions=extensions,
+            protocol="http",
+        )
+
+    def encode_json(self, data: object) -> bytes:
+        """The response body: orjson (a feed page encodes ~10x faster than with
+        ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same JSON); the
+        standard library for what orjson refuses (an integer past 64 bits)."""
+        try:
+            return orjson.dumps(data)
+        except TypeError:
+            return json.dumps(data, separators=(",", ":")).encode()
 
     async def execute_single(
         self,
