@@ -1,0 +1,206 @@
+"""The ranked feed's signals in the feed store (README "Home feed", Ranked order).
+
+Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
+once per ranked window, all in one pipelined round trip. Every key has a TTL, so
+nothing needs sweeping, and carries its owner's ``{id}`` hash tag (Redis Cluster):
+
+- ``rank:v:{<post>}`` sorted set: the post's engagements of the last hour, member
+  ``l:<liker>`` or ``c:<comment>``, score the event's time (ms). Adding a member twice
+  changes nothing, so a consumer that runs twice counts once; an unlike or a comment
+  deletion removes its member. Trimmed to the hour at each write, read with ``ZCOUNT``.
+- ``rank:a:{<author>}`` hash ``{r, t}``: the author's engagement count decayed by
+  ``e`` every 24 hours, as of ``t`` (ms); ``r / 24`` is their average per hour
+  (:func:`domain.feed.ranking.decayed_rate`). Updated only when the post's set gained a
+  member, so a replayed event is not counted twice.
+- ``rank:p:{<viewer>}`` sorted set: authors the viewer liked or commented on, score
+  the last time (ms); trimmed to 30 days and to the 200 most recent authors.
+- ``rank:k:{<viewer>}`` sorted set: the media kinds of the viewer's last 20
+  interactions, member ``<kind>:<l|c>:<id>``, score the time (ms).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.feed.ranking import Candidate, RankingConfig, Signals, decayed_rate, preferred_kind
+from domain.feedstore import Call, FeedRedis, Script
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def ms_of(at: dt.datetime) -> int:
+    """``at`` as whole milliseconds since the Unix epoch."""
+    return (at - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
+    """The creation time of a UUIDv7 (its first 48 bits: ms since the epoch)."""
+    return _EPOCH + dt.timedelta(milliseconds=value.int >> 80)
+
+
+def velocity_key(post_id: uuid.UUID) -> str:
+    return f"rank:v:{{{post_id}}}"
+
+
+def author_key(author_id: uuid.UUID) -> str:
+    return f"rank:a:{{{author_id}}}"
+
+
+def close_key(viewer_id: uuid.UUID) -> str:
+    return f"rank:p:{{{viewer_id}}}"
+
+
+def kinds_key(viewer_id: uuid.UUID) -> str:
+    return f"rank:k:{{{viewer_id}}}"
+
+
+# KEYS: close, kinds (one viewer). ARGV: author ('' for the viewer's own post), time ms,
+# proximity cutoff ms, proximity cap, kinds member, sample, ttl s.
+_VIEWER = Script(
+    """
+    if ARGV[1] ~= '' then
+        redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
+        redis.call('EXPIRE', KEYS[1], ARGV[7])
+    end
+    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[6]) + 1))
+    redis.call('EXPIRE', KEYS[2], ARGV[7])
+    return 1
+    """
+)
+
+# KEYS: the post's velocity set. ARGV: member, time ms, cutoff ms, ttl ms.
+# Returns 1 if the member is new (the engagement was not counted before), else 0.
+_VELOCITY = Script(
+    """
+    local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    return added
+    """
+)
+
+# KEYS: the author's hash. ARGV: time ms, horizon ms, ttl s. Adds 1 to the decayed
+# count (an event older than the last update adds its own decayed weight).
+_AUTHOR = Script(
+    """
+    local now = tonumber(ARGV[1])
+    local tau = tonumber(ARGV[2])
+    local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+    local t = tonumber(redis.call('HGET', KEYS[1], 't') or ARGV[1])
+    if now >= t then
+        r = r * math.exp(-(now - t) / tau) + 1
+        t = now
+    else
+        r = r + math.exp(-(t - now) / tau)
+    end
+    redis.call('HSET', KEYS[1], 'r', string.format('%.17g', r), 't', string.format('%d', t))
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+    return 1
+    """
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Engagement:
+    """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of
+    media ``kind``) at ``at``; ``ref`` is ``l:<liker>`` or ``c:<comment>``."""
+
+    actor: uuid.UUID
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+    kind: str
+    ref: str
+    at: dt.datetime
+
+
+class RankingSignals:
+    """Records engagements and reads a window's signals on the feed store. Every call
+    raises ``redis.exceptions.RedisError`` when the store fails."""
+
+    def __init__(self, store: FeedRedis, config: RankingConfig) -> None:
+        self.store = store
+        self.config = config
+
+    async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
+        """Record one engagement (idempotent); return whether it counted as new in the
+        post's velocity (an engagement older than the velocity window only feeds the
+        viewer's proximity and preference)."""
+        cfg = self.config
+        at_ms = ms_of(e.at)
+        ttl_s = int(cfg.proximity_window.total_seconds())
+        calls = [
+            _VIEWER.call(
+                [close_key(e.actor), kinds_key(e.actor)],
+                [
+                    e.author_id.bytes if e.author_id != e.actor else b"",
+                    at_ms,
+                    ms_of(now - cfg.proximity_window),
+                    cfg.proximity_cap,
+                    f"{e.kind}:{e.ref}",
+                    cfg.preference_sample,
+                    ttl_s,
+                ],
+            )
+        ]
+        window_ms = ms_of(e.at + cfg.velocity_window) - at_ms
+        fresh = e.at > now - cfg.velocity_window
+        if fresh:
+            calls.append(
+                _VELOCITY.call(
+                    [velocity_key(e.post_id)],
+                    [e.ref, at_ms, ms_of(now - cfg.velocity_window), 2 * window_ms],
+                )
+            )
+        replies = await self.store.execute(calls)
+        if not fresh or replies[1] != 1:
+            return False
+        horizon_ms = int(cfg.author_rate_horizon / dt.timedelta(milliseconds=1))
+        await self.store.execute(
+            [_AUTHOR.call([author_key(e.author_id)], [at_ms, horizon_ms, 4 * horizon_ms // 1000])]
+        )
+        return True
+
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+        """Take an engagement out of the post's velocity (an unlike, a deleted comment);
+        the author's average and the viewer's proximity keep it (it happened)."""
+        key = velocity_key(post_id)
+        await self.store.execute([Call.of(key, "ZREM", key, ref)])
+
+    async def read(
+        self, viewer_id: uuid.UUID, candidates: Sequence[Candidate], now: dt.datetime
+    ) -> Signals:
+        """The signals of ``candidates`` for ``viewer_id`` at ``now``: one round trip
+        (one pipelined batch per feed store node)."""
+        cfg = self.config
+        posts = list(dict.fromkeys(c.entry.post_id for c in candidates))
+        authors = list(dict.fromkeys(c.author_id for c in candidates))
+        since = ms_of(now - cfg.velocity_window)
+        close, kinds = close_key(viewer_id), kinds_key(viewer_id)
+        calls = [
+            Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
+            Call.of(kinds, "ZRANGE", kinds, 0, -1),
+        ]
+        calls += [Call.of(k, "ZCOUNT", k, since, "+inf") for k in map(velocity_key, posts)]
+        calls += [Call.of(k, "HMGET", k, "r", "t") for k in map(author_key, authors)]
+        replies = await self.store.execute(calls)
+        close_ids = frozenset(uuid.UUID(bytes=m) for m in replies[0] if len(m) == 16)
+        recent_kinds = [m.split(b":", 1)[0].decode() for m in replies[1]]
+        counts = replies[2 : 2 + len(posts)]
+        velocity = {p: int(n) for p, n in zip(posts, counts, strict=True) if n}
+        rates: dict[uuid.UUID, float] = {}
+        for author, (r, t) in zip(authors, replies[2 + len(posts) :], strict=True):
+            if r is not None and t is not None:
+                at = _EPOCH + dt.timedelta(milliseconds=int(t))
+                rates[author] = decayed_rate(float(r), at, now, cfg.author_rate_horizon)
+        return Signals(
+            velocity=velocity,
+            author_rate=rates,
+            close_authors=close_ids,
+            preferred=preferred_kind(recent_kinds, cfg),
+        )
