@@ -1,0 +1,178 @@
+"""The ranked home feed (README "Home feed", Ranked order) against real PostgreSQL, Redis
+(one Redis and a Redis Cluster) and an arq worker: the signals the like and comment
+consumers keep, the score's effect, frozen pages while scores change, and cursors.
+
+Test settings (tests/conftest.py): FEED_RANKED_WINDOW=6, so a dozen posts walk through
+the frozen window and on into the chronological continuation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from domain.feed.ranked_windows import RankedWindows
+from domain.feed.ranking_signals import close_key, kinds_key, velocity_key
+from schema.ids import decode_global_id
+from schema.ranked_feed import decode_ranked_cursor
+from tests.e2e.test_follow_graph import FOLLOW
+from tests.integration.test_feed import post
+
+FEED = """query($first: Int!, $after: String, $order: FeedOrder!) { viewer {
+  feed(first: $first, after: $after, order: $order) {
+    edges { cursor node { caption } } pageInfo { hasNextPage endCursor } } } }"""
+LIKE = """mutation($id: ID!) { likePost(input: { postId: $id }) { __typename } }"""
+COMMENT = """mutation($id: ID!, $b: String!) { addComment(input: { postId: $id, body: $b }) {
+  __typename } }"""
+DELETE = """mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }"""
+
+
+async def follow(gql, fan, *stars) -> None:
+    for star in stars:
+        out = await gql(FOLLOW, {"id": star.gid}, token=fan.token)
+        assert out["data"]["follow"]["__typename"] == "FollowSuccess", out
+
+
+async def page(gql, user, first: int, after: str | None = None, order: str = "RANKED"):
+    out = await gql(FEED, {"first": first, "after": after, "order": order}, token=user.token)
+    assert "errors" not in out, out
+    feed = out["data"]["viewer"]["feed"]
+    return [e["node"]["caption"] for e in feed["edges"]], feed["pageInfo"]
+
+
+async def walk(gql, user, first: int, after: str | None = None, order: str = "RANKED"):
+    seen: list[str] = []
+    while True:
+        captions, info = await page(gql, user, first, after, order)
+        seen += captions
+        if not info["hasNextPage"]:
+            return seen
+        assert captions, "a page is never empty while posts follow"
+        after = info["endCursor"]
+
+
+async def error_code(gql, user, after: str, order: str = "RANKED") -> str:
+    out = await gql(FEED, {"first": 3, "after": after, "order": order}, token=user.token)
+    assert out["data"]["viewer"]["feed"] is None, out
+    return out["errors"][0]["extensions"]["code"]
+
+
+async def test_a_liked_authors_older_post_outranks_a_strangers_newer_one(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, friend, stranger, other = await feed.make_users(4, prefix="rk")
+    await follow(gql, viewer, friend, stranger)
+    await follow(gql, other, friend, stranger)
+    await worker.drain()
+    liked = await post(gql, friend, "friend, liked")
+    await post(gql, friend, "friend, older")
+    await post(gql, stranger, "stranger, newer")
+    await worker.drain()
+    assert (await gql(LIKE, {"id": liked}, token=viewer.token))["data"]["likePost"][
+        "__typename"
+    ] == "LikePostSuccess"
+    await worker.drain()
+
+    recent = await walk(gql, viewer, 10, order="RECENT")
+    assert recent == ["stranger, newer", "friend, older", "friend, liked"]
+    ranked = await walk(gql, viewer, 10)
+    assert sorted(ranked) == sorted(recent)
+    # Proximity: the viewer liked a post of the friend, so the friend's older post
+    # (which nobody liked) outranks the stranger's newer one ...
+    assert ranked.index("friend, older") < ranked.index("stranger, newer")
+    # ... for the viewer only: someone who follows both and liked nothing sees the
+    # stranger's newer post first.
+    theirs = await walk(gql, other, 10)
+    assert theirs.index("stranger, newer") < theirs.index("friend, older")
+    # The consumers' signals, in the feed store.
+    assert await feed.redis.zscore(close_key(viewer.id), friend.id.bytes) is not None
+    assert await feed.redis.zcard(kinds_key(viewer.id)) == 1
+    liked_id = decode_global_id(liked, "Post", "id")
+    assert await feed.redis.zcard(velocity_key(liked_id)) == 1
+
+
+async def test_pages_never_repeat_or_skip_while_scores_change(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, a, b, c, fan = await feed.make_users(5, prefix="rp")
+    await follow(gql, viewer, a, b, c)
+    await worker.drain()
+    authors = [a, b, c]
+    ids = {}
+    for i in range(12):  # p11 newest; c wrote p02, p05, p08, p11
+        ids[f"p{i:02}"] = await post(gql, authors[i % 3], f"p{i:02}")
+    await worker.drain()
+    everything = {f"p{i:02}" for i in range(12)}
+
+    first, info = await page(gql, viewer, 4)
+    # No signal yet: the window (the newest 6) ranks newest first.
+    assert first == ["p11", "p10", "p09", "p08"]
+    assert info["hasNextPage"]
+
+    # Between two pages: the viewer now likes and comments on a's posts (proximity
+    # x1.5 for a), a fan likes b's (velocity), p07 is deleted and a new post arrives.
+    for key in ("p00", "p03"):
+        await gql(LIKE, {"id": ids[key]}, token=viewer.token)
+    await gql(COMMENT, {"id": ids["p06"], "b": "nice"}, token=viewer.token)
+    for key in ("p04", "p07", "p10"):
+        await gql(LIKE, {"id": ids[key]}, token=fan.token)
+    assert (await gql(DELETE, {"id": ids["p07"]}, token=b.token))["data"]["deletePost"][
+        "__typename"
+    ] == "DeletePostSuccess"
+    await post(gql, c, "p12")
+    await worker.drain()
+
+    fresh = await walk(gql, viewer, 4)
+    rest = await walk(gql, viewer, 4, info["endCursor"])
+    walked = first + rest
+    assert len(walked) == len(set(walked)), walked  # nothing repeated
+    assert set(walked) == everything - {"p07"}, walked  # nothing skipped but the deleted
+    # The frozen window keeps its order (p06 after p08, though a's post now scores
+    # x1.5), then the feed goes on newest first past the window.
+    assert walked == ["p11", "p10", "p09", "p08", "p06", "p05", "p04", "p03", "p02", "p01", "p00"]
+    # The scores did change: a walk from the top ranks a's p06 above newer posts.
+    assert fresh != walked and "p12" in fresh
+    assert fresh.index("p06") < fresh.index("p08")
+
+
+async def test_cursors_are_checked_and_expire_as_typed_errors(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, author, someone = await feed.make_users(3, prefix="rc")
+    await follow(gql, viewer, author)
+    await follow(gql, someone, author)
+    await worker.drain()
+    for i in range(5):
+        await post(gql, author, f"c{i}")
+    await worker.drain()
+
+    _, ranked = await page(gql, viewer, 2)
+    _, recent = await page(gql, viewer, 2, order="RECENT")
+    assert await error_code(gql, viewer, "not-a-cursor") == "BAD_USER_INPUT"
+    assert await error_code(gql, viewer, recent["endCursor"]) == "BAD_USER_INPUT"
+    assert await error_code(gql, viewer, ranked["endCursor"], "RECENT") == "BAD_USER_INPUT"
+    # Someone else's window is not theirs to read.
+    assert await error_code(gql, someone, ranked["endCursor"]) == "CURSOR_EXPIRED"
+
+    # The window lives FEED_RANKED_FREEZE_S after its last read, then expires.
+    window_id = decode_ranked_cursor(ranked["endCursor"]).window_id
+    assert window_id is not None
+    key = RankedWindows.key(viewer.id, window_id)
+    ttl = await feed.redis.ttl(key)
+    assert 0 < ttl <= feed.settings.feed_ranked_freeze_s
+    captions, _ = await page(gql, viewer, 2, ranked["endCursor"])
+    assert captions == ["c2", "c1"]
+    await feed.redis.delete(key)
+    assert await error_code(gql, viewer, ranked["endCursor"]) == "CURSOR_EXPIRED"
+    # Reading from the top again works.
+    assert (await page(gql, viewer, 2))[0] == ["c4", "c3"]
+
+
+async def test_a_viewer_reading_pages_concurrently_gets_one_window_each(feed):
+    """Two first pages at once freeze two windows; each walk is whole on its own."""
+    gql, worker = feed.gql, feed.worker
+    viewer, author = await feed.make_users(2, prefix="rw")
+    await follow(gql, viewer, author)
+    await worker.drain()
+    for i in range(9):
+        await post(gql, author, f"w{i}")
+    await worker.drain()
+    walks = await asyncio.gather(*(walk(gql, viewer, 2) for _ in range(4)))
+    expected = [f"w{i}" for i in range(8, -1, -1)]
+    assert all(w == expected for w in walks), walks
