@@ -19,7 +19,6 @@ import strawberry
 from graphql import GraphQLError
 
 from domain.db import utcnow
-from domain.feed.ranking import Candidate, media_kind
 from domain.feed.read_ranked_feed import (
     Position,
     RankedWindowExpiredError,
@@ -87,13 +86,6 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
         records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
         return await visibility.visible_posts(ctx, records, home_feed=True)
 
-    async def describe(entries: Sequence[Entry]) -> list[Candidate | None]:
-        records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
-        return [
-            Candidate(e, r.author_id, media_kind(r.media)) if r is not None else None
-            for e, r in zip(entries, records, strict=True)
-        ]
-
     try:
         page = await read_ranked_feed(
             ctx.engine,
@@ -103,7 +95,6 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
             first=first,
             after=position,
             visible=visible,
-            describe=describe,
             now=utcnow(),
         )
     except RankedWindowExpiredError:

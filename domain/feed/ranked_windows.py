@@ -69,13 +69,16 @@ class RankedWindows:
         """``rankwin:{<viewer>}:<window id>``."""
         return f"rankwin:{{{viewer_id}}}:{window_id}"
 
-    async def save(self, viewer_id: uuid.UUID, window: Window) -> str:
-        """Store ``window`` for the TTL; return its new id (12 URL-safe characters)."""
-        window_id = secrets.token_urlsafe(9)
+    @staticmethod
+    def new_id() -> str:
+        """A fresh window id (12 URL-safe characters, 72 random bits)."""
+        return secrets.token_urlsafe(9)
+
+    async def save(self, viewer_id: uuid.UUID, window_id: str, window: Window) -> None:
+        """Store ``window`` under ``window_id`` for the TTL."""
         await self.store.client.set(
             self.key(viewer_id, window_id), encode_window(window), ex=self.ttl_s
         )
-        return window_id
 
     async def load(self, viewer_id: uuid.UUID, window_id: str) -> Window | None:
         """The window, its TTL refreshed; None when it expired or is not the viewer's."""

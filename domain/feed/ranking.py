@@ -26,13 +26,14 @@ import datetime as dt
 import math
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from domain.feed.timelines.entries import Entry, time_of
 
 #: The media kinds a post can be: ``video`` if it holds a video, else ``image`` if it
-#: holds an image, else ``text``. Preferences are only ever for a media kind.
+#: holds media, else ``text`` (domain.feed.ranking_queries.KIND_SQL). Preferences are
+#: only ever for a media kind.
 MEDIA_KINDS = ("image", "video")
 TEXT = "text"
 
@@ -61,7 +62,7 @@ class RankingConfig:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A post of the candidate window: its timeline entry (``created_at`` µs, id), its
-    author and its media kind (:func:`media_kind`)."""
+    author and its media kind (``image``, ``video`` or ``text``)."""
 
     entry: Entry
     author_id: uuid.UUID
@@ -79,15 +80,6 @@ class Signals:
     author_rate: Mapping[uuid.UUID, float] = field(default_factory=dict)
     close_authors: frozenset[uuid.UUID] = frozenset()
     preferred: str | None = None
-
-
-def media_kind(media: Iterable[Mapping[str, str]]) -> str:
-    """The kind of a post from its ``posts.media`` list ([{url, kind}]): ``video`` if any
-    file is a video, else ``image`` if it has any file, else ``text``."""
-    kinds = {m.get("kind") for m in media}
-    if "video" in kinds:
-        return "video"
-    return "image" if kinds else TEXT
 
 
 def preferred_kind(kinds: Sequence[str], config: RankingConfig) -> str | None:

@@ -6,7 +6,6 @@ time of an engagement is its outbox event's (a UUIDv7), so a replay records the 
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -15,12 +14,13 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
-from domain.feed.ranking import RankingConfig, media_kind
+from domain.feed.ranking import RankingConfig
+from domain.feed.ranking_queries import KIND_SQL
 from domain.feed.ranking_signals import Engagement, RankingSignals, time_of_uuid7
 from domain.feedstore import FeedRedis
 from domain.outbox.process import EVENT_ID_KEY, Handler
 
-_MEDIA = text("SELECT media FROM posts WHERE id = :id")
+_KIND = text(f"SELECT {KIND_SQL} FROM posts WHERE id = :id")
 
 
 def ranking_handlers(
@@ -32,10 +32,7 @@ def ranking_handlers(
 
     async def kind_of(post_id: uuid.UUID) -> str | None:
         async with engine.connect() as conn:
-            media = await conn.scalar(_MEDIA, {"id": post_id})
-        if isinstance(media, str):  # a driver without a jsonb codec
-            media = json.loads(media)
-        return None if media is None else media_kind(media)
+            return await conn.scalar(_KIND, {"id": post_id})
 
     async def record(p: Mapping[str, Any], actor: str, author: str, ref: str) -> None:
         post_id = uuid.UUID(p["post_id"])

@@ -15,7 +15,7 @@ nothing needs sweeping, and carries its owner's ``{id}`` hash tag (Redis Cluster
 - ``rank:p:{<viewer>}`` sorted set: authors the viewer liked or commented on, score
   the last time (ms); trimmed to 30 days and to the 200 most recent authors.
 - ``rank:k:{<viewer>}`` sorted set: the media kinds of the viewer's last 20
-  interactions, member ``<kind>:<l|c>:<id>``, score the time (ms).
+  interactions, member ``<kind>:<post>:<l|c>:<id>``, score the time (ms).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.feed.ranking import Candidate, RankingConfig, Signals, decayed_rate, preferred_kind
+from domain.feed.ranking import RankingConfig, Signals, decayed_rate, preferred_kind
 from domain.feedstore import Call, FeedRedis, Script
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -106,6 +106,31 @@ _AUTHOR = Script(
 )
 
 
+# KEYS: velocity sets. ARGV: since ms. Each set's count of engagements since then.
+_COUNTS = Script(
+    """
+    local out = {}
+    for i, key in ipairs(KEYS) do
+        out[i] = redis.call('ZCOUNT', key, ARGV[1], '+inf')
+    end
+    return out
+    """
+)
+
+# KEYS: author hashes. Their r and t, flat (false where missing).
+_RATES = Script(
+    """
+    local out = {}
+    for i, key in ipairs(KEYS) do
+        local v = redis.call('HMGET', key, 'r', 't')
+        out[2 * i - 1] = v[1]
+        out[2 * i] = v[2]
+    end
+    return out
+    """
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Engagement:
     """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of
@@ -142,7 +167,7 @@ class RankingSignals:
                     at_ms,
                     ms_of(now - cfg.proximity_window),
                     cfg.proximity_cap,
-                    f"{e.kind}:{e.ref}",
+                    f"{e.kind}:{e.post_id}:{e.ref}",
                     cfg.preference_sample,
                     ttl_s,
                 ],
@@ -173,34 +198,49 @@ class RankingSignals:
         await self.store.execute([Call.of(key, "ZREM", key, ref)])
 
     async def read(
-        self, viewer_id: uuid.UUID, candidates: Sequence[Candidate], now: dt.datetime
+        self, viewer_id: uuid.UUID, post_ids: Sequence[uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """The signals of ``candidates`` for ``viewer_id`` at ``now``: one round trip
-        (one pipelined batch per feed store node)."""
+        """The viewer's signals and the velocity of ``post_ids`` at ``now`` (no author
+        rates yet: :meth:`author_rates` reads those of the posts with a velocity). One
+        round trip (one pipelined batch per feed store node); the posts' keys are read
+        by one script call on a standalone Redis (one per key's slot on a cluster)."""
         cfg = self.config
-        posts = list(dict.fromkeys(c.entry.post_id for c in candidates))
-        authors = list(dict.fromkeys(c.author_id for c in candidates))
-        since = ms_of(now - cfg.velocity_window)
+        posts = list(dict.fromkeys(post_ids))
         close, kinds = close_key(viewer_id), kinds_key(viewer_id)
-        calls = [
-            Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
-            Call.of(kinds, "ZRANGE", kinds, 0, -1),
-        ]
-        calls += [Call.of(k, "ZCOUNT", k, since, "+inf") for k in map(velocity_key, posts)]
-        calls += [Call.of(k, "HMGET", k, "r", "t") for k in map(author_key, authors)]
-        replies = await self.store.execute(calls)
-        close_ids = frozenset(uuid.UUID(bytes=m) for m in replies[0] if len(m) == 16)
-        recent_kinds = [m.split(b":", 1)[0].decode() for m in replies[1]]
-        counts = replies[2 : 2 + len(posts)]
-        velocity = {p: int(n) for p, n in zip(posts, counts, strict=True) if n}
-        rates: dict[uuid.UUID, float] = {}
-        for author, (r, t) in zip(authors, replies[2 + len(posts) :], strict=True):
-            if r is not None and t is not None:
-                at = _EPOCH + dt.timedelta(milliseconds=int(t))
-                rates[author] = decayed_rate(float(r), at, now, cfg.author_rate_horizon)
+        keys = [velocity_key(p) for p in posts]
+        groups = self.store.slot_groups(keys)
+        replies = await self.store.execute(
+            [
+                Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
+                Call.of(kinds, "ZRANGE", kinds, 0, -1),
+                *_COUNTS.grouped_calls(keys, groups, 1, [ms_of(now - cfg.velocity_window)]),
+            ]
+        )
+        velocity: dict[uuid.UUID, int] = {}
+        for (_, owners), counts in zip(groups, replies[2:], strict=True):
+            velocity.update((posts[i], int(n)) for i, n in zip(owners, counts, strict=True) if n)
         return Signals(
             velocity=velocity,
-            author_rate=rates,
-            close_authors=close_ids,
-            preferred=preferred_kind(recent_kinds, cfg),
+            close_authors=frozenset(uuid.UUID(bytes=m) for m in replies[0] if len(m) == 16),
+            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
         )
+
+    async def author_rates(
+        self, author_ids: Sequence[uuid.UUID], now: dt.datetime
+    ) -> dict[uuid.UUID, float]:
+        """``{author id: average engagements per hour}`` at ``now`` (absent: none
+        recorded in the last days); one round trip."""
+        authors = list(dict.fromkeys(author_ids))
+        keys = [author_key(a) for a in authors]
+        groups = self.store.slot_groups(keys)
+        replies = await self.store.execute(_RATES.grouped_calls(keys, groups, 1, []))
+        rates: dict[uuid.UUID, float] = {}
+        for (_, owners), flat in zip(groups, replies, strict=True):
+            for j, i in enumerate(owners):
+                r, t = flat[2 * j], flat[2 * j + 1]
+                if r and t:  # Lua's false (a missing hash) arrives as None
+                    at = _EPOCH + dt.timedelta(milliseconds=int(t))
+                    rates[authors[i]] = decayed_rate(
+                        float(r), at, now, self.config.author_rate_horizon
+                    )
+        return rates

@@ -2,7 +2,7 @@
 order; docs/design.md "Home feed").
 
 The first page reads the candidate window the chronological read assembles (the newest
-``window`` visible posts of the cached feed and the pull authors, through
+``window`` entries of the cached feed merged with the pull authors', through
 :func:`domain.feed.read_feed.read_home_feed`, so ranking adds no per-follower write),
 scores them (:mod:`domain.feed.ranking`, signals from :mod:`domain.feed.ranking_signals`)
 and freezes the ranked order (:mod:`domain.feed.ranked_windows`). Later pages slice the
@@ -18,11 +18,14 @@ tail positions: the cursors stay valid whichever way the page was made.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import datetime as dt
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -30,16 +33,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ranked_windows import RankedWindows, Window
 from domain.feed.ranking import Candidate, Signals, rank
+from domain.feed.ranking_queries import live_post_facts
 from domain.feed.ranking_signals import RankingSignals
 from domain.feed.read_feed import Visible, read_home_feed
 from domain.feed.timelines import Entry
 
 log = logging.getLogger(__name__)
 
-#: Describes candidate entries (author, media kind), in order; None for a post gone.
-Describe = Callable[[Sequence[Entry]], Awaitable[list[Candidate | None]]]
-
 _MAX_BATCH = 1024
+T = TypeVar("T")
 
 
 class RankedWindowExpiredError(Exception):
@@ -76,7 +78,6 @@ async def read_ranked_feed(
     first: int,
     after: Position | None,
     visible: Visible,
-    describe: Describe,
     now: dt.datetime,
 ) -> RankedPage:
     """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
@@ -99,26 +100,59 @@ async def read_ranked_feed(
             raise RankedWindowExpiredError(after.window_id)
         return await _slice(window, after.window_id, after.offset, first, visible, chronological)
 
+    # The window's candidates unfiltered: each is checked when a page reaches it (the
+    # first page included), so the rule is checked for the ~20 posts a page shows,
+    # not for the whole window on every first page.
     found = await read_home_feed(
-        engine, stores, config, viewer_id, first=cfg.window, before=None, visible=visible
+        engine, stores, config, viewer_id, first=cfg.window, before=None, visible=_unchecked
     )
     if not found.entries:
         return RankedPage([], False)
-    candidates = [c for c in await describe(found.entries) if c is not None]
+    signals = RankingSignals(stores.feeds.store, cfg)
+    ids = [e.post_id for e in found.entries]
+    facts, viewer_signals = await asyncio.gather(
+        _facts(engine, ids), _or_none(signals.read(viewer_id, ids, now), viewer_id)
+    )
+    candidates = [Candidate(e, *facts[e.post_id]) for e in found.entries if e.post_id in facts]
+    scored = viewer_signals or Signals()
+    engaged = {facts[p][0] for p in scored.velocity if p in facts}
+    if engaged:  # the averages of the authors whose posts have a velocity
+        rates = await _or_none(signals.author_rates(list(engaged), now), viewer_id)
+        scored = dataclasses.replace(scored, author_rate=rates or {})
+    ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
+    window = Window(ordered, found.entries[-1] if found.has_next else None)
+    window_id = windows.new_id()
+    saved, page = await asyncio.gather(
+        windows.save(viewer_id, window_id, window),
+        _slice(window, window_id, 0, first, visible, chronological),
+        return_exceptions=True,
+    )
+    if isinstance(page, BaseException):
+        raise page
+    if isinstance(saved, RedisError):
+        log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=saved)
+        return await chronological(None, first)
+    if isinstance(saved, BaseException):
+        raise saved
+    return page
+
+
+async def _facts(engine: AsyncEngine, ids: list[uuid.UUID]):
+    async with engine.connect() as conn:
+        return await live_post_facts(conn, ids)
+
+
+async def _or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
+    """The signals read, or None when Redis fails (ranked by recency alone)."""
     try:
-        signals = await RankingSignals(stores.feeds.store, cfg).read(viewer_id, candidates, now)
+        return await read
     except RedisError:
         log.warning("ranking signals of %s unavailable: recency only", viewer_id, exc_info=True)
-        signals = Signals()
-    ordered = [c.entry for c in rank(candidates, signals, viewer_id, now, cfg)]
-    window = Window(ordered, found.entries[-1] if found.has_next else None)
-    try:
-        window_id = await windows.save(viewer_id, window)
-    except RedisError:
-        log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=True)
-        return await chronological(None, first)
-    # Every entry was visible a moment ago: the first page needs no second check.
-    return await _slice(window, window_id, 0, first, None, chronological)
+        return None
+
+
+async def _unchecked(entries: Sequence[Entry]) -> list[bool]:
+    return [True] * len(entries)
 
 
 async def _slice(
@@ -126,7 +160,7 @@ async def _slice(
     window_id: str,
     offset: int,
     first: int,
-    visible: Visible | None,
+    visible: Visible,
     chronological: Callable[[Entry | None, int], Awaitable[RankedPage]],
 ) -> RankedPage:
     """The page of ``first`` visible entries of the window from ``offset``, then of the
@@ -136,7 +170,7 @@ async def _slice(
     want = first + 1
     while at < len(window.entries) and len(items) <= first:
         batch = window.entries[at : at + want]
-        flags = await visible(batch) if visible is not None else [True] * len(batch)
+        flags = await visible(batch)
         for i, (entry, ok) in enumerate(zip(batch, flags, strict=True)):
             if ok:
                 items.append((entry, Position(window_id, at + i + 1, entry)))

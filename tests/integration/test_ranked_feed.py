@@ -176,3 +176,58 @@ async def test_a_viewer_reading_pages_concurrently_gets_one_window_each(feed):
     walks = await asyncio.gather(*(walk(gql, viewer, 2) for _ in range(4)))
     expected = [f"w{i}" for i in range(8, -1, -1)]
     assert all(w == expected for w in walks), walks
+
+
+CREATE_MEDIA = """mutation($c: String!, $k: MediaKind!) { createPost(input: { caption: $c,
+  media: [{ url: "https://cdn.example.org/f", kind: $k }] }) {
+  __typename ... on CreatePostSuccess { post { id } } } }"""
+
+
+async def media_post(gql, author, caption: str, kind: str) -> str:
+    out = (await gql(CREATE_MEDIA, {"c": caption, "k": kind}, token=author.token))["data"]
+    assert out["createPost"]["__typename"] == "CreatePostSuccess", out
+    return out["createPost"]["post"]["id"]
+
+
+async def test_mostly_video_interactions_put_video_posts_first(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, other, filmer, snapper, elsewhere = await feed.make_users(5, prefix="rv")
+    await follow(gql, viewer, filmer, snapper)
+    await follow(gql, other, filmer, snapper)
+    await worker.drain()
+    # The viewer likes five videos of an account they do not follow (so no proximity
+    # to the authors of their feed): their last interactions are mostly video.
+    for i in range(5):
+        clip = await media_post(gql, elsewhere, f"clip {i}", "VIDEO")
+        await gql(LIKE, {"id": clip}, token=viewer.token)
+    await media_post(gql, filmer, "a video", "VIDEO")
+    await media_post(gql, snapper, "a newer photo", "IMAGE")
+    await worker.drain()
+    assert await walk(gql, viewer, 10, order="RECENT") == ["a newer photo", "a video"]
+    assert await walk(gql, viewer, 10) == ["a video", "a newer photo"]  # x1.2
+    assert await walk(gql, other, 10) == ["a newer photo", "a video"]
+
+
+MUTE = """mutation($id: ID!) { mute(input: { userId: $id }) { __typename } }"""
+UNFOLLOW = """mutation($id: ID!) { unfollow(input: { userId: $id }) { __typename } }"""
+
+
+async def test_the_visibility_rule_holds_on_every_ranked_page(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, kept, muted, dropped = await feed.make_users(4, prefix="rh")
+    await follow(gql, viewer, kept, muted, dropped)
+    await worker.drain()
+    for i in range(4):
+        for name, who in (("kept", kept), ("muted", muted), ("dropped", dropped)):
+            await post(gql, who, f"{name}-{i}")
+    await worker.drain()
+    first, info = await page(gql, viewer, 2)
+    # Muted and unfollowed between two pages: the frozen window still names their posts,
+    # and the next pages drop them (the same check as the chronological feed).
+    assert (await gql(MUTE, {"id": muted.gid}, token=viewer.token))["data"]["mute"]
+    assert (await gql(UNFOLLOW, {"id": dropped.gid}, token=viewer.token))["data"]["unfollow"]
+    await worker.drain()
+    rest = await walk(gql, viewer, 2, info["endCursor"])
+    assert first == ["dropped-3", "muted-3"]
+    assert rest == ["kept-3", "kept-2", "kept-1", "kept-0"]
+    assert await walk(gql, viewer, 5) == ["kept-3", "kept-2", "kept-1", "kept-0"]

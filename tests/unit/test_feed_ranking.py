@@ -18,7 +18,6 @@ from domain.feed.ranking import (
     Signals,
     decayed_rate,
     engagement,
-    media_kind,
     preferred_kind,
     rank,
     recency,
@@ -118,15 +117,6 @@ def test_equal_scores_order_newest_first() -> None:
     posts = [post(k * H) for k in (5, 0, 3, 1)]
     assert rank(posts, Signals(), VIEWER, NOW, CFG) == sorted(
         posts, key=lambda c: c.entry, reverse=True
-    )
-
-
-def test_media_kind_of_a_post() -> None:
-    assert media_kind([]) == "text"
-    assert media_kind([{"url": "https://x/a.jpg", "kind": "image"}]) == "image"
-    assert (
-        media_kind([{"url": "https://x/a.jpg", "kind": "image"}, {"url": "v", "kind": "video"}])
-        == "video"
     )
 
 
