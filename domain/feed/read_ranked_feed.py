@@ -82,7 +82,8 @@ async def read_ranked_feed(
 ) -> RankedPage:
     """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
     ranks and freezes a new window). Raises RankedWindowExpiredError for a window
-    position whose window is gone."""
+    position whose window is gone (or unreadable: Redis failed). Never raises for
+    Redis trouble otherwise (see the module)."""
     cfg = config.ranking
     windows = RankedWindows(stores.feeds.store, cfg.freeze)
 
@@ -95,7 +96,11 @@ async def read_ranked_feed(
     if after is not None and after.window_id is None:
         return await chronological(after.entry, first)
     if after is not None:
-        window = await windows.load(viewer_id, after.window_id)
+        try:
+            window = await windows.load(viewer_id, after.window_id)
+        except RedisError:  # as good as gone: the walk starts again (chronological)
+            log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
+            window = None
         if window is None:
             raise RankedWindowExpiredError(after.window_id)
         return await _slice(window, after.window_id, after.offset, first, visible, chronological)

@@ -231,3 +231,83 @@ async def test_the_visibility_rule_holds_on_every_ranked_page(feed):
     assert first == ["dropped-3", "muted-3"]
     assert rest == ["kept-3", "kept-2", "kept-1", "kept-0"]
     assert await walk(gql, viewer, 5) == ["kept-3", "kept-2", "kept-1", "kept-0"]
+
+
+HYDRATED = """query($first: Int!, $after: String, $order: FeedOrder! = RANKED) { viewer {
+  feed(first: $first, after: $after, order: $order) {
+    edges { cursor node { caption likeCount viewerHasLiked
+      author { username followerCount followedByViewer } } }
+    pageInfo { hasNextPage endCursor } } } }"""
+
+
+async def test_ranked_pages_cost_constant_sql(feed):
+    """A ranked page costs the same statements whatever its size, first page (ranking the
+    window) or next (a slice of it, then the continuation past it): a first page
+    costs those of the chronological page plus one (the window's authors and media
+    kinds)."""
+    from tests.integration.test_query_count import measured
+
+    gql, worker = feed.gql, feed.worker
+    viewer, *authors = await feed.make_users(9, prefix="rq")
+    await follow(gql, viewer, *authors)
+    await worker.drain()
+    for i in range(3):
+        for n, a in enumerate(authors):
+            await post(gql, a, f"q{i}-{n}")
+    await worker.drain()
+    _, chronological = await measured(
+        gql, feed.engine, HYDRATED, {"first": 5, "order": "RECENT"}, viewer.token
+    )
+    counts = {}
+    for first in (2, 5):
+        data, statements = await measured(
+            gql, feed.engine, HYDRATED, {"first": first}, viewer.token
+        )
+        assert len(data["viewer"]["feed"]["edges"]) == first
+        counts[first] = len(statements)
+    assert counts[2] == counts[5] == len(chronological) + 1, (counts, chronological)
+    # Every next page too: slices of the window, the page that crosses its end, and
+    # the continuation past it (24 posts, a window of 6, pages of 5).
+    after, pages = data["viewer"]["feed"]["pageInfo"]["endCursor"], []
+    while after is not None:
+        data, statements = await measured(
+            gql, feed.engine, HYDRATED, {"first": 5, "after": after}, viewer.token
+        )
+        pages.append(len(statements))
+        feed_page = data["viewer"]["feed"]
+        after = feed_page["pageInfo"]["endCursor"] if feed_page["pageInfo"]["hasNextPage"] else None
+    # A slice costs no more than a chronological page; the page that crosses the
+    # window's end checks two batches (the window's rest, then the continuation's).
+    assert len(pages) == 4, pages
+    assert min(pages) <= len(chronological), (pages, chronological)
+    assert max(pages) <= 2 * len(chronological), (pages, chronological)
+
+
+async def test_unreachable_redis_serves_the_chronological_order(
+    gql, make_users, worker, settings, engine
+):
+    import httpx
+
+    from app.asgi import create_app
+    from tests.conftest import GQL
+
+    viewer, a, b = await make_users(3, prefix="rd")
+    await follow(gql, viewer, a, b)
+    await worker.drain()
+    for i in range(4):
+        await post(gql, a, f"a{i}")
+        await post(gql, b, f"b{i}")
+    await gql(LIKE, {"id": await post(gql, a, "liked")}, token=viewer.token)
+    await worker.drain()
+    _, window = await page(gql, viewer, 2)
+    down = create_app(
+        settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}), engine=engine
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=down), base_url="http://roost.test"
+    ) as client:
+        down_gql = GQL(client)
+        # No signals, no frozen window: the chronological order, from PostgreSQL, with
+        # cursors that continue it.
+        assert await walk(down_gql, viewer, 3) == await walk(gql, viewer, 3, order="RECENT")
+        assert await error_code(down_gql, viewer, window["endCursor"]) == "CURSOR_EXPIRED"
