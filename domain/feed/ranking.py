@@ -26,10 +26,11 @@ import datetime as dt
 import math
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from domain.feed.timelines.entries import Entry, time_of
+from domain.feed.timelines.entries import Entry, score_of
 
 #: The media kinds a post can be: ``video`` if it holds a video, else ``image`` if it
 #: holds media, else ``text`` (domain.feed.ranking_queries.KIND_SQL). Preferences are
@@ -55,14 +56,14 @@ class RankingConfig:
     preference_boost: float = 1.2
     preference_sample: int = 20  # the viewer's last interactions a preference reads
     preference_min: int = 5  # fewer interactions than this: no preference yet
-    window: int = 200  # candidates ranked (the newest visible posts of the feed)
+    window: int = 100  # candidates ranked (the newest entries of the feed)
     freeze: dt.timedelta = dt.timedelta(minutes=5)  # a ranked window's idle lifetime
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A post of the candidate window: its timeline entry (``created_at`` µs, id), its
-    author and its media kind (``image``, ``video`` or ``text``)."""
+    author and its media kind (``image``, ``video`` or ``text``). A tuple: a window
+    makes 100 per first page."""
 
     entry: Entry
     author_id: uuid.UUID
@@ -120,16 +121,7 @@ def score(
     c: Candidate, signals: Signals, viewer_id: uuid.UUID, now: dt.datetime, config: RankingConfig
 ) -> float:
     """The score of one candidate for ``viewer_id`` at ``now`` (see the module)."""
-    base = recency(now - time_of(c.entry.score), config.half_life)
-    velocity = signals.velocity.get(c.entry.post_id, 0)
-    if velocity:
-        rate = signals.author_rate.get(c.author_id, 0.0)
-        base += config.engagement_weight * engagement(velocity, rate, config.rate_prior)
-    if c.author_id != viewer_id and c.author_id in signals.close_authors:
-        base *= config.proximity_boost
-    if signals.preferred is not None and c.kind == signals.preferred:
-        base *= config.preference_boost
-    return base
+    return _scorer(signals, viewer_id, now, config)(c)
 
 
 def rank(
@@ -140,8 +132,31 @@ def rank(
     config: RankingConfig,
 ) -> list[Candidate]:
     """``candidates`` by score, highest first; equal scores newest first."""
-    return sorted(
-        candidates,
-        key=lambda c: (score(c, signals, viewer_id, now, config), c.entry),
-        reverse=True,
-    )
+    scored = _scorer(signals, viewer_id, now, config)
+    return sorted(candidates, key=lambda c: (scored(c), c.entry), reverse=True)
+
+
+def _scorer(
+    signals: Signals, viewer_id: uuid.UUID, now: dt.datetime, config: RankingConfig
+) -> Callable[[Candidate], float]:
+    """:func:`score` with its constants computed once (ages in µs, as entries hold
+    them): a window scores 100 candidates."""
+    now_us = score_of(now)
+    half_life_us = config.half_life / dt.timedelta(microseconds=1)
+    velocity, rates, close = signals.velocity, signals.author_rate, signals.close_authors
+    preferred, weight, prior = signals.preferred, config.engagement_weight, config.rate_prior
+    proximity, preference = config.proximity_boost, config.preference_boost
+
+    def scored(c: Candidate) -> float:
+        entry, author = c.entry, c.author_id
+        base = 2.0 ** (-max(now_us - entry.score, 0) / half_life_us)
+        v = velocity.get(entry.post_id)
+        if v:
+            base += weight * engagement(v, rates.get(author, 0.0), prior)
+        if author in close and author != viewer_id:
+            base *= proximity
+        if preferred is not None and c.kind == preferred:
+            base *= preference
+        return base
+
+    return scored

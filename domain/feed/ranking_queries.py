@@ -16,7 +16,7 @@ KIND_SQL = (
     " WHEN media <> '[]'::jsonb THEN 'image' ELSE 'text' END"
 )
 
-# One row of three arrays: asyncpg decodes arrays in C, so 200 posts cost one row.
+# One row of three arrays: asyncpg decodes arrays in C, so a window costs one row.
 _FACTS = text(
     f"SELECT array_agg(id), array_agg(author_id), array_agg({KIND_SQL}) FROM posts"
     " WHERE id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL"
