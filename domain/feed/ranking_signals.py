@@ -42,18 +42,22 @@ def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
 
 
 def velocity_key(post_id: uuid.UUID) -> str:
+    """The post's engagements of the last hour (a sorted set)."""
     return f"rank:v:{{{post_id}}}"
 
 
 def author_key(author_id: uuid.UUID) -> str:
+    """The author's decayed engagement count (a hash ``{r, t}``)."""
     return f"rank:a:{{{author_id}}}"
 
 
 def close_key(viewer_id: uuid.UUID) -> str:
+    """The authors the viewer engaged with in 30 days (a sorted set)."""
     return f"rank:p:{{{viewer_id}}}"
 
 
 def kinds_key(viewer_id: uuid.UUID) -> str:
+    """The media kinds of the viewer's last interactions (a sorted set)."""
     return f"rank:k:{{{viewer_id}}}"
 
 
