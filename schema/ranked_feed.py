@@ -3,8 +3,9 @@
 
 A cursor is opaque: ``f1:w:<window id>:<offset>`` for a post of the frozen ranked
 window (the offset of the next post in it), ``f1:t:<score>:<post id hex>`` for a post
-of the chronological continuation past the window. The posts are hydrated and checked
-through the same dataloaders and visibility rule as the chronological page.
+of the chronological continuation past the window. The posts are checked and hydrated
+exactly as the chronological page's (schema.visibility.home_feed_posts: one statement
+per batch, the home-feed rule, the request's dataloaders primed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import strawberry
 from graphql import GraphQLError
 
 from domain.db import utcnow
+from domain.feed.hydration import HydratedPost
 from domain.feed.read_ranked_feed import (
     Position,
     RankedWindowExpiredError,
@@ -28,7 +30,7 @@ from domain.feed.timelines import Entry
 from schema import visibility
 from schema.context import Context
 from schema.pagination import check_first, page_info
-from schema.posts import FeedConnection, Post, PostEdge
+from schema.posts import FeedConnection, Post, PostEdge, _wanted
 
 Info = strawberry.Info[Context, None]
 
@@ -82,9 +84,13 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
     if ctx.stores is None:
         raise RuntimeError("The home feed needs Redis (REDIS_URL).")
 
+    wanted = _wanted(info)
+    kept: dict[uuid.UUID, HydratedPost] = {}
+
     async def visible(entries: Sequence[Entry]) -> list[bool]:
-        records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
-        return await visibility.visible_posts(ctx, records, home_feed=True)
+        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], wanted)
+        kept.update(found)
+        return [e.post_id in found for e in entries]
 
     try:
         page = await read_ranked_feed(
@@ -102,11 +108,9 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
             "This ranked feed cursor expired: read the feed again from the top (no 'after').",
             extensions={"code": "CURSOR_EXPIRED"},
         ) from None
-    records = await ctx.loaders.post_by_id.load_many([e.post_id for e, _ in page.items])
     edges = [
-        PostEdge(cursor=encode_ranked_cursor(pos), node=Post.from_record(r))
-        for (_, pos), r in zip(page.items, records, strict=True)
-        if r is not None
+        PostEdge(cursor=encode_ranked_cursor(pos), node=Post.from_hydrated(kept[e.post_id]))
+        for e, pos in page.items
     ]
     return FeedConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
