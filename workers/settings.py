@@ -25,6 +25,7 @@ from app.settings import Settings, get_settings
 from domain.accounts.consumers import account_handlers
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_handlers
+from domain.feed.ranking_consumers import ranking_handlers
 from domain.feedstore import FeedRedis
 from domain.notifications.consumers import notification_handlers
 from domain.notifications.delivery import Delivery
@@ -140,6 +141,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             notification_handlers(engine, notify, push=push, publisher=publisher),
             engagement_handlers(realtime, api_publishes=settings.realtime_engagement == "api"),
             account_handlers(engine, settings.accounts_config),
+            # The ranked feed's signals (likes and comments): README "Home feed".
+            ranking_handlers(engine, feed_redis, settings.feed_config.ranking),
         )
         ctx["max_attempts"] = settings.job_attempts
         # The outbox relay: a loop of this process rather than a cron job, so that a
