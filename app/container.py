@@ -27,6 +27,7 @@ from app.settings import Settings
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
+from domain.feed.ranking_consumers import ranking_consumer
 from domain.feedstore import FeedRedis
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
@@ -34,7 +35,15 @@ from domain.notifications.fcm import FcmTransport, ServiceAccount
 from domain.notifications.publish import NotificationPublisher
 from domain.notifications.push import DevicePushSender, LoggingTransport, PushTransport, RetryPolicy
 from domain.outbox.process import Consumer
-from domain.outbox.registry import ACCOUNTS, FEED, NOTIFICATIONS, REALTIME, Registry, registry_for
+from domain.outbox.registry import (
+    ACCOUNTS,
+    FEED,
+    NOTIFICATIONS,
+    RANKING,
+    REALTIME,
+    Registry,
+    registry_for,
+)
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import realtime_consumer
 from domain.realtime.feed_items import FeedItemNotifier
@@ -218,6 +227,8 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
+        # The ranked feed's signals (likes and comments): README "Home feed".
+        RANKING: ranking_consumer(engine, services.feed_redis, settings.feed_config.ranking),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
+from domain.feed.ranking import RankingConfig
 from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
@@ -142,6 +143,10 @@ class Settings(BaseSettings):
     fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
+    # The ranked home feed (README "Home feed", Ranked order)
+    feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
+    feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
+    feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
     active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
@@ -236,6 +241,11 @@ class Settings(BaseSettings):
             max_len=self.feed_max_len,
             ttl=dt.timedelta(days=self.feed_ttl_days),
             active_window=dt.timedelta(days=self.active_window_days),
+            ranking=RankingConfig(
+                half_life=dt.timedelta(hours=self.feed_ranked_half_life_hours),
+                window=self.feed_ranked_window,
+                freeze=dt.timedelta(seconds=self.feed_ranked_freeze_s),
+            ),
         )
 
     @property

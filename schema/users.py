@@ -16,6 +16,7 @@ from domain.identity.queries import UserRecord
 from domain.social.queries import FollowPage, follow_list
 from schema import visibility
 from schema.context import Context
+from schema.feed_order import FeedOrder
 from schema.ids import parse_node_ids
 from schema.loaders import UserCounts
 
@@ -141,14 +142,23 @@ class User(relay.Node):
         return await author_posts_connection(info, self.uid, first, after)
 
     @strawberry.field(
-        description="The home feed: your posts and those of whom you follow, newest first. " + _OWN
+        description="The home feed: your posts and those of whom you follow, newest first "
+        "(order: RANKED ranks them; a cursor only works in the order that issued it). " + _OWN
     )
     async def feed(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        order: FeedOrder = FeedOrder.RECENT,
     ) -> Annotated[FeedConnection, strawberry.lazy("schema.posts")] | None:
         from schema.posts import home_feed_connection
 
         self._require_self(info, "feed")
+        if order is FeedOrder.RANKED:
+            from schema.ranked_feed import ranked_feed_connection
+
+            return await ranked_feed_connection(info, first, after)
         return await home_feed_connection(info, first, after)
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)

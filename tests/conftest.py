@@ -96,6 +96,8 @@ def settings(database_url: str) -> Settings:
         PULL_THRESHOLD=40,
         PUSH_BACK_THRESHOLD=30,
         FANOUT_BATCH_SIZE=7,
+        # A small ranked window, so a dozen posts page through it and past it.
+        FEED_RANKED_WINDOW=6,
         # A small follow cap so the daily digest shows with a handful of followers.
         NOTIFY_FOLLOW_DAILY_CAP=3,
         JWT_SECRET="test-secret-" + uuid.uuid4().hex,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.feed.ranking import RankingConfig
 from domain.feed.timelines import Timelines
 from domain.feedstore import FeedRedis, as_feed_redis
 
@@ -22,6 +23,7 @@ class FeedConfig:
     max_len: int = 800  # entries kept per home feed
     ttl: dt.timedelta = dt.timedelta(days=30)  # feed keys expire after this idle time
     active_window: dt.timedelta = dt.timedelta(days=30)  # no push to followers idle longer
+    ranking: RankingConfig = field(default_factory=RankingConfig)  # the ranked order
 
 
 @dataclass(frozen=True)

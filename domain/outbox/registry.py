@@ -2,7 +2,7 @@
 ``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
 
 A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,
-``realtime``, ``accounts``); the worker runs each (event, consumer) pair as its own job
+``realtime``, ``accounts``, ``ranking``); the worker runs each (event, consumer) pair as its own job
 with its own retries, dead letter and done marker (domain.outbox.process), so a failing
 push never re-runs a fan-out. The consumers' code is wired by the composition root
 (app/container.py) from each area's ``consumers.py``. Events without a consumer (sign
@@ -23,6 +23,7 @@ FEED = "feed"  # fan-out, merges and removals of timelines (domain.feed.consumer
 NOTIFICATIONS = "notifications"  # in-app records, pushes (domain.notifications.consumers)
 REALTIME = "realtime"  # like/comment counts to subscribers (domain.realtime.consumers)
 ACCOUNTS = "accounts"  # data export archives (domain.accounts.consumers)
+RANKING = "ranking"  # the ranked feed's signals (domain.feed.ranking_consumers)
 
 #: The events whose real-time publish the API does itself right after the commit when
 #: REALTIME_ENGAGEMENT=api (deleteComment does not know the post: the worker does it).
@@ -82,10 +83,10 @@ REGISTRY = Registry(
             ev.FollowRemoved: (FEED,),  # take the author's posts out
             ev.BlockCreated: (FEED,),  # both ways
             ev.FollowRequestCreated: (NOTIFICATIONS,),
-            ev.LikeCreated: (NOTIFICATIONS, REALTIME),
-            ev.LikeRemoved: (NOTIFICATIONS, REALTIME),  # the liker leaves the group
-            ev.CommentCreated: (NOTIFICATIONS, REALTIME),  # comment, reply, mentions
-            ev.CommentDeleted: (REALTIME,),
+            ev.LikeCreated: (NOTIFICATIONS, REALTIME, RANKING),
+            ev.LikeRemoved: (NOTIFICATIONS, REALTIME, RANKING),  # the liker leaves the group
+            ev.CommentCreated: (NOTIFICATIONS, REALTIME, RANKING),  # comment, reply, mentions
+            ev.CommentDeleted: (REALTIME, RANKING),
             ev.DataExportRequested: (ACCOUNTS,),  # prepare the archive
             # An audit trail, consumed by nobody (yet):
             ev.UserCreated: (),

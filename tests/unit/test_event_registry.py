@@ -16,6 +16,7 @@ from app.container import check_routes
 from domain.accounts.config import AccountsConfig
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.consumers import feed_consumer
+from domain.feed.ranking_consumers import ranking_consumer
 from domain.notifications.consumers import notification_consumer
 from domain.outbox import events as ev
 from domain.outbox.append import insert_params, insert_sql
@@ -27,6 +28,7 @@ from domain.outbox.registry import (
     API_PUBLISHED,
     FEED,
     NOTIFICATIONS,
+    RANKING,
     REALTIME,
     REGISTRY,
     Registry,
@@ -103,7 +105,7 @@ def test_what_happens_after_each_event_is_one_lookup():
     assert REGISTRY.consumers(ev.FollowRemoved) == (FEED,)
     assert REGISTRY.consumers(ev.DataExportRequested) == (ACCOUNTS,)
     assert REGISTRY.consumers(ev.UserCreated) == ()
-    assert REGISTRY.consumers_of_topic("like.created") == (NOTIFICATIONS, REALTIME)
+    assert REGISTRY.consumers_of_topic("like.created") == (NOTIFICATIONS, REALTIME, RANKING)
     assert REGISTRY.consumers_of_topic("no.such.topic") == ()
 
 
@@ -115,7 +117,7 @@ def test_the_api_publishing_engagement_drops_only_those_realtime_routes():
         if event_type in API_PUBLISHED:
             expected = tuple(c for c in expected if c != REALTIME)
         assert api.consumers(event_type) == expected
-    assert api.consumers(ev.CommentDeleted) == (REALTIME,)  # the API cannot publish it
+    assert api.consumers(ev.CommentDeleted) == (REALTIME, RANKING)  # the API cannot publish it
     assert all(api.consumers(t) for t in API_PUBLISHED)  # no event loses every consumer
 
 
@@ -126,6 +128,7 @@ def test_every_route_has_a_handler_in_the_production_consumers():
         NOTIFICATIONS: notification_consumer(None, None, None),  # type: ignore[arg-type]
         REALTIME: realtime_consumer(None),  # type: ignore[arg-type]
         ACCOUNTS: accounts_consumer(None, AccountsConfig()),  # type: ignore[arg-type]
+        RANKING: ranking_consumer(None, None, None),  # type: ignore[arg-type]
     }
     check_routes(REGISTRY, consumers)
     check_routes(registry_for(api_publishes_engagement=True), consumers)

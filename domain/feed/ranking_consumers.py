@@ -1,0 +1,70 @@
+"""The outbox topics the ranked feed's signals consume (README "Home feed", Ranked
+order): likes and comments feed the post's velocity, the author's average rate and the
+actor's proximity and media preference (:mod:`domain.feed.ranking_signals`); unlikes
+and comment deletions take theirs out of the velocity. Each handler is idempotent; the
+time of an engagement is its outbox event's (a UUIDv7), so a replay records the same."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.db import utcnow
+from domain.feed.ranking import RankingConfig
+from domain.feed.ranking_queries import KIND_SQL
+from domain.feed.ranking_signals import Engagement, RankingSignals, time_of_uuid7
+from domain.feedstore import FeedRedis
+from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
+from domain.outbox.process import Consumer
+
+_KIND = text(f"SELECT {KIND_SQL} FROM posts WHERE id = :id")
+
+
+def ranking_consumer(engine: AsyncEngine, store: FeedRedis, config: RankingConfig) -> Consumer:
+    """The ``ranking`` consumer (domain.outbox.registry): LikeCreated, LikeRemoved,
+    CommentCreated and CommentDeleted; each reads at most the post's media (one
+    statement)."""
+    signals = RankingSignals(store, config)
+
+    async def kind_of(post_id: uuid.UUID) -> str | None:
+        async with engine.connect() as conn:
+            return await conn.scalar(_KIND, {"id": post_id})
+
+    async def record(
+        post_id: uuid.UUID, actor: uuid.UUID, author: uuid.UUID, ref: str, event_id: uuid.UUID
+    ) -> None:
+        kind = await kind_of(post_id)
+        if kind is None:  # the post is gone (purged): nothing to rank
+            return
+        await signals.record(
+            Engagement(
+                actor=actor,
+                post_id=post_id,
+                author_id=author,
+                kind=kind,
+                ref=ref,
+                at=time_of_uuid7(event_id),
+            ),
+            now=utcnow(),
+        )
+
+    async def like_created(e: LikeCreated, event_id: uuid.UUID) -> None:
+        await record(e.post_id, e.user_id, e.author_id, f"l:{e.user_id}", event_id)
+
+    async def like_removed(e: LikeRemoved, _: uuid.UUID) -> None:
+        await signals.withdraw(e.post_id, f"l:{e.user_id}")
+
+    async def comment_created(e: CommentCreated, event_id: uuid.UUID) -> None:
+        await record(e.post_id, e.author_id, e.post_author_id, f"c:{e.comment_id}", event_id)
+
+    async def comment_deleted(e: CommentDeleted, _: uuid.UUID) -> None:
+        await signals.withdraw(e.post_id, f"c:{e.comment_id}")
+
+    return {
+        LikeCreated: like_created,
+        LikeRemoved: like_removed,
+        CommentCreated: comment_created,
+        CommentDeleted: comment_deleted,
+    }

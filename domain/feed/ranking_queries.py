@@ -1,0 +1,36 @@
+"""Reads of the ranked feed in PostgreSQL: what the score needs of each candidate post
+(README "Home feed", Ranked order)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+#: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT): ``video`` if any file
+#: is a video, else ``image`` if it has any file, else ``text``.
+KIND_SQL = (
+    "CASE WHEN media @> '[{\"kind\": \"video\"}]' THEN 'video'"
+    " WHEN media <> '[]'::jsonb THEN 'image' ELSE 'text' END"
+)
+
+# One row of three arrays: asyncpg decodes arrays in C, so a window costs one row.
+_FACTS = text(
+    f"SELECT array_agg(id), array_agg(author_id), array_agg({KIND_SQL}) FROM posts"
+    " WHERE id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL"
+)
+
+
+async def live_post_facts(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
+    """``{post id: (author id, media kind)}`` of the live posts among ``ids`` (deleted
+    and missing ones are absent), in one statement."""
+    if not ids:
+        return {}
+    post_ids, authors, kinds = (await conn.execute(_FACTS, {"ids": list(ids)})).one()
+    if post_ids is None:
+        return {}
+    return {p: (a, k) for p, a, k in zip(post_ids, authors, kinds, strict=True)}

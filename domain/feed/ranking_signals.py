@@ -1,0 +1,250 @@
+"""The ranked feed's signals in the feed store (README "Home feed", Ranked order).
+
+Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
+once per ranked window, all in one pipelined round trip. Every key has a TTL, so
+nothing needs sweeping, and carries its owner's ``{id}`` hash tag (Redis Cluster):
+
+- ``rank:v:{<post>}`` sorted set: the post's engagements of the last hour, member
+  ``l:<liker>`` or ``c:<comment>``, score the event's time (ms). Adding a member twice
+  changes nothing, so a consumer that runs twice counts once; an unlike or a comment
+  deletion removes its member. Trimmed to the hour at each write, read with ``ZCOUNT``.
+- ``rank:a:{<author>}`` hash ``{r, t}``: the author's engagement count decayed by
+  ``e`` every 24 hours, as of ``t`` (ms); ``r / 24`` is their average per hour
+  (:func:`domain.feed.ranking.decayed_rate`). Updated only when the post's set gained a
+  member, so a replayed event is not counted twice.
+- ``rank:p:{<viewer>}`` sorted set: authors the viewer liked or commented on, score
+  the last time (ms); trimmed to 30 days and to the 200 most recent authors.
+- ``rank:k:{<viewer>}`` sorted set: the media kinds of the viewer's last 20
+  interactions, member ``<kind>:<post>:<l|c>:<id>``, score the time (ms).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.feed.ranking import RankingConfig, Signals, decayed_rate, preferred_kind
+from domain.feedstore import Call, FeedRedis, Script
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def ms_of(at: dt.datetime) -> int:
+    """``at`` as whole milliseconds since the Unix epoch."""
+    return (at - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
+    """The creation time of a UUIDv7 (its first 48 bits: ms since the epoch)."""
+    return _EPOCH + dt.timedelta(milliseconds=value.int >> 80)
+
+
+def velocity_key(post_id: uuid.UUID) -> str:
+    """The post's engagements of the last hour (a sorted set)."""
+    return f"rank:v:{{{post_id}}}"
+
+
+def author_key(author_id: uuid.UUID) -> str:
+    """The author's decayed engagement count (a hash ``{r, t}``)."""
+    return f"rank:a:{{{author_id}}}"
+
+
+def close_key(viewer_id: uuid.UUID) -> str:
+    """The authors the viewer engaged with in 30 days (a sorted set)."""
+    return f"rank:p:{{{viewer_id}}}"
+
+
+def kinds_key(viewer_id: uuid.UUID) -> str:
+    """The media kinds of the viewer's last interactions (a sorted set)."""
+    return f"rank:k:{{{viewer_id}}}"
+
+
+# KEYS: close, kinds (one viewer). ARGV: author ('' for the viewer's own post), time ms,
+# proximity cutoff ms, proximity cap, kinds member, sample, ttl s.
+_VIEWER = Script(
+    """
+    if ARGV[1] ~= '' then
+        redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
+        redis.call('EXPIRE', KEYS[1], ARGV[7])
+    end
+    redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[6]) + 1))
+    redis.call('EXPIRE', KEYS[2], ARGV[7])
+    return 1
+    """
+)
+
+# KEYS: the post's velocity set. ARGV: member, time ms, cutoff ms, ttl ms.
+# Returns 1 if the member is new (the engagement was not counted before), else 0.
+_VELOCITY = Script(
+    """
+    local added = redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    return added
+    """
+)
+
+# KEYS: the author's hash. ARGV: time ms, horizon ms, ttl s. Adds 1 to the decayed
+# count (an event older than the last update adds its own decayed weight).
+_AUTHOR = Script(
+    """
+    local now = tonumber(ARGV[1])
+    local tau = tonumber(ARGV[2])
+    local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+    local t = tonumber(redis.call('HGET', KEYS[1], 't') or ARGV[1])
+    if now >= t then
+        r = r * math.exp(-(now - t) / tau) + 1
+        t = now
+    else
+        r = r + math.exp(-(t - now) / tau)
+    end
+    redis.call('HSET', KEYS[1], 'r', string.format('%.17g', r), 't', string.format('%d', t))
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+    return 1
+    """
+)
+
+
+# KEYS: velocity sets. ARGV: since ms. Each set's count of engagements since then.
+_COUNTS = Script(
+    """
+    local out = {}
+    for i, key in ipairs(KEYS) do
+        out[i] = redis.call('ZCOUNT', key, ARGV[1], '+inf')
+    end
+    return out
+    """
+)
+
+# KEYS: author hashes. Their r and t, flat (false where missing).
+_RATES = Script(
+    """
+    local out = {}
+    for i, key in ipairs(KEYS) do
+        local v = redis.call('HMGET', key, 'r', 't')
+        out[2 * i - 1] = v[1]
+        out[2 * i] = v[2]
+    end
+    return out
+    """
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Engagement:
+    """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of
+    media ``kind``) at ``at``; ``ref`` is ``l:<liker>`` or ``c:<comment>``."""
+
+    actor: uuid.UUID
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+    kind: str
+    ref: str
+    at: dt.datetime
+
+
+class RankingSignals:
+    """Records engagements and reads a window's signals on the feed store. Every call
+    raises ``redis.exceptions.RedisError`` when the store fails."""
+
+    def __init__(self, store: FeedRedis, config: RankingConfig) -> None:
+        self.store = store
+        self.config = config
+
+    async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
+        """Record one engagement (idempotent); return whether it counted as new in the
+        post's velocity (an engagement older than the velocity window only feeds the
+        viewer's proximity and preference)."""
+        cfg = self.config
+        at_ms = ms_of(e.at)
+        ttl_s = int(cfg.proximity_window.total_seconds())
+        calls = [
+            _VIEWER.call(
+                [close_key(e.actor), kinds_key(e.actor)],
+                [
+                    e.author_id.bytes if e.author_id != e.actor else b"",
+                    at_ms,
+                    ms_of(now - cfg.proximity_window),
+                    cfg.proximity_cap,
+                    f"{e.kind}:{e.post_id}:{e.ref}",
+                    cfg.preference_sample,
+                    ttl_s,
+                ],
+            )
+        ]
+        window_ms = ms_of(e.at + cfg.velocity_window) - at_ms
+        fresh = e.at > now - cfg.velocity_window
+        if fresh:
+            calls.append(
+                _VELOCITY.call(
+                    [velocity_key(e.post_id)],
+                    [e.ref, at_ms, ms_of(now - cfg.velocity_window), 2 * window_ms],
+                )
+            )
+        replies = await self.store.execute(calls)
+        if not fresh or replies[1] != 1:
+            return False
+        horizon_ms = int(cfg.author_rate_horizon / dt.timedelta(milliseconds=1))
+        await self.store.execute(
+            [_AUTHOR.call([author_key(e.author_id)], [at_ms, horizon_ms, 4 * horizon_ms // 1000])]
+        )
+        return True
+
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+        """Take an engagement out of the post's velocity (an unlike, a deleted comment);
+        the author's average and the viewer's proximity keep it (it happened)."""
+        key = velocity_key(post_id)
+        await self.store.execute([Call.of(key, "ZREM", key, ref)])
+
+    async def read(
+        self, viewer_id: uuid.UUID, post_ids: Sequence[uuid.UUID], now: dt.datetime
+    ) -> Signals:
+        """The viewer's signals and the velocity of ``post_ids`` at ``now`` (no author
+        rates yet: :meth:`author_rates` reads those of the posts with a velocity). One
+        round trip (one pipelined batch per feed store node); the posts' keys are read
+        by one script call on a standalone Redis (one per key's slot on a cluster)."""
+        cfg = self.config
+        posts = list(dict.fromkeys(post_ids))
+        close, kinds = close_key(viewer_id), kinds_key(viewer_id)
+        keys = [velocity_key(p) for p in posts]
+        groups = self.store.slot_groups(keys)
+        replies = await self.store.execute(
+            [
+                Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
+                Call.of(kinds, "ZRANGE", kinds, 0, -1),
+                *_COUNTS.grouped_calls(keys, groups, 1, [ms_of(now - cfg.velocity_window)]),
+            ]
+        )
+        velocity: dict[uuid.UUID, int] = {}
+        for (_, owners), counts in zip(groups, replies[2:], strict=True):
+            velocity.update((posts[i], int(n)) for i, n in zip(owners, counts, strict=True) if n)
+        return Signals(
+            velocity=velocity,
+            close_authors=frozenset(uuid.UUID(bytes=m) for m in replies[0] if len(m) == 16),
+            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
+        )
+
+    async def author_rates(
+        self, author_ids: Sequence[uuid.UUID], now: dt.datetime
+    ) -> dict[uuid.UUID, float]:
+        """``{author id: average engagements per hour}`` at ``now`` (absent: none
+        recorded in the last days); one round trip."""
+        authors = list(dict.fromkeys(author_ids))
+        keys = [author_key(a) for a in authors]
+        groups = self.store.slot_groups(keys)
+        replies = await self.store.execute(_RATES.grouped_calls(keys, groups, 1, []))
+        rates: dict[uuid.UUID, float] = {}
+        for (_, owners), flat in zip(groups, replies, strict=True):
+            for j, i in enumerate(owners):
+                r, t = flat[2 * j], flat[2 * j + 1]
+                if r and t:  # Lua's false (a missing hash) arrives as None
+                    at = _EPOCH + dt.timedelta(milliseconds=int(t))
+                    rates[authors[i]] = decayed_rate(
+                        float(r), at, now, self.config.author_rate_horizon
+                    )
+        return rates

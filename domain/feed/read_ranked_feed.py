@@ -1,0 +1,191 @@
+"""Use case: read a page of the viewer's ranked home feed (README "Home feed", Ranked
+order; docs/design.md "Home feed").
+
+The first page reads the candidate window the chronological read assembles (the newest
+``window`` entries of the cached feed merged with the pull authors', through
+:func:`domain.feed.read_feed.read_home_feed`, so ranking adds no per-follower write),
+scores them (:mod:`domain.feed.ranking`, signals from :mod:`domain.feed.ranking_signals`)
+and freezes the ranked order (:mod:`domain.feed.ranked_windows`). Later pages slice the
+frozen window, so no post is repeated or skipped while scores change; past its end the
+feed goes on chronologically from the window's oldest post (the *tail*). Posts that
+became invisible since (deleted, blocked, unfollowed, muted) are dropped by the same
+``visible`` check as the chronological page, and the page scans on past them.
+
+When Redis fails, the signals are read as none (ranked by recency: the chronological
+order) and a window that cannot be frozen makes the page the chronological one, with
+tail positions: the cursors stay valid whichever way the page was made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from redis.exceptions import RedisError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.ranked_windows import RankedWindows, Window
+from domain.feed.ranking import Candidate, Signals, rank
+from domain.feed.ranking_queries import live_post_facts
+from domain.feed.ranking_signals import RankingSignals
+from domain.feed.read_feed import Visible, read_home_feed
+from domain.feed.timelines import Entry
+
+log = logging.getLogger(__name__)
+
+_MAX_BATCH = 1024
+T = TypeVar("T")
+
+
+class RankedWindowExpiredError(Exception):
+    """The cursor names a frozen window that is gone (idle longer than its TTL) or was
+    never the viewer's: the client starts again from the first page."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where an edge sits: in frozen window ``window_id`` (``offset`` entries of it up
+    to and including this edge), or, with ``window_id`` None, in the chronological
+    continuation at ``entry``."""
+
+    window_id: str | None
+    offset: int
+    entry: Entry
+
+
+@dataclass(frozen=True)
+class RankedPage:
+    """Up to ``first`` visible entries with their positions, in feed order;
+    ``has_next`` if a visible entry follows (exact, like the chronological page)."""
+
+    items: list[tuple[Entry, Position]]
+    has_next: bool
+
+
+async def read_ranked_feed(
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    viewer_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None,
+    visible: Visible,
+    now: dt.datetime,
+) -> RankedPage:
+    """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
+    ranks and freezes a new window). Raises RankedWindowExpiredError for a window
+    position whose window is gone (or unreadable: Redis failed). Never raises for
+    Redis trouble otherwise (see the module)."""
+    cfg = config.ranking
+    windows = RankedWindows(stores.feeds.store, cfg.freeze)
+
+    async def chronological(before: Entry | None, n: int) -> RankedPage:
+        page = await read_home_feed(
+            engine, stores, config, viewer_id, first=n, before=before, visible=visible
+        )
+        return RankedPage([(e, Position(None, 0, e)) for e in page.entries], page.has_next)
+
+    if after is not None and after.window_id is None:
+        return await chronological(after.entry, first)
+    if after is not None:
+        try:
+            window = await windows.load(viewer_id, after.window_id)
+        except RedisError:  # as good as gone: the walk starts again (chronological)
+            log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
+            window = None
+        if window is None:
+            raise RankedWindowExpiredError(after.window_id)
+        return await _slice(window, after.window_id, after.offset, first, visible, chronological)
+
+    # The window's candidates unfiltered: each is checked when a page reaches it (the
+    # first page included), so the rule is checked for the ~20 posts a page shows,
+    # not for the whole window on every first page.
+    found = await read_home_feed(
+        engine, stores, config, viewer_id, first=cfg.window, before=None, visible=_unchecked
+    )
+    if not found.entries:
+        return RankedPage([], False)
+    signals = RankingSignals(stores.feeds.store, cfg)
+    ids = [e.post_id for e in found.entries]
+    facts, viewer_signals = await asyncio.gather(
+        _facts(engine, ids), _or_none(signals.read(viewer_id, ids, now), viewer_id)
+    )
+    candidates = [Candidate(e, *facts[e.post_id]) for e in found.entries if e.post_id in facts]
+    scored = viewer_signals or Signals()
+    engaged = {facts[p][0] for p in scored.velocity if p in facts}
+    if engaged:  # the averages of the authors whose posts have a velocity
+        rates = await _or_none(signals.author_rates(list(engaged), now), viewer_id)
+        scored = dataclasses.replace(scored, author_rate=rates or {})
+    ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
+    window = Window(ordered, found.entries[-1] if found.has_next else None)
+    window_id = windows.new_id()
+    saved, page = await asyncio.gather(
+        windows.save(viewer_id, window_id, window),
+        _slice(window, window_id, 0, first, visible, chronological),
+        return_exceptions=True,
+    )
+    if isinstance(page, BaseException):
+        raise page
+    if isinstance(saved, RedisError):
+        log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=saved)
+        return await chronological(None, first)
+    if isinstance(saved, BaseException):
+        raise saved
+    return page
+
+
+async def _facts(engine: AsyncEngine, ids: list[uuid.UUID]):
+    async with engine.connect() as conn:
+        return await live_post_facts(conn, ids)
+
+
+async def _or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
+    """The signals read, or None when Redis fails (ranked by recency alone)."""
+    try:
+        return await read
+    except RedisError:
+        log.warning("ranking signals of %s unavailable: recency only", viewer_id, exc_info=True)
+        return None
+
+
+async def _unchecked(entries: Sequence[Entry]) -> list[bool]:
+    return [True] * len(entries)
+
+
+async def _slice(
+    window: Window,
+    window_id: str,
+    offset: int,
+    first: int,
+    visible: Visible,
+    chronological: Callable[[Entry | None, int], Awaitable[RankedPage]],
+) -> RankedPage:
+    """The page of ``first`` visible entries of the window from ``offset``, then of the
+    chronological continuation from the window's tail when the window runs out."""
+    items: list[tuple[Entry, Position]] = []
+    at = max(offset, 0)
+    want = first + 1
+    while at < len(window.entries) and len(items) <= first:
+        batch = window.entries[at : at + want]
+        flags = await visible(batch)
+        for i, (entry, ok) in enumerate(zip(batch, flags, strict=True)):
+            if ok:
+                items.append((entry, Position(window_id, at + i + 1, entry)))
+        at += len(batch)
+        want = min(max(first + 1 - len(items), 2 * want), _MAX_BATCH)
+    if len(items) > first:
+        return RankedPage(items[:first], True)
+    if window.tail is None:
+        return RankedPage(items, False)
+    rest = await chronological(window.tail, first - len(items))
+    if len(items) == first:  # full: only whether something follows
+        return RankedPage(items, bool(rest.items) or rest.has_next)
+    return RankedPage(items + rest.items, rest.has_next)
