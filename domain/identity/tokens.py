@@ -94,7 +94,7 @@ def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
         del _verified[key]
     claims = _verify_access_token(config, token)
     _verified[key] = claims
-    while len(_verified) > VERIFIED_TOKENS_MAX:  # also when the bound was just lowered
+    while len(_verified) > VERIFIED_TOKENS_MAX:
         _verified.popitem(last=False)
     return claims
 
