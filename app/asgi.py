@@ -24,7 +24,8 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
-from app.database import ReadRouting, create_engine
+from app.container import build_services
+from app.database import ReadRouting
 from app.exports import export_download
 from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
@@ -39,7 +40,7 @@ from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
 from domain.feedstore import FeedRedis
-from domain.realtime import Hub, RealtimePublisher
+from domain.realtime import Hub
 from domain.realtime.queries import EngagementReads
 from domain.search.snapshots import RankedSnapshots
 from schema.context import Context, Limits, Realtime
@@ -261,44 +262,20 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     """Return the Starlette app. ``engine`` may be passed in (tests); otherwise one is
     built from ``settings.database_url``, and disposed at shutdown."""
     settings = settings or get_settings()
-    if settings.database_url is None:
-        raise RuntimeError("DATABASE_URL is not set (use `roost run`, which starts one).")
-    owns_engine = engine is None
-    engine = engine or create_engine(
-        settings.database_url,
-        pool_size=settings.db_pool_size,
-        max_overflow=settings.db_max_overflow,
-        connect_timeout_s=settings.db_connect_timeout_s,
-        pool_timeout_s=settings.db_pool_timeout_s,
-    )
-    # Binary replies: feed members are 16-byte post ids. Errors count in
-    # roost_redis_errors_total{client="api"}.
-    redis = (
-        metrics.redis_client(
-            settings.redis_url,
-            client="api",
-            socket_connect_timeout=settings.redis_connect_timeout_s,
-        )
-        if settings.redis_url
-        else None
-    )
-    # Timelines, presence and pub/sub: on REDIS_URL's Redis, or on a Redis Cluster.
-    clustered = bool(settings.feed_redis_url or settings.feed_cluster_nodes)
-    feed_redis = settings.open_feed_redis() if clustered else FeedRedis(redis) if redis else None
-    dispatcher = (
-        ArqDispatcher(settings.redis_url, settings.arq_queue, engine=engine)
-        if settings.redis_url
-        else None
-    )
+    # The engine, Redis clients, feed store, registry and dispatcher: built once by the
+    # composition root, closed by it at shutdown (app/container.py).
+    services = build_services(settings, client="api", engine=engine)
+    engine, redis, feed_redis = services.engine, services.redis, services.feed_redis
+    clustered, dispatcher = services.clustered, services.dispatcher
     # One pub/sub connection serves every subscription of this process.
     realtime = (
         Realtime(
             hub=Hub(feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s),
-            publisher=RealtimePublisher(feed_redis),
+            publisher=services.publisher,
             reads=EngagementReads(engine),
             publish_engagement=settings.realtime_engagement == "api",
         )
-        if feed_redis is not None
+        if feed_redis is not None and services.publisher is not None
         else None
     )
     # Read replicas: queries read from them (schema/read_routing.py, app/database.py).
@@ -416,16 +393,9 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         if realtime is not None:
             await realtime.hub.close()
         await graphql_app.guards.aclose()
-        if dispatcher is not None:
-            await dispatcher.close()
-        if redis is not None:
-            await redis.aclose()
-        if clustered and feed_redis is not None:
-            await feed_redis.aclose()
         if reads is not None:
             await reads.aclose()
-        if owns_engine:
-            await engine.dispose()
+        await services.aclose()
 
     app = Starlette(
         routes=[

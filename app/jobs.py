@@ -10,19 +10,29 @@ from arq import ArqRedis, create_pool
 from arq.connections import RedisSettings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.outbox.jobs import CONSUME_EVENT, job_id
 from domain.outbox.process import redrive_soon
-from workers.events import HANDLE_EVENT, job_id
+from domain.outbox.registry import REGISTRY, Registry
 
 
 class ArqDispatcher:
     """Implements :class:`domain.outbox.dispatch.Dispatcher` with an arq pool (created on
-    first use) that enqueues ``handle_outbox_event`` under the event's job id.
+    first use): one ``consume_outbox_event`` job per consumer of the event (``registry``),
+    each under its own job id (domain.outbox.jobs).
 
     With ``engine``, an event it cannot enqueue (Redis down) is made due at once for the
     worker's relay, which enqueues it within a second of Redis coming back (instead of
     after the relay's usual wait for events dispatched after commit)."""
 
-    def __init__(self, redis_url: str, queue_name: str, *, engine: AsyncEngine | None = None):
+    def __init__(
+        self,
+        redis_url: str,
+        queue_name: str,
+        registry: Registry = REGISTRY,
+        *,
+        engine: AsyncEngine | None = None,
+    ):
+        self._registry = registry
         self._settings = RedisSettings.from_dsn(redis_url)
         self._queue_name = queue_name
         self._engine = engine
@@ -40,10 +50,16 @@ class ArqDispatcher:
         return self._pool
 
     async def dispatch(self, event_id: uuid.UUID, topic: str) -> None:
-        """Enqueue the consumer job of ``event_id`` (a no-op if it is already queued)."""
+        """Enqueue a job per consumer of ``event_id`` (each a no-op if already queued)."""
+        consumers = self._registry.consumers_of_topic(topic)
+        if not consumers:
+            return
         try:
             pool = await self.pool()
-            await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+            for consumer in consumers:
+                await pool.enqueue_job(
+                    CONSUME_EVENT, str(event_id), consumer, _job_id=job_id(event_id, consumer)
+                )
         except Exception:
             if self._engine is not None:
                 with contextlib.suppress(Exception):  # PostgreSQL too: the usual wait holds

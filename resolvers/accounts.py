@@ -40,13 +40,12 @@ class AccountMutations:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
-            ended = await change_password(
-                ctx.engine,
+            ended = await ctx.mutate(
+                change_password,
                 viewer,
                 viewer_session_id(info),
                 current_password=input.current_password,
                 new_password=input.new_password,
-                sessions=ctx.sessions,
             )
         except (ValidationError, WrongPasswordError) as exc:
             return error_from_domain(exc)
@@ -61,17 +60,14 @@ class AccountMutations:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
-            due = await delete_account(
-                ctx.engine,
+            due = await ctx.mutate(
+                delete_account,
                 viewer,
                 password=input.password,
                 grace=ctx.accounts.deletion_grace,
-                counter_shards=ctx.limits.counter_shards,
-                sessions=ctx.sessions,
             )
         except WrongPasswordError as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return DeleteAccountSuccess(deletion_due_at=due)
 
     @strawberry.mutation(
@@ -84,17 +80,14 @@ class AccountMutations:
     ) -> CancelAccountDeletionResult:
         ctx = info.context
         try:
-            auth = await cancel_account_deletion(
-                ctx.engine,
+            auth = await ctx.mutate(
+                cancel_account_deletion,
                 ctx.tokens,
                 username=input.username,
                 password=input.password,
-                counter_shards=ctx.limits.counter_shards,
-                sessions=ctx.sessions,
             )
         except InvalidCredentialsError as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return CancelAccountDeletionSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,
@@ -109,5 +102,5 @@ class AccountMutations:
     async def export_my_data(self, info: Info) -> ExportMyDataSuccess:
         ctx = info.context
         viewer = ctx.require_viewer()
-        record = await request_export(ctx.engine, viewer, dispatcher=ctx.dispatcher)
+        record = await ctx.mutate(request_export, viewer)
         return ExportMyDataSuccess(export=DataExport.from_record(record))

@@ -49,15 +49,12 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            if await like_post(
-                ctx.engine,
+            if await ctx.mutate(
+                like_post,
                 viewer,
                 post_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             ):
                 await publish_engagement(ctx, post_id)
-            ctx.reset_loaders()
             return LikePostSuccess(post=await _post(info, post_id))
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
@@ -68,15 +65,12 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            if await unlike_post(
-                ctx.engine,
+            if await ctx.mutate(
+                unlike_post,
                 viewer,
                 post_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             ):
                 await publish_engagement(ctx, post_id)
-            ctx.reset_loaders()
             return UnlikePostSuccess(post=await _post(info, post_id))
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
@@ -92,19 +86,16 @@ class EngagementMutations:
                 if input.parent_id
                 else None
             )
-            comment = await add_comment(
-                ctx.engine,
+            comment = await ctx.mutate(
+                add_comment,
                 viewer,
                 post_id,
                 input.body,
                 parent_id=parent_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
         await publish_engagement(ctx, comment.post_id)
-        ctx.reset_loaders()
         (visible,) = await visibility.comments(ctx, [comment.id])
         if visible is None:  # the post or thread went away meanwhile
             return error_from_domain(PostNotFoundError())
@@ -116,16 +107,13 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             comment_id = decode_global_id(input.comment_id, "Comment", "commentId")
-            n = await delete_comment(
-                ctx.engine,
+            n = await ctx.mutate(
+                delete_comment,
                 viewer,
                 comment_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, CommentNotFoundError, NotCommentModeratorError) as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return DeleteCommentSuccess(
             deleted_comment_id=strawberry.ID(input.comment_id), deleted_count=n
         )

@@ -115,15 +115,13 @@ class IdentityMutations:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
-            rec = await update_profile(
-                ctx.engine,
+            rec = await ctx.mutate(
+                update_profile,
                 viewer,
                 display_name=_unset_to_none(input.display_name),
                 bio=_unset_to_none(input.bio),
                 is_private=_unset_to_none(input.is_private),
-                counter_shards=ctx.limits.counter_shards,
             )
         except (ValidationError, NotFoundError) as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return UpdateProfileSuccess(user=User.from_record(rec))

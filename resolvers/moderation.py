@@ -92,16 +92,13 @@ class ModerationMutations:
         viewer = ctx.require_viewer()
         try:
             user_id = decode_global_id(input.user_id, "User", "userId")
-            ban = await ban_user(
-                ctx.engine,
+            ban = await ctx.mutate(
+                ban_user,
                 viewer,
                 user_id,
-                counter_shards=ctx.limits.counter_shards,
-                sessions=ctx.sessions,
             )
         except (NotModeratorError, ValidationError, NotFoundError) as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return BanUserSuccess(
             banned_user_id=strawberry.ID(input.user_id),
             banned=ban.banned,
@@ -117,16 +114,13 @@ class ModerationMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            removal = await remove_post(
-                ctx.engine,
+            removal = await ctx.mutate(
+                remove_post,
                 viewer,
                 post_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             )
         except (NotModeratorError, ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return RemovePostSuccess(
             removed_post_id=strawberry.ID(input.post_id),
             removed=removal.removed,

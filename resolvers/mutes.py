@@ -30,8 +30,7 @@ class MuteMutations:
             if target == viewer:
                 raise SelfMuteError()
             user = await _target_user(info, target)  # before writing: NotFound changes nothing
-            await mute_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
-            ctx.reset_loaders()
+            await ctx.mutate(mute_user, viewer, target)
             return MuteSuccess(user=user)
         except (ValidationError, NotFoundError, SelfMuteError) as exc:
             return error_from_domain(exc)
@@ -47,8 +46,7 @@ class MuteMutations:
             if target == viewer:
                 raise SelfMuteError()
             user = await _target_user(info, target)
-            await unmute_user(ctx.engine, viewer, target)
-            ctx.reset_loaders()
+            await ctx.mutate(unmute_user, viewer, target)
             return UnmuteSuccess(user=user)
         except (ValidationError, NotFoundError, SelfMuteError) as exc:
             return error_from_domain(exc)

@@ -32,7 +32,5 @@ class NotificationMutations:
             ids = [decode_global_id(i, "Notification", "ids") for i in raw]
         except ValidationError as exc:
             return error_from_domain(exc)
-        unread = await mark_notifications_read(
-            ctx.engine, viewer, ids or None, counter_shards=ctx.limits.counter_shards
-        )
+        unread = await ctx.mutate(mark_notifications_read, viewer, ids or None)
         return MarkNotificationsReadSuccess(unread_notification_count=unread)

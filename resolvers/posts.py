@@ -29,17 +29,14 @@ class PostMutations:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
-            post = await create_post(
-                ctx.engine,
+            post = await ctx.mutate(
+                create_post,
                 viewer,
                 caption=input.caption,
                 media=[MediaItem(m.url, m.kind.value) for m in input.media],
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             )
         except ValidationError as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return CreatePostSuccess(post=Post.from_record(post))
 
     @strawberry.mutation(description="Delete one of your posts. Idempotent.")
@@ -48,14 +45,11 @@ class PostMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            await delete_post(
-                ctx.engine,
+            await ctx.mutate(
+                delete_post,
                 viewer,
                 post_id,
-                counter_shards=ctx.limits.counter_shards,
-                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, PostNotFoundError, NotPostAuthorError) as exc:
             return error_from_domain(exc)
-        ctx.reset_loaders()
         return DeletePostSuccess(deleted_post_id=strawberry.ID(input.post_id))

@@ -62,10 +62,7 @@ class SocialMutations:
         viewer = ctx.require_viewer()
         try:
             target = decode_global_id(input.user_id, "User", "userId")
-            outcome = await follow_user(
-                ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards
-            )
-            ctx.reset_loaders()
+            outcome = await ctx.mutate(follow_user, viewer, target)
             user = await _target_user(info, target)
             if outcome.requested:
                 return FollowRequestedSuccess(user=user)
@@ -88,10 +85,7 @@ class SocialMutations:
         try:
             target = decode_global_id(input.user_id, "User", "userId")
             user = await _target_user(info, target)  # before writing: NotFound changes nothing
-            await unfollow_user(
-                ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards
-            )
-            ctx.reset_loaders()
+            await ctx.mutate(unfollow_user, viewer, target)
             return UnfollowSuccess(user=user)
         except (ValidationError, NotFoundError, SelfFollowError) as exc:
             return error_from_domain(exc)
@@ -103,8 +97,7 @@ class SocialMutations:
         try:
             target = decode_global_id(input.user_id, "User", "userId")
             user = await _target_user(info, target)  # before writing: NotFound changes nothing
-            await block_user(ctx.engine, viewer, target, counter_shards=ctx.limits.counter_shards)
-            ctx.reset_loaders()
+            await ctx.mutate(block_user, viewer, target)
             return BlockSuccess(user=user)
         except (ValidationError, NotFoundError, SelfBlockError) as exc:
             return error_from_domain(exc)
@@ -116,8 +109,7 @@ class SocialMutations:
         try:
             target = decode_global_id(input.user_id, "User", "userId")
             user = await _target_user(info, target)  # before writing: NotFound changes nothing
-            await unblock_user(ctx.engine, viewer, target)
-            ctx.reset_loaders()
+            await ctx.mutate(unblock_user, viewer, target)
             return UnblockSuccess(user=user)
         except (ValidationError, NotFoundError, SelfBlockError) as exc:
             return error_from_domain(exc)
@@ -130,10 +122,7 @@ class SocialMutations:
         viewer = ctx.require_viewer()
         try:
             requester = decode_global_id(input.user_id, "User", "userId")
-            await approve_follow_request(
-                ctx.engine, viewer, requester, counter_shards=ctx.limits.counter_shards
-            )
-            ctx.reset_loaders()
+            await ctx.mutate(approve_follow_request, viewer, requester)
             return ApproveFollowRequestSuccess(user=await _target_user(info, requester))
         except (ValidationError, NotFoundError, UserUnavailableError) as exc:
             return error_from_domain(exc)
@@ -147,8 +136,7 @@ class SocialMutations:
         try:
             requester = decode_global_id(input.user_id, "User", "userId")
             user = await _target_user(info, requester)  # before writing: NotFound changes nothing
-            await reject_follow_request(ctx.engine, viewer, requester)
-            ctx.reset_loaders()
+            await ctx.mutate(reject_follow_request, viewer, requester)
             return RejectFollowRequestSuccess(user=user)
         except (ValidationError, NotFoundError) as exc:
             return error_from_domain(exc)

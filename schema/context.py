@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -24,6 +27,13 @@ from domain.search.config import SearchConfig
 from domain.search.snapshots import RankedSnapshots
 from schema.loaders import Loaders
 from schema.read_routing import ReadSource
+
+T = TypeVar("T")
+
+
+@functools.cache
+def _parameters(use_case: Callable[..., Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(use_case).parameters)
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,27 @@ class Context:
         ):
             copy.__dict__["viewer_id"] = viewer
         return copy
+
+    async def mutate(self, use_case: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """Run a mutating use case: ``use_case(engine, *args, **kwargs)`` plus whichever
+        of this process's ``counter_shards``, ``dispatcher`` (events dispatched right after
+        the commit: domain.outbox.unit_of_work) and ``sessions`` (the session cache) its
+        signature names (Cosmic Python's dependency injection by name); then drop the
+        request's loader caches, which may hold what it changed. Raises what the use
+        case raises (the caches are kept: nothing was written)."""
+        names = _parameters(use_case)
+        deps = {
+            name: value
+            for name, value in (
+                ("counter_shards", self.limits.counter_shards),
+                ("dispatcher", self.dispatcher),
+                ("sessions", self.sessions),
+            )
+            if name in names and name not in kwargs
+        }
+        result = await use_case(self.engine, *args, **deps, **kwargs)
+        self.reset_loaders()
+        return result
 
     def reset_loaders(self) -> None:
         """Drop this request's loader caches (after a mutation changed what they hold)."""

@@ -1,5 +1,7 @@
-"""Background jobs (arq): settings and thin job functions ``(ctx, ...)`` over ``domain``.
+"""The arq worker's entry point (``settings.WorkerSettings``) and its thin job functions
+``(ctx, ...)`` over ``domain``.
 
-Imports ``domain`` and Roost's settings/engine wiring (``app.settings``,
-``app.database``) only.
+Its infrastructure comes from the composition root (``app.container``), as a typed
+:class:`app.container.WorkerDeps` in ``ctx`` (``workers.deps``); it never imports
+GraphQL (``schema``, ``resolvers``, the ASGI app).
 """

@@ -9,6 +9,7 @@ from typing import Any
 
 from domain.accounts.exports import prune_exports
 from domain.accounts.purge import purge_due_accounts
+from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.accounts")
 
@@ -23,12 +24,13 @@ async def purge_accounts(ctx: dict[str, Any]) -> int:
     for at most ``PURGE_SHARE`` of the job's time limit; return how many were purged to
     the end. Idempotent and resumable: a run cut short (time, crash) is continued by the
     next."""
-    settings = ctx["settings"]
+    deps = deps_of(ctx)
+    settings = deps.settings
     run = await purge_due_accounts(
-        ctx["engine"],
+        deps.engine,
         settings.accounts_config,
         counter_shards=settings.counter_shards,
-        stores=ctx.get("feed_stores"),
+        stores=deps.stores,
         feed_config=settings.feed_config,
         deadline=time.monotonic() + settings.job_timeout_s * PURGE_SHARE,
     )
@@ -43,7 +45,7 @@ async def purge_accounts(ctx: dict[str, Any]) -> int:
 
 async def prune_data_exports(ctx: dict[str, Any]) -> int:
     """Delete the data export archives past their expiry; return how many."""
-    pruned = await prune_exports(ctx["engine"])
+    pruned = await prune_exports(deps_of(ctx).engine)
     if pruned:
         log.info("deleted %d expired data exports", pruned)
     return pruned

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from domain.counters import compact
+from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.counters")
 
@@ -16,7 +17,7 @@ async def compact_counters(ctx: dict[str, Any]) -> int:
     Safe to run twice or beside writers: each batch is one transaction that keeps every
     sum unchanged (see :func:`domain.counters.compact`).
     """
-    folded = await compact(ctx["engine"])
+    folded = await compact(deps_of(ctx).engine)
     if folded:
         log.info("compacted %d counters", folded)
     return folded

@@ -1,10 +1,11 @@
 """The outbox consumer job and the relay that re-drives undispatched events.
 
-``handle_outbox_event(ctx, event_id)`` runs the event's consumer (fan-out, feed
-merges and removals); the job id is derived from the event id, so the post-commit
-enqueue and the relay never run one event twice at once. Failures retry with
-exponential backoff and jitter; after the last attempt the event becomes a dead letter
-that ``roost dlq replay`` re-drives.
+``consume_outbox_event(ctx, event_id, consumer)`` runs one consumer of one event (the
+feed's fan-out, a notification, a real-time publish, …: domain.outbox.registry); its
+job id is derived from the pair (domain.outbox.jobs), so the post-commit enqueue and the
+relay never run a pair twice at once. Failures retry with exponential backoff and
+jitter; after the last attempt the pair becomes a dead letter that ``roost dlq replay``
+re-drives, and only that consumer runs again.
 """
 
 from __future__ import annotations
@@ -20,21 +21,24 @@ from arq import Retry
 
 from app.throttle import ThrottledLog
 from domain import metrics
-from domain.outbox.process import claim_due_events, dead_letter, process_event, redrive_soon
+from domain.outbox.jobs import CONSUME_EVENT, job_id
+from domain.outbox.process import (
+    claim_due_events,
+    dead_letter,
+    finish_if_complete,
+    mark_dispatched,
+    process_delivery,
+    redrive_soon,
+)
 from domain.unavailable import unavailable_dependency
+from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.events")
 #: One line a minute while PostgreSQL or Redis is down, not one per job and poll.
 _OUTAGE = ThrottledLog(log, every_s=60.0)
 
-HANDLE_EVENT = "handle_outbox_event"
 BACKOFF_FIRST_S = 0.2
 BACKOFF_MAX_S = 3.0
-
-
-def job_id(event_id: uuid.UUID | str) -> str:
-    """The arq job id of an outbox event: one live job per event."""
-    return f"outbox:{event_id}"
 
 
 def backoff(attempt: int, rng: random.Random | None = None) -> float:
@@ -44,24 +48,27 @@ def backoff(attempt: int, rng: random.Random | None = None) -> float:
     return base * (rng or random).uniform(0.8, 1.2)
 
 
-async def handle_outbox_event(ctx: dict[str, Any], event_id: str) -> str:
-    """Run the consumer of one outbox event; retry, then dead-letter, on failure.
+async def consume_outbox_event(ctx: dict[str, Any], event_id: str, consumer: str) -> str:
+    """Run ``consumer`` on one outbox event; retry, then dead-letter that pair, on failure.
 
     A failure because PostgreSQL or Redis is down (domain/unavailable.py) is retried
     the same way but never dead-lettered: the event stays in the outbox, due again in a
     second, and the relay re-drives it once the server is back ("deferred").
     """
+    deps = deps_of(ctx)
     attempt = ctx.get("job_try", 1)
+    event = uuid.UUID(event_id)
     try:
-        return await process_event(ctx["engine"], uuid.UUID(event_id), ctx["handlers"])
+        return await process_delivery(deps.engine, event, consumer, deps.consumers, deps.registry)
     except Exception as exc:
         down = unavailable_dependency(exc)
-        if attempt < ctx["max_attempts"]:
+        if attempt < deps.max_attempts:
             delay = backoff(attempt)
             if down is None:
                 log.warning(
-                    "event %s failed (attempt %d), retrying in %.2fs: %r",
+                    "event %s (%s) failed (attempt %d), retrying in %.2fs: %r",
                     event_id,
+                    consumer,
                     attempt,
                     delay,
                     exc,
@@ -71,22 +78,40 @@ async def handle_outbox_event(ctx: dict[str, Any], event_id: str) -> str:
             raise Retry(defer=delay) from exc
         if down is not None:
             with contextlib.suppress(Exception):  # down too: the relay's due time holds
-                await redrive_soon(ctx["engine"], uuid.UUID(event_id))
+                await redrive_soon(deps.engine, event)
             _OUTAGE.warn("%s unavailable: event %s deferred to the relay", down, event_id)
             return "deferred"
-        log.error("event %s failed %d times: dead letter", event_id, attempt, exc_info=True)
-        topic = await dead_letter(ctx["engine"], uuid.UUID(event_id), repr(exc), attempt)
+        log.error(
+            "event %s (%s) failed %d times: dead letter", event_id, consumer, attempt, exc_info=True
+        )
+        topic = await dead_letter(deps.engine, event, consumer, repr(exc), attempt, deps.registry)
         metrics.current().dead_lettered(topic or "unknown")
         return "dead-letter"
 
 
 async def relay_outbox(ctx: dict[str, Any]) -> int:
-    """Enqueue every due, undispatched outbox event (crash recovery and events that
-    were not dispatched after commit); return how many were enqueued."""
-    events = await claim_due_events(ctx["engine"])
+    """Enqueue a job for each unfinished consumer of every due, undispatched outbox event
+    (crash recovery, replayed dead letters and events not dispatched after commit);
+    events nobody consumes are marked dispatched. Returns how many jobs were enqueued."""
+    deps = deps_of(ctx)
+    events = await claim_due_events(deps.engine)
+    nobody: list[uuid.UUID] = []
+    enqueued = 0
     for event in events:
-        await ctx["redis"].enqueue_job(HANDLE_EVENT, str(event.id), _job_id=job_id(event.id))
-    return len(events)
+        routed = deps.registry.consumers_of_topic(event.topic)
+        if not routed:
+            nobody.append(event.id)
+            continue
+        todo = [c for c in routed if c not in event.finished]
+        if not todo:  # every consumer finished: only the completion was lost
+            await finish_if_complete(deps.engine, event.id, routed)
+        for consumer in todo:
+            await ctx["redis"].enqueue_job(
+                CONSUME_EVENT, str(event.id), consumer, _job_id=job_id(event.id, consumer)
+            )
+            enqueued += 1
+    await mark_dispatched(deps.engine, nobody)
+    return enqueued
 
 
 async def relay_forever(ctx: dict[str, Any], every: float = 1.0) -> None:

@@ -7,8 +7,8 @@ import logging
 from typing import Any
 
 from domain.db import utcnow
-from domain.notifications.delivery import Delivery
 from domain.notifications.follows import prune_sources, send_follow_digests
+from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.notifications")
 
@@ -21,13 +21,16 @@ async def follow_digest(ctx: dict[str, Any], day: str | None = None) -> int:
     so the later runs of a day create nothing (see
     :func:`domain.notifications.follows.send_follow_digests`).
     """
-    config = ctx["notification_config"]
-    delivery: Delivery = ctx["notification_delivery"]
+    deps = deps_of(ctx)
+    config = deps.settings.notification_config
+    delivery = deps.delivery
+    if delivery is None:
+        raise RuntimeError("the worker was built without its notification Delivery")
     today = utcnow().date()
     target = dt.date.fromisoformat(day) if day else today - dt.timedelta(days=1)
-    changes = await send_follow_digests(ctx["engine"], config, target)
+    changes = await send_follow_digests(deps.engine, config, target)
     await delivery.deliver(changes)
-    pruned = await prune_sources(ctx["engine"], today - config.source_retention)
+    pruned = await prune_sources(deps.engine, today - config.source_retention)
     if changes.created or pruned:
         log.info(
             "follow digests of %s: %d sent; %d old records pruned",

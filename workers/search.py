@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from domain.search.ranks import refresh_search_ranks
+from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.search")
 
@@ -13,7 +14,7 @@ log = logging.getLogger("roost.workers.search")
 async def refresh_search_ranks_job(ctx: dict[str, Any]) -> int:
     """Copy the exact follower counts into ``user_search.followers``; return how many
     changed. Every 10 minutes and at worker start; idempotent."""
-    changed = await refresh_search_ranks(ctx["engine"])
+    changed = await refresh_search_ranks(deps_of(ctx).engine)
     if changed:
         log.info("search ranks: %d users' follower counts refreshed", changed)
     return changed

@@ -181,24 +181,22 @@ def cmd_load_graph(args: argparse.Namespace, settings: Settings) -> int:
 def _dispatcher(settings: Settings):
     """An arq dispatcher for outbox events when Redis is configured, else None (the
     worker's relay then picks the events up within seconds of starting)."""
-    if not settings.redis_url:
-        return None
-    from app.jobs import ArqDispatcher
+    from app.container import dispatcher_for
 
-    return ArqDispatcher(settings.redis_url, settings.arq_queue)
+    return dispatcher_for(settings)
 
 
 async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) -> DataLoad:
     """Seed ``count`` posts over the users the graph load created (never over accounts
     made by hand) with progress, record it in ``data_loads`` and print the report."""
+    from app.container import build_services
     from domain.data_loads import SEED_POSTS, record_load, recorded_load
-    from domain.feed.config import FeedStores
     from domain.posts.seed_posts import seed_posts
     from domain.social.load_graph import imported_user_ids
 
     population = await imported_user_ids(engine)
-    redis = settings.open_feed_redis()  # the feed store (REDIS_URL or the cluster)
-    dispatcher = _dispatcher(settings)
+    # The feed store (REDIS_URL or the cluster) and the dispatcher, as the worker has them.
+    services = build_services(settings, client="worker", engine=engine)
     try:
         print(
             f"Seeding {count:,} posts over the {len(population):,} users of the graph (once)…",
@@ -211,16 +209,13 @@ async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) 
                 users=population,
                 live_tail=SEED_LIVE_POSTS,
                 counter_shards=settings.counter_shards,
-                dispatcher=dispatcher,
-                stores=FeedStores.on(redis, settings.feed_config) if redis is not None else None,
+                dispatcher=services.dispatcher,
+                stores=services.stores(),
                 warm_feeds=SEED_WARM_FEEDS,
                 progress=progress,
             )
     finally:
-        if dispatcher is not None:
-            await dispatcher.close()
-        if redis is not None:
-            await redis.aclose()
+        await services.aclose()
     print(report.summary(), flush=True)
     if report.live_posts:
         print(

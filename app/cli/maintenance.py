@@ -71,7 +71,8 @@ async def _dlq_list(settings: Settings, url: str, limit: int) -> int:
     for d in letters:
         error = " ".join(d.error.split())
         print(
-            f"{d.id}  event {d.event_id}  {d.topic}  attempts {d.attempts}"
+            f"{d.id}  event {d.event_id}  {d.topic} -> {d.consumer or 'every consumer'}"
+            f"  attempts {d.attempts}"
             f"  {d.created_at.isoformat()}\n    {error[:300]}"
         )
     more = " (the oldest; --limit shows more)" if len(letters) == limit else ""
@@ -89,7 +90,7 @@ async def _dlq_replay(settings: Settings, url: str, ids: list[uuid.UUID] | None)
         await engine.dispose()
     print(
         f"Replayed {replayed} dead letter(s): back in the outbox as due now;"
-        " a running worker re-drives them within a second."
+        " a running worker re-drives each one's consumer (only that one) within a second."
     )
     if ids and replayed < len(ids):
         print(f"  {len(ids) - replayed} id(s) were not open dead letters.", file=sys.stderr)

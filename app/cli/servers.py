@@ -42,12 +42,15 @@ def _check_production(settings: Settings) -> None:
         )
 
 
+#: The arq settings class ``roost worker`` runs (the worker's entry point).
+WORKER_ENTRY_POINT = "workers.settings.WorkerSettings"
+
 #: Seconds the worker waits before it starts its loop again after losing Redis.
 WORKER_RESTART_DELAY_S = 1.0
 
 
 def _run_worker(settings: Settings) -> None:
-    """Run the arq worker of workers.settings until SIGINT, SIGTERM or SIGHUP (closing
+    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP (closing
     the terminal): each lets running jobs finish, then exits without a traceback.
 
     Its queue connection waits out a Redis restart by itself (workers.settings), but
@@ -55,12 +58,15 @@ def _run_worker(settings: Settings) -> None:
     (``WatchError``): then the worker closes (running jobs finish) and starts its loop
     again in this process, without losing a job (they stay in Redis and the outbox).
     """
+    from arq.utils import import_string
     from arq.worker import create_worker
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
     from redis.exceptions import WatchError
 
-    from workers.settings import WorkerSettings
+    # By its entry point's name, as `arq workers.settings.WorkerSettings` does: `app` is
+    # below `workers` in the import layers (pyproject.toml) and never imports it.
+    WorkerSettings = import_string(WORKER_ENTRY_POINT)
 
     assert settings.redis_url
     while True:

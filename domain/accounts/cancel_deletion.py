@@ -16,7 +16,8 @@ from domain.identity.session_store import SessionStore
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
 from domain.moderation.set_user_status import change_status
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import AccountDeletionCancelled
 from domain.text import normalize_username
 
 
@@ -67,9 +68,7 @@ async def cancel_account_deletion(
         async with engine.begin() as conn:
             change = await change_status(conn, row.id, "active", counter_shards=counter_shards)
             if change.changed:
-                await append_event(
-                    conn, "account.deletion_cancelled", row.id, {"user_id": str(row.id)}
-                )
+                await append(conn, AccountDeletionCancelled(row.id))
             user = (await users_by_ids(conn, [row.id]))[row.id]
             if user.status != "active":
                 raise InvalidCredentialsError()

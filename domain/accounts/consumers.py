@@ -1,24 +1,22 @@
-"""The outbox topics the account lifecycle consumes, wired to their use cases."""
+"""The account lifecycle's outbox consumer."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.accounts.build_export import build_export
 from domain.accounts.config import AccountsConfig
-from domain.accounts.request_export import EXPORT_REQUESTED
-from domain.outbox.process import Handler
+from domain.outbox.events import DataExportRequested
+from domain.outbox.process import Consumer
 
 
-def account_handlers(engine: AsyncEngine, config: AccountsConfig) -> dict[str, Handler]:
-    """``{topic: handler}``: ``data_export.requested`` prepares the archive (idempotent:
-    a prepared one is left alone)."""
+def accounts_consumer(engine: AsyncEngine, config: AccountsConfig) -> Consumer:
+    """The ``accounts`` consumer (domain.outbox.registry): DataExportRequested prepares
+    the archive (idempotent: a prepared one is left alone)."""
 
-    async def prepare(p: Mapping[str, Any]) -> None:
-        await build_export(engine, uuid.UUID(p["export_id"]), keep=config.export_retention)
+    async def prepare(e: DataExportRequested, _: uuid.UUID) -> None:
+        await build_export(engine, e.export_id, keep=config.export_retention)
 
-    return {EXPORT_REQUESTED: prepare}
+    return {DataExportRequested: prepare}

@@ -13,7 +13,8 @@ from domain.identity.errors import AccountUnavailableError, WrongPasswordError
 from domain.identity.passwords import verify_password
 from domain.identity.session_store import SessionStore
 from domain.moderation.set_user_status import change_status
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import AccountDeletionRequested
 
 _HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
 _DUE = text(
@@ -58,11 +59,6 @@ async def delete_account(
         if change.previous != "active":  # banned (or deleting) since the check: refuse
             raise AccountUnavailableError()
         due = await conn.scalar(_DUE, {"x": user_id, "grace": grace.total_seconds()})
-        await append_event(
-            conn,
-            "account.deletion_requested",
-            user_id,
-            {"user_id": str(user_id), "deletion_due_at": due.isoformat()},
-        )
+        await append(conn, AccountDeletionRequested(user_id, due))
     await change.announce(sessions)
     return due

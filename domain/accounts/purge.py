@@ -26,7 +26,8 @@ from domain.counters import add_deltas
 from domain.feed.config import FeedConfig, FeedStores
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import UserPurged
 
 #: An account is due when its deletion was asked (or an operator deleted it while it
 #: was) and its grace period is over, until its purge finished.
@@ -155,6 +156,4 @@ async def _finish(engine: AsyncEngine, user_id: uuid.UUID, *, counter_shards: in
         await add_deltas(conn, await forget_actor(conn, user_id), shards=counter_shards)
         await rows.finish_rows(conn, user_id, shards=counter_shards)
         await conn.execute(_SCRUB, {"u": user_id, "placeholder": placeholder_username(user_id)})
-        await append_event(
-            conn, "user.purged", user_id, {"user_id": str(user_id), "previous": previous}
-        )
+        await append(conn, UserPurged(user_id, previous))

@@ -10,11 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.accounts.exports import COLUMNS, ExportRecord, to_export
 from domain.db import new_id
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import DataExportRequested
+from domain.outbox.unit_of_work import unit_of_work
 
 #: The topic of the job that prepares an archive (domain.accounts.build_export).
-EXPORT_REQUESTED = "data_export.requested"
+EXPORT_REQUESTED = DataExportRequested.topic
 
 _PENDING = text(f"SELECT {COLUMNS} FROM data_exports WHERE user_id = :u AND status = 'pending'")
 _INSERT = text(
@@ -38,18 +39,12 @@ async def request_export(
     commit; earlier archives of the user are deleted. Idempotent while one is being
     prepared: asking again returns that one and enqueues nothing.
     """
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         row = (await conn.execute(_INSERT, {"id": new_id(), "u": user_id})).first()
         if row is None:  # one is in preparation already
             return to_export((await conn.execute(_PENDING, {"u": user_id})).one())
         record = to_export(row)
         await conn.execute(_OLDER, {"u": user_id})
-        event_id = await append_event(
-            conn,
-            EXPORT_REQUESTED,
-            record.id,
-            {"export_id": str(record.id), "user_id": str(user_id)},
-            dispatched_by_caller=dispatcher is not None,
-        )
-    await dispatch_after_commit(dispatcher, event_id, EXPORT_REQUESTED)
+        await uow.append(DataExportRequested(record.id, user_id))
     return record

@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
 from domain.errors import ValidationError
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import CommentCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.visibility import require_visible_parent, require_visible_post
 from domain.text import COMMENT_MAX, clean_text
 
@@ -61,7 +62,8 @@ async def add_comment(
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():
         raise ValidationError("body", "A comment cannot be empty.")
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         post = await require_visible_post(conn, post_id, author_id, write=True)
         parent_author = None
         if parent_id is not None:
@@ -88,21 +90,10 @@ async def add_comment(
             )
         ).one()
         comment = CommentRecord(*row)
-        event_id = await append_event(
-            conn,
-            "comment.created",
-            comment.id,
-            {
-                "comment_id": str(comment.id),
-                "post_id": str(post_id),
-                "author_id": str(author_id),
-                "post_author_id": str(post.author_id),
-                "parent_id": str(parent_id) if parent_id else None,
-                "parent_author_id": str(parent_author) if parent_author else None,
-                "body": body,
-            },
-            dispatched_by_caller=dispatcher is not None,
+        await uow.append(
+            CommentCreated(
+                comment.id, post_id, author_id, post.author_id, parent_id, parent_author, body
+            )
         )
         await add_deltas(conn, [Delta(post_id, "comments", 1)], shards=counter_shards)
-    await dispatch_after_commit(dispatcher, event_id, "comment.created")
     return comment

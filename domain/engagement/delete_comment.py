@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.counters import Delta, add_deltas
 from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
 from domain.moderation.account_locks import lock_active
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import CommentDeleted
+from domain.outbox.unit_of_work import unit_of_work
 
 
 async def delete_comment(
@@ -31,7 +32,8 @@ async def delete_comment(
     ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
     CommentNotFoundError or NotCommentModeratorError.
     """
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         row = (
             await conn.execute(
                 text(
@@ -61,15 +63,8 @@ async def delete_comment(
             )
         ).all()
         counted = await _counted(conn, deleted, row.parent_author)
-        event_id = await append_event(
-            conn,
-            "comment.deleted",
-            comment_id,
-            {"comment_id": str(comment_id), "post_id": str(row.post_id), "deleted": len(deleted)},
-            dispatched_by_caller=dispatcher is not None,
-        )
+        await uow.append(CommentDeleted(comment_id, row.post_id, len(deleted)))
         await add_deltas(conn, [Delta(row.post_id, "comments", -counted)], shards=counter_shards)
-    await dispatch_after_commit(dispatcher, event_id, "comment.deleted")
     return len(deleted)
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, shard_rows, upsert_rows_sql
-from domain.db import new_id
-from domain.outbox.dispatch import REDRIVE_AFTER_S, Dispatcher, dispatch_after_commit
+from domain.outbox.append import insert_sql
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import LikeCreated, LikeRemoved
+from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.visibility import require_visible_post
 
 # The like row, its outbox event and the post's counter in one statement; the event and
@@ -21,9 +22,7 @@ _LIKE = text(
         INSERT INTO likes (post_id, user_id) VALUES (:post, :user)
         ON CONFLICT DO NOTHING RETURNING post_id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload, available_at)
-        SELECT :event_id, 'like.created', l.post_id, CAST(:payload AS jsonb),
-               now() + make_interval(secs => :redrive) FROM l
+        {insert_sql(LikeCreated, source="l", aggregate="l.post_id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM l)")}
     )
@@ -36,9 +35,7 @@ _UNLIKE = text(
     WITH l AS (
         DELETE FROM likes WHERE post_id = :post AND user_id = :user RETURNING post_id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload, available_at)
-        SELECT :event_id, 'like.removed', l.post_id, CAST(:payload AS jsonb),
-               now() + make_interval(secs => :redrive) FROM l
+        {insert_sql(LikeRemoved, source="l", aggregate="l.post_id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM l)")}
     )
@@ -78,7 +75,7 @@ async def like_post(
     return await _write(
         engine,
         _LIKE,
-        "like.created",
+        LikeCreated,
         1,
         user_id,
         post_id,
@@ -103,7 +100,7 @@ async def unlike_post(
     return await _write(
         engine,
         _UNLIKE,
-        "like.removed",
+        LikeRemoved,
         -1,
         user_id,
         post_id,
@@ -116,7 +113,7 @@ async def unlike_post(
 async def _write(
     engine: AsyncEngine,
     statement: TextClause,
-    topic: str,
+    event_type: type[LikeCreated] | type[LikeRemoved],
     delta: int,
     user_id: uuid.UUID,
     post_id: uuid.UUID,
@@ -125,8 +122,8 @@ async def _write(
     dispatcher: Dispatcher | None,
     check: bool,
 ) -> bool:
-    event_id = new_id()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         if check:
             post = await require_visible_post(conn, post_id, user_id, write=True)
             author_id = post.author_id
@@ -135,19 +132,16 @@ async def _write(
             if row is None or row.status != "active":
                 return False
             author_id = row.author_id
+        event = uow.stage(event_type(post_id, user_id, author_id))
         changed = await conn.scalar(
             statement,
             {
                 "post": post_id,
                 "user": user_id,
-                "event_id": event_id,
-                "redrive": REDRIVE_AFTER_S if dispatcher is not None else 0,
-                "payload": json.dumps(
-                    {"post_id": str(post_id), "user_id": str(user_id), "author_id": str(author_id)}
-                ),
+                **event.params,
                 **shard_rows([Delta(post_id, "likes", delta)], shards=counter_shards),
             },
         )
-    if changed:
-        await dispatch_after_commit(dispatcher, event_id, topic)
+        if changed:
+            uow.written(event)
     return bool(changed)

@@ -1,10 +1,8 @@
-"""The outbox topics the feed consumes, wired to their use cases."""
+"""The feed's outbox consumer: the events that change timelines, wired to their use cases."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -13,49 +11,49 @@ from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.fan_out import FeedListener, fan_out_post
 from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
 from domain.feed.remove_post import remove_post_from_feeds
-from domain.outbox.process import Handler
+from domain.outbox.events import (
+    BlockCreated,
+    FollowCreated,
+    FollowRemoved,
+    PostCreated,
+    PostDeleted,
+)
+from domain.outbox.process import Consumer
 
 
-def feed_handlers(
+def feed_consumer(
     engine: AsyncEngine,
     stores: FeedStores,
     config: FeedConfig,
     listener: FeedListener | None = None,
-) -> dict[str, Handler]:
-    """Return ``{topic: handler}`` for post.created / post.deleted / follow.created /
-    follow.removed / block.created. Every handler is idempotent. ``listener`` hears
-    where each new post went (real-time feed items)."""
+) -> Consumer:
+    """The ``feed`` consumer (domain.outbox.registry): fan-out of PostCreated, removal of
+    PostDeleted, merge on FollowCreated, removal on FollowRemoved and BlockCreated (both
+    ways). Every handler is idempotent. ``listener`` hears where each new post went
+    (real-time feed items)."""
 
-    def ids(payload: Mapping[str, Any], *names: str) -> list[uuid.UUID]:
-        return [uuid.UUID(payload[n]) for n in names]
-
-    async def post_created(p: Mapping[str, Any]) -> None:
-        (post_id,) = ids(p, "post_id")
-        result = await fan_out_post(engine, stores, config, post_id, listener)
+    async def post_created(e: PostCreated, _: uuid.UUID) -> None:
+        result = await fan_out_post(engine, stores, config, e.post_id, listener)
         if result.mode is not None:
             metrics.current().fanout_done(result.lag_seconds, result.feeds_written)
 
-    async def post_deleted(p: Mapping[str, Any]) -> None:
-        post_id, author_id = ids(p, "post_id", "author_id")
-        await remove_post_from_feeds(engine, stores, config, author_id, post_id)
+    async def post_deleted(e: PostDeleted, _: uuid.UUID) -> None:
+        await remove_post_from_feeds(engine, stores, config, e.author_id, e.post_id)
 
-    async def follow_created(p: Mapping[str, Any]) -> None:
-        follower, followee = ids(p, "follower_id", "followee_id")
-        await merge_author_into_feed(engine, stores, config, follower, followee)
+    async def follow_created(e: FollowCreated, _: uuid.UUID) -> None:
+        await merge_author_into_feed(engine, stores, config, e.follower_id, e.followee_id)
 
-    async def follow_removed(p: Mapping[str, Any]) -> None:
-        follower, followee = ids(p, "follower_id", "followee_id")
-        await remove_author_from_feed(engine, stores, config, follower, followee)
+    async def follow_removed(e: FollowRemoved, _: uuid.UUID) -> None:
+        await remove_author_from_feed(engine, stores, config, e.follower_id, e.followee_id)
 
-    async def block_created(p: Mapping[str, Any]) -> None:
-        blocker, blocked = ids(p, "blocker_id", "blocked_id")
-        await remove_author_from_feed(engine, stores, config, blocker, blocked)
-        await remove_author_from_feed(engine, stores, config, blocked, blocker)
+    async def block_created(e: BlockCreated, _: uuid.UUID) -> None:
+        await remove_author_from_feed(engine, stores, config, e.blocker_id, e.blocked_id)
+        await remove_author_from_feed(engine, stores, config, e.blocked_id, e.blocker_id)
 
     return {
-        "post.created": post_created,
-        "post.deleted": post_deleted,
-        "follow.created": follow_created,
-        "follow.removed": follow_removed,
-        "block.created": block_created,
+        PostCreated: post_created,
+        PostDeleted: post_deleted,
+        FollowCreated: follow_created,
+        FollowRemoved: follow_removed,
+        BlockCreated: block_created,
     }

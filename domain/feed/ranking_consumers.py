@@ -7,8 +7,6 @@ time of an engagement is its outbox event's (a UUIDv7), so a replay records the 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -18,54 +16,55 @@ from domain.feed.ranking import RankingConfig
 from domain.feed.ranking_queries import KIND_SQL
 from domain.feed.ranking_signals import Engagement, RankingSignals, time_of_uuid7
 from domain.feedstore import FeedRedis
-from domain.outbox.process import EVENT_ID_KEY, Handler
+from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
+from domain.outbox.process import Consumer
 
 _KIND = text(f"SELECT {KIND_SQL} FROM posts WHERE id = :id")
 
 
-def ranking_handlers(
-    engine: AsyncEngine, store: FeedRedis, config: RankingConfig
-) -> dict[str, Handler]:
-    """Return ``{topic: handler}`` for like.created, like.removed, comment.created and
-    comment.deleted; each reads at most the post's media (one statement)."""
+def ranking_consumer(engine: AsyncEngine, store: FeedRedis, config: RankingConfig) -> Consumer:
+    """The ``ranking`` consumer (domain.outbox.registry): LikeCreated, LikeRemoved,
+    CommentCreated and CommentDeleted; each reads at most the post's media (one
+    statement)."""
     signals = RankingSignals(store, config)
 
     async def kind_of(post_id: uuid.UUID) -> str | None:
         async with engine.connect() as conn:
             return await conn.scalar(_KIND, {"id": post_id})
 
-    async def record(p: Mapping[str, Any], actor: str, author: str, ref: str) -> None:
-        post_id = uuid.UUID(p["post_id"])
+    async def record(
+        post_id: uuid.UUID, actor: uuid.UUID, author: uuid.UUID, ref: str, event_id: uuid.UUID
+    ) -> None:
         kind = await kind_of(post_id)
         if kind is None:  # the post is gone (purged): nothing to rank
             return
         await signals.record(
             Engagement(
-                actor=uuid.UUID(p[actor]),
+                actor=actor,
                 post_id=post_id,
-                author_id=uuid.UUID(p[author]),
+                author_id=author,
                 kind=kind,
                 ref=ref,
-                at=time_of_uuid7(uuid.UUID(p[EVENT_ID_KEY])),
+                at=time_of_uuid7(event_id),
             ),
             now=utcnow(),
         )
 
-    async def like_created(p: Mapping[str, Any]) -> None:
-        await record(p, "user_id", "author_id", f"l:{p['user_id']}")
+    async def like_created(e: LikeCreated, event_id: uuid.UUID) -> None:
+        await record(e.post_id, e.user_id, e.author_id, f"l:{e.user_id}", event_id)
 
-    async def like_removed(p: Mapping[str, Any]) -> None:
-        await signals.withdraw(uuid.UUID(p["post_id"]), f"l:{p['user_id']}")
+    async def like_removed(e: LikeRemoved, _: uuid.UUID) -> None:
+        await signals.withdraw(e.post_id, f"l:{e.user_id}")
 
-    async def comment_created(p: Mapping[str, Any]) -> None:
-        await record(p, "author_id", "post_author_id", f"c:{p['comment_id']}")
+    async def comment_created(e: CommentCreated, event_id: uuid.UUID) -> None:
+        await record(e.post_id, e.author_id, e.post_author_id, f"c:{e.comment_id}", event_id)
 
-    async def comment_deleted(p: Mapping[str, Any]) -> None:
-        await signals.withdraw(uuid.UUID(p["post_id"]), f"c:{p['comment_id']}")
+    async def comment_deleted(e: CommentDeleted, _: uuid.UUID) -> None:
+        await signals.withdraw(e.post_id, f"c:{e.comment_id}")
 
     return {
-        "like.created": like_created,
-        "like.removed": like_removed,
-        "comment.created": comment_created,
-        "comment.deleted": comment_deleted,
+        LikeCreated: like_created,
+        LikeRemoved: like_removed,
+        CommentCreated: comment_created,
+        CommentDeleted: comment_deleted,
     }

@@ -12,7 +12,8 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.errors import AccountUnavailableError, WrongPasswordError
 from domain.identity.passwords import hash_password, verify_password
 from domain.identity.session_store import SessionStore
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import PasswordChanged
 from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
 
 _HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
@@ -65,11 +66,6 @@ async def change_password(
         params = {"x": user_id, "keep": session_id}
         others = [r[0] for r in await conn.execute(_OTHER_SESSIONS, params)]
         ended = await revoke_families(conn, user_id, others) if others else []
-        await append_event(
-            conn,
-            "user.password_changed",
-            user_id,
-            {"user_id": str(user_id), "ended_sessions": len(ended)},
-        )
+        await append(conn, PasswordChanged(user_id, len(ended)))
     await announce_ended(sessions, user_id, ended)
     return len(ended)

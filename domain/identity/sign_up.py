@@ -13,7 +13,8 @@ from domain.identity.passwords import hash_password
 from domain.identity.queries import USER_COLUMNS, to_record
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import UserCreated
 from domain.text import check_password, clean_display_name, clean_email, normalize_username
 
 
@@ -54,7 +55,7 @@ async def sign_up(
                 )
             ).one()
             user = to_record(row)
-            await append_event(conn, "user.created", user.id, {"user_id": str(user.id)})
+            await append(conn, UserCreated(user.id))
             return await open_session(conn, config, user)
     except IntegrityError as exc:
         # Name the field that collided; the pre-check below only shapes the message.

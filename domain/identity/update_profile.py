@@ -11,7 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.errors import NotFoundError
 from domain.identity.models import users
 from domain.identity.queries import USER_COLUMNS, UserRecord, to_record
-from domain.outbox.append import append_event
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import UserUpdated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.accept_follow_requests import accept_pending_requests
 from domain.text import clean_bio, clean_display_name
 
@@ -24,6 +26,7 @@ async def update_profile(
     bio: str | None = None,
     is_private: bool | None = None,
     counter_shards: int = 16,
+    dispatcher: Dispatcher | None = None,
 ) -> UserRecord:
     """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC) and
     ``is_private`` are given and return the user, with a ``user.updated`` outbox row
@@ -32,7 +35,8 @@ async def update_profile(
     ``is_private=False`` also accepts every pending follow request in the same
     transaction (seeds/chroma-architecture.md "Private accounts"; see
     accept_pending_requests): the new follows, their ``follow.created`` events and exact
-    counters (on ``counter_shards`` shards) commit with the switch, or nothing does.
+    counters (on ``counter_shards`` shards) commit with the switch, or nothing does;
+    the events are dispatched after the commit.
 
     Raises ValidationError (nothing written) or NotFoundError if the user is gone.
     """
@@ -43,7 +47,8 @@ async def update_profile(
         values["bio"] = clean_bio(bio)
     if is_private is not None:
         values["is_private"] = is_private
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         stmt = update(users).where(users.c.id == user_id, users.c.status == "active")
         if not values:  # nothing to change: still answer with the current profile
             values["display_name"] = users.c.display_name
@@ -52,6 +57,6 @@ async def update_profile(
             raise NotFoundError("The account does not exist.")
         if is_private is False:
             # After the UPDATE: it holds the row lock that request creation waits for.
-            await accept_pending_requests(conn, user_id, counter_shards=counter_shards)
-        await append_event(conn, "user.updated", user_id, {"fields": sorted(values)})
-        return to_record(row)
+            await accept_pending_requests(uow, user_id, counter_shards=counter_shards)
+        await uow.append(UserUpdated(user_id, tuple(sorted(values))))
+    return to_record(row)

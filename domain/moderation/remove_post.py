@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.moderation.moderators import require_moderator
 from domain.moderation.reports import close_reports
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.delete_post import LOCK_FOR_DELETE, mark_deleted
 from domain.posts.errors import PostNotFoundError
 
@@ -39,22 +40,17 @@ async def remove_post(
     the visibility rule), and the post's open reports marked actioned. Idempotent: an
     already deleted post only has its open reports closed. Raises NotModeratorError or
     PostNotFoundError."""
-    event_id = None
-    async with engine.begin() as conn:
+    removed = False
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         await require_moderator(conn, moderator_id)
         row = (await conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
         if row is None:
             raise PostNotFoundError()
         if row.deleted_at is None:
-            event_id = await mark_deleted(
-                conn,
-                post_id,
-                row.author_id,
-                counter_shards=counter_shards,
-                dispatched_by_caller=dispatcher is not None,
-                by="moderator",
+            await mark_deleted(
+                uow, post_id, row.author_id, counter_shards=counter_shards, by="moderator"
             )
+            removed = True
         resolved = await close_reports(conn, moderator_id, post_id=post_id)
-    if event_id is not None:
-        await dispatch_after_commit(dispatcher, event_id, "post.deleted")
-    return Removal(removed=event_id is not None, resolved_reports=resolved)
+    return Removal(removed=removed, resolved_reports=resolved)

@@ -8,7 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import ValidationError
 from domain.moderation.reports import ReportRecord, check_report, file_report
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import ReportFiled
 from domain.posts.visibility import require_visible_post
 
 
@@ -28,7 +29,5 @@ async def report_post(
         report = await file_report(
             conn, reporter_id, user_id=post.author_id, post_id=post_id, reason=reason, note=note
         )
-        await append_event(
-            conn, "report.filed", report.id, {"report_id": str(report.id), "subject": "post"}
-        )
+        await append(conn, ReportFiled(report.id, "post"))
     return report

@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.errors import NotFoundError, ValidationError
 from domain.moderation.account_locks import lock_statuses
 from domain.moderation.reports import ReportRecord, check_report, file_report
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import ReportFiled
 
 
 async def report_user(
@@ -30,7 +31,5 @@ async def report_user(
         report = await file_report(
             conn, reporter_id, user_id=user_id, post_id=None, reason=reason, note=note
         )
-        await append_event(
-            conn, "report.filed", report.id, {"report_id": str(report.id), "subject": "user"}
-        )
+        await append(conn, ReportFiled(report.id, "user"))
     return report

@@ -11,7 +11,8 @@ from domain.errors import ValidationError
 from domain.moderation.errors import ReportNotFoundError
 from domain.moderation.moderators import require_moderator
 from domain.moderation.reports import COLUMNS, ReportRecord, to_report
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import ReportResolved
 
 #: What a moderator may set a report to.
 RESOLUTIONS = ("actioned", "dismissed")
@@ -41,12 +42,7 @@ async def resolve_report(
             await conn.execute(_RESOLVE, {"status": status, "m": moderator_id, "id": report_id})
         ).first()
         if row is not None:
-            await append_event(
-                conn,
-                "report.resolved",
-                report_id,
-                {"report_id": str(report_id), "status": status},
-            )
+            await append(conn, ReportResolved(report_id, status))
             return to_report(row)
         row = (await conn.execute(_READ, {"id": report_id})).first()
         if row is None:

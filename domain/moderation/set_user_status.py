@@ -24,7 +24,8 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.session_store import SessionStore
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import UserStatusChanged
 
 Status = Literal["active", "banned", "pending_deletion", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
@@ -165,12 +166,7 @@ async def change_status(
         deltas += await forget_actor(conn, user_id)
         ended = await revoke_families(conn, user_id)
     await add_deltas(conn, deltas, shards=counter_shards)
-    await append_event(
-        conn,
-        "user.status_changed",
-        user_id,
-        {"user_id": str(user_id), "status": status, "previous": previous},
-    )
+    await append(conn, UserStatusChanged(user_id, status, previous))
     return StatusChange(user_id, status, previous, ended)
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -20,7 +19,6 @@ from domain.notifications.queries import (
     NotificationRecord,
     to_notification,
 )
-from domain.outbox.process import EVENT_ID_KEY
 from domain.posts.errors import PostNotFoundError
 from domain.posts.visibility import require_visible_post
 from domain.social.pairs import pair_lock_key
@@ -53,12 +51,6 @@ class EventRef:
     def of(cls, event_id: uuid.UUID) -> EventRef:
         """The event of id ``event_id``, timed by the id."""
         return cls(event_id, event_time(event_id))
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any]) -> EventRef:
-        """The event whose payload :func:`domain.outbox.process.process_event` handed over
-        (it adds ``EVENT_ID_KEY``); raises KeyError if it is missing."""
-        return cls.of(uuid.UUID(payload[EVENT_ID_KEY]))
 
 
 @dataclass(frozen=True, slots=True)

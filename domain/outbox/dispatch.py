@@ -13,7 +13,8 @@ REDRIVE_AFTER_S = 10
 
 
 class Dispatcher(Protocol):
-    """Enqueues the consumer job of one committed outbox event, deduplicated by event id."""
+    """Enqueues the consumer jobs of one committed outbox event (one per consumer of its
+    type: domain.outbox.registry), each deduplicated by its (event, consumer) job id."""
 
     async def dispatch(self, event_id: uuid.UUID, topic: str) -> None: ...
 

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Index, Integer, Table, Text, Uuid, func, text
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    Table,
+    Text,
+    Uuid,
+    func,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
@@ -23,6 +35,18 @@ outbox = Table(
     Index("outbox_due_idx", "available_at", postgresql_where=text("dispatched_at IS NULL")),
 )
 
+#: One row per (event, consumer) that finished: ``done``, or ``dead`` (dead-lettered).
+#: An event is dispatched once each consumer of its type has a row (domain.outbox.process).
+outbox_consumers = Table(
+    "outbox_consumers",
+    metadata,
+    Column("event_id", Uuid, ForeignKey("outbox.id", ondelete="CASCADE"), primary_key=True),
+    Column("consumer", Text, primary_key=True),
+    Column("outcome", Text, nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    CheckConstraint("outcome IN ('done', 'dead')", name="outbox_consumers_outcome_check"),
+)
+
 #: Events whose consumer failed every attempt; ``roost dlq replay`` re-drives them.
 dead_letters = Table(
     "dead_letters",
@@ -30,6 +54,7 @@ dead_letters = Table(
     Column("id", Uuid, primary_key=True),
     Column("event_id", Uuid, nullable=False),  # the outbox row that failed
     Column("topic", Text, nullable=False),
+    Column("consumer", Text, nullable=True),  # NULL: before jobs per consumer (all of them)
     Column("error", Text, nullable=False),
     Column("attempts", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),

@@ -1,29 +1,33 @@
-"""Consuming outbox events: the relay's claim, per-event processing, dead letters.
+"""Consuming outbox events: the relay's claim, a job per (event, consumer), dead letters.
 
-Consumers are idempotent and an event is marked dispatched only after its consumer
-finished, so a crash anywhere means the event runs again, never that it is lost.
+Each consumer of an event (domain.outbox.registry) runs as its own job with its own
+retries, dead letter and done marker (``outbox_consumers``): a failing push never re-runs
+a fan-out, and replaying a dead letter re-drives only the consumer that failed. A
+consumer is idempotent and marked done only after it finished, and the event is marked
+dispatched once every consumer of it is done (or dead-lettered), so a crash anywhere
+means a consumer runs again, never that an event is lost.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import new_id
+from domain.outbox.events import Event
+from domain.outbox.registry import Registry
 
-#: A consumer of one topic: receives the event's JSON payload (plus EVENT_ID_KEY).
-Handler = Callable[[Mapping[str, Any]], Awaitable[None]]
-
-#: The key under which :func:`process_event` adds the outbox event's id (a string) to the
-#: payload it hands each consumer, for consumers that key their idempotency on the event
-#: (notifications: "each notification created once per event even when its job runs
-#: twice"). Stored payloads never carry it.
-EVENT_ID_KEY = "_event_id"
+#: A consumer's handler of one event type: ``(event, event_id)``; the id keys the
+#: consumer's idempotency where it needs one (notifications: "each notification created
+#: once per event even when its job runs twice").
+Handler = Callable[[Any, uuid.UUID], Awaitable[None]]
+#: A consumer: its handler per event type.
+Consumer = Mapping[type[Event], Handler]
 
 #: After the relay enqueues an event, it waits this long before enqueuing it again.
 RELAY_RETRY_S = 30
@@ -31,16 +35,17 @@ RELAY_RETRY_S = 30
 
 @dataclass(frozen=True)
 class DueEvent:
-    """An outbox event the relay should enqueue."""
+    """An outbox event the relay should enqueue, and the consumers already finished."""
 
     id: uuid.UUID
     topic: str
+    finished: frozenset[str] = frozenset()
 
 
 async def claim_due_events(engine: AsyncEngine, *, limit: int = 500) -> list[DueEvent]:
     """Return up to ``limit`` undispatched events that are due, oldest first, and push
     their due time RELAY_RETRY_S ahead (``FOR UPDATE SKIP LOCKED``: concurrent relays
-    never claim the same row)."""
+    never claim the same row), each with the consumers already finished."""
     async with engine.begin() as conn:
         rows = await conn.execute(
             text(
@@ -52,83 +57,146 @@ async def claim_due_events(engine: AsyncEngine, *, limit: int = 500) -> list[Due
                     ORDER BY available_at LIMIT :limit
                     FOR UPDATE SKIP LOCKED
                 )
-                RETURNING id, topic
+                RETURNING id, topic,
+                  ARRAY(SELECT consumer FROM outbox_consumers c WHERE c.event_id = outbox.id)
+                    AS finished
                 """
             ),
             {"limit": limit, "retry": RELAY_RETRY_S},
         )
-        return sorted((DueEvent(r.id, r.topic) for r in rows), key=lambda e: e.id.bytes)
+        return sorted(
+            (DueEvent(r.id, r.topic, frozenset(r.finished)) for r in rows),
+            key=lambda e: e.id.bytes,
+        )
 
 
-async def process_event(
-    engine: AsyncEngine, event_id: uuid.UUID, handlers: Mapping[str, Handler]
+async def mark_dispatched(engine: AsyncEngine, event_ids: Collection[uuid.UUID]) -> None:
+    """Mark events dispatched outright (events without a consumer: an audit trail)."""
+    if not event_ids:
+        return
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE outbox SET dispatched_at = now()"
+                " WHERE id = ANY(CAST(:ids AS uuid[])) AND dispatched_at IS NULL"
+            ),
+            {"ids": list(event_ids)},
+        )
+
+
+async def process_delivery(
+    engine: AsyncEngine,
+    event_id: uuid.UUID,
+    consumer: str,
+    consumers: Mapping[str, Consumer],
+    registry: Registry,
 ) -> str:
-    """Run the consumer of one event and mark it dispatched; return ``done``,
-    ``already`` (dispatched before) or ``missing`` (no such row).
+    """Run ``consumer``'s handler of one event and mark it done; return ``done``,
+    ``already`` (done or dead-lettered before), ``missing`` (no such event) or
+    ``not-routed`` (the registry gives the event's type no such consumer).
 
-    The handler gets the stored payload plus ``EVENT_ID_KEY`` (the event's id). Topics
-    without a handler are simply marked dispatched. Raises whatever the consumer raises
-    (the caller retries, then dead-letters).
+    When the last consumer of the event finishes, the event is marked dispatched.
+    Raises whatever the handler raises (the job retries, then dead-letters), and
+    KeyError when this process has no handler for a routed pair (a wiring bug: the
+    composition root checks every route at start).
     """
     async with engine.connect() as conn:
         row = (
             await conn.execute(
-                text("SELECT topic, payload, dispatched_at FROM outbox WHERE id = :id"),
-                {"id": event_id},
+                text(
+                    "SELECT o.topic, o.payload, c.outcome FROM outbox o"
+                    " LEFT JOIN outbox_consumers c ON c.event_id = o.id AND c.consumer = :c"
+                    " WHERE o.id = :id"
+                ),
+                {"id": event_id, "c": consumer},
             )
         ).first()
     if row is None:
         return "missing"
-    if row.dispatched_at is not None:
-        return "already"
-    handler = handlers.get(row.topic)
-    if handler is not None:
-        await handler({**row.payload, EVENT_ID_KEY: str(event_id)})
-    await _mark_dispatched(engine, event_id)
-    return "done"
+    routed = registry.consumers_of_topic(row.topic)
+    if consumer not in routed:
+        return "not-routed"
+    if row.outcome is None:
+        event = registry.decode(row.topic, row.payload)
+        await consumers[consumer][type(event)](event, event_id)
+    async with engine.begin() as conn:
+        await _finish(conn, event_id, consumer, "done", routed)
+    return "done" if row.outcome is None else "already"
 
 
-def compose_handlers(*maps: Mapping[str, Handler]) -> dict[str, Handler]:
-    """Merge ``{topic: handler}`` maps; a topic handled by several maps gets one handler
-    that runs each of them in turn, in the order the maps are given.
+async def _finish(
+    conn: AsyncConnection,
+    event_id: uuid.UUID,
+    consumer: str,
+    outcome: str,
+    routed: Collection[str],
+) -> None:
+    """Record ``consumer``'s ``outcome`` of the event and, if every routed consumer has
+    one now, mark the event dispatched. The event's row lock serialises the consumers
+    finishing at once, so the last one always sees the others' markers."""
+    await conn.execute(text("SELECT 1 FROM outbox WHERE id = :id FOR UPDATE"), {"id": event_id})
+    await conn.execute(
+        text(
+            "INSERT INTO outbox_consumers (event_id, consumer, outcome)"
+            " SELECT id, :c, :outcome FROM outbox WHERE id = :id"
+            " ON CONFLICT (event_id, consumer) DO NOTHING"
+        ),
+        {"id": event_id, "c": consumer, "outcome": outcome},
+    )
+    await conn.execute(
+        text(
+            "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
+            " AND (SELECT count(*) FROM outbox_consumers"
+            "      WHERE event_id = :id AND consumer = ANY(CAST(:routed AS text[]))) >= :n"
+        ),
+        {"id": event_id, "routed": list(routed), "n": len(routed)},
+    )
 
-    If one raises, the composite raises and the job's retry runs all of them again, so
-    every handler must be idempotent (they are: design.md "consumers are idempotent").
-    """
-    by_topic: dict[str, list[Handler]] = {}
-    for m in maps:
-        for topic, handler in m.items():
-            by_topic.setdefault(topic, []).append(handler)
-    return {
-        topic: hs[0] if len(hs) == 1 else _run_in_turn(tuple(hs)) for topic, hs in by_topic.items()
-    }
 
-
-def _run_in_turn(handlers: tuple[Handler, ...]) -> Handler:
-    async def run(payload: Mapping[str, Any]) -> None:
-        for handler in handlers:
-            await handler(payload)
-
-    return run
+async def finish_if_complete(
+    engine: AsyncEngine, event_id: uuid.UUID, routed: Collection[str]
+) -> None:
+    """Mark the event dispatched if every routed consumer has finished (the relay's
+    repair for an event whose completion was lost)."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
+                " AND (SELECT count(*) FROM outbox_consumers"
+                "      WHERE event_id = :id AND consumer = ANY(CAST(:routed AS text[]))) >= :n"
+            ),
+            {"id": event_id, "routed": list(routed), "n": len(routed)},
+        )
 
 
 async def dead_letter(
-    engine: AsyncEngine, event_id: uuid.UUID, error: str, attempts: int
+    engine: AsyncEngine,
+    event_id: uuid.UUID,
+    consumer: str,
+    error: str,
+    attempts: int,
+    registry: Registry,
 ) -> str | None:
-    """Record that ``event_id`` failed ``attempts`` times and stop re-driving it; return
-    its topic (None if the event is gone)."""
+    """Record that ``consumer`` failed the event ``attempts`` times and stop re-driving
+    that pair (the other consumers go on); return the event's topic (None if gone)."""
     async with engine.begin() as conn:
         topic = await conn.scalar(
             text(
-                "INSERT INTO dead_letters (id, event_id, topic, error, attempts)"
-                " SELECT :id, id, topic, :error, :attempts FROM outbox WHERE id = :event"
+                "INSERT INTO dead_letters (id, event_id, topic, consumer, error, attempts)"
+                " SELECT :id, id, topic, :c, :error, :attempts FROM outbox WHERE id = :event"
                 " RETURNING topic"
             ),
-            {"id": new_id(), "event": event_id, "error": error[:4000], "attempts": attempts},
+            {
+                "id": new_id(),
+                "event": event_id,
+                "c": consumer,
+                "error": error[:4000],
+                "attempts": attempts,
+            },
         )
-        await conn.execute(
-            text("UPDATE outbox SET dispatched_at = now() WHERE id = :id"), {"id": event_id}
-        )
+        if topic is not None:
+            routed = registry.consumers_of_topic(topic)
+            await _finish(conn, event_id, consumer, "dead", routed)
     return topic
 
 
@@ -155,6 +223,7 @@ class DeadLetter:
     error: str
     attempts: int
     created_at: Any
+    consumer: str | None = None  # None: a dead letter of before jobs per consumer
 
 
 async def list_dead_letters(engine: AsyncEngine, *, limit: int = 100) -> list[DeadLetter]:
@@ -162,8 +231,8 @@ async def list_dead_letters(engine: AsyncEngine, *, limit: int = 100) -> list[De
     async with engine.connect() as conn:
         rows = await conn.execute(
             text(
-                "SELECT id, event_id, topic, error, attempts, created_at FROM dead_letters"
-                " WHERE replayed_at IS NULL ORDER BY created_at LIMIT :limit"
+                "SELECT id, event_id, topic, error, attempts, created_at, consumer"
+                " FROM dead_letters WHERE replayed_at IS NULL ORDER BY created_at LIMIT :limit"
             ),
             {"limit": limit},
         )
@@ -171,18 +240,30 @@ async def list_dead_letters(engine: AsyncEngine, *, limit: int = 100) -> list[De
 
 
 async def replay_dead_letters(engine: AsyncEngine, ids: list[uuid.UUID] | None = None) -> int:
-    """Put dead-lettered events back in the outbox as due now (all, or those ``ids`` of
-    dead letters); the relay re-drives them. Returns how many were replayed."""
+    """Re-drive dead letters (all, or those ``ids``): each one's consumer loses its
+    ``dead`` marker and the event is due again now, so the relay enqueues that consumer
+    alone (the others stay done). Returns how many were replayed."""
     async with engine.begin() as conn:
-        rows = await conn.execute(
-            text(
-                "UPDATE dead_letters SET replayed_at = now() WHERE replayed_at IS NULL"
-                + (" AND id = ANY(CAST(:ids AS uuid[]))" if ids else "")
-                + " RETURNING event_id"
-            ),
-            {"ids": ids} if ids else {},
-        )
-        events = [r[0] for r in rows]
+        rows = (
+            await conn.execute(
+                text(
+                    "UPDATE dead_letters SET replayed_at = now() WHERE replayed_at IS NULL"
+                    + (" AND id = ANY(CAST(:ids AS uuid[]))" if ids else "")
+                    + " RETURNING event_id, consumer"
+                ),
+                {"ids": ids} if ids else {},
+            )
+        ).all()
+        events = list({r.event_id for r in rows})
+        for r in rows:
+            if r.consumer is not None:
+                await conn.execute(
+                    text(
+                        "DELETE FROM outbox_consumers"
+                        " WHERE event_id = :e AND consumer = :c AND outcome = 'dead'"
+                    ),
+                    {"e": r.event_id, "c": r.consumer},
+                )
         if events:
             await conn.execute(
                 text(
@@ -191,17 +272,7 @@ async def replay_dead_letters(engine: AsyncEngine, ids: list[uuid.UUID] | None =
                 ),
                 {"ids": events},
             )
-        return len(events)
-
-
-async def _mark_dispatched(engine: AsyncEngine, event_id: uuid.UUID) -> None:
-    async with engine.begin() as conn:
-        await conn.execute(
-            text(
-                "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
-            ),
-            {"id": event_id},
-        )
+        return len(rows)
 
 
 async def outbox_health(engine: AsyncEngine) -> tuple[int, int]:

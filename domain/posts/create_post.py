@@ -16,8 +16,9 @@ from domain.db import new_id
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.identity.errors import AccountUnavailableError
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import PostCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.queries import PostRecord, to_post
 from domain.text import CAPTION_MAX, clean_text
 
@@ -76,7 +77,8 @@ async def create_post(
     if not caption.strip() and not items:
         raise ValidationError("caption", "A post needs a caption or media.")
     post_id = new_id()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         row = (
             await conn.execute(
                 text(
@@ -97,13 +99,6 @@ async def create_post(
             raise AccountUnavailableError()
         post = to_post(row)
         await tag_post(conn, post.id, post.created_at, caption)
-        event_id = await append_event(
-            conn,
-            "post.created",
-            post.id,
-            {"post_id": str(post.id), "author_id": str(author_id)},
-            dispatched_by_caller=dispatcher is not None,
-        )
+        await uow.append(PostCreated(post.id, author_id))
         await add_deltas(conn, [Delta(author_id, "posts", 1)], shards=counter_shards)
-    await dispatch_after_commit(dispatcher, event_id, "post.created")
     return post

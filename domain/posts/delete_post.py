@@ -6,11 +6,12 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import PostDeleted
+from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 from domain.posts.errors import NotPostAuthorError, PostNotFoundError
 
 #: The post, locked for its deletion (by its author or a moderator).
@@ -34,46 +35,33 @@ async def delete_post(
     the cached feeds of the author's active followers. Raises
     PostNotFoundError (no such post) or NotPostAuthorError.
     """
-    async with engine.begin() as conn:
-        row = (await conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
+    async with unit_of_work(engine, dispatcher) as uow:
+        row = (await uow.conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
         if row is None:
             raise PostNotFoundError()
         if row.author_id != actor_id:
             raise NotPostAuthorError()
         if row.deleted_at is not None:
             return False
-        event_id = await mark_deleted(
-            conn,
-            post_id,
-            row.author_id,
-            counter_shards=counter_shards,
-            dispatched_by_caller=dispatcher is not None,
-        )
-    await dispatch_after_commit(dispatcher, event_id, "post.deleted")
+        await mark_deleted(uow, post_id, row.author_id, counter_shards=counter_shards)
     return True
 
 
 async def mark_deleted(
-    conn: AsyncConnection,
+    uow: UnitOfWork,
     post_id: uuid.UUID,
     author_id: uuid.UUID,
     *,
     counter_shards: int,
-    dispatched_by_caller: bool,
     by: str = "author",
 ) -> uuid.UUID:
     """In the caller's transaction, on a live post it holds locked (:data:`LOCK_FOR_DELETE`): the
     soft delete, the author's ``posts`` counter (-1) and the ``post.deleted`` outbox
     event ``{post_id, author_id, by}`` whose consumer takes the post out of every cached
-    feed (domain.feed.remove_post); return the event's id (to dispatch after the
-    commit). ``by``: ``author``, or ``moderator`` (domain.moderation.remove_post)."""
+    feed (domain.feed.remove_post), dispatched after ``uow`` commits; return the
+    event's id. ``by``: ``author``, or ``moderator`` (domain.moderation.remove_post)."""
+    conn = uow.conn
     await conn.execute(text("UPDATE posts SET deleted_at = now() WHERE id = :id"), {"id": post_id})
-    event_id = await append_event(
-        conn,
-        "post.deleted",
-        post_id,
-        {"post_id": str(post_id), "author_id": str(author_id), "by": by},
-        dispatched_by_caller=dispatched_by_caller,
-    )
+    event_id = await uow.append(PostDeleted(post_id, author_id, by))
     await add_deltas(conn, [Delta(author_id, "posts", -1)], shards=counter_shards)
     return event_id

@@ -1,28 +1,24 @@
-"""Outbox consumers that publish engagement changes (likes and comments) to subscribers."""
+"""The real-time outbox consumer: publishes engagement changes (likes and comments) to
+subscribers."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
 
-from domain.outbox.process import Handler
+from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
+from domain.outbox.process import Consumer
 from domain.realtime.publisher import RealtimePublisher
 
-#: The topics whose events change a post's like or comment count.
-ENGAGEMENT_TOPICS = ("like.created", "like.removed", "comment.created", "comment.deleted")
-#: The one the API cannot publish itself (deleteComment does not know the post).
-WORKER_ONLY_TOPICS = ("comment.deleted",)
 
+def realtime_consumer(publisher: RealtimePublisher) -> Consumer:
+    """The ``realtime`` consumer (domain.outbox.registry): publishes ``engagement`` on
+    ``rt:post:{post_id}`` for each engagement event. Which of them it gets depends on
+    REALTIME_ENGAGEMENT (domain.outbox.registry.registry_for: with ``api`` the API
+    publishes likes and new comments itself). A Redis failure raises: the job retries."""
 
-def engagement_handlers(publisher: RealtimePublisher, *, api_publishes: bool) -> dict[str, Handler]:
-    """``{topic: handler}`` publishing ``engagement`` on ``rt:post:{post_id}`` for the
-    engagement topics (every payload has ``post_id``). With ``api_publishes`` the API
-    already published likes and new comments right after their commit, so only
-    WORKER_ONLY_TOPICS are handled here. A Redis failure raises: the job retries."""
+    async def changed(
+        event: LikeCreated | LikeRemoved | CommentCreated | CommentDeleted, _: uuid.UUID
+    ) -> None:
+        await publisher.engagement_changed(event.post_id)
 
-    async def changed(payload: Mapping[str, Any]) -> None:
-        await publisher.engagement_changed(uuid.UUID(payload["post_id"]))
-
-    topics = WORKER_ONLY_TOPICS if api_publishes else ENGAGEMENT_TOPICS
-    return dict.fromkeys(topics, changed)
+    return dict.fromkeys((LikeCreated, LikeRemoved, CommentCreated, CommentDeleted), changed)

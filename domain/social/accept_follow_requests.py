@@ -7,11 +7,13 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
 from domain.moderation.account_locks import lock_active
+from domain.outbox.append import encode_payload, insert_sql
+from domain.outbox.events import FollowCreated
+from domain.outbox.unit_of_work import UnitOfWork
 
 _TAKE = text(
     """
@@ -20,24 +22,29 @@ _TAKE = text(
     """
 )
 
-# The follows and their follow.created events (payload {follower_id, followee_id}, as
-# follow_user writes it), only for the rows actually inserted.
+_EVENTS = insert_sql(
+    FollowCreated,
+    source="f JOIN wanted w ON w.follower = f.follower_id",
+    aggregate="f.id",
+    event_id="w.event_id",
+    payload="w.payload",
+)
+
+# The follows and their follow.created events (as follow_user writes them), only for the
+# rows actually inserted.
 _FOLLOW_ALL = text(
-    """
+    f"""
     WITH wanted AS (
         SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:followers AS uuid[]),
-                             CAST(:event_ids AS uuid[])) AS t(id, follower, event_id)
+                             CAST(:event_ids AS uuid[]), CAST(:payloads AS jsonb[]))
+                      AS t(id, follower, event_id, payload)
     ), f AS (
         INSERT INTO follows (id, follower_id, followee_id, source)
         SELECT id, follower, CAST(:target AS uuid), 'profile' FROM wanted ORDER BY id
         ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
         RETURNING id, follower_id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload)
-        SELECT w.event_id, 'follow.created', f.id,
-               jsonb_build_object('follower_id', CAST(f.follower_id AS text),
-                                  'followee_id', CAST(CAST(:target AS uuid) AS text))
-        FROM f JOIN wanted w ON w.follower = f.follower_id
+        {_EVENTS}
     )
     SELECT follower_id FROM f
     """
@@ -45,10 +52,11 @@ _FOLLOW_ALL = text(
 
 
 async def accept_pending_requests(
-    conn: AsyncConnection, target_id: uuid.UUID, *, counter_shards: int
+    uow: UnitOfWork, target_id: uuid.UUID, *, counter_shards: int
 ) -> list[uuid.UUID]:
     """Turn every pending request to ``target_id`` into a follow, in the caller's
-    transaction; return the new followers, oldest request first.
+    unit of work (its events are dispatched after its commit); return the new followers,
+    oldest request first.
 
     Four statements whatever the number of requests: delete the requests, read the
     requesters' statuses under ``FOR KEY SHARE`` (a ban then waits), insert the
@@ -63,6 +71,7 @@ async def accept_pending_requests(
     must have updated the target's ``users`` row first: follow_user creates requests
     under a share lock on that row, so none can slip in after this runs.
     """
+    conn = uow.conn
     taken = (await conn.execute(_TAKE, {"target": target_id})).all()
     if not taken:
         return []
@@ -76,6 +85,7 @@ async def accept_pending_requests(
     ]
     if not followers:
         return []
+    events = {f: (new_id(), FollowCreated(f, target_id)) for f in followers}
     inserted = set(
         (
             await conn.execute(
@@ -84,12 +94,16 @@ async def accept_pending_requests(
                     "target": target_id,
                     "ids": [new_id() for _ in followers],
                     "followers": followers,
-                    "event_ids": [new_id() for _ in followers],
+                    "event_ids": [events[f][0] for f in followers],
+                    "payloads": [encode_payload(events[f][1]) for f in followers],
+                    **uow.delay_params(FollowCreated),
                 },
             )
         ).scalars()
     )
     accepted = [f for f in followers if f in inserted]
+    for f in accepted:
+        uow.written_event(*events[f])
     deltas = [Delta(target_id, "followers", len(accepted))]
     deltas += [Delta(f, "following", 1) for f in accepted]
     await add_deltas(conn, deltas, shards=counter_shards)

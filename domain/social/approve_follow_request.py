@@ -8,6 +8,9 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import FollowCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import BlockedError, FollowRequestNotFoundError
 from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ctes, follow_params
 from domain.social.pairs import lock_pair
@@ -38,6 +41,7 @@ async def approve_follow_request(
     requester_id: uuid.UUID,
     *,
     counter_shards: int,
+    dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
     """``target_id`` approves the pending request of ``requester_id``: the request row is
     deleted and the follow written as follow_user writes it (the ``follows`` row, the
@@ -50,24 +54,24 @@ async def approve_follow_request(
     FollowRequestNotFoundError (a NotFoundError: no request pending and no follow;
     also when a block stands between the two),
     UserUnavailableError (the requester is banned or deleted; the request stays) or
-    NotFoundError (no such user).
+    NotFoundError (no such user). The event is dispatched after the commit.
     """
     if target_id == requester_id:
         raise FollowRequestNotFoundError()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         await lock_pair(conn, requester_id, target_id)
         try:
             await check_can_follow(conn, requester_id, target_id)
         except BlockedError:  # a block cancels requests both ways: none can be pending
             raise FollowRequestNotFoundError() from None
-        row = (
-            await conn.execute(
-                _APPROVE,
-                follow_params(
-                    requester_id, target_id, source="profile", counter_shards=counter_shards
-                ),
-            )
-        ).one()
+        event = uow.stage(FollowCreated(requester_id, target_id))
+        params = follow_params(
+            requester_id, target_id, source="profile", counter_shards=counter_shards
+        )
+        row = (await conn.execute(_APPROVE, {**params, **event.params})).one()
+        if row.follow_id is not None:
+            uow.written(event)
         if row.request_id is None and not await conn.scalar(
             _FOLLOWING, {"follower": requester_id, "followee": target_id}
         ):

@@ -11,7 +11,9 @@ from domain.counters import Delta, add_deltas
 from domain.errors import NotFoundError
 from domain.moderation.account_locks import lock_statuses
 from domain.notifications.forget import forget_between
-from domain.outbox.append import append_event
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import BlockCreated, FollowRemoved, FollowRequestCancelled
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfBlockError
 from domain.social.pairs import lock_pair
 
@@ -45,7 +47,12 @@ _END_FOLLOWS = text(
 
 
 async def block_user(
-    engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: uuid.UUID, *, counter_shards: int
+    engine: AsyncEngine,
+    blocker_id: uuid.UUID,
+    blocked_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    dispatcher: Dispatcher | None = None,
 ) -> bool:
     """Block ``blocked_id`` for ``blocker_id``; return True if the block is new.
 
@@ -55,11 +62,13 @@ async def block_user(
     their counter decrements and ``follow.removed`` events, append ``block.created``, and
     remove what each has notified the other of (README "Who sees what": after a block
     nothing from the other shows in one's notifications, and the unread count agrees).
-    Idempotent. Raises SelfBlockError or NotFoundError.
+    The events are dispatched after the commit. Idempotent. Raises SelfBlockError or
+    NotFoundError.
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         await lock_pair(conn, blocker_id, blocked_id)
         # Both accounts under FOR KEY SHARE: a concurrent ban waits for the block, or the
         # block sees it (an ended follow moves followers only if its follower is active,
@@ -73,22 +82,16 @@ async def block_user(
             await conn.execute(_CANCEL_REQUESTS, {"blocker": blocker_id, "blocked": blocked_id})
         ).all()
         for request_id, requester, target in cancelled:
-            await append_event(
-                conn,
-                "follow_request.cancelled",
-                request_id,
-                {"requester_id": str(requester), "target_id": str(target), "reason": "block"},
+            await uow.append(
+                FollowRequestCancelled(requester, target, reason="block"), aggregate_id=request_id
             )
         ended = (
             await conn.execute(_END_FOLLOWS, {"blocker": blocker_id, "blocked": blocked_id})
         ).all()
         deltas: list[Delta] = []
         for follow_id, follower, followee in ended:
-            await append_event(
-                conn,
-                "follow.removed",
-                follow_id,
-                {"follower_id": str(follower), "followee_id": str(followee), "reason": "block"},
+            await uow.append(
+                FollowRemoved(follower, followee, reason="block"), aggregate_id=follow_id
             )
             # Only what the counters counted: a follower if active, a followee if active.
             if active.get(follower):
@@ -96,12 +99,7 @@ async def block_user(
             if active.get(followee):
                 deltas.append(Delta(follower, "following", -1))
         if created:
-            await append_event(
-                conn,
-                "block.created",
-                blocker_id,
-                {"blocker_id": str(blocker_id), "blocked_id": str(blocked_id)},
-            )
+            await uow.append(BlockCreated(blocker_id, blocked_id))
         if created:
             deltas += await forget_between(conn, blocker_id, blocked_id)
         await add_deltas(conn, deltas, shards=counter_shards)

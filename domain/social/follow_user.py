@@ -3,7 +3,6 @@ ask to (seeds/chroma-architecture.md: "If target is private, creates a pending f
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -14,6 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.counters import Delta, shard_rows, upsert_rows_sql
 from domain.db import new_id
 from domain.errors import NotFoundError
+from domain.outbox.append import insert_sql
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import FollowCreated, FollowRequestCreated
+from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 from domain.social.errors import BlockedError, SelfFollowError, UserUnavailableError
 from domain.social.pairs import lock_pair
 
@@ -59,7 +62,8 @@ def follow_ctes(gate: str | None = None) -> str:
     CONFLICT DO NOTHING``), ``event`` (its ``follow.created`` outbox row) and ``counted``
     (both counters), as SQL text for a ``WITH`` clause; the event and the counters are
     written only if a row was inserted. With ``gate`` (an SQL condition, e.g. on an
-    earlier CTE) the follow is inserted only where it holds. Bind :func:`follow_params`.
+    earlier CTE) the follow is inserted only where it holds. Bind :func:`follow_params`
+    and the staged event's parameters (:meth:`UnitOfWork.stage` of a FollowCreated).
 
     Shared by follow_user and the request approvals, so every follow is written alike.
     """
@@ -77,8 +81,7 @@ def follow_ctes(gate: str | None = None) -> str:
         ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
         RETURNING id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload)
-        SELECT :event_id, 'follow.created', f.id, CAST(:payload AS jsonb) FROM f
+        {insert_sql(FollowCreated, source="f", aggregate="f.id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
     )
@@ -88,16 +91,14 @@ def follow_ctes(gate: str | None = None) -> str:
 def follow_params(
     follower_id: uuid.UUID, followee_id: uuid.UUID, *, source: str, counter_shards: int
 ) -> dict[str, Any]:
-    """The bind parameters of :func:`follow_ctes`: fresh UUIDv7 ids, the ``follow.created``
-    payload ``{follower_id, followee_id}`` and the counter rows (+1 followers of the
-    followee, +1 following of the follower, each on a random shard)."""
+    """The bind parameters of :func:`follow_ctes` but the event's: a fresh UUIDv7 id and
+    the counter rows (+1 followers of the followee, +1 following of the follower, each on
+    a random shard)."""
     return {
         "id": new_id(),
         "follower": follower_id,
         "followee": followee_id,
         "source": source,
-        "event_id": new_id(),
-        "payload": json.dumps({"follower_id": str(follower_id), "followee_id": str(followee_id)}),
         **shard_rows(
             [Delta(followee_id, "followers", 1), Delta(follower_id, "following", 1)],
             shards=counter_shards,
@@ -125,15 +126,14 @@ _PRIVATE_CHECK = text(
 
 # The request and its outbox event, only if no request of the pair is pending.
 _REQUEST = text(
-    """
+    f"""
     WITH r AS (
         INSERT INTO follow_requests (id, requester_id, target_id)
         VALUES (:id, :follower, :followee)
         ON CONFLICT (requester_id, target_id) DO NOTHING
         RETURNING id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload)
-        SELECT :event_id, 'follow_request.created', r.id, CAST(:payload AS jsonb) FROM r
+        {insert_sql(FollowRequestCreated, source="r", aggregate="r.id")}
     )
     SELECT id FROM r
     """
@@ -147,6 +147,7 @@ async def follow_user(
     *,
     counter_shards: int,
     source: str = "profile",
+    dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
     """Make ``follower_id`` follow ``followee_id`` or, if that account is private, ask to.
 
@@ -162,22 +163,27 @@ async def follow_user(
     unless a request of the pair is already pending (``state="requested"``; ``created``
     says whether this call wrote it). Counters change only when the request is approved.
 
-    Idempotent. Raises SelfFollowError, NotFoundError (no such user),
-    UserUnavailableError (either side banned or deleted) or BlockedError (a block either
-    way).
+    The event is dispatched to its consumers right after the commit (``dispatcher``;
+    the relay re-drives it otherwise). Idempotent. Raises SelfFollowError, NotFoundError
+    (no such user), UserUnavailableError (either side banned or deleted) or BlockedError
+    (a block either way).
     """
     if follower_id == followee_id:
         raise SelfFollowError()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         await lock_pair(conn, follower_id, followee_id)
         if await check_can_follow(conn, follower_id, followee_id):
-            outcome = await _request(conn, follower_id, followee_id)
+            outcome = await _request(uow, follower_id, followee_id)
             if outcome is not None:
                 return outcome
+        event = uow.stage(FollowCreated(follower_id, followee_id))
         params = follow_params(
             follower_id, followee_id, source=source, counter_shards=counter_shards
         )
-        follow_id = await conn.scalar(_FOLLOW, params)
+        follow_id = await conn.scalar(_FOLLOW, {**params, **event.params})
+        if follow_id is not None:
+            uow.written(event)
     return FollowOutcome(follow_id, created=follow_id is not None)
 
 
@@ -205,10 +211,11 @@ async def check_can_follow(
 
 
 async def _request(
-    conn: AsyncConnection, follower_id: uuid.UUID, followee_id: uuid.UUID
+    uow: UnitOfWork, follower_id: uuid.UUID, followee_id: uuid.UUID
 ) -> FollowOutcome | None:
     """The private branch of follow_user; None when the account turned public meanwhile
     (the caller then follows)."""
+    conn = uow.conn
     row = (
         await conn.execute(_PRIVATE_CHECK, {"follower": follower_id, "followee": followee_id})
     ).one()
@@ -216,16 +223,11 @@ async def _request(
         return None
     if row.following:
         return FollowOutcome(None, created=False)
+    event = uow.stage(FollowRequestCreated(follower_id, followee_id))
     request_id = await conn.scalar(
         _REQUEST,
-        {
-            "id": new_id(),
-            "follower": follower_id,
-            "followee": followee_id,
-            "event_id": new_id(),
-            "payload": json.dumps(
-                {"requester_id": str(follower_id), "target_id": str(followee_id)}
-            ),
-        },
+        {"id": new_id(), "follower": follower_id, "followee": followee_id, **event.params},
     )
+    if request_id is not None:
+        uow.written(event)
     return FollowOutcome(None, created=request_id is not None, state="requested")

@@ -28,8 +28,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.db import new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
-from domain.outbox.append import append_event
-from domain.outbox.dispatch import Dispatcher, dispatch_after_commit
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import PostCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.text import normalize_username
 
 #: (username, followers) of the accounts ``roost load-graph --celebrities`` adds.
@@ -145,9 +146,9 @@ async def load_celebrities(
     created_at = now - ACCOUNT_AGE
     rng = random.Random(rng_seed)
     results: list[CelebrityResult] = []
-    events: list[uuid.UUID] = []
     restrict = "AND id = ANY(CAST(:candidates AS uuid[]))" if candidates is not None else ""
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
         await conn.execute(text("SET LOCAL synchronous_commit = off"))
         # Block and unblock wait for the load, so no follow lands beside a new block.
         await conn.execute(text("LOCK TABLE blocks IN SHARE MODE"))
@@ -216,15 +217,7 @@ async def load_celebrities(
                     {"id": post_id, "a": user_id, "c": CAPTIONS[i], "at": at},
                 )
                 await tag_post(conn, post_id, at, CAPTIONS[i])
-                events.append(
-                    await append_event(
-                        conn,
-                        "post.created",
-                        post_id,
-                        {"post_id": str(post_id), "author_id": str(user_id)},
-                        dispatched_by_caller=dispatcher is not None,
-                    )
-                )
+                await uow.append(PostCreated(post_id, user_id))
                 posts.append(post_id)
             counts = [(user_id, "followers", len(followers)), (user_id, "posts", len(posts))]
             counts += [(f, "following", 1) for f in followers]
@@ -241,6 +234,4 @@ async def load_celebrities(
     if any(r.created for r in results):
         async with engine.begin() as conn:
             await conn.execute(text("ANALYZE users, follows, counter_shards"))
-    for event_id in events:
-        await dispatch_after_commit(dispatcher, event_id, "post.created")
     return CelebrityReport(tuple(results), time.perf_counter() - started)

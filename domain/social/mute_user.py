@@ -21,7 +21,8 @@ from domain.counters import add_deltas
 from domain.errors import NotFoundError
 from domain.moderation.account_locks import lock_statuses
 from domain.notifications.forget import forget_from
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import MuteCreated
 from domain.social.errors import SelfMuteError
 from domain.social.pairs import lock_pair
 
@@ -54,10 +55,5 @@ async def mute_user(
         if created:
             deltas = await forget_from(conn, muted_id, muter_id)
             await add_deltas(conn, deltas, shards=counter_shards)
-            await append_event(
-                conn,
-                "mute.created",
-                muter_id,
-                {"muter_id": str(muter_id), "muted_id": str(muted_id)},
-            )
+            await append(conn, MuteCreated(muter_id, muted_id))
     return created

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import new_id
+from domain.outbox.append import insert_sql
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import FollowRequestRejected
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import FollowRequestNotFoundError
 
 _REJECT = text(
-    """
+    f"""
     WITH r AS (
         DELETE FROM follow_requests WHERE requester_id = :requester AND target_id = :target
         RETURNING id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload)
-        SELECT :event_id, 'follow_request.rejected', r.id, CAST(:payload AS jsonb) FROM r
+        {insert_sql(FollowRequestRejected, source="r", aggregate="r.id")}
     )
     SELECT id FROM r
     """
@@ -26,7 +27,11 @@ _REJECT = text(
 
 
 async def reject_follow_request(
-    engine: AsyncEngine, target_id: uuid.UUID, requester_id: uuid.UUID
+    engine: AsyncEngine,
+    target_id: uuid.UUID,
+    requester_id: uuid.UUID,
+    *,
+    dispatcher: Dispatcher | None = None,
 ) -> None:
     """``target_id`` rejects the pending request of ``requester_id``: the request row is
     deleted with a ``follow_request.rejected`` outbox row ``{requester_id, target_id}``,
@@ -34,17 +39,11 @@ async def reject_follow_request(
 
     Raises FollowRequestNotFoundError (a NotFoundError) when no request is pending.
     """
-    async with engine.begin() as conn:
-        request_id = await conn.scalar(
-            _REJECT,
-            {
-                "requester": requester_id,
-                "target": target_id,
-                "event_id": new_id(),
-                "payload": json.dumps(
-                    {"requester_id": str(requester_id), "target_id": str(target_id)}
-                ),
-            },
+    async with unit_of_work(engine, dispatcher) as uow:
+        event = uow.stage(FollowRequestRejected(requester_id, target_id))
+        request_id = await uow.conn.scalar(
+            _REJECT, {"requester": requester_id, "target": target_id, **event.params}
         )
         if request_id is None:
             raise FollowRequestNotFoundError()
+        uow.written(event)

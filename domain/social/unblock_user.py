@@ -7,7 +7,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import BlockRemoved
 from domain.social.errors import SelfBlockError
 
 
@@ -27,10 +28,5 @@ async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: u
             {"blocker": blocker_id, "blocked": blocked_id},
         )
         if removed:
-            await append_event(
-                conn,
-                "block.removed",
-                blocker_id,
-                {"blocker_id": str(blocker_id), "blocked_id": str(blocked_id)},
-            )
+            await append(conn, BlockRemoved(blocker_id, blocked_id))
     return bool(removed)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, shard_rows, upsert_rows_sql
-from domain.db import new_id
-from domain.social.cancel_follow_request import cancel_ctes, cancel_params
+from domain.outbox.append import insert_sql
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import FollowRemoved
+from domain.outbox.unit_of_work import unit_of_work
+from domain.social.cancel_follow_request import cancel_ctes, stage_cancel
 from domain.social.errors import SelfFollowError
 
 # End the live follow, and only if one ended: its outbox event and both counters (-1),
@@ -31,8 +33,7 @@ _UNFOLLOW = text(
           AND (SELECT n FROM active) = 2
         RETURNING id
     ), event AS (
-        INSERT INTO outbox (id, topic, aggregate_id, payload)
-        SELECT :event_id, 'follow.removed', f.id, CAST(:payload AS jsonb) FROM f
+        {insert_sql(FollowRemoved, source="f", aggregate="f.id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
     ), {cancel_ctes()}
@@ -42,7 +43,12 @@ _UNFOLLOW = text(
 
 
 async def unfollow_user(
-    engine: AsyncEngine, follower_id: uuid.UUID, followee_id: uuid.UUID, *, counter_shards: int
+    engine: AsyncEngine,
+    follower_id: uuid.UUID,
+    followee_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    dispatcher: Dispatcher | None = None,
 ) -> bool:
     """Soft-delete the live follow of the pair, or withdraw a pending follow request to a
     private account (``follow_request.cancelled``); return True if either happened now.
@@ -56,18 +62,17 @@ async def unfollow_user(
     """
     if follower_id == followee_id:
         raise SelfFollowError()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine, dispatcher) as uow:
+        event = uow.stage(FollowRemoved(follower_id, followee_id))
+        cancel = stage_cancel(uow, follower_id, followee_id)
         row = (
-            await conn.execute(
+            await uow.conn.execute(
                 _UNFOLLOW,
                 {
-                    **cancel_params(follower_id, followee_id),
+                    **event.params,
+                    **cancel.params,
                     "follower": follower_id,
                     "followee": followee_id,
-                    "event_id": new_id(),
-                    "payload": json.dumps(
-                        {"follower_id": str(follower_id), "followee_id": str(followee_id)}
-                    ),
                     **shard_rows(
                         [Delta(followee_id, "followers", -1), Delta(follower_id, "following", -1)],
                         shards=counter_shards,
@@ -75,4 +80,8 @@ async def unfollow_user(
                 },
             )
         ).one()
+        if row.follow_id is not None:
+            uow.written(event)
+        if row.request_id is not None:
+            uow.written(cancel)
     return row.follow_id is not None or row.request_id is not None

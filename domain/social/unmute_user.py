@@ -7,7 +7,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import MuteRemoved
 from domain.social.errors import SelfMuteError
 
 _DELETE = text("DELETE FROM mutes WHERE muter_id = :muter AND muted_id = :muted RETURNING true")
@@ -24,10 +25,5 @@ async def unmute_user(engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.U
     async with engine.begin() as conn:
         removed = bool(await conn.scalar(_DELETE, params))
         if removed:
-            await append_event(
-                conn,
-                "mute.removed",
-                muter_id,
-                {"muter_id": str(muter_id), "muted_id": str(muted_id)},
-            )
+            await append(conn, MuteRemoved(muter_id, muted_id))
     return removed

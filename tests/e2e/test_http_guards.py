@@ -11,6 +11,7 @@ budgets) are built here with ``create_app(settings.model_copy(update=...))``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import random
@@ -306,6 +307,7 @@ def slow_create_post(monkeypatch):
     """createPost takes 300 ms more, so duplicates arrive while it runs."""
     original = resolvers.posts.create_post
 
+    @functools.wraps(original)  # keeps the signature: ctx.mutate injects by parameter name
     async def slow(*args, **kwargs):
         await asyncio.sleep(0.3)
         return await original(*args, **kwargs)

@@ -8,6 +8,7 @@ import asyncio
 import time
 import urllib.request
 import uuid
+from dataclasses import dataclass
 
 import pytest
 from prometheus_client import generate_latest
@@ -16,10 +17,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy import text
 
 from app import metrics
+from app.container import WorkerDeps
 from app.metrics import API_REGISTRY, WORKER_REGISTRY, WorkerMetrics
-from domain.outbox.append import append_event
+from domain.outbox.append import append
+from domain.outbox.events import Event
+from domain.outbox.registry import Registry
 from tests.servers import free_port
-from workers.events import handle_outbox_event
+from workers.deps import DEPS
+from workers.events import consume_outbox_event
 
 API_ONLY = {
     "roost_graphql_request_duration_seconds",
@@ -214,20 +219,35 @@ async def test_redis_errors_pool_and_loop_lag_are_measured(engine) -> None:
     assert sample(API_REGISTRY, "roost_event_loop_lag_seconds_sum") - before >= 0.15
 
 
+@dataclass(frozen=True)
+class Broken(Event):
+    """An event whose only consumer (in this test) always fails."""
+
+    topic = "test.broken"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+
+
 async def test_a_dead_letter_is_counted_by_topic(engine, make_users) -> None:
     metrics.install()
     (a,) = await make_users(1)
-    topic = f"test.broken{uuid.uuid4().hex[:6]}"
+    topic = Broken.topic
     async with engine.begin() as conn:
-        event = await append_event(conn, topic, a.id, {})
+        event = await append(conn, Broken(a.id))
         await conn.execute(
             text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),
             {"e": event},
         )
 
-    async def broken(payload) -> None:
+    async def broken(event: Broken, event_id: uuid.UUID) -> None:
         raise ValueError("a bug")
 
-    ctx = {"engine": engine, "handlers": {topic: broken}, "max_attempts": 1, "job_try": 1}
-    assert await handle_outbox_event(ctx, str(event)) == "dead-letter"
+    deps = WorkerDeps(
+        engine,
+        registry=Registry({Broken: ("broken",)}),
+        consumers={"broken": {Broken: broken}},
+        max_attempts=1,
+    )
+    ctx = {DEPS: deps, "job_try": 1}
+    assert await consume_outbox_event(ctx, str(event), "broken") == "dead-letter"
     assert sample(WORKER_REGISTRY, "roost_dead_letters_total", topic=topic) == 1

@@ -29,8 +29,10 @@ import pytest
 from sqlalchemy import text
 
 from app.database import create_engine
+from domain.db import new_id
 from domain.feed.config import FeedStores
-from domain.outbox.append import append_event
+from domain.outbox.events import PostCreated
+from domain.outbox.registry import REGISTRY
 from domain.posts.create_post import create_post
 from domain.realtime import ONLINE_KEY, post_channel, user_channel
 from schema.ids import decode_global_id
@@ -131,9 +133,10 @@ def _sockets_per_process(children: list[psutil.Process], port: int) -> list[int]
     return counts
 
 
-def _job_starts(logs: list[Path], event_id: uuid.UUID) -> list[int]:
-    """How many times each worker started the job of ``event_id`` (arq logs ``→``)."""
-    needle = f"→ outbox:{event_id}:"
+def _job_starts(logs: list[Path], event_id: uuid.UUID, consumer: str = "") -> list[int]:
+    """How many times each worker started a job of ``event_id`` (of ``consumer``'s alone
+    when given; arq logs ``→ <job id>:<function>``)."""
+    needle = f"→ outbox:{event_id}:{consumer + ':' if consumer else ''}"
     return [log.read_text(errors="replace").count(needle) for log in logs]
 
 
@@ -252,8 +255,11 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
 
                 events = await _post_events(engine, author.id)
                 assert len(events) == 8
-                starts = [_job_starts(logs, e) for e in events]
-                assert all(sum(s) == 1 for s in starts), starts  # once, by one worker
+                # Each (event, consumer) job once, by one worker.
+                starts = [
+                    _job_starts(logs, e, c) for e in events for c in REGISTRY.consumers(PostCreated)
+                ]
+                assert all(sum(s) == 1 for s in starts), starts
                 captions = {f"api{i}" for i in range(4)} | {p.caption for p in relayed}
                 for f in fans:
                     (page,) = await stores.feeds.page([f.id], None, 50)
@@ -290,10 +296,16 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
                     got = (await ws.next(20))["data"]["postEngagementChanged"]
                     assert got == {"likeCount": 1}
 
-                # A consumer that always fails: one dead letter, after every attempt.
+                # A consumer that always fails (a payload it cannot read; the event has
+                # one consumer): one dead letter, after every attempt.
+                bad = new_id()
                 async with engine.begin() as conn:
-                    bad = await append_event(
-                        conn, "follow.created", author.id, {"follower_id": "not-a-uuid"}
+                    await conn.execute(
+                        text(
+                            "INSERT INTO outbox (id, topic, aggregate_id, payload) VALUES"
+                            " (:id, 'follow_request.created', :a, '{\"requester_id\": \"x\"}')"
+                        ),
+                        {"id": bad, "a": author.id},
                     )
 
                 async def lettered() -> list:

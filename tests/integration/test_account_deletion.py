@@ -13,6 +13,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from app.container import WorkerDeps
 from domain.accounts.config import AccountsConfig
 from domain.accounts.purge import placeholder_username, purge_account, purge_due_accounts
 from domain.counters import Delta, add_deltas, read_counts
@@ -29,6 +30,7 @@ from domain.social.block_user import block_user
 from domain.social.mute_user import mute_user
 from tests.conftest import TEST_PASSWORD
 from workers.accounts import purge_accounts
+from workers.deps import DEPS
 
 DELETE = """mutation($p: String!) { deleteAccount(input: { password: $p }) {
   __typename ... on DeleteAccountSuccess { deletionDueAt } ... on Error { code } } }"""
@@ -267,9 +269,11 @@ async def test_deleting_an_account_with_thousands_of_follows_hides_it_then_purge
     # The worker's job: a few seconds a run (JOB_TIMEOUT_S), each run resuming the last
     # (the worker's own cron may run beside it: each row and correction goes once).
     ctx = {
-        "engine": engine,
-        "settings": settings.model_copy(update={"account_purge_batch": 200}),
-        "feed_stores": stores,
+        DEPS: WorkerDeps(
+            engine,
+            settings=settings.model_copy(update={"account_purge_batch": 200}),
+            stores=stores,
+        )
     }
     for _ in range(30):
         await purge_accounts(ctx)

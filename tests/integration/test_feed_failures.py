@@ -10,6 +10,7 @@ import signal
 import sys
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -20,16 +21,23 @@ from redis.asyncio import Redis
 from sqlalchemy import event, text
 
 from app.asgi import create_app
+from app.container import WorkerDeps
 from app.embedded import EmbeddedRedis
 from app.jobs import ArqDispatcher
 from domain.feed.config import FeedStores
 from domain.feed.timelines import SENTINEL
+from domain.outbox import registry
+from domain.outbox.append import append
+from domain.outbox.events import Event
+from domain.outbox.jobs import CONSUME_EVENT, job_id
 from domain.outbox.process import list_dead_letters, replay_dead_letters
+from domain.outbox.registry import Registry
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
 from tests.conftest import GQL, WorkerControl
 from tests.integration.test_feed import FEED, feed_captions, follow_all, post
-from workers.events import HANDLE_EVENT, handle_outbox_event, job_id
+from workers.deps import DEPS
+from workers.events import consume_outbox_event
 
 ROOST = str(Path(sys.executable).with_name("roost"))
 
@@ -95,7 +103,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
             event_id = await conn.scalar(
                 text("SELECT id FROM outbox WHERE aggregate_id = :p"), {"p": created.id}
             )
-        in_progress = f"arq:in-progress:{job_id(event_id)}"
+        in_progress = f"arq:in-progress:{job_id(event_id, registry.FEED)}"
         await _wait_for(lambda: redis.exists(in_progress), within=20)
         # Simulate pages already written before the crash for a third of the fans.
         for f in fans[:12]:
@@ -202,6 +210,24 @@ async def test_unreachable_redis_serves_the_same_pages_from_postgres(
     assert float(line.split()[-1]) >= 3
 
 
+@dataclass(frozen=True)
+class Flaky(Event):
+    """An event only this module's workers consume."""
+
+    topic = "test.flaky"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+
+
+async def _keep_relay_away(engine, event_id: uuid.UUID) -> None:
+    """Keep the session worker's relay (which knows no ``test.*`` consumer) off the row."""
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),
+            {"e": event_id},
+        )
+
+
 async def test_failing_consumer_retries_with_backoff_then_dead_letters(
     make_users, settings, engine
 ):
@@ -212,17 +238,23 @@ async def test_failing_consumer_retries_with_backoff_then_dead_letters(
     calls: list[float] = []
     healthy = asyncio.Event()
 
-    async def flaky(payload) -> None:
+    async def flaky(event: Flaky, event_id: uuid.UUID) -> None:
         calls.append(asyncio.get_running_loop().time())
         if not healthy.is_set():
             raise ConnectionError("feed store unreachable")
 
     async def startup(ctx) -> None:
-        ctx.update(engine=engine, handlers={"test.flaky": flaky}, max_attempts=5)
+        ctx[DEPS] = WorkerDeps(
+            engine,
+            settings=settings,
+            registry=Registry({Flaky: ("flaky",)}),
+            consumers={"flaky": {Flaky: flaky}},
+            max_attempts=5,
+        )
 
     async def run_worker_until_idle() -> None:
         w = Worker(
-            functions=[func(handle_outbox_event, name=HANDLE_EVENT, max_tries=5)],
+            functions=[func(consume_outbox_event, name=CONSUME_EVENT, max_tries=5)],
             redis_settings=RedisSettings.from_dsn(settings.redis_url),
             queue_name=queue,
             on_startup=startup,
@@ -236,10 +268,8 @@ async def test_failing_consumer_retries_with_backoff_then_dead_letters(
         finally:
             await w.close()
 
-    from domain.outbox.append import append_event
-
     async with engine.begin() as conn:
-        event_id = await append_event(conn, "test.flaky", author.id, {"n": 1})
+        event_id = await append(conn, Flaky(author.id))
         # keep the session worker's relay away from this row
         await conn.execute(
             text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),
@@ -247,7 +277,9 @@ async def test_failing_consumer_retries_with_backoff_then_dead_letters(
         )
     pool = await create_pool(RedisSettings.from_dsn(settings.redis_url), default_queue_name=queue)
     try:
-        await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+        await pool.enqueue_job(
+            CONSUME_EVENT, str(event_id), "flaky", _job_id=job_id(event_id, "flaky")
+        )
         await run_worker_until_idle()
         assert len(calls) == 5
         gaps = [b - a for a, b in itertools.pairwise(calls)]
@@ -259,8 +291,12 @@ async def test_failing_consumer_retries_with_backoff_then_dead_letters(
         assert "feed store unreachable" in letters[0].error
 
         healthy.set()
+        assert letters[0].consumer == "flaky"
         assert await replay_dead_letters(engine, [letters[0].id]) == 1
-        await pool.enqueue_job(HANDLE_EVENT, str(event_id), _job_id=job_id(event_id))
+        await _keep_relay_away(engine, event_id)
+        await pool.enqueue_job(
+            CONSUME_EVENT, str(event_id), "flaky", _job_id=job_id(event_id, "flaky")
+        )
         await run_worker_until_idle()
         assert len(calls) == 6
         async with engine.connect() as conn:

@@ -10,14 +10,16 @@ import uuid
 
 from sqlalchemy import text
 
-from domain.notifications.consumers import notification_handlers
+from app.container import WorkerDeps
+from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.queries import verify_unread_counts
 from domain.notifications.store import EventRef
-from domain.outbox.process import EVENT_ID_KEY
+from domain.outbox.events import decode
 from tests.e2e.test_engagement import COMMENT
 from tests.e2e.test_follow_graph import FOLLOW, UNFOLLOW
 from tests.integration.test_feed import post
+from workers.deps import DEPS
 from workers.notifications import follow_digest
 
 NOTIFICATIONS = """query($first: Int!, $after: String) { viewer { unreadNotificationCount
@@ -79,8 +81,9 @@ async def run_handler_again(engine, settings, topic: str, event_id: uuid.UUID) -
         payload = await conn.scalar(
             text("SELECT payload FROM outbox WHERE id = :id"), {"id": event_id}
         )
-    handlers = notification_handlers(engine, settings.notification_config)
-    await handlers[topic]({**payload, EVENT_ID_KEY: str(event_id)})
+    consumer = notification_consumer(engine, settings.notification_config, Delivery(engine))
+    event = decode(topic, payload)
+    await consumer[type(event)](event, event_id)
 
 
 async def no_drift(engine, *users) -> None:
@@ -146,11 +149,7 @@ async def test_follows_past_the_daily_cap_arrive_as_one_digest(
     assert len(await notifications(gql, star)) == 3
 
     day = EventRef.of(events[0]).day
-    ctx = {
-        "engine": engine,
-        "notification_config": settings.notification_config,
-        "notification_delivery": Delivery(engine),
-    }
+    ctx = {DEPS: WorkerDeps(engine, settings=settings, delivery=Delivery(engine))}
     assert await follow_digest(ctx, day.isoformat()) >= 1
     assert await follow_digest(ctx, day.isoformat()) == 0  # a second run creates nothing
     items = await notifications(gql, star)

@@ -8,8 +8,9 @@ import uuid
 from sqlalchemy import text
 
 from domain.db import new_id
-from domain.notifications.consumers import notification_handlers
-from domain.outbox.process import EVENT_ID_KEY
+from domain.notifications.consumers import notification_consumer
+from domain.notifications.delivery import Delivery
+from domain.outbox.events import LikeCreated
 from schema.ids import decode_global_id
 from tests.e2e.test_engagement import COMMENT, LIKE
 from tests.e2e.test_follow_graph import BLOCK
@@ -160,15 +161,15 @@ async def test_event_handled_before_a_block_and_a_gone_post_notify_nobody(
             text("INSERT INTO blocks (blocker_id, blocked_id) VALUES (:a, :u)"),
             {"a": author.id, "u": fan.id},
         )
-    handlers = notification_handlers(engine, settings.notification_config)
-    payload = {"post_id": str(post_id), "user_id": str(fan.id), "author_id": str(author.id)}
-    await handlers["like.created"]({**payload, EVENT_ID_KEY: str(new_id())})
+    consumer = notification_consumer(engine, settings.notification_config, Delivery(engine))
+    like = LikeCreated(post_id, fan.id, author.id)
+    await consumer[LikeCreated](like, new_id())
     async with engine.begin() as conn:
         await conn.execute(text("DELETE FROM blocks WHERE blocker_id = :a"), {"a": author.id})
         await conn.execute(
             text("UPDATE posts SET deleted_at = now() WHERE id = :p"), {"p": post_id}
         )
-    await handlers["like.created"]({**payload, EVENT_ID_KEY: str(new_id())})
+    await consumer[LikeCreated](like, new_id())
     async with engine.connect() as conn:
         n = await conn.scalar(
             text("SELECT count(*) FROM notifications WHERE recipient_id = :r"), {"r": author.id}

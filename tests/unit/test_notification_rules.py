@@ -15,7 +15,6 @@ from domain.notifications.mentions import extract_mentions
 from domain.notifications.push import LoggingPushSender, PushMessage, push_text
 from domain.notifications.queries import NotificationRecord
 from domain.notifications.store import Changes, EventRef, event_time
-from domain.outbox.process import EVENT_ID_KEY, compose_handlers
 
 
 def names(text: str, limit: int = 20) -> list[str]:
@@ -76,28 +75,9 @@ def test_event_time_reads_the_uuid7_timestamp():
     at = event_time(event_id)
     assert before <= at <= dt.datetime.now(dt.UTC) + dt.timedelta(milliseconds=2)
     assert event_time(event_id) == at  # the same on every run of the job
-    ref = EventRef.from_payload({EVENT_ID_KEY: str(event_id), "post_id": "x"})
+    ref = EventRef.of(event_id)
     assert ref == EventRef(event_id, at)
     assert ref.day == at.date()
-
-
-async def test_compose_handlers_runs_every_handler_of_a_topic_in_turn():
-    calls: list[tuple[str, str]] = []
-
-    def h(name: str):
-        async def run(p):
-            calls.append((name, p["n"]))
-
-        return run
-
-    feed = {"post.created": h("feed"), "post.deleted": h("feed-del")}
-    notify = {"post.created": h("notify"), "like.created": h("like")}
-    composed = compose_handlers(feed, notify)
-    assert set(composed) == {"post.created", "post.deleted", "like.created"}
-    assert composed["post.deleted"] is feed["post.deleted"]  # single handlers stay as is
-    await composed["post.created"]({"n": "1"})
-    await composed["like.created"]({"n": "2"})
-    assert calls == [("feed", "1"), ("notify", "1"), ("like", "2")]
 
 
 def _record(kind: str = "like") -> NotificationRecord:

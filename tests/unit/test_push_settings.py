@@ -9,12 +9,12 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
+from app.container import push_transport
 from app.settings import Settings
 from domain.db import utcnow
 from domain.devices.store import DeviceRecord
 from domain.notifications.fcm import FcmConfigError, FcmTransport
 from domain.notifications.push import LoggingTransport, PushMessage
-from workers.settings import push_transport
 
 
 async def test_the_default_provider_logs_each_device(caplog):

@@ -1,0 +1,256 @@
+"""The one composition root (Cosmic Python's ``bootstrap.py``): builds the engine, the
+Redis clients, the feed stores, the event registry, the dispatcher, the publishers and
+the senders once per process, for the API (app/asgi.py) and the worker
+(workers/settings.py) alike, and closes them in reverse order.
+
+:class:`Services` is what both processes share; :class:`WorkerDeps` adds what the
+worker's jobs need and is the typed object they read (instead of string keys in arq's
+``ctx``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.database import create_engine
+from app.jobs import ArqDispatcher
+from app.metrics import WorkerMetrics, redis_client
+from app.settings import Settings
+from domain.accounts.consumers import accounts_consumer
+from domain.feed.config import FeedStores
+from domain.feed.consumers import feed_consumer
+from domain.feed.ranking_consumers import ranking_consumer
+from domain.feedstore import FeedRedis
+from domain.notifications.consumers import notification_consumer
+from domain.notifications.delivery import Delivery
+from domain.notifications.fcm import FcmTransport, ServiceAccount
+from domain.notifications.publish import NotificationPublisher
+from domain.notifications.push import DevicePushSender, LoggingTransport, PushTransport, RetryPolicy
+from domain.outbox.process import Consumer
+from domain.outbox.registry import (
+    ACCOUNTS,
+    FEED,
+    NOTIFICATIONS,
+    RANKING,
+    REALTIME,
+    Registry,
+    registry_for,
+)
+from domain.realtime import RealtimePublisher
+from domain.realtime.consumers import realtime_consumer
+from domain.realtime.feed_items import FeedItemNotifier
+
+
+@dataclass
+class Services:
+    """The infrastructure of one process, built by :func:`build_services`.
+
+    ``redis``: REDIS_URL's client (None without Redis); ``feed_redis``: the feed store's
+    (that Redis, or the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES);
+    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis).
+    """
+
+    settings: Settings
+    engine: AsyncEngine
+    redis: Redis | None
+    feed_redis: FeedRedis | None
+    clustered: bool
+    registry: Registry
+    dispatcher: ArqDispatcher | None
+    publisher: RealtimePublisher | None
+    _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
+
+    def stores(self, *, rebuild_engine: AsyncEngine | None = None) -> FeedStores | None:
+        """The feed stores on ``feed_redis`` (None without Redis)."""
+        if self.feed_redis is None:
+            return None
+        return FeedStores.on(
+            self.feed_redis, self.settings.feed_config, rebuild_engine=rebuild_engine
+        )
+
+    def on_close(self, closer: Callable[[], Awaitable[Any]]) -> None:
+        """Run ``closer`` at :meth:`aclose` (before what was built earlier)."""
+        self._closers.append(closer)
+
+    async def aclose(self) -> None:
+        """Close everything built, the last built first; never raises."""
+        while self._closers:
+            closer = self._closers.pop()
+            with contextlib.suppress(Exception):
+                await closer()
+
+
+def build_services(
+    settings: Settings,
+    *,
+    client: Literal["api", "worker"],
+    engine: AsyncEngine | None = None,
+) -> Services:
+    """Build a process's infrastructure from ``settings``. ``client`` labels its Redis
+    errors (``roost_redis_errors_total{client}``); ``engine`` may be passed in (tests),
+    else one is built from DATABASE_URL and disposed at close. Raises RuntimeError
+    without DATABASE_URL."""
+    if settings.database_url is None:
+        raise RuntimeError("DATABASE_URL is not set (use `roost run`, which starts one).")
+    closers: list[Callable[[], Awaitable[Any]]] = []
+    if engine is None:
+        engine = create_engine(
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+            connect_timeout_s=settings.db_connect_timeout_s,
+            pool_timeout_s=settings.db_pool_timeout_s,
+        )
+        closers.append(engine.dispose)
+    # Binary replies: feed members are 16-byte post ids.
+    redis = (
+        redis_client(
+            settings.redis_url,
+            client=client,
+            socket_connect_timeout=settings.redis_connect_timeout_s,
+        )
+        if settings.redis_url
+        else None
+    )
+    if redis is not None:
+        closers.append(redis.aclose)
+    # Timelines, presence and pub/sub: on REDIS_URL's Redis, or on a Redis Cluster.
+    clustered = bool(settings.feed_redis_url or settings.feed_cluster_nodes)
+    feed_redis = settings.open_feed_redis() if clustered else FeedRedis(redis) if redis else None
+    if clustered and feed_redis is not None:
+        closers.append(feed_redis.aclose)
+    registry = deployment_registry(settings)
+    dispatcher = dispatcher_for(settings, engine=engine)
+    if dispatcher is not None:
+        closers.append(dispatcher.close)
+    publisher = RealtimePublisher(feed_redis) if feed_redis is not None else None
+    return Services(
+        settings=settings,
+        engine=engine,
+        redis=redis,
+        feed_redis=feed_redis,
+        clustered=clustered,
+        registry=registry,
+        dispatcher=dispatcher,
+        publisher=publisher,
+        _closers=closers,
+    )
+
+
+def deployment_registry(settings: Settings) -> Registry:
+    """The event registry of this deployment (REALTIME_ENGAGEMENT decides who publishes
+    likes and new comments: domain.outbox.registry.registry_for)."""
+    return registry_for(api_publishes_engagement=settings.realtime_engagement == "api")
+
+
+def dispatcher_for(
+    settings: Settings, *, engine: AsyncEngine | None = None
+) -> ArqDispatcher | None:
+    """The arq dispatcher of committed events (None without REDIS_URL); with ``engine``,
+    an event it cannot enqueue is handed to the relay at once."""
+    if not settings.redis_url:
+        return None
+    return ArqDispatcher(
+        settings.redis_url, settings.arq_queue, deployment_registry(settings), engine=engine
+    )
+
+
+def push_transport(settings: Settings) -> PushTransport:
+    """The push provider of PUSH_PROVIDER: ``log`` (the default) or ``fcm`` (FCM HTTP v1
+    with the service account of FCM_CREDENTIALS_FILE). Raises FcmConfigError when the
+    key file cannot be read, so a misconfigured worker fails at start."""
+    if settings.push_provider == "fcm":
+        assert settings.fcm_credentials_file is not None  # checked by Settings
+        account = ServiceAccount.from_file(settings.fcm_credentials_file, settings.fcm_project_id)
+        return FcmTransport(
+            account, endpoint=settings.fcm_endpoint, timeout_s=settings.push_request_timeout_s
+        )
+    return LoggingTransport()
+
+
+@dataclass
+class WorkerDeps:
+    """What the worker's jobs use (workers/): typed, built once at the worker's start by
+    :func:`build_worker`. Tests build one with only the fields their job reads."""
+
+    engine: AsyncEngine
+    settings: Settings = field(default_factory=Settings)
+    registry: Registry = field(default_factory=lambda: registry_for(api_publishes_engagement=True))
+    consumers: Mapping[str, Consumer] = field(default_factory=dict)
+    stores: FeedStores | None = None
+    delivery: Delivery | None = None
+    max_attempts: int = 5
+    services: Services | None = None
+    # Set by the worker's start-up: its relay loop and its metrics server.
+    relay: asyncio.Task[None] | None = None
+    metrics: WorkerMetrics | None = None
+
+    def with_(self, **changes: Any) -> WorkerDeps:
+        """A copy with ``changes``."""
+        return dataclasses.replace(self, **changes)
+
+
+def build_worker(
+    settings: Settings, *, publisher: NotificationPublisher | None = None
+) -> WorkerDeps:
+    """The worker's dependencies: the shared :class:`Services` plus the push sender, the
+    one :class:`Delivery` (used by the notification consumer and the follow digest) and
+    every consumer of the registry, checked to handle each event type routed to it
+    (RuntimeError otherwise: a wiring bug fails at start, not at the first event).
+    ``publisher`` replaces the real-time publisher of notifications (tests)."""
+    services = build_services(settings, client="worker")
+    engine = services.engine
+    stores = services.stores()
+    if services.feed_redis is None or stores is None or services.publisher is None:
+        raise RuntimeError("REDIS_URL is not set; start the worker with `roost worker`.")
+    transport = push_transport(settings)
+    if hasattr(transport, "aclose"):
+        services.on_close(transport.aclose)
+    push = DevicePushSender(
+        engine,
+        transport,
+        RetryPolicy(max_attempts=settings.push_max_attempts, budget_s=settings.push_budget_s),
+    )
+    realtime = services.publisher
+    delivery = Delivery(engine, push=push, publisher=publisher or realtime)
+    feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
+    consumers: dict[str, Consumer] = {
+        FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
+        NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
+        REALTIME: realtime_consumer(realtime),
+        ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
+        # The ranked feed's signals (likes and comments): README "Home feed".
+        RANKING: ranking_consumer(engine, services.feed_redis, settings.feed_config.ranking),
+    }
+    check_routes(services.registry, consumers)
+    return WorkerDeps(
+        engine=engine,
+        settings=settings,
+        registry=services.registry,
+        consumers=consumers,
+        stores=stores,
+        delivery=delivery,
+        max_attempts=settings.job_attempts,
+        services=services,
+    )
+
+
+def check_routes(registry: Registry, consumers: Mapping[str, Consumer]) -> None:
+    """Raise RuntimeError unless every (event type, consumer) route of ``registry`` has a
+    handler in ``consumers``."""
+    missing = [
+        f"{event_type.topic} -> {name}"
+        for event_type, names in registry.routes.items()
+        for name in names
+        if event_type not in consumers.get(name, {})
+    ]
+    if missing:
+        raise RuntimeError(f"outbox routes without a handler: {', '.join(missing)}")

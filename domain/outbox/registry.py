@@ -1,0 +1,122 @@
+"""The one registry from event type to its consumers (issue 10, Cosmic Python's
+``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
+
+A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,
+``realtime``, ``accounts``, ``ranking``); the worker runs each (event, consumer) pair as its own job
+with its own retries, dead letter and done marker (domain.outbox.process), so a failing
+push never re-runs a fan-out. The consumers' code is wired by the composition root
+(app/container.py) from each area's ``consumers.py``. Events without a consumer (sign
+up, reports, …) are an audit trail: the relay marks them dispatched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from domain.outbox import events as ev
+from domain.outbox.events import Event
+
+FEED = "feed"  # fan-out, merges and removals of timelines (domain.feed.consumers)
+NOTIFICATIONS = "notifications"  # in-app records, pushes (domain.notifications.consumers)
+REALTIME = "realtime"  # like/comment counts to subscribers (domain.realtime.consumers)
+ACCOUNTS = "accounts"  # data export archives (domain.accounts.consumers)
+RANKING = "ranking"  # the ranked feed's signals (domain.feed.ranking_consumers)
+
+#: The events whose real-time publish the API does itself right after the commit when
+#: REALTIME_ENGAGEMENT=api (deleteComment does not know the post: the worker does it).
+API_PUBLISHED: tuple[type[Event], ...] = (ev.LikeCreated, ev.LikeRemoved, ev.CommentCreated)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Event type -> its consumers' names, in the order they were declared."""
+
+    routes: Mapping[type[Event], tuple[str, ...]]
+
+    def consumers(self, event_type: type[Event]) -> tuple[str, ...]:
+        """The consumers of ``event_type`` (empty for an event nobody consumes)."""
+        return self.routes.get(event_type, ())
+
+    def consumers_of_topic(self, topic: str) -> tuple[str, ...]:
+        """The consumers of the event of ``topic`` (empty for an unknown topic)."""
+        event_type = self.type_of(topic)
+        return () if event_type is None else self.consumers(event_type)
+
+    def type_of(self, topic: str) -> type[Event] | None:
+        """The event class of ``topic`` among this registry's (None if unknown)."""
+        return self._by_topic.get(topic)
+
+    def decode(self, topic: str, payload: Mapping[str, Any]) -> Event:
+        """The event of a stored row; raises KeyError for a topic this registry lacks."""
+        return self._by_topic[topic].from_payload(payload)
+
+    def without(self, consumer: str, event_types: Iterable[type[Event]]) -> Registry:
+        """This registry with ``consumer`` taken off ``event_types``."""
+        drop = set(event_types)
+        return Registry(
+            {
+                t: tuple(c for c in cs if not (c == consumer and t in drop))
+                for t, cs in self.routes.items()
+            }
+        )
+
+    @property
+    def _by_topic(self) -> Mapping[str, type[Event]]:
+        return {t.topic: t for t in self.routes}
+
+    def names(self) -> set[str]:
+        """Every consumer named by a route."""
+        return {c for cs in self.routes.values() for c in cs}
+
+
+#: Every event type Roost writes, with its consumers (design.md "Decided in the second
+#: round": outbox events are typed, with one registry from event type to consumers).
+REGISTRY = Registry(
+    MappingProxyType(
+        {
+            ev.PostCreated: (FEED, NOTIFICATIONS),  # fan-out; caption mentions
+            ev.PostDeleted: (FEED,),  # out of every cached feed
+            ev.FollowCreated: (FEED, NOTIFICATIONS),  # merge the author; "followed you"
+            ev.FollowRemoved: (FEED,),  # take the author's posts out
+            ev.BlockCreated: (FEED,),  # both ways
+            ev.FollowRequestCreated: (NOTIFICATIONS,),
+            ev.LikeCreated: (NOTIFICATIONS, REALTIME, RANKING),
+            ev.LikeRemoved: (NOTIFICATIONS, REALTIME, RANKING),  # the liker leaves the group
+            ev.CommentCreated: (NOTIFICATIONS, REALTIME, RANKING),  # comment, reply, mentions
+            ev.CommentDeleted: (REALTIME, RANKING),
+            ev.DataExportRequested: (ACCOUNTS,),  # prepare the archive
+            # An audit trail, consumed by nobody (yet):
+            ev.UserCreated: (),
+            ev.UserUpdated: (),
+            ev.PasswordChanged: (),
+            ev.UserStatusChanged: (),
+            ev.AccountDeletionRequested: (),
+            ev.AccountDeletionCancelled: (),
+            ev.UserPurged: (),
+            ev.FollowRequestCancelled: (),
+            ev.FollowRequestRejected: (),
+            ev.BlockRemoved: (),
+            ev.MuteCreated: (),
+            ev.MuteRemoved: (),
+            ev.ReportFiled: (),
+            ev.ReportResolved: (),
+        }
+    )
+)
+
+
+def registry_for(*, api_publishes_engagement: bool) -> Registry:
+    """The deployment's registry: with REALTIME_ENGAGEMENT=api the API publishes likes
+    and new comments itself, so the worker's ``realtime`` consumer drops them."""
+    if api_publishes_engagement:
+        return REGISTRY.without(REALTIME, API_PUBLISHED)
+    return REGISTRY
+
+
+def has_consumers(event_type: type[Event]) -> bool:
+    """Whether any deployment consumes ``event_type`` (so a use case dispatches it after
+    its commit instead of leaving it to the relay)."""
+    return bool(REGISTRY.consumers(event_type))
