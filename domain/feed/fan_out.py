@@ -142,7 +142,7 @@ async def fan_out_post(
     return FanOutResult(post_id, "push", pages, written, _lag(created_at))
 
 
-def _lag(created_at) -> float:
+def _lag(created_at: dt.datetime) -> float:
     return max(0.0, time.time() - created_at.timestamp())
 
 

@@ -28,8 +28,9 @@ from __future__ import annotations
 import enum
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -110,7 +111,7 @@ def _field(session_id: uuid.UUID) -> str:
     return f"s:{session_id}"
 
 
-def _reply(reply: list) -> Verdict | None:
+def _reply(reply: Sequence[Any]) -> Verdict | None:
     status, live, marked = (x.decode() if isinstance(x, bytes) else x for x in reply)
     if status and status != "active":
         return Verdict(Admission.UNAVAILABLE)  # whatever the session

@@ -173,7 +173,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        wait = min(self.max_backoff_s, self.base_s * 2 ** (attempt - 1))
+        wait = min(self.max_backoff_s, self.base_s * 2.0 ** (attempt - 1))
         wait *= rng.uniform(0.8, 1.2)
         return max(wait, retry_after or 0.0)
 

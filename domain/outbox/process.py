@@ -118,7 +118,7 @@ async def dead_letter(
     """Record that ``event_id`` failed ``attempts`` times and stop re-driving it; return
     its topic (None if the event is gone)."""
     async with engine.begin() as conn:
-        topic = await conn.scalar(
+        topic: str | None = await conn.scalar(
             text(
                 "INSERT INTO dead_letters (id, event_id, topic, error, attempts)"
                 " SELECT :id, id, topic, :error, :attempts FROM outbox WHERE id = :event"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import new_id, utcnow
+from domain.db import asyncpg_connection, new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.outbox.append import append_event
@@ -151,8 +151,7 @@ async def load_celebrities(
         await conn.execute(text("SET LOCAL synchronous_commit = off"))
         # Block and unblock wait for the load, so no follow lands beside a new block.
         await conn.execute(text("LOCK TABLE blocks IN SHARE MODE"))
-        raw = await conn.get_raw_connection()
-        apg = raw.driver_connection
+        apg = await asyncpg_connection(conn)
         for name, (_, wanted) in zip(names, accounts, strict=True):
             existing = await conn.scalar(
                 text("SELECT id FROM users WHERE username = :u"), {"u": name}

@@ -36,11 +36,12 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import utcnow
+from domain.db import asyncpg_connection, utcnow
 from domain.feed.config import FeedStores
 from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
@@ -145,7 +146,7 @@ async def seed_posts(
     bulk = count - tail
     users = list(users) if users is not None else None
 
-    def report(**kw) -> SeedReport:
+    def report(**kw: Any) -> SeedReport:
         return SeedReport(seconds=time.perf_counter() - started, phases=phases, **kw)
 
     async with engine.begin() as conn:
@@ -181,8 +182,7 @@ async def seed_posts(
             rng_seed=rng_seed,
         )
         mark("generate")
-        raw = await conn.get_raw_connection()
-        apg = raw.driver_connection
+        apg = await asyncpg_connection(conn)
         tagged = 0
         if plan.records:
             await apg.copy_records_to_table(
