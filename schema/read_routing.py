@@ -31,7 +31,7 @@ class ReadRoutingExtension(SchemaExtension):
     """Before a query runs, point ``context.engine`` at the engine its reads should use;
     after a mutation ran, tell the read source who wrote."""
 
-    async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_execute(self) -> AsyncIterator[None]:
         ctx = self.execution_context.context
         reads: ReadSource | None = getattr(ctx, "reads", None)
         kind = self.execution_context.operation_type
