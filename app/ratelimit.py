@@ -159,8 +159,8 @@ class RateLimiter:
                 args += [charge.budget.interval_us, charge.budget.period_us, charge.cost]
             reply = await self._script(keys=[c.key for c in group], args=args)
             if not int(reply[0]):
-                budget = group[int(reply[2]) - 1].budget.name
-                return Decision(False, int(reply[1]) / 1_000_000, budget)
+                refused_by = group[int(reply[2]) - 1].budget.name
+                return Decision(False, int(reply[1]) / 1_000_000, refused_by)
             left, full_in_us, which = int(reply[1]), int(reply[2]), int(reply[3])
             if closest is None or left < closest[0]:
                 closest = (left, full_in_us / 1_000_000, group[which - 1].budget)
