@@ -62,7 +62,8 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
     redis.retry = Retry(
         ExponentialBackoff(cap=1.0, base=0.05),
         retries=-1,
-        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),
+        # redis-py annotates RedisError subclasses only, but retries whatever it is given
+        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),  # type: ignore[arg-type]
     )
     redis.retry_on_error = [RedisConnectionError, RedisTimeoutError]
     redis.conn_retries = 1_000_000  # at start-up too: wait for Redis rather than exit
@@ -93,8 +94,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
     """
 
     async def on_startup(ctx: dict[str, Any]) -> None:
-        if not settings.database_url:
-            raise RuntimeError("DATABASE_URL is not set; start the worker with `roost worker`.")
+        if not settings.database_url or not settings.redis_url:
+            raise RuntimeError(
+                "DATABASE_URL or REDIS_URL is not set; start the worker with `roost worker`."
+            )
         ctx["engine"] = engine = create_engine(
             settings.database_url,
             pool_size=settings.db_pool_size,
@@ -105,8 +108,11 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         # Timelines, presence and pub/sub: REDIS_URL's Redis (errors count in
         # roost_redis_errors_total{client="worker"}) or the feed store's Redis Cluster
         # (FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES); arq stays on REDIS_URL.
+        feed_redis: FeedRedis | None
         if settings.feed_redis_url or settings.feed_cluster_nodes:
-            ctx["feed_redis"] = feed_redis = settings.open_feed_redis()
+            feed_redis = settings.open_feed_redis()
+            assert feed_redis is not None  # None only when no Redis at all is configured
+            ctx["feed_redis"] = feed_redis
         else:
             ctx["feed_redis"] = feed_redis = FeedRedis(
                 redis_client(

@@ -52,7 +52,7 @@ class PushMessage:
 class PushSender(Protocol):
     """Sends pushes to a user's devices. May raise; the caller logs and goes on."""
 
-    async def send(self, message: PushMessage) -> None: ...
+    async def send(self, message: PushMessage) -> object: ...  # the result is not used
 
 
 class LoggingPushSender:
