@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import strawberry
+from strawberry.types.scalar import ScalarDefinition
 
 
 def serialize_datetime(value: dt.datetime) -> str:
@@ -28,4 +29,4 @@ DateTime = strawberry.scalar(
 )
 
 #: For ``StrawberryConfig(scalar_map=...)``: every ``datetime`` field uses :data:`DateTime`.
-SCALAR_MAP = {dt.datetime: DateTime}
+SCALAR_MAP: dict[object, ScalarDefinition] = {dt.datetime: DateTime}
