@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from domain.identity.tokens import hash_refresh_token
-from tests.conftest import TEST_PASSWORD
+from tests.support.users import TEST_PASSWORD
 
 SIGN_UP = """
 mutation($input: SignUpInput!) {

@@ -21,7 +21,7 @@ import resolvers.query
 import resolvers.social
 from domain.moderation.set_user_status import set_user_status
 from schema.ids import to_global_id
-from tests.conftest import TEST_PASSWORD
+from tests.support.users import TEST_PASSWORD
 
 TARGET = """mutation($id: ID!) { %s(input: { userId: $id }) {
   __typename ... on Error { code message } ... on ValidationError { field } } }"""

@@ -10,8 +10,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from tests.conftest import TEST_PASSWORD
 from tests.e2e.test_accounts import LOG_IN, REFRESH
+from tests.support.users import TEST_PASSWORD
 
 REGISTER = """mutation($p: DevicePlatform!, $t: String!) {
   registerDevice(input: { platform: $p, token: $t }) {

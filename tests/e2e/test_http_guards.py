@@ -28,7 +28,7 @@ import resolvers.posts
 from app.asgi import create_app
 from app.http_guards import operation_info
 from app.settings import Settings
-from tests.conftest import TEST_PASSWORD
+from tests.support.users import TEST_PASSWORD
 
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id caption } } ... on Error { code message } } }"""

@@ -49,7 +49,7 @@ ENGAGEMENT_SUB = """subscription($id: ID!) { postEngagementChanged(postId: $id) 
 
 @pytest.fixture(scope="module")
 def scale_db():
-    from tests.conftest import own_database
+    from tests.support.databases import own_database
 
     yield from own_database("_scale")
 
@@ -140,7 +140,7 @@ def _job_starts(logs: list[Path], event_id: uuid.UUID) -> list[int]:
 async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once(
     scale_db, settings, redis_cluster
 ):
-    from tests.conftest import user_maker
+    from tests.support.users import user_maker
 
     own = settings.model_copy(
         update={

@@ -17,8 +17,8 @@ from app.asgi import create_app
 from app.database import create_engine
 from domain.counters import compact
 from domain.social.verify_counts import verify_follow_counts
-from tests.conftest import GQL
 from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNFOLLOW, counts
+from tests.support.graphql import GQL
 
 
 async def live_rows(engine, followee_id) -> int:

@@ -35,7 +35,6 @@ from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
 from domain.social.unfollow_user import unfollow_user
 from schema.ids import to_global_id
-from tests.conftest import GQL, WorkerControl
 from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNBLOCK, UNFOLLOW
 from tests.integration.test_feed import (
     FEED,
@@ -46,6 +45,8 @@ from tests.integration.test_feed import (
     stores_for,
     walk_feed,
 )
+from tests.support.graphql import GQL
+from tests.support.worker import WorkerControl
 
 DELETE = """mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }"""
 

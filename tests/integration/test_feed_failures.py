@@ -27,8 +27,9 @@ from domain.feed.timelines import SENTINEL
 from domain.outbox.process import list_dead_letters, replay_dead_letters
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
-from tests.conftest import GQL, WorkerControl
 from tests.integration.test_feed import FEED, feed_captions, follow_all, post
+from tests.support.graphql import GQL
+from tests.support.worker import WorkerControl
 from workers.events import HANDLE_EVENT, handle_outbox_event, job_id
 
 ROOST = str(Path(sys.executable).with_name("roost"))

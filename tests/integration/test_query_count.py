@@ -164,7 +164,7 @@ async def busy_post(engine, settings, worker):
     make, all consumed. Built once for the module's tests (about 4 s)."""
     from domain.engagement.add_comment import add_comment
     from domain.posts.create_post import create_post
-    from tests.conftest import user_maker
+    from tests.support.users import user_maker
 
     shards = settings.counter_shards
     new_users = user_maker(engine, settings)
