@@ -26,8 +26,8 @@ from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.mute_user import mute_user
 from schema.ids import to_global_id
-from tests.e2e.test_accounts import LOG_IN, REFRESH
-from tests.e2e.test_devices import fcm_token, register
+from tests.support.actions import fcm_token, register
+from tests.support.documents import LOG_IN, REFRESH
 from tests.support.users import TEST_PASSWORD
 
 CHANGE = """mutation($c: String!, $n: String!) {

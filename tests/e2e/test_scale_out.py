@@ -34,9 +34,9 @@ from domain.outbox.append import append_event
 from domain.posts.create_post import create_post
 from domain.realtime import ONLINE_KEY, post_channel, user_channel
 from schema.ids import decode_global_id
-from tests.e2e.test_follow_graph import FOLLOW
 from tests.e2e.ws import TRANSPORT_WS, WSClient, free_port
-from tests.integration.test_realtime_cluster import subscribers
+from tests.support.documents import FOLLOW
+from tests.support.subscriptions import subscribers
 
 ROOST = str(Path(sys.executable).with_name("roost"))
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {

@@ -11,9 +11,8 @@ from redis.asyncio import Redis
 from domain.counters.verify import verify_counts
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import user_channel
-from tests.e2e.test_engagement import COMMENT, LIKE, UNLIKE
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW
-from tests.integration.test_feed import post
+from tests.support.actions import post
+from tests.support.documents import BLOCK, COMMENT, FOLLOW, LIKE, UNLIKE
 
 NOTIFIED = """{ viewer { unreadNotificationCount notifications(first: 20) { edges { node {
   kind count actor { username } post { caption } comment { body post { caption } } } } } } }"""

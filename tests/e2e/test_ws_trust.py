@@ -9,25 +9,22 @@ or, when that event is lost, before the next event is sent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import uvicorn
 from redis.asyncio import Redis
 from sqlalchemy import text
 from websockets.exceptions import ConnectionClosed
 
 import app.ws_guards
-from app.asgi import create_app
 from app.sessions import session_store
 from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, free_port
+from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
+from tests.support.subscriptions import served
 
 PROTOCOLS = [TRANSPORT_WS, LEGACY_WS]
 
@@ -40,26 +37,6 @@ LIKE = """mutation($id: ID!) { likePost(input: { postId: $id }) { __typename } }
 LOG_OUT = "mutation { logOut(input: {}) { ... on LogOutSuccess { revokedSessions } } }"
 RENAME = """mutation($n: String!) { updateProfile(input: { displayName: $n }) {
   __typename } }"""
-
-
-@contextlib.asynccontextmanager
-async def served(settings, engine, **overrides) -> AsyncIterator[str]:
-    """An API served by uvicorn in this event loop; yields its WebSocket URL."""
-    api = create_app(settings.model_copy(update=overrides), engine=engine)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    serving = asyncio.create_task(server.serve())
-    try:
-        while True:
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        yield f"ws://127.0.0.1:{port}/graphql"
-    finally:
-        server.should_exit = True
-        await serving
 
 
 @pytest.fixture

@@ -17,16 +17,10 @@ from app.asgi import create_app
 from app.database import create_engine
 from domain.counters import compact
 from domain.social.verify_counts import verify_follow_counts
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNFOLLOW, counts
+from tests.support.actions import counts
+from tests.support.checks import live_rows
+from tests.support.documents import BLOCK, FOLLOW, UNFOLLOW
 from tests.support.graphql import GQL
-
-
-async def live_rows(engine, followee_id) -> int:
-    async with engine.connect() as conn:
-        return await conn.scalar(
-            text("SELECT count(*) FROM follows WHERE followee_id = :f AND deleted_at IS NULL"),
-            {"f": followee_id},
-        )
 
 
 async def assert_no_drift(engine) -> None:

@@ -20,7 +20,8 @@ from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import SENTINEL, Entry, Timelines
 from domain.feedstore import FeedRedis
 from domain.outbox.process import list_dead_letters
-from tests.integration.test_feed import feed_captions, follow_all, in_cached_feed, post
+from tests.support.actions import feed_captions, follow_all, post
+from tests.support.checks import in_cached_feed
 
 
 def _node_client(node: str) -> redis_sync.Redis:

@@ -35,16 +35,9 @@ from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
 from domain.social.unfollow_user import unfollow_user
 from schema.ids import to_global_id
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNBLOCK, UNFOLLOW
-from tests.integration.test_feed import (
-    FEED,
-    feed_captions,
-    follow_all,
-    in_cached_feed,
-    post,
-    stores_for,
-    walk_feed,
-)
+from tests.support.actions import feed_captions, follow_all, post, walk_feed
+from tests.support.checks import in_cached_feed, stores_for
+from tests.support.documents import BLOCK, FEED, FOLLOW, UNBLOCK, UNFOLLOW
 from tests.support.graphql import GQL
 from tests.support.worker import WorkerControl
 

@@ -27,7 +27,8 @@ from domain.feed.timelines import SENTINEL
 from domain.outbox.process import list_dead_letters, replay_dead_letters
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
-from tests.integration.test_feed import FEED, feed_captions, follow_all, post
+from tests.support.actions import feed_captions, follow_all, post
+from tests.support.documents import FEED
 from tests.support.graphql import GQL
 from tests.support.worker import WorkerControl
 from workers.events import HANDLE_EVENT, handle_outbox_event, job_id

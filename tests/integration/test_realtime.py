@@ -24,7 +24,7 @@ from domain.realtime.feed_items import publish_to_online_followers
 from domain.realtime.hub import HubClosedError
 from domain.realtime.publisher import now_ms
 from schema.ids import decode_global_id
-from tests.e2e.test_follow_graph import FOLLOW
+from tests.support.documents import FOLLOW
 
 
 @pytest.fixture
@@ -223,8 +223,8 @@ async def test_batched_engagement_reads_answer_each_viewer_by_their_own_rights(
     engine, make_users, gql
 ):
     from domain.realtime.queries import EngagementReads
-    from tests.e2e.test_follow_graph import BLOCK
-    from tests.integration.test_feed import post
+    from tests.support.actions import post
+    from tests.support.documents import BLOCK
 
     author, friend, blocked = await make_users(3)
     gid = await post(gql, author, "batched")

@@ -27,6 +27,7 @@ from domain.realtime import (
 )
 from domain.realtime.publisher import now_ms
 from tests.stores import _major, redis_server_for_cluster
+from tests.support.subscriptions import subscribers
 
 _binary = redis_server_for_cluster()
 MODES = ["plain", "sharded"] if _binary and _major(_binary) >= 7 else ["plain"]
@@ -53,26 +54,6 @@ def channels_on_every_master(store: ClusterFeedRedis, make) -> dict[str, str]:
         channel = make(uuid.uuid4())
         found.setdefault(store.node_of(channel), channel)
     return found
-
-
-def subscribers(cluster, channel: str) -> int:
-    """Subscribers of ``channel`` over every master, sharded or not."""
-    total = 0
-    for node in cluster.nodes:
-        host, port = node.rsplit(":", 1)
-        client = redis_sync.Redis(host=host, port=int(port), socket_timeout=5)
-        try:
-            for command in ("NUMSUB", "SHARDNUMSUB"):
-                try:
-                    _, n = client.execute_command("PUBSUB", command, channel)
-                except redis_sync.ResponseError:  # no SHARDNUMSUB before Redis 7
-                    continue
-                total += int(n)
-        except redis_sync.ConnectionError:
-            continue
-        finally:
-            client.close()
-    return total
 
 
 async def test_cluster_hub_hears_channels_of_every_master(store, redis_cluster):
