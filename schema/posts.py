@@ -174,10 +174,14 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
         records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
         return await visibility.visible_posts(ctx, records, home_feed=True)
 
-    if ctx.stores is None:
-        raise RuntimeError("The home feed needs Redis (REDIS_URL).")
     page = await read_home_feed(
-        ctx.engine, ctx.stores, ctx.feed_config, viewer, first=first, before=before, visible=visible
+        ctx.engine,
+        ctx.feed_stores(),
+        ctx.feed_config,
+        viewer,
+        first=first,
+        before=before,
+        visible=visible,
     )
     records = await ctx.loaders.post_by_id.load_many([e.post_id for e in page.entries])
     edges = _edges(records)

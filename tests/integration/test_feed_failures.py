@@ -21,12 +21,14 @@ from sqlalchemy import event, text
 
 from app.asgi import create_app
 from app.embedded import EmbeddedRedis
+from app.graphql import build_schema
 from app.jobs import ArqDispatcher
 from domain.feed.config import FeedStores
 from domain.feed.timelines import SENTINEL
 from domain.outbox.process import list_dead_letters, replay_dead_letters
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
+from schema.context import Context, Limits
 from tests.support.actions import feed_captions, follow_all, post
 from tests.support.documents import FEED
 from tests.support.graphql import GQL
@@ -311,3 +313,19 @@ async def test_a_feed_page_costs_the_same_sql_round_trips_whatever_its_size(
         event.remove(engine.sync_engine, "before_cursor_execute", count)
     print(f"SQL statements per feed page: first=5 -> {small}, first=25 -> {large}")
     assert small == large <= 10
+
+
+async def test_home_feed_without_a_configured_redis_is_service_unavailable(
+    make_users, settings, engine
+):
+    """No Redis configured (Context.stores None): the feed answers SERVICE_UNAVAILABLE,
+    a typed error, never a masked internal one."""
+    (user,) = await make_users(1)
+    schema = build_schema(settings)
+    ctx = Context(engine=engine, tokens=settings.token_config, limits=Limits(), bearer=user.token)
+    result = await schema.execute(
+        "{ viewer { feed(first: 5) { edges { cursor } } } }", context_value=ctx
+    )
+    assert result.errors is not None and len(result.errors) == 1, result.errors
+    assert result.errors[0].extensions == {"code": "SERVICE_UNAVAILABLE"}
+    assert result.data == {"viewer": {"feed": None}} or result.data is None
