@@ -7,7 +7,7 @@ event loop for 1-2 s on these machines, and every socket waits (bench.subscripti
 measured p99 like -> event 640 ms from a single such pause). Long-lived objects are
 therefore moved out of the collector's reach with ``gc.freeze()``, which is O(1):
 
-* once after start-up (modules, the schema, the pools: design.md suggests it);
+* once after start-up (modules, the schema, the pools: docs/design.md suggests it);
 * every ``check_every_s`` (1 s) in which subscriptions arrived: their objects live
   as long as their sockets, and what the next full collection walks stays small.
 

@@ -1,6 +1,6 @@
 """HTTP guards of the GraphQL endpoint: rate limits, automatic persisted queries,
 ``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
-(design.md "GraphQL API conventions").
+(docs/design.md "GraphQL API conventions").
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
 (``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's

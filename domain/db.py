@@ -1,6 +1,6 @@
 """Shared table metadata, identifiers and clock for every domain area.
 
-Primary keys are UUIDv7 (time-ordered, design.md "Data"); timestamps are
+Primary keys are UUIDv7 (time-ordered, docs/design.md "Data"); timestamps are
 ``timestamptz`` in UTC.
 """
 

@@ -1,6 +1,6 @@
 """The ``Error`` interface and the typed error members of mutation result unions.
 
-Mutations return ``<Name>Success | <SomeError> | …`` (design.md "GraphQL API
+Mutations return ``<Name>Success | <SomeError> | …`` (docs/design.md "GraphQL API
 conventions"); each error type here mirrors one domain error class and is built
 from it by :func:`error_from_domain`.
 """

@@ -1,4 +1,4 @@
-"""Scalar overrides: timestamps as RFC 3339 in UTC with microseconds (design.md)."""
+"""Scalar overrides: timestamps as RFC 3339 in UTC with microseconds (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use case: fan one new post out to its author's followers (seeds/feed-fan-out.md
+"""Use case: fan one new post out to its author's followers (docs/seeds/feed-fan-out.md
 "What the worker does with each event")."""
 
 from __future__ import annotations

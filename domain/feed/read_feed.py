@@ -1,4 +1,4 @@
-"""Use case: read a page of the viewer's home feed (design.md "Home feed", Read).
+"""Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read).
 
 Candidates come from the viewer's Redis feed merged with the recent posts of the pull
 authors they follow, deduplicated by post id, newest first by (created_at, id). Each

@@ -2,7 +2,7 @@
 
 A sender gets one :class:`PushMessage` per notification created (coalesced likes are
 not pushed again) after the notification committed. Delivery is best effort: whatever a
-sender raises is logged and never fails the job (seeds/chroma-architecture.md: "push
+sender raises is logged and never fails the job (docs/seeds/chroma-architecture.md: "push
 delivery is best-effort ... in-app notifications are always written to PostgreSQL").
 
 :class:`DevicePushSender` sends each message to every device the recipient registered

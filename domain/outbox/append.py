@@ -26,7 +26,7 @@ async def append_event(
     """Insert one outbox row (``topic``, ``aggregate_id``, JSON ``payload``) and return its id.
 
     Runs in the caller's open transaction so the event commits or rolls back with the
-    change it describes (the transactional-outbox pattern; seeds/feed-fan-out.md).
+    change it describes (the transactional-outbox pattern; docs/seeds/feed-fan-out.md).
     With ``dispatched_by_caller`` the caller enqueues it right after commit, so the
     relay holds off for REDRIVE_AFTER_S before re-driving it.
     """

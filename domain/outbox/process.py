@@ -93,7 +93,7 @@ def compose_handlers(*maps: Mapping[str, Handler]) -> dict[str, Handler]:
     that runs each of them in turn, in the order the maps are given.
 
     If one raises, the composite raises and the job's retry runs all of them again, so
-    every handler must be idempotent (they are: design.md "consumers are idempotent").
+    every handler must be idempotent (they are: docs/design.md "consumers are idempotent").
     """
     by_topic: dict[str, list[Handler]] = {}
     for m in maps:

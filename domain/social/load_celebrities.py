@@ -1,7 +1,7 @@
 """Synthetic celebrity accounts on a loaded graph (``roost load-graph --celebrities``).
 
 The real Slashdot graph tops out at 2,552 followers, below the feed's pull threshold
-(10,000; design.md "Home feed"). This adds accounts that cross it: by default
+(10,000; docs/design.md "Home feed"). This adds accounts that cross it: by default
 ``celeb10k`` (10,000 followers) and ``celeb50k`` (50,000), each followed by a
 deterministic random sample of the existing active users, with a few posts each.
 

@@ -2,7 +2,7 @@
 
 Mutations answer expected failures with a union member implementing ``Error``
 (``message``, ``code``); requests that fail as a whole answer with a GraphQL error
-carrying ``extensions.code`` (design.md "GraphQL API conventions"). Every case here
+carrying ``extensions.code`` (docs/design.md "GraphQL API conventions"). Every case here
 also checks the database: no row, counter or outbox event may have changed.
 (Expired, forged and garbage tokens are covered in test_accounts.py.)
 """

@@ -1,4 +1,4 @@
-"""Private accounts over GraphQL (seeds/chroma-architecture.md "Private accounts"): follow
+"""Private accounts over GraphQL (docs/seeds/chroma-architecture.md "Private accounts"): follow
 requests, approval and rejection, what a non-follower sees, switching to public, blocks."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Per-request dataloaders: a page costs a constant number of SQL round trips, whatever
-its size (design.md "GraphQL API conventions"). Counts the statements the engine sends
+its size (docs/design.md "GraphQL API conventions"). Counts the statements the engine sends
 to PostgreSQL while the API answers one request."""
 
 from __future__ import annotations

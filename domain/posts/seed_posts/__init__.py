@@ -21,7 +21,7 @@ post's own timestamp) and ``post_hashtags``, the authors' ``posts`` counters add
 shard 0, and the activity times, so counts are exact. It writes no outbox rows: bulk
 history is not a stream of user actions, and no feed has to be told about it, because
 cached timelines of the users it touches are dropped afterwards and "a missing feed is
-rebuilt from PostgreSQL on read" (design.md "Home feed"). The newest ``live_tail``
+rebuilt from PostgreSQL on read" (docs/design.md "Home feed"). The newest ``live_tail``
 posts are then published through :func:`~domain.posts.create_post.create_post`
 (outbox, dispatcher, worker fan-out), including one by each of the ``tail_hubs``
 most-followed users, so the worker decides push or pull for the real hubs and
