@@ -32,6 +32,7 @@ from schema.context import Context, Limits
 from tests.support.actions import feed_captions, follow_all, post
 from tests.support.documents import FEED
 from tests.support.graphql import GQL
+from tests.support.polling import eventually
 from tests.support.worker import WorkerControl
 from workers.events import HANDLE_EVENT, handle_outbox_event, job_id
 
@@ -56,15 +57,6 @@ def _worker_env(settings, queue: str) -> dict[str, str]:
 async def _spawn_worker(env: dict[str, str]) -> asyncio.subprocess.Process:
     """`roost worker` in its own process group (so SIGKILL takes all of it)."""
     return await asyncio.create_subprocess_exec(ROOST, "worker", env=env, start_new_session=True)
-
-
-async def _wait_for(predicate, within: float, step: float = 0.05):
-    deadline = asyncio.get_running_loop().time() + within
-    while not (result := await predicate()):
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(step)
-    return result
 
 
 async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
@@ -100,7 +92,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
                 text("SELECT id FROM outbox WHERE aggregate_id = :p"), {"p": created.id}
             )
         in_progress = f"arq:in-progress:{job_id(event_id)}"
-        await _wait_for(lambda: redis.exists(in_progress), within=20)
+        await eventually(lambda: redis.exists(in_progress))
         # Simulate pages already written before the crash for a third of the fans.
         for f in fans[:12]:
             await redis.zadd(stores.feeds.key(f.id), {created.id.bytes: 1})
@@ -119,7 +111,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
                     {"e": event_id},
                 )
 
-        await _wait_for(dispatched, within=40, step=0.2)  # in-progress key expires ~12 s
+        await eventually(dispatched, within=40, step=0.2)  # in-progress key expires ~12 s
         for f in fans:
             (page,) = await stores.feeds.page([f.id], None, 10)
             assert [e.post_id for e in page] == [created.id], f  # exactly once

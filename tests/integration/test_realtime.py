@@ -25,6 +25,7 @@ from domain.realtime.hub import HubClosedError
 from domain.realtime.publisher import now_ms
 from schema.ids import decode_global_id
 from tests.support.documents import FOLLOW
+from tests.support.polling import arrives, eventually
 
 
 @pytest.fixture
@@ -42,19 +43,12 @@ async def hub(redis):
 
 
 async def got(sub) -> dict:
-    return await asyncio.wait_for(sub.get(), 3)
+    return await arrives(sub.get())
 
 
 async def numsub(redis: Redis, channel: str) -> int:
     ((_, n),) = await redis.pubsub_numsub(channel)
     return n
-
-
-async def eventually(check, within: float = 3.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition never held"
-        await asyncio.sleep(0.02)
 
 
 async def test_one_redis_subscription_per_channel_whatever_the_local_subscribers(hub, redis):
@@ -142,13 +136,19 @@ async def test_presence_is_set_refreshed_and_lapses(hub, redis):
     async with hub.subscribe(user_channel(user), presence=user):
         first = await redis.zscore(ONLINE_KEY, str(user))
         assert first > now_ms()
-        await asyncio.sleep(1.2)  # a heartbeat (every ttl / 3 = 1 s) extends it
-        assert await redis.zscore(ONLINE_KEY, str(user)) > first
+
+        async def extended() -> bool:  # a heartbeat (every ttl / 3 = 1 s) extends it
+            return await redis.zscore(ONLINE_KEY, str(user)) > first
+
+        await eventually(extended)
     # Left: never removed by this process (another may hold the user), it lapses.
     assert await redis.zscore(ONLINE_KEY, str(user)) is not None
     await redis.zadd(ONLINE_KEY, {str(user): now_ms() - 1})
-    await asyncio.sleep(1.2)  # the heartbeat drops expired entries
-    assert await redis.zscore(ONLINE_KEY, str(user)) is None
+
+    async def dropped() -> bool:  # the heartbeat drops expired entries
+        return await redis.zscore(ONLINE_KEY, str(user)) is None
+
+    await eventually(dropped)
 
 
 async def test_feed_items_are_published_only_to_present_users(hub, redis):
@@ -289,7 +289,7 @@ async def test_hub_subscribes_again_when_its_connection_drops(settings, redis):
                 c for c in await redis.client_list() if c["name"] == name and int(c["sub"]) > 0
             ]
             await redis.execute_command("CLIENT", "KILL", "ID", conn["id"])
-            await eventually(lambda: _subscribed(redis, post_channel(pid)), within=10)
+            await eventually(lambda: _subscribed(redis, post_channel(pid)))
             await publisher.engagement_changed(pid)
             assert (await got(sub))["post_id"] == str(pid)  # the same subscription lives on
     finally:
