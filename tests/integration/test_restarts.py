@@ -45,13 +45,15 @@ from domain.identity.tokens import TokenConfig
 from domain.social.follow_user import follow_user
 from tests.e2e.ws import start_api
 from tests.servers import free_port
+from tests.support.polling import PATIENCE_S
 
 OUTAGE_S = float(os.environ.get("ROOST_TEST_OUTAGE_S", "3"))
 READERS, POSTERS = 32, 4
-#: No request may take longer than this, outage or not: the API gives up connecting
-#: after 2 s and waiting for the pool after 3 s (DB_CONNECT_TIMEOUT_S, DB_POOL_TIMEOUT_S);
-#: the rest is room for a machine loaded by other work.
-REQUEST_BOUND_S = 15.0
+#: A request that takes longer than this hangs: the client gives up and the test fails
+#: ("bad"). The API gives up connecting after 2 s and waiting for the pool after 3 s
+#: (DB_CONNECT_TIMEOUT_S, DB_POOL_TIMEOUT_S), so it answers well within this even on a
+#: loaded machine; how long requests took is printed (the report), never asserted.
+REQUEST_BOUND_S = PATIENCE_S
 JWT_SECRET = "restart-test-secret-" + uuid.uuid4().hex
 
 FEED = "query Feed { viewer { feed(first: 10) { edges { node { id } } } } }"
@@ -139,7 +141,7 @@ async def _client(
 ) -> None:
     """One app: its own connection (kept alive by steady use), a request every
     ``pause`` seconds until ``stop``."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_BOUND_S + 5) as http:
+    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_BOUND_S) as http:
         await _requests(http, log, stop, kind, token, pause)
 
 
@@ -265,7 +267,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
     log = Log()
     stop = asyncio.Event()
     try:
-        async with httpx.AsyncClient(base_url=api.http, timeout=REQUEST_BOUND_S + 5) as http:
+        async with httpx.AsyncClient(base_url=api.http, timeout=REQUEST_BOUND_S) as http:
             tasks = [
                 asyncio.create_task(_client(api.http, log, stop, "read", token, 0.5))
                 for _, token in readers
@@ -302,8 +304,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
         print(report)
 
         # Clean answers only: ok, or a 503 SERVICE_UNAVAILABLE with Retry-After.
-        assert not log.bad, "\n".join(log.bad[:20])
-        assert log.slowest < REQUEST_BOUND_S, report
+        assert not log.bad, "\n".join(log.bad[:20])  # a hung request is bad too
         o = log.outcomes
         assert o[("postgres down", "read", "unavailable")] > 0, report
         assert o[("postgres down", "post", "unavailable")] > 0, report
