@@ -15,7 +15,17 @@ from app.cli import build_parser
 from app.settings import ROOT, Settings
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SOURCES = ("app", "domain", "schema", "resolvers", "workers", "migrations", "tests", "bench")
+SOURCES = (
+    "app",
+    "domain",
+    "schema",
+    "resolvers",
+    "workers",
+    "tools",
+    "migrations",
+    "tests",
+    "bench",
+)
 CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
 #: Calls whose second positional argument is an ``extensions.code``.
 CODE_CALLS = {"error", "graphql_error_response", "PersistedQueryError", "IdempotencyError"}
@@ -43,7 +53,7 @@ def error_codes() -> set[str]:
             if CODE.match(node.value) and len(node.value) > 3:
                 codes.add(node.value)
 
-    for path in python_files("app", "domain", "schema", "resolvers", "workers"):
+    for path in python_files("app", "domain", "schema", "resolvers", "workers", "tools"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):

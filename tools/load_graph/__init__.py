@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.progress import Progress, no_progress
-from domain.social.load_graph.load import (
+from tools.load_graph.load import (
     DISPLAY_NAME,
     HISTORY_START,
     SNAPSHOT,
@@ -32,8 +32,8 @@ from domain.social.load_graph.load import (
     _write,
     user_created_at,
 )
-from domain.social.load_graph.parse import MALFORMED_EXAMPLES, MAX_NODE_ID, _parse
-from domain.social.load_graph.report import LoadReport
+from tools.load_graph.parse import MALFORMED_EXAMPLES, MAX_NODE_ID, _parse
+from tools.load_graph.report import LoadReport
 
 __all__ = [
     "DISPLAY_NAME",

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import asyncpg_connection, new_id
 from domain.progress import Progress, counted, no_progress
-from domain.social.load_graph.parse import _Parsed
+from tools.load_graph.parse import _Parsed
 
 log = logging.getLogger(__name__)
 

@@ -45,8 +45,9 @@ from domain.db import asyncpg_connection, utcnow
 from domain.feed.config import FeedStores
 from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
-from domain.posts.seed_posts.feeds import REDIS_BATCH, _drop_timelines, _warm
-from domain.posts.seed_posts.generate import (
+from domain.progress import Progress, counted, no_progress
+from tools.seed_posts.feeds import REDIS_BATCH, _drop_timelines, _warm
+from tools.seed_posts.generate import (
     CAPTION_POOL,
     DIURNAL,
     FOLLOWER_EXPONENT,
@@ -59,15 +60,14 @@ from domain.posts.seed_posts.generate import (
     _ids_of,
     _plan,
 )
-from domain.posts.seed_posts.report import SeedReport
-from domain.posts.seed_posts.write import (
+from tools.seed_posts.report import SeedReport
+from tools.seed_posts.write import (
     _ADD_POST_COUNTS,
     _MARK_ACTIVE,
     _population,
     _posts_exist,
     _tag_posts,
 )
-from domain.progress import Progress, counted, no_progress
 
 __all__ = [
     "CAPTION_POOL",

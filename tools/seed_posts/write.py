@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
 from domain.engagement.hashtags import extract_hashtags
-from domain.posts.seed_posts.generate import PostRecord, _Person
+from tools.seed_posts.generate import PostRecord, _Person
 
 
 async def _population(conn: AsyncConnection, users: Sequence[uuid.UUID] | None) -> list[_Person]:
