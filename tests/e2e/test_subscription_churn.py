@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from domain.realtime import Hub, user_channel
 from tests.e2e.ws import TRANSPORT_WS, start_api
 from tests.support.documents import FEED_SUB, NOTIFICATION_SUB
+from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import PROTOCOLS, local_server, server_tasks
 
 #: The issue's figure. Unfixed, 800 cycles leaked 3 and 5 subscriptions in two runs
@@ -104,7 +105,7 @@ async def _metric(http: str, name: str, token: str) -> float:
     return float(next(x.split()[-1] for x in text.splitlines() if x.startswith(name + " ")))
 
 
-async def _until(check, within: float = 10.0) -> None:
+async def _until(check, within: float = PATIENCE_S) -> None:
     deadline = time.monotonic() + within
     while not await check():
         assert time.monotonic() < deadline, "condition never held"

@@ -24,6 +24,7 @@ from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
 from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
+from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import served
 
 PROTOCOLS = [TRANSPORT_WS, LEGACY_WS]
@@ -46,7 +47,7 @@ async def redis(settings):
     await r.aclose()
 
 
-async def closed(client: WSClient, within: float = 10.0) -> int | None:
+async def closed(client: WSClient, within: float = PATIENCE_S) -> int | None:
     """Wait until the server closes the socket (no result may arrive meanwhile); its
     close code."""
     deadline = time.monotonic() + within

@@ -39,6 +39,7 @@ from tests.support.actions import feed_captions, follow_all, post, walk_feed
 from tests.support.checks import in_cached_feed, stores_for
 from tests.support.documents import BLOCK, FEED, FOLLOW, UNBLOCK, UNFOLLOW
 from tests.support.graphql import GQL
+from tests.support.polling import PATIENCE_S
 from tests.support.worker import WorkerControl
 
 DELETE = """mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }"""
@@ -71,7 +72,7 @@ async def release(engine, ids: list[uuid.UUID]) -> None:
         )
 
 
-async def drain_except(engine, held: list[uuid.UUID], within: float = 20.0) -> None:
+async def drain_except(engine, held: list[uuid.UUID], within: float = PATIENCE_S) -> None:
     """Wait until every undispatched outbox event is one of ``held``."""
     deadline = asyncio.get_running_loop().time() + within
     while True:

@@ -32,7 +32,7 @@ from schema.context import Context, Limits
 from tests.support.actions import feed_captions, follow_all, post
 from tests.support.documents import FEED
 from tests.support.graphql import GQL
-from tests.support.polling import eventually
+from tests.support.polling import PATIENCE_S, eventually
 from tests.support.worker import WorkerControl
 from workers.events import HANDLE_EVENT, handle_outbox_event, job_id
 
@@ -97,7 +97,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
         for f in fans[:12]:
             await redis.zadd(stores.feeds.key(f.id), {created.id.bytes: 1})
         os.killpg(first.pid, signal.SIGKILL)
-        await asyncio.wait_for(first.wait(), 10)
+        await asyncio.wait_for(first.wait(), PATIENCE_S)
         await tx.rollback()  # release the lock
         written = [await redis.zscore(stores.feeds.key(f.id), created.id.bytes) for f in fans]
         assert sum(w is not None for w in written) == 12  # the killed job wrote no page

@@ -120,7 +120,7 @@ async def test_close_ends_waiting_subscribers(redis):
     task = asyncio.create_task(listen())
     await eventually(lambda: _has_subscriber(hub))
     await hub.close()
-    await asyncio.wait_for(task, 3)
+    await arrives(task)
     assert len(got) == 1
     with pytest.raises(HubClosedError):
         async with hub.subscribe(post_channel(uuid.uuid4())):

@@ -27,6 +27,7 @@ from domain.realtime import (
 )
 from domain.realtime.publisher import now_ms
 from tests.stores import _major, redis_server_for_cluster
+from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import subscribers
 
 _binary = redis_server_for_cluster()
@@ -44,7 +45,7 @@ async def store(request, redis_cluster):
 
 
 async def got(sub) -> dict:
-    return await asyncio.wait_for(sub.get(), 10)
+    return await asyncio.wait_for(sub.get(), PATIENCE_S)
 
 
 def channels_on_every_master(store: ClusterFeedRedis, make) -> dict[str, str]:
@@ -135,7 +136,7 @@ async def test_cluster_subscriptions_survive_a_master_restart(store, redis_clust
                         assert (await got(subs[master]))["post_id"] == str(pid)
         finally:
             redis_cluster.restart(index)
-        deadline = asyncio.get_running_loop().time() + 30
+        deadline = asyncio.get_running_loop().time() + PATIENCE_S
         for master, channel in by_master.items():
             pid = uuid.UUID(channel.split("{")[1].rstrip("}"))
             while True:  # until the reader reconnected and subscribed again
