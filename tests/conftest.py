@@ -25,8 +25,8 @@ from tests.support.graphql import GQL
 from tests.support.users import user_maker
 from tests.support.worker import WorkerControl
 
-# The feed store backends (one Redis, a Redis Cluster of the run's own): tests/stores.py.
-pytest_plugins = ["tests.stores"]
+# The feed store backends (one Redis, a Redis Cluster of the run's own): tests/support/stores.py.
+pytest_plugins = ["tests.support.stores"]
 
 
 @pytest.fixture(scope="session")

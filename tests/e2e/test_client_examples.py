@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from app.settings import ROOT
-from tests.e2e.ws import start_api
 from tests.support.users import TEST_PASSWORD
+from tests.support.ws import start_api
 
 EXAMPLE = ROOT / "docs" / "examples" / "typescript"
 NODE, NPM = shutil.which("node"), shutil.which("npm")

@@ -22,7 +22,7 @@ import pytest
 import uvicorn
 
 from app.asgi import create_app
-from tests.e2e.ws import free_port, start_api
+from tests.support.ws import free_port, start_api
 
 GRAPHQL_HTTP = "graphql-http@1.23.1"
 GRAPHQL_JS = "graphql@16.15.0"

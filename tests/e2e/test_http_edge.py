@@ -21,8 +21,8 @@ from websockets.exceptions import ConnectionClosed
 import resolvers.query
 from app.asgi import create_app
 from app.database import create_engine
-from tests.servers import serving
 from tests.support.polling import PATIENCE_S
+from tests.support.servers import serving
 
 FEW = "{ __typename }"
 # A response of a few KB: every type's name and fields.

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from app import metrics
 from app.metrics import API_REGISTRY, WORKER_REGISTRY, WorkerMetrics
 from domain.outbox.append import append_event
-from tests.servers import free_port
+from tests.support.servers import free_port
 from workers.events import handle_outbox_event
 
 API_ONLY = {

@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from app.settings import ROOT
-from tests.e2e.ws import start_api
-from tests.servers import free_port
+from tests.support.servers import free_port
+from tests.support.ws import start_api
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(

@@ -1,6 +1,6 @@
 """Many API processes and workers: ``roost serve --workers 2`` and two ``roost worker``
 processes on one database, the queue on REDIS_URL and the feed store on the run's
-Redis Cluster (tests/stores.py).
+Redis Cluster (tests/support/stores.py).
 
 One test, one set of processes: every post fans out exactly once whichever worker
 takes it (dispatched after commit, or only by the relays of both workers), a failing
@@ -35,9 +35,9 @@ from domain.outbox.append import append_event
 from domain.posts.create_post import create_post
 from domain.realtime import ONLINE_KEY, post_channel, user_channel
 from schema.ids import decode_global_id
-from tests.e2e.ws import TRANSPORT_WS, WSClient, free_port
 from tests.support.documents import FOLLOW
 from tests.support.subscriptions import subscribers
+from tests.support.ws import TRANSPORT_WS, WSClient, free_port
 
 ROOST = str(Path(sys.executable).with_name("roost"))
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {

@@ -21,10 +21,10 @@ from redis.asyncio import Redis
 from websockets.asyncio.client import connect
 
 from domain.realtime import Hub, user_channel
-from tests.e2e.ws import TRANSPORT_WS, start_api
 from tests.support.documents import FEED_SUB, NOTIFICATION_SUB
 from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import PROTOCOLS, local_server, server_tasks
+from tests.support.ws import TRANSPORT_WS, start_api
 
 #: The issue's figure. Unfixed, 800 cycles leaked 3 and 5 subscriptions in two runs
 #: against a server process (and SIGTERM then hung); they take about 6 s, the price of

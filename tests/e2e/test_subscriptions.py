@@ -21,9 +21,9 @@ from domain.db import new_id
 from domain.identity.tokens import TokenConfig, issue_access_token
 from domain.realtime import RealtimePublisher, post_channel, user_channel
 from schema.ids import decode_global_id
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, start_api
 from tests.support.documents import BLOCK, FEED_SUB, FOLLOW, NOTIFICATION_SUB
 from tests.support.subscriptions import PROTOCOLS, live, local_server, server_tasks
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, start_api
 
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code message } } }"""

@@ -23,9 +23,9 @@ from app.sessions import session_store
 from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
 from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import served
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
 
 PROTOCOLS = [TRANSPORT_WS, LEGACY_WS]
 

@@ -1,4 +1,4 @@
-"""The feed store on a real Redis Cluster of three masters (tests/stores.py): one round
+"""The feed store on a real Redis Cluster of three masters (tests/support/stores.py): one round
 trip per master, every script inside one slot, a flushed master, a killed master, and
 slots that move between masters while batches run.
 

@@ -1,4 +1,4 @@
-"""Real-time pub/sub on the Redis Cluster of the run (tests/stores.py): the hub hears
+"""Real-time pub/sub on the Redis Cluster of the run (tests/support/stores.py): the hub hears
 channels owned by every master, feed items go only to present users, and a master
 that restarts gets its subscriptions back.
 
@@ -26,8 +26,8 @@ from domain.realtime import (
     user_channel,
 )
 from domain.realtime.publisher import now_ms
-from tests.stores import _major, redis_server_for_cluster
 from tests.support.polling import PATIENCE_S
+from tests.support.stores import _major, redis_server_for_cluster
 from tests.support.subscriptions import subscribers
 
 _binary = redis_server_for_cluster()

@@ -43,9 +43,9 @@ from domain.db import new_id
 from domain.identity.sessions import open_sessions
 from domain.identity.tokens import TokenConfig
 from domain.social.follow_user import follow_user
-from tests.e2e.ws import start_api
-from tests.servers import free_port
 from tests.support.polling import PATIENCE_S
+from tests.support.servers import free_port
+from tests.support.ws import start_api
 
 OUTAGE_S = float(os.environ.get("ROOST_TEST_OUTAGE_S", "3"))
 READERS, POSTERS = 32, 4

@@ -16,7 +16,7 @@ from app.asgi import create_app
 from domain.realtime import (
     ONLINE_KEY,
 )
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, free_port
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, free_port
 
 
 @contextlib.asynccontextmanager

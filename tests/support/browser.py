@@ -19,7 +19,7 @@ from typing import Any
 
 import websockets
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 #: Debian's package (`apt-get install chromium`); other names as found on other systems.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
