@@ -22,6 +22,7 @@ from domain.identity.tokens import TokenConfig, issue_access_token
 from domain.realtime import RealtimePublisher, post_channel, user_channel
 from schema.ids import decode_global_id
 from tests.support.documents import BLOCK, FEED_SUB, FOLLOW, NOTIFICATION_SUB
+from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import PROTOCOLS, live, local_server, server_tasks
 from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, start_api
 
@@ -486,7 +487,7 @@ async def test_connect_disconnect_cycles_leave_no_subscription_or_task(
         left = {c.decode() for c in await redis.pubsub_channels("rt:*")} & ours
         assert left == set()
         assert await redis.pubsub_numsub(*ours) == [(c.encode(), 0) for c in ours]
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + PATIENCE_S
         while True:
             if server_tasks() <= baseline or time.monotonic() > deadline:
                 break
@@ -496,7 +497,7 @@ async def test_connect_disconnect_cycles_leave_no_subscription_or_task(
 
 
 async def _settle(hub) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while True:
         if not (hub.subscriber_count or hub._sent) or time.monotonic() > deadline:
             break

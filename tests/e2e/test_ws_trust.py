@@ -61,7 +61,7 @@ async def closed(client: WSClient, within: float = PATIENCE_S) -> int | None:
 
 
 async def subscribed(redis: Redis, channel: str) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         ((_, n),) = await redis.pubsub_numsub(channel)
         if n:
@@ -187,7 +187,9 @@ async def test_websocket_operations_share_the_http_budgets(settings, engine, mak
     async with served(settings, engine, **limits) as url:
         base = url.replace("ws://", "http://").removesuffix("/graphql")
         transport = httpx.AsyncHTTPTransport(local_address=ip)
-        async with httpx.AsyncClient(transport=transport, base_url=base) as http:
+        async with httpx.AsyncClient(
+            transport=transport, base_url=base, timeout=PATIENCE_S
+        ) as http:
             # The sign-in budget of this address, spent over HTTP (3 of 4) ...
             resp = await http.post("/graphql", json={"query": bad_log_ins(3)})
             assert resp.status_code == 200, resp.text

@@ -89,7 +89,7 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + PATIENCE_S
         while not _ping(self.url, timeout=0.2):
             assert time.monotonic() < deadline and self.proc.poll() is None, "redis did not start"
             time.sleep(0.05)

@@ -16,6 +16,7 @@ from app.asgi import create_app
 from domain.realtime import (
     ONLINE_KEY,
 )
+from tests.support.polling import PATIENCE_S
 from tests.support.ws import LEGACY_WS, TRANSPORT_WS, free_port
 
 
@@ -53,7 +54,7 @@ def server_tasks() -> int:
 
 async def live(redis: Redis, channel: str, *, online: uuid.UUID | None = None) -> None:
     """Wait until some process subscribes ``channel`` (and ``online`` is present)."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         ((_, n),) = await redis.pubsub_numsub(channel)
         score = await redis.zscore(ONLINE_KEY, str(online)) if online else 1

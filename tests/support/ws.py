@@ -172,12 +172,12 @@ def start_api(env: dict[str, str]) -> ApiProcess:
         env={**os.environ, "METRICS_PORT": "0", **env},
     )
     api = ApiProcess(proc, port)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 2 * PATIENCE_S  # imports and the schema build, loaded
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"API process exited with {proc.returncode}")
         try:
-            if httpx.get(f"{api.http}/readyz", timeout=1).status_code == 200:
+            if httpx.get(f"{api.http}/readyz", timeout=10).status_code == 200:
                 return api
         except httpx.HTTPError:
             pass
