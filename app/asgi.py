@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import hmac
 import logging
 from typing import Any
@@ -27,13 +26,14 @@ from strawberry.types.unset import UNSET, UnsetType
 from app import metrics
 from app.database import ReadRouting, create_engine
 from app.exports import export_download
-from app.gc_policy import GcPolicy
+from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
-from app.graphql import RETRY_AFTER_UNAVAILABLE_S, build_schema, unavailable_error
+from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
 from app.http_guards import GuardedGraphQLView, HttpGuards, RequestRefused
 from app.jobs import ArqDispatcher
 from app.metrics import operation_label
+from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
 from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal, session_store
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
@@ -388,11 +388,11 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
-        gc_task = None
-        if realtime is not None and settings.gc_freeze:
-            policy = GcPolicy(realtime.hub)  # app/gc_policy.py: no multi-second pauses
-            policy.start_up()
-            gc_task = asyncio.create_task(policy.run(), name="gc-policy")
+        gc_task = gc_before = None
+        if settings.gc_freeze:
+            gc_before = start_serving()  # app/gc_policy.py
+            if realtime is not None:  # no multi-second pauses with many sockets
+                gc_task = asyncio.create_task(GcPolicy(realtime.hub).run(), name="gc-policy")
         metrics.POOLS.add(engine)
         if realtime is not None:
             metrics.REALTIME_SUBSCRIPTIONS.read = read_subscriptions
@@ -412,7 +412,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             gc_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await gc_task
-            gc.unfreeze()
+        if gc_before is not None:
+            stop_serving(gc_before)
         if realtime is not None:
             await realtime.hub.close()
         await graphql_app.guards.aclose()

@@ -13,7 +13,8 @@ methods; WebSockets get the same admission and rate limits from app/ws_guards.py
   with their HTTP status, instead of Strawberry's plain text; a client gone before its
   body arrived is one INFO line.
 - ``execute_single``: for each operation, in this order: admit the bearer token
-  (app/sessions.py, one Redis round trip); resolve the persisted query
+  (app/sessions.py, one Redis round trip, which also carries the rate-limit charge of
+  a signed-in query or POSTed mutation sent as text); resolve the persisted query
   (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
   (401, unless every root field is logIn/signUp/refreshSession/
   cancelAccountDeletion), a subscription (400)
@@ -62,6 +63,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+import orjson
 from cross_web import HTTPException
 from graphql import (
     DocumentNode,
@@ -83,7 +85,6 @@ from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
 from app.document_limits import variables_within
-from app.graphql import parse_document, unavailable_error
 from app.idempotency import (
     Claim,
     IdempotencyError,
@@ -101,6 +102,7 @@ from app.media_types import (
     is_request_error,
     negotiate,
 )
+from app.operation import parse_document, unavailable_error
 from app.persisted_queries import (
     PersistedQueryError,
     PersistedQueryRef,
@@ -111,6 +113,8 @@ from app.persisted_queries import (
 from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
 from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal
 from app.settings import Settings
+from domain.identity.session_store import admit_reply as session_reply
+from domain.identity.tokens import AccessClaims
 
 log = logging.getLogger("roost.http")
 
@@ -425,16 +429,65 @@ class HttpGuards:
         each root field that checks a password (``logIn``, ``signUp``, … :data:`AUTH_FIELDS`,
         :data:`PASSWORD_FIELDS`) 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A refusal is
         counted in ``roost_rate_limited_total{budget}``."""
+        decision = await self.rate_check(self.charges(principal, ip, info))
+        if not decision.allowed:
+            RATE_LIMITED.labels(decision.budget or "unknown").inc()
+        return decision
+
+    def charges(self, principal: str, ip: str, info: OperationInfo | None) -> list[Charge]:
+        """What :meth:`charge` charges."""
         cfg = self.config
         charges = [Charge(cfg.requests, principal)]
         if info is not None and info.kind == "mutation":
             charges.append(Charge(cfg.mutations, principal, info.mutation_count))
             if info.auth_count:
                 charges.append(Charge(cfg.auth, f"ip:{ip}", info.auth_count))
-        decision = await self.rate_check(charges)
+        return charges
+
+    async def admit_and_charge(
+        self,
+        doorkeeper: Doorkeeper,
+        claims: AccessClaims,
+        principal: str,
+        ip: str,
+        info: OperationInfo,
+    ) -> tuple[AccessClaims | Refusal, Decision] | None:
+        """:meth:`Doorkeeper.recheck` and :meth:`charge` in one Redis round trip (a
+        pipeline of the two scripts): the outcome of the session check and the rate
+        limits' decision. None when they cannot share one (limits off, Redis resting
+        after a failure, budgets of two principals, a script not loaded, Redis failed):
+        the caller then makes both calls, which also handle every failure as they do
+        alone. Raises :class:`AdmissionUnavailable` as ``recheck`` does."""
+        store = doorkeeper.store
+        if (
+            not self.config.rate_limit_enabled
+            or store is None
+            or store.redis is not self.redis
+            or not self.redis_up()
+        ):
+            return None
+        assert self.redis is not None
+        pipe = self.redis.pipeline(transaction=False)
+        store.queue_admit(pipe, claims.user_id, claims.session_id)
+        decide = self.limiter.queue_check(pipe, self.charges(principal, ip, info))
+        if decide is None:
+            return None
+        try:
+            admit_reply, charge_reply = await pipe.execute(raise_on_error=False)
+        except RedisError:
+            self.redis_failed("sessions")
+            return None
+        if isinstance(admit_reply, Exception) or isinstance(charge_reply, Exception):
+            return None  # NoScriptError after a restart: the scripts' own calls load them
+        verdict = session_reply(admit_reply)
+        if verdict is None:  # the cache does not know the session: PostgreSQL, then fill
+            outcome = await doorkeeper.recheck(claims)
+        else:
+            outcome = await doorkeeper.settle(claims, verdict)
+        decision = decide(charge_reply)
         if not decision.allowed:
             RATE_LIMITED.labels(decision.budget or "unknown").inc()
-        return decision
+        return outcome, decision
 
     async def apq_get(self, sha256: str) -> str | None:
         """The persisted query of ``sha256``; None when unknown or Redis failed."""
@@ -540,14 +593,66 @@ class GuardedGraphQLView:
     async def parse_http_body(self, request: Any) -> Any:
         """Strawberry's parsing, with a JSON body that is not an object (a string, a
         number) or an ``operationName`` that is not a string refused as
-        ``BAD_REQUEST`` rather than crashing."""
-        try:
-            data = await super().parse_http_body(request)  # type: ignore[misc]
-        except AttributeError as exc:  # ``data.get`` on a JSON scalar
-            raise HTTPException(400, "The request body must be a JSON object.") from exc
+        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
+        an object (nearly every request) is read here, with Strawberry's checks, without
+        its generic content-type parser (``email.message``, a tenth of the cost of a
+        small request)."""
+        data = await self._parse_json_post(request)
+        if data is None:
+            try:
+                data = await super().parse_http_body(request)  # type: ignore[misc]
+            except AttributeError as exc:  # ``data.get`` on a JSON scalar
+                raise HTTPException(400, "The request body must be a JSON object.") from exc
         if not isinstance(data.operation_name, str | None):
             raise HTTPException(400, "The operationName must be a string or null, if provided.")
         return data
+
+    async def _parse_json_post(self, request: Any) -> GraphQLRequestData | None:
+        """The request data of a POST whose media type holds ``application/json`` and
+        whose body is a JSON object, checked as Strawberry checks it; None for any other
+        request (Strawberry parses it)."""
+        if request.method != "POST" or self._stream_transport_map:  # type: ignore[attr-defined]
+            return None
+        media_type = (request.content_type or "").partition(";")[0].strip().lower()
+        if "application/json" not in media_type:
+            return None
+        data = self.parse_json(await request.get_body())  # type: ignore[attr-defined]
+        if not isinstance(data, dict):
+            return None  # a batch (a list) or a scalar: Strawberry's errors
+        query = data.get("query")
+        if not isinstance(query, str | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `query` must be a string or null, if provided."
+            )
+        variables = data.get("variables")
+        if not isinstance(variables, dict | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `variables` must be an object or null, if provided."
+            )
+        extensions = data.get("extensions")
+        if not isinstance(extensions, dict | None):
+            raise HTTPException(
+                400,
+                "The GraphQL operation's `extensions` must be an object or null, if provided.",
+            )
+        return GraphQLRequestData(
+            query=query,
+            variables=variables,
+            operation_name=data.get("operationName"),
+            extensions=extensions,
+            protocol="http",
+        )
+
+    def encode_json(self, data: object) -> str:
+        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
+        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
+        JSON); the standard library for what orjson refuses (an integer past 64 bits).
+        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
+        graphql-ws clients refuse."""
+        try:
+            return orjson.dumps(data).decode()
+        except TypeError:
+            return json.dumps(data, separators=(",", ":"))
 
     async def execute_single(
         self,
@@ -568,9 +673,10 @@ class GuardedGraphQLView:
                 406,
                 headers={"Accept": OFFERED},
             )
-        refusal = await self._admit(context)
-        viewer = _viewer(context)
         ip = _client_ip(request)
+        shared = await self._admit_and_charge(context, request_data, method, ip)
+        refusal, prepaid = shared if shared is not None else (await self._admit(context), None)
+        viewer = _viewer(context)
         principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
 
         register = await self._resolve_persisted_query(request_data, principal, ip)
@@ -586,7 +692,7 @@ class GuardedGraphQLView:
             info = parsed
         if refusal is not None:
             if info is None or not info.needs_no_viewer:
-                await self._rate_limit(principal, ip, info)
+                await self._rate_limit(principal, ip, info, prepaid)
                 raise RequestRefused.error(
                     refusal.message,
                     "UNAUTHENTICATED",
@@ -607,12 +713,12 @@ class GuardedGraphQLView:
             )
         if context.bearer is None and info is not None and info.kind == "mutation":
             if not info.needs_no_viewer:  # refused as a whole, before anything runs
-                await self._rate_limit(principal, ip, info)
+                await self._rate_limit(principal, ip, info, prepaid)
                 raise RequestRefused.error(
                     SIGN_IN_FIRST, "UNAUTHENTICATED", 401, headers={"WWW-Authenticate": "Bearer"}
                 )
 
-        limited = await self._rate_limit(principal, ip, info)
+        limited = await self._rate_limit(principal, ip, info, prepaid)
         sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
         if not variables_within(request_data.variables, guards.config.max_tokens):
             raise RequestRefused.error(
@@ -660,6 +766,43 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    async def _admit_and_charge(
+        self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
+    ) -> tuple[Refusal | None, Decision] | None:
+        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
+        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
+        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
+        hash). Returns the refusal (None: admitted) and the decision (the caller's one
+        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        bearer = context.bearer
+        query = request_data.query
+        extensions = request_data.extensions
+        if bearer is None or not query or not isinstance(query, str):
+            return None
+        if extensions and "persistedQuery" in extensions:
+            return None
+        info = operation_info(query, request_data.operation_name, self.guards.config.max_tokens)
+        if not isinstance(info, OperationInfo):
+            return None
+        if not (info.kind == "query" or (info.kind == "mutation" and method == "POST")):
+            return None
+        claims = self.doorkeeper.claims(bearer)
+        if isinstance(claims, Refusal):
+            return None
+        try:
+            shared = await self.guards.admit_and_charge(
+                self.doorkeeper, claims, f"u:{claims.user_id}", ip, info
+            )
+        except AdmissionUnavailable as exc:
+            raise unavailable_refusal(exc.dependency) from None
+        if shared is None:
+            return None
+        outcome, decision = shared
+        if isinstance(outcome, Refusal):
+            return outcome, decision
+        context.__dict__["viewer_id"] = outcome.user_id
+        return None, decision
+
     async def _admit(self, context: Any) -> Refusal | None:
         """Admit the request's bearer token (app/sessions.py: one Redis round trip) and
         set the context's viewer; the refusal when the token is bad, expired, or its
@@ -704,15 +847,22 @@ class GuardedGraphQLView:
             )
             raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
 
-    async def _rate_limit(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
-        """Charge the request to its budgets; raise ``RATE_LIMITED`` (429) if one is spent,
-        else return the decision (its ``headers()`` go on the response).
+    async def _rate_limit(
+        self,
+        principal: str,
+        ip: str,
+        info: OperationInfo | None,
+        prepaid: Decision | None = None,
+    ) -> Decision:
+        """Charge the request to its budgets (``prepaid``: already charged, this is the
+        decision); raise ``RATE_LIMITED`` (429) if one is spent, else return the
+        decision (its ``headers()`` go on the response).
 
         Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
         anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
         each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
         """
-        decision = await self.guards.charge(principal, ip, info)
+        decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision
         raise RequestRefused.error(

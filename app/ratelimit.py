@@ -18,7 +18,9 @@ requests and for the sign-in budget.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -145,36 +147,78 @@ class RateLimiter:
 
     async def check(self, charges: list[Charge]) -> Decision:
         """Charge every bucket of ``charges`` if all of them allow it; see the class."""
-        groups: dict[str, list[Charge]] = {}
-        for charge in charges:
-            if charge.cost > charge.budget.limit:
-                # Alone over the whole budget: waiting never helps.
-                return Decision(False, charge.budget.period_s, charge.budget.name)
-            if charge.cost > 0:
-                groups.setdefault(charge.principal, []).append(charge)
+        groups = _groups(charges)
+        if isinstance(groups, Decision):
+            return groups
         closest: tuple[int, float, Budget] | None = None
-        for group in groups.values():
-            args: list[int] = []
-            for charge in group:
-                args += [charge.budget.interval_us, charge.budget.period_us, charge.cost]
-            reply = await self._script(keys=[c.key for c in group], args=args)
-            if not int(reply[0]):
-                refused_by = group[int(reply[2]) - 1].budget.name
-                return Decision(False, int(reply[1]) / 1_000_000, refused_by)
-            left, full_in_us, which = int(reply[1]), int(reply[2]), int(reply[3])
-            if closest is None or left < closest[0]:
-                closest = (left, full_in_us / 1_000_000, group[which - 1].budget)
-        if closest is None:
-            return ALLOWED
-        left, reset_s, budget = closest
-        policies = tuple(
-            dict.fromkeys(f"{c.budget.limit};w={c.budget.period_s:g}" for c in charges)
-        )
-        return Decision(
-            True,
-            budget=budget.name,
-            limit=budget.limit,
-            remaining=left,
-            reset_s=reset_s,
-            policies=policies,
-        )
+        for group in groups:
+            reply = await self._script(keys=[c.key for c in group], args=_args(group))
+            refused, closest = _reply(group, reply, closest)
+            if refused is not None:
+                return refused
+        return _allowed(charges, closest)
+
+    def queue_check(self, pipe: Any, charges: list[Charge]) -> Callable[[Any], Decision] | None:
+        """Queue :meth:`check` on ``pipe`` (a pipeline of the same Redis) when it is one
+        script call, and return what turns its reply into the decision; None when it is
+        not (several principals, or a charge over a whole budget): call :meth:`check`.
+        The script must be loaded (a ``NoScriptError`` reply: call :meth:`check`)."""
+        groups = _groups(charges)
+        if isinstance(groups, Decision) or len(groups) != 1:
+            return None
+        (group,) = groups
+        pipe.evalsha(self._script.sha, len(group), *(c.key for c in group), *_args(group))
+
+        def decide(reply: Any) -> Decision:
+            refused, closest = _reply(group, reply, None)
+            return refused if refused is not None else _allowed(charges, closest)
+
+        return decide
+
+
+def _groups(charges: list[Charge]) -> list[list[Charge]] | Decision:
+    """The charges grouped by principal (one script call each), or the refusal of a
+    charge over its whole budget (waiting never helps)."""
+    groups: dict[str, list[Charge]] = {}
+    for charge in charges:
+        if charge.cost > charge.budget.limit:
+            return Decision(False, charge.budget.period_s, charge.budget.name)
+        if charge.cost > 0:
+            groups.setdefault(charge.principal, []).append(charge)
+    return list(groups.values())
+
+
+def _args(group: list[Charge]) -> list[int]:
+    args: list[int] = []
+    for charge in group:
+        args += [charge.budget.interval_us, charge.budget.period_us, charge.cost]
+    return args
+
+
+def _reply(
+    group: list[Charge], reply: Any, closest: tuple[int, float, Budget] | None
+) -> tuple[Decision | None, tuple[int, float, Budget] | None]:
+    """The refusal in a group's script reply (None: allowed), and the bucket closest to
+    empty so far."""
+    if not int(reply[0]):
+        budget = group[int(reply[2]) - 1].budget.name
+        return Decision(False, int(reply[1]) / 1_000_000, budget), closest
+    left, full_in_us, which = int(reply[1]), int(reply[2]), int(reply[3])
+    if closest is None or left < closest[0]:
+        closest = (left, full_in_us / 1_000_000, group[which - 1].budget)
+    return None, closest
+
+
+def _allowed(charges: list[Charge], closest: tuple[int, float, Budget] | None) -> Decision:
+    if closest is None:
+        return ALLOWED
+    left, reset_s, budget = closest
+    policies = tuple(dict.fromkeys(f"{c.budget.limit};w={c.budget.period_s:g}" for c in charges))
+    return Decision(
+        True,
+        budget=budget.name,
+        limit=budget.limit,
+        remaining=left,
+        reset_s=reset_s,
+        policies=policies,
+    )

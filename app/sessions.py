@@ -26,7 +26,7 @@ from domain.errors import DomainError
 from domain.feed.activity import note_active
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.admit_session import admit_session
-from domain.identity.session_store import Admission, SessionStore
+from domain.identity.session_store import Admission, SessionStore, Verdict
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
 from domain.unavailable import unavailable_dependency
 
@@ -113,6 +113,12 @@ class Doorkeeper:
             if dependency is None:
                 raise
             raise AdmissionUnavailable(dependency) from exc
+        return await self.settle(claims, verdict)
+
+    async def settle(self, claims: AccessClaims, verdict: Verdict) -> AccessClaims | Refusal:
+        """The outcome of the session cache's ``verdict`` on verified ``claims`` (read by
+        the caller, e.g. in a round trip shared with the rate limits: app/http_guards),
+        recording the user's activity when the verdict marked it."""
         if verdict.admission is Admission.ENDED:
             return Refusal(SESSION_ENDED)
         if verdict.admission is Admission.UNAVAILABLE:

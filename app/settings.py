@@ -80,6 +80,11 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
+    # ``roost serve``: API processes sharing the port (unset: one per CPU this process
+    # may run on) and uvicorn's access log (unset: on for ``roost run``, off for
+    # ``roost serve``: a line per request costs ~5 % of a small request's CPU).
+    api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
+    api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
     # DEBUG shows every worker job (arq's per-job lines) and more.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 

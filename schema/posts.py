@@ -12,14 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Self
 
 import strawberry
 from strawberry import relay
+from strawberry.types.nodes import SelectedField
 
+from domain.feed.hydration import HydratedPost, Wanted
 from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import Entry, time_of
+from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord, posts_of_author
 from schema import visibility
 from schema.context import Context
 from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
 from schema.ids import parse_node_ids
+from schema.loaders import PostCounts, UserCounts
 from schema.pagination import (
     DEFAULT_PAGE_SIZE,
     check_first,
@@ -55,6 +59,12 @@ class Post(relay.Node):
     created_at: dt.datetime
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
+    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # fields below answer from these at once; None: through the dataloaders.
+    author_record: strawberry.Private[UserRecord | None] = None
+    author_counts: strawberry.Private[UserCounts | None] = None
+    counts: strawberry.Private[PostCounts | None] = None
+    liked: strawberry.Private[bool | None] = None
 
     @classmethod
     def from_record(cls, rec: PostRecord) -> Self:
@@ -68,29 +78,63 @@ class Post(relay.Node):
             author_id=rec.author_id,
         )
 
+    @classmethod
+    def from_hydrated(cls, h: HydratedPost) -> Self:
+        """Build the GraphQL object from a hydrated post (its author, counts and the
+        viewer's like come with it)."""
+        post = cls.from_record(h.post)
+        post.author_record = h.author
+        if h.author_counts is not None:
+            post.author_counts = UserCounts(*h.author_counts)
+        if h.post_counts is not None:
+            post.counts = PostCounts(*h.post_counts)
+        post.liked = h.liked
+        return post
+
+    # The resolvers below are plain functions: they return the value when the post was
+    # hydrated, else an awaitable of it (graphql-core awaits what a resolver returns).
+
     @strawberry.field(description="Who wrote the post.")
-    async def author(self, info: Info) -> Annotated[User, strawberry.lazy("schema.users")]:
+    def author(self, info: Info) -> Annotated[User, strawberry.lazy("schema.users")]:
         from schema.users import User as UserType
 
-        rec = await info.context.loaders.user_by_id.load(self.author_id)
-        return UserType.from_record(rec)
+        if self.author_record is not None:
+            return UserType.from_record(self.author_record, counts=self.author_counts)
+        return self._load_author(info)  # type: ignore[return-value]
+
+    async def _load_author(self, info: Info):
+        from schema.users import User as UserType
+
+        return UserType.from_record(await info.context.loaders.user_by_id.load(self.author_id))
 
     @strawberry.field(
         description="Likes, exact, O(1) to read: as many as `likes` lists for you (no "
         "banned or deleted account, nobody on the other side of a block)."
     )
-    async def like_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts_by_post_id.load(self.post_id)).likes
+    def like_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.likes
+        return self._load_counts(info, "likes")  # type: ignore[return-value]
 
     @strawberry.field(
         description="Live comments and replies, exact, O(1) to read: as many as `comments` "
         "and their `replies` list for you."
     )
-    async def comment_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts_by_post_id.load(self.post_id)).comments
+    def comment_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.comments
+        return self._load_counts(info, "comments")  # type: ignore[return-value]
+
+    async def _load_counts(self, info: Info, kind: str) -> int:
+        return getattr(await info.context.loaders.counts_by_post_id.load(self.post_id), kind)
 
     @strawberry.field(description="Whether the viewer likes this post (false when anonymous).")
-    async def viewer_has_liked(self, info: Info) -> bool:
+    def viewer_has_liked(self, info: Info) -> bool:
+        if self.liked is not None:
+            return self.liked
+        return self._load_liked(info)  # type: ignore[return-value]
+
+    async def _load_liked(self, info: Info) -> bool:
         loader = info.context.loaders.viewer_liked
         return bool(loader and await loader.load(self.post_id))
 
@@ -163,16 +207,53 @@ async def author_posts_connection(
     )
 
 
+#: The fields of a feed edge's node whose facts a hydration can load up front.
+_AUTHOR_COUNTS = frozenset({"followerCount", "followingCount", "postCount"})
+_POST_COUNTS = frozenset({"likeCount", "commentCount"})
+
+
+def _wanted(info: Info) -> Wanted:
+    """What the selection under ``edges { node { … } }`` asks beyond posts and authors
+    (fragments included), so one statement loads it with the page."""
+    node: set[str] = set()
+    author: set[str] = set()
+
+    def walk(selections, path: tuple[str, ...]) -> None:
+        for sel in selections:
+            if not isinstance(sel, SelectedField):  # a fragment, spread or inline
+                walk(sel.selections, path)
+                continue
+            name = sel.name
+            if path == ("edges", "node"):
+                node.add(name)
+            elif path == ("edges", "node", "author"):
+                author.add(name)
+            if len(path) < 3:
+                walk(sel.selections, (*path, name))
+
+    for field in info.selected_fields:
+        walk(field.selections, ())
+    return Wanted(
+        user_counts=bool(author & _AUTHOR_COUNTS),
+        post_counts=bool(node & _POST_COUNTS),
+        viewer_liked="viewerHasLiked" in node,
+    )
+
+
 async def home_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
-    """``viewer.feed``: the hybrid home feed (see domain.feed.read_feed)."""
+    """``viewer.feed``: the hybrid home feed (see domain.feed.read_feed), each round of
+    candidates hydrated in one statement (schema.visibility.home_feed_posts)."""
     ctx = info.context
     viewer = ctx.require_viewer()
     check_first(first, ctx.limits.max_page_size)
     before = decode_entry_cursor(after) if after else None
+    wanted = _wanted(info)
+    kept: dict[uuid.UUID, HydratedPost] = {}
 
     async def visible(entries: Sequence[Entry]) -> list[bool]:
-        records = await ctx.loaders.post_by_id.load_many([e.post_id for e in entries])
-        return await visibility.visible_posts(ctx, records, home_feed=True)
+        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], wanted)
+        kept.update(found)
+        return [e.post_id in found for e in entries]
 
     page = await read_home_feed(
         ctx.engine,
@@ -183,8 +264,7 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
         before=before,
         visible=visible,
     )
-    records = await ctx.loaders.post_by_id.load_many([e.post_id for e in page.entries])
-    edges = _edges(records)
+    edges = [_edge(kept[e.post_id]) for e in page.entries]
     return FeedConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
     )
@@ -198,6 +278,11 @@ async def page_of_posts(
     records = await visibility.posts(info.context, list(post_ids))
     edges = _edges(records)
     return edges, page_info([e.cursor for e in edges], has_next, after)
+
+
+def _edge(h: HydratedPost) -> PostEdge:
+    cursor = encode_entry_cursor(Entry.of(h.post.created_at, h.post.id))
+    return PostEdge(cursor=cursor, node=Post.from_hydrated(h))
 
 
 def _edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:

@@ -2,20 +2,19 @@
 
 Queries read from the engine the context's :class:`ReadSource` picks (a replica, or the
 primary for a viewer who just wrote); mutations and subscriptions stay on the primary,
-and a mutation marks its viewer so that their next reads see what it wrote. One
-extension, one hook per operation (no per-field cost); the context's ``engine`` is what
-every resolver and dataloader already reads from.
+and a mutation marks its viewer so that their next reads see what it wrote. Two calls
+per operation, around its execution (app/operation.py makes them on every path; no
+per-field cost); the context's ``engine`` is what every resolver and dataloader
+already reads from.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import AsyncEngine
-from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 
@@ -27,32 +26,31 @@ class ReadSource(Protocol):
     async def wrote(self, viewer: uuid.UUID) -> None: ...
 
 
-class ReadRoutingExtension(SchemaExtension):
-    """Before a query runs, point ``context.engine`` at the engine its reads should use;
-    after a mutation ran, tell the read source who wrote."""
-
-    async def on_execute(self) -> AsyncIterator[None]:
-        ctx = self.execution_context.context
-        reads: ReadSource | None = getattr(ctx, "reads", None)
-        kind = self.execution_context.operation_type
-        viewer = _viewer(ctx)
-        # HTTP only: a socket's context is shared by its operations (each runs in a copy
-        # made after this hook), so queries over WebSocket stay on the primary.
-        if (
-            reads is not None
-            and kind is OperationType.QUERY
-            and getattr(ctx, "connection_params", None) is None
-        ):
-            ctx.engine = await reads.engine_for(viewer)
-            ctx.__dict__.pop("loaders", None)  # dataloaders read from the chosen engine
-        yield
-        if reads is not None and kind is OperationType.MUTATION:
-            viewer = _viewer(ctx)  # logIn / signUp: still none; their writes are not read
-            if viewer is not None:
-                await reads.wrote(viewer)
+async def before_operation(ctx: Any, kind: OperationType) -> None:
+    """Before a query runs, point ``ctx.engine`` at the engine its reads should use
+    (nothing without a read source: no replicas configured)."""
+    reads: ReadSource | None = getattr(ctx, "reads", None)
+    # HTTP only: a socket's context is shared by its operations (each runs in a copy
+    # made after this call), so queries over WebSocket stay on the primary.
+    if (
+        reads is not None
+        and kind is OperationType.QUERY
+        and getattr(ctx, "connection_params", None) is None
+    ):
+        ctx.engine = await reads.engine_for(_viewer(ctx))
+        ctx.__dict__.pop("loaders", None)  # dataloaders read from the chosen engine
 
 
-def _viewer(ctx) -> uuid.UUID | None:
+async def after_operation(ctx: Any, kind: OperationType) -> None:
+    """After a mutation ran, tell the read source who wrote."""
+    reads: ReadSource | None = getattr(ctx, "reads", None)
+    if reads is not None and kind is OperationType.MUTATION:
+        viewer = _viewer(ctx)  # logIn / signUp: still none; their writes are not read
+        if viewer is not None:
+            await reads.wrote(viewer)
+
+
+def _viewer(ctx: Any) -> uuid.UUID | None:
     try:
         return ctx.viewer_id
     except GraphQLError:  # a bad token: the resolvers report it

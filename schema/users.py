@@ -17,6 +17,7 @@ from domain.social.queries import FollowPage, follow_list
 from schema import visibility
 from schema.context import Context
 from schema.ids import parse_node_ids
+from schema.loaders import UserCounts
 
 if TYPE_CHECKING:
     from schema.accounts import DataExport
@@ -66,9 +67,13 @@ class User(relay.Node):
         "approved followers; following it sends a request that its owner approves.",
     )
 
+    # The counts when a hydration read them with the user (schema.posts: a feed's
+    # authors); None: the count fields ask the dataloader.
+    counts: strawberry.Private[UserCounts | None] = None
+
     @classmethod
-    def from_record(cls, rec: UserRecord) -> Self:
-        """Build the GraphQL object from a domain record."""
+    def from_record(cls, rec: UserRecord, *, counts: UserCounts | None = None) -> Self:
+        """Build the GraphQL object from a domain record (and its counts, if read)."""
         return cls(
             pk=str(rec.id),
             username=rec.username,
@@ -77,6 +82,7 @@ class User(relay.Node):
             created_at=rec.created_at,
             uid=rec.id,
             is_private=rec.is_private,
+            counts=counts,
         )
 
     async def content_visible(self, info: Info) -> bool:
@@ -94,22 +100,34 @@ class User(relay.Node):
         records = await visibility.accounts(info.context, parse_node_ids(node_ids))
         return [cls.from_record(rec) if rec else None for rec in records]
 
+    # The count resolvers are plain functions: the value when the counts came with the
+    # user, else an awaitable of it (graphql-core awaits what a resolver returns).
+
     @strawberry.field(
         description="Live followers, exact, O(1) to read: as many as `followers` lists for "
         "you (no banned or deleted account, nobody on the other side of a block)."
     )
-    async def follower_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts_by_user_id.load(self.uid)).followers
+    def follower_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.followers
+        return self._load_count(info, "followers")  # type: ignore[return-value]
 
     @strawberry.field(
         description="Live followees, exact, O(1) to read: as many as `following` lists for you."
     )
-    async def following_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts_by_user_id.load(self.uid)).following
+    def following_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.following
+        return self._load_count(info, "following")  # type: ignore[return-value]
 
     @strawberry.field(description="Live posts, exact, O(1) to read.")
-    async def post_count(self, info: Info) -> int:
-        return (await info.context.loaders.counts_by_user_id.load(self.uid)).posts
+    def post_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.posts
+        return self._load_count(info, "posts")  # type: ignore[return-value]
+
+    async def _load_count(self, info: Info, kind: str) -> int:
+        return getattr(await info.context.loaders.counts_by_user_id.load(self.uid), kind)
 
     @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(

@@ -3,7 +3,8 @@
     roost run [--no-load] [--no-worker]   servers (embedded unless configured), migrate,
                                           load the real graph once, worker, API
     roost serve [--workers N]             the API only (no migrations, no worker), in N
-                                          processes sharing the port
+                                          processes sharing the port (default: API_WORKERS,
+                                          else one per CPU)
     roost worker                          the arq worker
     roost migrate                         create the database if missing, migrate to head
     roost load-graph [PATH]               load a SNAP edge list (default ROOST_GRAPH_PATH)
@@ -106,7 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="the API only")
     p.add_argument(
-        "--workers", type=_count, default=1, help="API processes sharing the port (default 1)"
+        "--workers",
+        type=_count,
+        default=None,
+        help="API processes sharing the port (default API_WORKERS, else one per CPU)",
     )
     p.set_defaults(func=cmd_serve)
     sub.add_parser("worker", help="the arq worker").set_defaults(func=cmd_worker)

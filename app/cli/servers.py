@@ -94,18 +94,34 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _serve(settings: Settings, *, ready: Any = None, workers: int = 1) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP.
+def api_workers(settings: Settings, requested: int | None) -> int:
+    """How many API processes ``roost serve`` runs: ``--workers``, else API_WORKERS,
+    else one per CPU this process may run on (one event loop uses one core)."""
+    if requested is not None:
+        return max(1, requested)
+    if settings.api_workers is not None:
+        return settings.api_workers
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _serve(
+    settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
+) -> None:
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn (uvloop and httptools, which
+    uvicorn[standard] installs) until SIGINT/SIGTERM/SIGHUP.
 
     ``ready`` (an async callable) runs once the API listens, in the server's loop
     (``roost run`` waits for its worker there, then prints the banner). With
     ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
     building the app from the environment (``_use`` exported the URLs in use).
+    ``access_log``: uvicorn's line per request (API_ACCESS_LOG overrides it).
     """
     import uvicorn
 
     from app.asgi import create_app
 
+    if settings.api_access_log is not None:
+        access_log = settings.api_access_log
     if workers > 1:
         uvicorn.run(
             "app.asgi:create_app",
@@ -114,6 +130,7 @@ def _serve(settings: Settings, *, ready: Any = None, workers: int = 1) -> None:
             port=settings.port,
             workers=workers,
             log_level="info",
+            access_log=access_log,
             proxy_headers=True,
         )
         return
@@ -135,6 +152,7 @@ def _serve(settings: Settings, *, ready: Any = None, workers: int = 1) -> None:
         host=settings.host,
         port=settings.port,
         log_level="info",
+        access_log=access_log,
         proxy_headers=True,
     )
     server = Server(config)
@@ -218,11 +236,13 @@ async def _wait_for_worker(
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """``roost serve [--workers N]``: the API only, against an already migrated
-    database, in N processes (every one serves any subscriber: events travel through
-    Redis)."""
+    database, in N processes (default: API_WORKERS, else one per CPU; every one serves
+    any subscriber: events travel through Redis), without an access log unless
+    API_ACCESS_LOG=true."""
     _check_production(settings)
+    workers = api_workers(settings, getattr(args, "workers", None))
     with services(settings, fresh=False) as urls:
-        _serve(_use(settings, urls), workers=max(1, getattr(args, "workers", 1)))
+        _serve(_use(settings, urls), workers=workers, access_log=False)
     return 0
 
 

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
 from domain.engagement.hashtags import fold_tag
+from domain.fetch import fetch_rows
 
 Position = tuple[dt.datetime, uuid.UUID]
 
@@ -89,21 +90,21 @@ async def _comments_page(
 
 
 async def first_replies(
-    conn: AsyncConnection, parent_ids: Sequence[uuid.UUID], *, first: int
+    db: AsyncConnection | AsyncEngine, parent_ids: Sequence[uuid.UUID], *, first: int
 ) -> dict[uuid.UUID, tuple[list[CommentRecord], bool]]:
     """The first ``first`` live replies of each parent (and whether more exist), for many
     parents in one statement (a window per parent)."""
-    rows = await conn.execute(
-        text(
-            f"""
-            SELECT {COMMENT_COLUMNS} FROM (
-                SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY created_at, id) n
-                FROM comments c
-                WHERE parent_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL
-            ) r WHERE n <= :limit ORDER BY parent_id, created_at, id
-            """
-        ),
-        {"ids": list(parent_ids), "limit": first + 1},
+    rows = await fetch_rows(
+        db,
+        f"""
+        SELECT {COMMENT_COLUMNS} FROM (
+            SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY created_at, id) n
+            FROM comments c
+            WHERE parent_id = ANY(CAST($1 AS uuid[])) AND deleted_at IS NULL
+        ) r WHERE n <= $2 ORDER BY parent_id, created_at, id
+        """,
+        list(parent_ids),
+        first + 1,
     )
     grouped: dict[uuid.UUID, list[CommentRecord]] = {p: [] for p in parent_ids}
     for r in rows:
@@ -113,25 +114,28 @@ async def first_replies(
 
 
 async def comments_by_ids(
-    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+    db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CommentRecord]:
     """``{id: CommentRecord}`` (deleted ones included, flagged), one statement."""
-    rows = await conn.execute(
-        text(f"SELECT {COMMENT_COLUMNS} FROM comments WHERE id = ANY(CAST(:ids AS uuid[]))"),
-        {"ids": list(set(ids))},
+    rows = await fetch_rows(
+        db,
+        f"SELECT {COMMENT_COLUMNS} FROM comments WHERE id = ANY(CAST($1 AS uuid[]))",
+        list(set(ids)),
     )
     return {r[0]: CommentRecord(*r) for r in rows}
 
 
 async def liked_among(
-    conn: AsyncConnection, user_id: uuid.UUID, post_ids: Sequence[uuid.UUID]
+    db: AsyncConnection | AsyncEngine, user_id: uuid.UUID, post_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The subset of ``post_ids`` the user has liked (one statement)."""
-    rows = await conn.execute(
-        text(
-            "SELECT post_id FROM likes WHERE user_id = :u AND post_id = ANY(CAST(:ids AS uuid[]))"
-        ),
-        {"u": user_id, "ids": list(post_ids)},
+    """The subset of ``post_ids`` the user has liked (one statement, a probe of the
+    ``likes`` primary key per post)."""
+    rows = await fetch_rows(
+        db,
+        "SELECT k.id FROM unnest(CAST($2 AS uuid[])) AS k(id) CROSS JOIN LATERAL ("
+        " SELECT 1 FROM likes WHERE post_id = k.id AND user_id = $1 LIMIT 1) x",
+        user_id,
+        list(post_ids),
     )
     return {r[0] for r in rows}
 

@@ -120,8 +120,7 @@ class _SqlSource:
         self.viewer_id = viewer_id
 
     async def candidates(self, before: Entry | None, count: int) -> list[Entry]:
-        async with self.engine.connect() as conn:
-            return await home_entries_sql(conn, self.viewer_id, before=before, limit=count)
+        return await home_entries_sql(self.engine, self.viewer_id, before=before, limit=count)
 
 
 class _RedisSource:
@@ -152,8 +151,7 @@ class _RedisSource:
         if self.window_done:
             return await self.sql.candidates(before, count)
         if self.pull_authors is None:
-            async with self.engine.connect() as conn:
-                self.pull_authors = await followed_pull_authors(conn, self.viewer_id)
+            self.pull_authors = await followed_pull_authors(self.engine, self.viewer_id)
         stored = [a for a in self.pull_authors if a not in self.authors_in_sql]
         (feed, feed_whole), *pulled = await self._pages([self.viewer_id], stored, before, count)
         if len(feed) < count and not feed_whole:
@@ -167,10 +165,11 @@ class _RedisSource:
             else:
                 merged.update(entries)
         if self.authors_in_sql:
-            async with self.engine.connect() as conn:
-                merged.update(
-                    await authors_entries_sql(conn, self.authors_in_sql, before=before, limit=count)
+            merged.update(
+                await authors_entries_sql(
+                    self.engine, self.authors_in_sql, before=before, limit=count
                 )
+            )
         return sorted(merged, reverse=True)[:count]
 
     async def _pages(
@@ -226,7 +225,7 @@ class _RedisSource:
                 return page, False
         except RebuildBusyError:
             pass
+        if is_feed:
+            return await home_entries_sql(self.engine, owner, before=before, limit=count), True
         async with self.engine.connect() as conn:
-            if is_feed:
-                return await home_entries_sql(conn, owner, before=before, limit=count), True
             return await author_recent_entries(conn, owner, limit=count, before=before), True

@@ -8,9 +8,10 @@ import uuid
 from collections.abc import Sequence
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.timelines import Entry, time_of
+from domain.fetch import fetch_rows
 
 FollowPosition = tuple[dt.datetime, uuid.UUID]
 
@@ -75,70 +76,76 @@ async def author_recent_entries(
 
 _HOME_SQL = """
     WITH authors AS (
-        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND deleted_at IS NULL
-        UNION SELECT CAST(:viewer AS uuid)
+        SELECT followee_id AS id FROM follows WHERE follower_id = $1 AND deleted_at IS NULL
+        UNION SELECT CAST($1 AS uuid)
     )
     SELECT p.created_at, p.id FROM authors a
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
         WHERE author_id = a.id AND deleted_at IS NULL {after}
-        ORDER BY created_at DESC, id DESC LIMIT :limit
+        ORDER BY created_at DESC, id DESC LIMIT $2
     ) p
-    ORDER BY p.created_at DESC, p.id DESC LIMIT :limit
+    ORDER BY p.created_at DESC, p.id DESC LIMIT $2
 """
+#: Strictly before the cursor ($3, $4): the keyset condition of both statements.
+_AFTER = "AND (created_at, id) < ($3, $4)"
+
+
+def _cursor_args(before: Entry | None) -> tuple[object, ...]:
+    return (time_of(before.score), before.post_id) if before else ()
 
 
 async def home_entries_sql(
-    conn: AsyncConnection, viewer_id: uuid.UUID, *, before: Entry | None, limit: int
+    db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID, *, before: Entry | None, limit: int
 ) -> list[Entry]:
     """The viewer's home feed computed by fan-out-on-read: the newest ``limit`` live posts
     of the viewer and everyone they follow, strictly before ``before``.
 
     Same order and cursor meaning as the Redis feed. One statement: a LATERAL top-N per
-    followee through ``posts_author_live_idx``, merged.
+    followee through ``posts_author_live_idx``, merged. ``db``: a connection, or an
+    engine (then one round trip on asyncpg, domain.fetch).
     """
-    after = "AND (created_at, id) < (:ts, :id)" if before else ""
-    params: dict[str, object] = {"viewer": viewer_id, "limit": limit}
-    if before:
-        params["ts"], params["id"] = time_of(before.score), before.post_id
-    rows = await conn.execute(text(_HOME_SQL.format(after=after)), params)
+    sql = _HOME_SQL.format(after=_AFTER if before else "")
+    rows = await fetch_rows(db, sql, viewer_id, limit, *_cursor_args(before))
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 
 _AUTHORS_SQL = """
-    SELECT p.created_at, p.id FROM unnest(CAST(:ids AS uuid[])) AS a(id)
+    SELECT p.created_at, p.id FROM unnest(CAST($1 AS uuid[])) AS a(id)
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
         WHERE author_id = a.id AND deleted_at IS NULL {after}
-        ORDER BY created_at DESC, id DESC LIMIT :limit
+        ORDER BY created_at DESC, id DESC LIMIT $2
     ) p
-    ORDER BY p.created_at DESC, p.id DESC LIMIT :limit
+    ORDER BY p.created_at DESC, p.id DESC LIMIT $2
 """
 
 
 async def authors_entries_sql(
-    conn: AsyncConnection, author_ids: Sequence[uuid.UUID], *, before: Entry | None, limit: int
+    db: AsyncConnection | AsyncEngine,
+    author_ids: Sequence[uuid.UUID],
+    *,
+    before: Entry | None,
+    limit: int,
 ) -> list[Entry]:
     """The newest ``limit`` live posts of ``author_ids`` together, strictly before
     ``before``, newest first: the part of :func:`home_entries_sql` that those authors
     contribute. One statement (a LATERAL top-N per author, merged)."""
-    after = "AND (created_at, id) < (:ts, :id)" if before else ""
-    params: dict[str, object] = {"ids": list(author_ids), "limit": limit}
-    if before:
-        params["ts"], params["id"] = time_of(before.score), before.post_id
-    rows = await conn.execute(text(_AUTHORS_SQL.format(after=after)), params)
+    sql = _AUTHORS_SQL.format(after=_AFTER if before else "")
+    rows = await fetch_rows(db, sql, list(author_ids), limit, *_cursor_args(before))
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 
-async def followed_pull_authors(conn: AsyncConnection, viewer_id: uuid.UUID) -> list[uuid.UUID]:
+async def followed_pull_authors(
+    db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
+) -> list[uuid.UUID]:
     """The pull authors the viewer follows (a few dozen at most, by construction)."""
-    rows = await conn.execute(
-        text(
-            "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
-            " ON f.followee_id = m.author_id AND f.follower_id = :v AND f.deleted_at IS NULL"
-            " WHERE m.mode = 'pull'"
-        ),
-        {"v": viewer_id},
+    rows = await fetch_rows(
+        db,
+        "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
+        " ON f.followee_id = m.author_id AND f.follower_id = $1 AND f.deleted_at IS NULL"
+        " WHERE m.mode = 'pull'",
+        viewer_id,
     )
     return [r[0] for r in rows]
 

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import AnyRow
+from domain.fetch import fetch_rows
 from domain.identity.models import users
 
 
@@ -58,13 +59,19 @@ def to_record(row: AnyRow) -> UserRecord:
 
 
 async def users_by_ids(
-    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+    db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, UserRecord]:
-    """Return ``{id: UserRecord}`` for the ids that exist, in one statement."""
+    """Return ``{id: UserRecord}`` for the ids that exist, in one statement (on an
+    engine: one round trip, domain.fetch)."""
     if not ids:
         return {}
-    rows = await conn.execute(select(*USER_COLUMNS).where(users.c.id.in_(list(set(ids)))))
-    return {r.id: to_record(r) for r in rows}
+    rows = await fetch_rows(
+        db,
+        "SELECT id, username, display_name, bio, status, created_at, is_private"
+        " FROM users WHERE id = ANY(CAST($1 AS uuid[]))",
+        list(set(ids)),
+    )
+    return {r[0]: UserRecord(*r) for r in rows}
 
 
 async def user_by_username(conn: AsyncConnection, username: str) -> UserRecord | None:

@@ -120,6 +120,12 @@ def _reply(reply: Sequence[Any]) -> Verdict | None:
     return verdict_of(status, live == "1", bool(int(marked)))
 
 
+def admit_reply(reply: Sequence[Any]) -> Verdict | None:
+    """The verdict in the reply of a queued admit (:meth:`SessionStore.queue_admit`);
+    None when the cache does not know (read PostgreSQL, then fill)."""
+    return _reply(reply)
+
+
 class SessionStore:
     """The Redis side of sessions; see the module. Redis errors propagate
     (``redis.exceptions.RedisError``): callers fall back to PostgreSQL."""
@@ -141,6 +147,19 @@ class SessionStore:
             args=[_field(session_id), self._activity_s],
         )
         return _reply(reply)
+
+    def queue_admit(self, pipe: Any, user_id: uuid.UUID, session_id: uuid.UUID) -> None:
+        """Queue :meth:`admit` on ``pipe`` (a pipeline of the same Redis, so the check
+        shares a round trip with another command); :func:`admit_reply` reads its
+        reply. The script must be loaded (a ``NoScriptError`` reply: call :meth:`admit`)."""
+        pipe.evalsha(
+            self._admit.sha,
+            2,
+            auth_key(user_id),
+            activity_key(user_id),
+            _field(session_id),
+            self._activity_s,
+        )
 
     async def fill(
         self, user_id: uuid.UUID, session_id: uuid.UUID, status: str | None, live: bool

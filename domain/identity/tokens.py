@@ -13,7 +13,9 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import jwt
@@ -65,13 +67,39 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
     return decode_access_claims(config, token).user_id
 
 
+#: Valid access tokens remembered per process (least recently used dropped first): a
+#: client sends the same token with every request for its 15 minutes, and verifying it
+#: (PyJWT: base64, JSON, HMAC, claim checks) costs more than the rest of a small request.
+VERIFIED_TOKENS_MAX = 4096
+_verified: OrderedDict[tuple[str, str], AccessClaims] = OrderedDict()
+
+
 def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
     """Return the claims of a valid access token. Whether its session is still live is
     another question (domain.identity.session_store).
 
+    A token verified before (same text, same secret) is not verified again until it
+    expires: only a valid token is remembered, keyed by its exact text, so a forged or
+    altered one is always checked in full; the expiry is checked on every call.
+
     Raises :class:`InvalidTokenError` if the token is malformed, forged (bad
     signature or algorithm), expired, or not an access token.
     """
+    key = (config.secret, token)
+    claims = _verified.get(key)
+    if claims is not None:
+        if time.time() < claims.expires_at:
+            _verified.move_to_end(key)
+            return claims
+        del _verified[key]
+    claims = _verify_access_token(config, token)
+    _verified[key] = claims
+    if len(_verified) > VERIFIED_TOKENS_MAX:
+        _verified.popitem(last=False)
+    return claims
+
+
+def _verify_access_token(config: TokenConfig, token: str) -> AccessClaims:
     try:
         claims = jwt.decode(
             token,

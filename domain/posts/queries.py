@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.fetch import fetch_rows
 
 Position = tuple[dt.datetime, uuid.UUID]
 
@@ -40,14 +42,14 @@ def to_post(row: Any) -> PostRecord:
 
 
 async def posts_by_ids(
-    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+    db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, PostRecord]:
-    """Return ``{id: PostRecord}`` (deleted ones included, flagged) in one statement."""
+    """Return ``{id: PostRecord}`` (deleted ones included, flagged) in one statement (on
+    an engine: one round trip, domain.fetch)."""
     if not ids:
         return {}
-    rows = await conn.execute(
-        text(f"SELECT {_COLUMNS} FROM posts WHERE id = ANY(CAST(:ids AS uuid[]))"),
-        {"ids": list(set(ids))},
+    rows = await fetch_rows(
+        db, f"SELECT {_COLUMNS} FROM posts WHERE id = ANY(CAST($1 AS uuid[]))", list(set(ids))
     )
     return {r[0]: to_post(r) for r in rows}
 

@@ -10,10 +10,11 @@ import uuid
 from collections.abc import Sequence
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids
+from domain.fetch import fetch_rows
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
 from domain.social.queries import blocked_among, followees_among, muted_among
@@ -90,7 +91,7 @@ _HIDDEN = {
 
 
 async def counts_seen_by(
-    conn: AsyncConnection,
+    db: AsyncConnection | AsyncEngine,
     viewer_id: uuid.UUID | None,
     ids: Sequence[uuid.UUID],
     kinds: Sequence[str],
@@ -113,20 +114,21 @@ async def counts_seen_by(
         f"""
         UNION ALL
         SELECT e.id, '{k}', -{_HIDDEN[k]("e.id", "p.ids")}
-        FROM unnest(CAST(:ids AS uuid[])) AS e(id), partners p WHERE cardinality(p.ids) > 0"""
+        FROM unnest(CAST($1 AS uuid[])) AS e(id), partners p WHERE cardinality(p.ids) > 0"""
         for k in hidden
     )
-    rows = await conn.execute(
-        text(
-            f"""
-            WITH partners AS (SELECT {BLOCK_PARTNERS.format(viewer="CAST(:viewer AS uuid)")} AS ids)
-            SELECT entity_id, kind, sum(value)::bigint FROM counter_shards
-            WHERE entity_id = ANY(CAST(:ids AS uuid[])) AND kind = ANY(CAST(:kinds AS text[]))
-            GROUP BY entity_id, kind
-            {branches}
-            """
-        ),
-        {"ids": list(dict.fromkeys(ids)), "kinds": list(kinds), "viewer": viewer_id},
+    rows = await fetch_rows(
+        db,
+        f"""
+        WITH partners AS (SELECT {BLOCK_PARTNERS.format(viewer="CAST($3 AS uuid)")} AS ids)
+        SELECT entity_id, kind, sum(value)::bigint FROM counter_shards
+        WHERE entity_id = ANY(CAST($1 AS uuid[])) AND kind = ANY(CAST($2 AS text[]))
+        GROUP BY entity_id, kind
+        {branches}
+        """,
+        list(dict.fromkeys(ids)),
+        list(kinds),
+        viewer_id,
     )
     for entity_id, kind, n in rows:
         out[(entity_id, kind)] += int(n)

@@ -610,3 +610,68 @@ def test_operation_info_reads_kind_and_root_fields():
     assert "Unknown operation" in operation_info("query A { a }", "B", 4000)
     assert operation_info("{ a ", None, 4000) is None
     assert operation_info("{ " + "a " * 10 + "}", None, 5) is None  # over max tokens
+
+
+# --- one Redis round trip per signed-in request -------------------------------------------
+
+
+class _RoundTrips:
+    """Counts the writes to Redis of every connection (one per round trip)."""
+
+    def __init__(self, monkeypatch) -> None:
+        from redis.asyncio.connection import AbstractConnection
+
+        self.count = 0
+        send = AbstractConnection.send_packed_command
+
+        async def counted(conn, command, check_health=True):
+            self.count += 1
+            return await send(conn, command, check_health)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+
+
+async def test_a_signed_in_query_costs_one_redis_round_trip(make_client, make_users, monkeypatch):
+    """The session check and the rate-limit charge share one round trip (a pipeline of
+    the two scripts): both still happen, and each still refuses."""
+    client = limited(make_client, rate_limit_requests=3)
+    (a,) = await make_users(1)
+    ok = await gql_post(client, "{ viewer { username } }", token=a.token)  # marks activity
+    assert ok.json()["data"]["viewer"]["username"] == a.username
+    trips = _RoundTrips(monkeypatch)
+    ok = await gql_post(client, "{ viewer { username } }", token=a.token)
+    assert ok.status_code == 200 and ok.json()["data"]["viewer"]["username"] == a.username
+    assert ok.headers["ratelimit-remaining"] == "1"  # charged: 3 - 2
+    assert trips.count == 1
+    refused = await gql_post(client, "{ __typename }", token=a.token)  # charged: 0 left
+    assert refused.status_code == 200
+    refused = await gql_post(client, "{ __typename }", token=a.token)
+    assert refused.status_code == 429 and request_error(refused)[0] == "RATE_LIMITED"
+    assert trips.count == 3
+
+
+async def test_an_ended_session_is_refused_on_the_shared_round_trip(
+    make_client, make_users, settings, engine
+):
+    from app.http_guards import HttpGuards
+    from app.sessions import session_store
+
+    client = limited(make_client, rate_limit_requests=100)
+    (a,) = await make_users(1)
+    assert (await gql_post(client, "{ viewer { id } }", token=a.token)).status_code == 200
+    guards = HttpGuards.from_settings(settings)
+    try:
+        store = session_store(guards.redis, settings.token_config)
+        assert store is not None and a.session_id is not None
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("UPDATE sessions SET revoked_at = now() WHERE family_id = :s"),
+                {"s": a.session_id},
+            )
+        await store.end(a.id, [a.session_id])
+    finally:
+        await guards.aclose()
+    refused = await gql_post(client, "{ viewer { id } }", token=a.token)
+    assert refused.status_code == 401
+    assert request_error(refused)[0] == "UNAUTHENTICATED"
+    assert refused.headers["www-authenticate"] == 'Bearer error="invalid_token"'

@@ -61,7 +61,7 @@ class WSClient:
         payload = {key: f"Bearer {token}"} if token is not None else {}
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         try:
-            msg = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S))
+            msg = json.loads(_text(await asyncio.wait_for(ws.recv(), PATIENCE_S)))
         except ConnectionClosed as exc:
             rcvd = exc.rcvd
             raise Refused(rcvd.code if rcvd else None, rcvd.reason if rcvd else "") from None
@@ -88,7 +88,7 @@ class WSClient:
         deadline = time.monotonic() + within
         while True:
             left = deadline - time.monotonic()
-            msg = json.loads(await asyncio.wait_for(self.ws.recv(), max(left, 0.001)))
+            msg = json.loads(_text(await asyncio.wait_for(self.ws.recv(), max(left, 0.001))))
             if msg["type"] not in ("ka", "ping", "pong"):
                 return msg
 
@@ -108,6 +108,13 @@ class WSClient:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+def _text(frame: str | bytes) -> str:
+    """A protocol message, which both protocols send as a text frame (graphql-ws clients
+    in browsers and node refuse a binary one)."""
+    assert isinstance(frame, str), f"a binary frame: {frame[:200]!r}"
+    return frame
 
 
 def free_port() -> int:

@@ -1,0 +1,409 @@
+"""One GraphQL operation's rules, in one place, at a small fixed cost (issue 7).
+
+Every operation goes through the same steps, whatever the transport:
+
+1. parse with Roost's grammar within ``MAX_TOKENS`` (:func:`parse_document`, cached
+   per query text and shared with the HTTP guards);
+2. the document limits (app/document_limits.py), then graphql-core's validation, both
+   cached per query text (:class:`Documents`): a document seen before costs a dict
+   lookup, an APQ document nothing more;
+3. read routing around execution (schema/read_routing.py: queries over HTTP read from
+   a replica, a mutation marks its writer);
+4. error masking with ``extensions.code`` (:class:`ErrorMasking`).
+
+They run on two paths that share this module's code:
+
+- :meth:`RoostOperations.execute`, the path of queries and mutations over HTTP (POST
+  and GET): the steps above called directly, with graphql-core's executor, and none of
+  Strawberry's per-operation extension machinery (four hook context managers, an
+  execution context and a middleware manager per request cost more than executing
+  ``{ __typename }``);
+- :class:`RoostOperation`, one Strawberry schema extension with one hook per phase
+  (never a per-field ``resolve`` hook), for Strawberry's streaming path: every
+  operation over WebSocket (graphql-transport-ws runs queries and mutations there
+  too) and every subscription event.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, parse, specified_rules, validate
+from graphql import execute as graphql_execute
+from strawberry.extensions import MaskErrors
+from strawberry.schema.exceptions import (
+    CannotGetOperationTypeError,
+    InvalidOperationTypeError,
+)
+from strawberry.schema.schema import MaybeNullValidationRule, OneOfInputValidationRule
+from strawberry.types.execution import ExecutionResult, PreExecutionError
+from strawberry.types.graphql import OperationType
+from strawberry.utils.await_maybe import await_maybe
+from strawberry.utils.operation import get_first_operation, get_operation_type
+
+from app.document_limits import DocumentLimiter
+from app.http_edge import REQUEST_ID
+from domain.identity.errors import AccountUnavailableError
+from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
+from schema.read_routing import after_operation, before_operation
+
+log = logging.getLogger("roost.graphql")
+
+#: Masked errors say this.
+INTERNAL_ERROR_MESSAGE = "Internal server error."
+#: Documents whose limits and validation are kept (per process, least recently used
+#: dropped first).
+DOCUMENT_CACHE_SIZE = 512
+
+#: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
+#: on which depth limiters crash (``max()`` of nothing) outside the error masking.
+#: Roost keeps the grammar ``SelectionSet : { Selection+ }``: they are syntax errors.
+_STRICT_GRAMMAR = (
+    {"allow_empty_selection_sets": False}
+    if "allow_empty_selection_sets" in inspect.signature(parse).parameters
+    else {}
+)
+
+#: graphql-core's rules and Strawberry's two (``Maybe`` and ``@oneOf`` inputs), as
+#: Strawberry validates.
+VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidationRule)
+
+
+@functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
+def parse_document(query: str, max_tokens: int) -> DocumentNode:
+    """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if it
+    does not parse), cached per text: the HTTP guards and the schema share it, so a
+    new document is parsed once."""
+    return parse(query, max_tokens=max_tokens, **_STRICT_GRAMMAR)
+
+
+# --- documents ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A parsed document and its errors: a limit it passes or what graphql-core's
+    validation found (empty: it may run)."""
+
+    document: DocumentNode
+    errors: tuple[GraphQLError, ...]
+
+
+class Documents:
+    """Parsed, limit-checked and validated documents per query text (an LRU of
+    ``maxsize``). :meth:`check` raises the GraphQLError of a document that does not
+    parse (not kept: each costs at most ``max_tokens`` tokens to find out)."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        limiter: DocumentLimiter,
+        max_tokens: int,
+        maxsize: int = DOCUMENT_CACHE_SIZE,
+    ) -> None:
+        self.schema = schema
+        self.limiter = limiter
+        self.max_tokens = max_tokens
+        self.maxsize = maxsize
+        self._cache: OrderedDict[str, Checked] = OrderedDict()
+
+    def parse(self, query: str) -> DocumentNode:
+        """The parsed document (GraphQLError when it does not parse)."""
+        return parse_document(query, self.max_tokens)
+
+    def check(self, query: str) -> Checked:
+        """The document of ``query`` with its limit and validation errors."""
+        cache = self._cache
+        checked = cache.get(query)
+        if checked is not None:
+            cache.move_to_end(query)
+            return checked
+        document = self.parse(query)
+        return self.remember(query, document)
+
+    def validate(self, query: str | None, document: DocumentNode) -> tuple[GraphQLError, ...]:
+        """The limit refusal or validation errors of ``document`` (parsed from ``query``,
+        cached by it when given)."""
+        if query is None:
+            return self._errors(None, document)
+        checked = self._cache.get(query)
+        if checked is not None and checked.document is document:
+            self._cache.move_to_end(query)
+            return checked.errors
+        return self.remember(query, document).errors
+
+    def remember(self, query: str, document: DocumentNode) -> Checked:
+        checked = Checked(document, self._errors(query, document))
+        self._cache[query] = checked
+        if len(self._cache) > self.maxsize:
+            self._cache.popitem(last=False)
+        return checked
+
+    def _errors(self, query: str | None, document: DocumentNode) -> tuple[GraphQLError, ...]:
+        # The linear limits first: graphql-core's field-merging rule is quadratic.
+        refusal = self.limiter.check(query, document)
+        if refusal is not None:
+            return (refusal,)
+        return tuple(validate(self.schema, document, VALIDATION_RULES))
+
+
+# --- errors ------------------------------------------------------------------------------
+
+#: Seconds a client should wait before retrying after SERVICE_UNAVAILABLE.
+RETRY_AFTER_UNAVAILABLE_S = 5
+_UNAVAILABLE_MESSAGES = {
+    POSTGRES: "The database is unavailable for a moment: retry in a few seconds.",
+    REDIS: "A cache server is unavailable for a moment: retry in a few seconds.",
+}
+
+
+def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
+    """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
+    (``domain.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    return _UNAVAILABLE_MESSAGES[dependency], {
+        "code": "SERVICE_UNAVAILABLE",
+        "dependency": dependency,
+        "retryAfter": RETRY_AFTER_UNAVAILABLE_S,
+    }
+
+
+def should_mask(error: GraphQLError) -> bool:
+    """Mask unexpected exceptions raised while resolving a field. Keep errors that carry a
+    code, and errors without a path: those are about the document or its variables
+    (parse, validation, variable coercion), which graphql-core wraps with an
+    ``original_error`` too, and are the client's to fix."""
+    if error.extensions and "code" in error.extensions:
+        return False
+    if isinstance(error.original_error, AccountUnavailableError):
+        return False  # the actor was banned or deleted mid-request: UNAUTHENTICATED
+    return error.path is not None and error.original_error is not None
+
+
+class ErrorMasking:
+    """The errors of one operation as the client sees them: every one with an
+    ``extensions.code``. INTERNAL_SERVER_ERROR for masked ones (a fault at a field),
+    SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed because
+    PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for
+    document errors, BAD_USER_INPUT for variables that do not fit their types (found
+    once execution starts: ``executing``), UNAUTHENTICATED when the actor's account
+    became unavailable mid-request.
+
+    Each internal error is logged once, at ERROR with its traceback and the request id
+    (``X-Request-ID``); a dependency outage once per operation, at WARNING, without one.
+    """
+
+    __slots__ = ("executing", "outage_logged")
+
+    def __init__(self) -> None:
+        self.executing = False
+        self.outage_logged = False
+
+    def errors(self, errors: Iterable[GraphQLError]) -> list[GraphQLError]:
+        """``errors`` masked and coded (coded ones as they are)."""
+        out = []
+        for error in errors:
+            if should_mask(error):
+                error = self.anonymise(error)
+            elif not (error.extensions and "code" in error.extensions):
+                if isinstance(error.original_error, AccountUnavailableError):
+                    code = "UNAUTHENTICATED"
+                elif error.message.startswith("Syntax Error"):
+                    code = "GRAPHQL_PARSE_FAILED"
+                elif self.executing:
+                    code = "BAD_USER_INPUT"  # variable coercion, after validation passed
+                else:
+                    code = "GRAPHQL_VALIDATION_FAILED"
+                error.extensions = {**(error.extensions or {}), "code": code}
+            out.append(error)
+        return out
+
+    def anonymise(self, error: GraphQLError) -> GraphQLError:
+        """The masked twin of a fault at a field (logged here)."""
+        original = error.original_error
+        dependency = unavailable_dependency(original) if original is not None else None
+        if dependency is not None:
+            if not self.outage_logged:
+                self.outage_logged = True
+                log.warning(
+                    "request %s: %s unavailable at %s (%s: %s)",
+                    REQUEST_ID.get(),
+                    dependency,
+                    error.path,
+                    type(original).__name__,
+                    original,
+                )
+            message, extensions = unavailable_error(dependency)
+        else:
+            log.error(
+                "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
+            )
+            message = INTERNAL_ERROR_MESSAGE
+            extensions = {"code": "INTERNAL_SERVER_ERROR"}
+        return GraphQLError(
+            message=message,
+            nodes=error.nodes,
+            source=error.source,
+            positions=error.positions,
+            path=error.path,
+            extensions=extensions,
+        )
+
+
+#: Errors about the request, the client's to fix: graphql-core's, and Strawberry's for
+#: an operation type the transport does not run or no operation to run.
+CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationTypeError)
+
+
+def log_errors(errors: Iterable[GraphQLError]) -> None:
+    """Log the errors of an operation as they deserve, before masking: a client's
+    mistake (a document that does not parse or validate, bad variables, a refused
+    request: every error that carries a code or comes from graphql-core) at DEBUG, one
+    line; faults at ERROR with their traceback (those at a field are logged once, when
+    :class:`ErrorMasking` masks them)."""
+    for error in errors:
+        original = error.original_error
+        if original is None or isinstance(original, CLIENT_ERRORS) or error.path:
+            log.debug("graphql error: %s", error.message)
+        else:
+            log.error("graphql error: %s", error.message, exc_info=original)
+
+
+# --- the two paths -----------------------------------------------------------------------
+
+
+class RoostOperations:
+    """The operation rules of a schema (one per schema): its documents, the executor
+    class, and :meth:`execute`, the direct path of queries and mutations."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        limiter: DocumentLimiter,
+        max_tokens: int,
+        executor_class: type,
+        is_awaitable: Callable[[Any], bool],
+    ) -> None:
+        self.schema = schema
+        self.documents = Documents(schema, limiter, max_tokens)
+        self.max_tokens = max_tokens
+        self.executor_class = executor_class
+        self.is_awaitable = is_awaitable
+
+    async def execute(
+        self,
+        query: str,
+        *,
+        variable_values: dict[str, Any] | None,
+        context_value: Any,
+        root_value: Any,
+        operation_name: str | None,
+        allowed_operation_types: Iterable[OperationType],
+        operation_extensions: dict[str, Any] | None,
+    ) -> ExecutionResult:
+        """Run one query or mutation through every rule of the module, as Strawberry's
+        ``Schema.execute`` would with :class:`RoostOperation` (same results, same
+        exceptions: ``CannotGetOperationTypeError``, ``InvalidOperationTypeError``)."""
+        masking = ErrorMasking()
+        try:
+            checked = self.documents.check(query)
+        except GraphQLError as error:  # does not parse
+            log_errors((error,))
+            return PreExecutionError(data=None, errors=masking.errors((error,)), extensions={})
+        document = checked.document
+        if operation_name is None:  # the first operation's, as Strawberry names it
+            first = get_first_operation(document)
+            operation_name = first.name.value if first and first.name else None
+        try:
+            kind = get_operation_type(document, operation_name)
+        except RuntimeError as error:
+            raise CannotGetOperationTypeError(operation_name) from error
+        if kind not in allowed_operation_types:
+            raise InvalidOperationTypeError(kind)
+        if checked.errors:
+            errors = list(checked.errors)
+            log_errors(errors)
+            return PreExecutionError(data=None, errors=masking.errors(errors), extensions={})
+        masking.executing = True
+        try:
+            await before_operation(context_value, kind)
+            result = await await_maybe(
+                graphql_execute(
+                    self.schema,
+                    document,
+                    root_value=root_value,
+                    variable_values=variable_values,
+                    operation_name=operation_name,
+                    context_value=context_value,
+                    # Strawberry's predicate returns a bool graphql-core types as a TypeGuard
+                    is_awaitable=self.is_awaitable,  # type: ignore[arg-type]
+                    executor_class=self.executor_class,
+                    operation_extensions=operation_extensions,
+                )
+            )
+            await after_operation(context_value, kind)
+        except Exception as exc:  # a fault outside any field (read routing, the executor)
+            fault = GraphQLError(str(exc), original_error=exc)
+            log_errors((fault,))
+            return ExecutionResult(data=None, errors=[masking.anonymise(fault)], extensions={})
+        field_errors = result.errors
+        if field_errors:
+            log_errors(field_errors)
+            field_errors = masking.errors(field_errors)
+        return ExecutionResult(data=result.data, errors=field_errors, extensions={})
+
+
+class RoostOperation(MaskErrors):
+    """Strawberry's extension for the streaming path (WebSocket operations and
+    subscription events), built per operation: one hook per phase, running the rules
+    of the module. ``MaskErrors`` supplies the calls on the final result and on each
+    streamed one; the masking itself is :class:`ErrorMasking`'s."""
+
+    def __init__(self, operations: RoostOperations) -> None:
+        super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)
+        self.operations = operations
+        self.masking = ErrorMasking()
+
+    def on_operation(self) -> Iterator[None]:
+        self.execution_context.parse_options["max_tokens"] = self.operations.max_tokens
+        yield from super().on_operation()
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        ctx.parse_options.update(_STRICT_GRAMMAR)  # type: ignore[typeddict-item]
+        try:
+            ctx.graphql_document = self.operations.documents.parse(ctx.query)  # type: ignore[arg-type]
+        except GraphQLError:
+            # Parsed again by Strawberry's parse step (bounded by max_tokens), which
+            # reports it through the extensions; raised from this hook it would not be.
+            ctx.graphql_document = None
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        ctx = self.execution_context
+        assert ctx.graphql_document is not None
+        # Set, graphql-core's validation is skipped (Strawberry's ``_run_validation``).
+        ctx.pre_execution_errors = list(
+            self.operations.documents.validate(ctx.query, ctx.graphql_document)
+        )
+        yield
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        self.masking.executing = True
+        ctx = self.execution_context
+        kind = ctx.operation_type
+        await before_operation(ctx.context, kind)
+        yield
+        await after_operation(ctx.context, kind)
+
+    def _process_result(self, result: object) -> None:
+        # Strawberry's version tests a runtime-checkable Protocol (~50 us with typing's
+        # isinstance), once per subscription event; only results with errors matter.
+        errors = getattr(result, "errors", None)
+        if errors:
+            result.errors = self.masking.errors(errors)  # type: ignore[attr-defined]

@@ -1,0 +1,200 @@
+"""Use case: hydrate a page of feed posts for one viewer in one statement (docs/design.md
+"Home feed", Read; "GraphQL API conventions").
+
+A page of the home feed needs, for each candidate post: the post, its author, the
+viewer's relations to that author that the visibility rule decides on (a block either
+way, a live follow, a mute) and, when the query asks for them, the author's counts,
+the post's counts and whether the viewer liked it. Read one loader at a time, that is
+six or seven statements, each on its own pooled connection; here it is one statement,
+on asyncpg directly (domain.fetch), whose every per-author and per-post fact is a probe
+of a primary key or a partial index (a LATERAL ... LIMIT 1 per key, which the planner
+cannot turn into a hashed scan of all the viewer's follows), so its plan (prepared,
+hence generic after a few runs) costs the same however many accounts the viewer
+follows.
+
+Counts are as the viewer sees them: the exact counter less what the viewer's blocks
+hide from the matching list (domain.visibility.readers.counts_seen_by; the hidden parts
+are computed only when the viewer has block partners at all).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.fetch import fetch_rows
+from domain.identity.queries import UserRecord
+from domain.posts.queries import PostRecord
+from domain.visibility.rules import visible_count
+from domain.visibility.sql import (
+    BLOCK_PARTNERS,
+    hidden_comments_sql,
+    hidden_followers_sql,
+    hidden_following_sql,
+    hidden_likes_sql,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """The optional facts to load beside posts, authors and the viewer's relations:
+    ``user_counts`` (the authors' followers, following, posts), ``post_counts`` (likes,
+    comments), ``viewer_liked``."""
+
+    user_counts: bool = False
+    post_counts: bool = False
+    viewer_liked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HydratedPost:
+    """One post and what a page shows and decides about it, for one viewer.
+
+    ``author`` is None if the account row is gone. ``blocked``: a block stands between
+    the viewer and the author, either way; ``followed``: the viewer follows the author
+    (a live follow); ``muted``: the viewer muted the author. ``author_counts`` is
+    (followers, following, posts), ``post_counts`` (likes, comments), both as the
+    viewer sees them, and ``liked`` whether the viewer likes the post: each None unless
+    asked for (:class:`Wanted`)."""
+
+    post: PostRecord
+    author: UserRecord | None
+    blocked: bool
+    followed: bool
+    muted: bool
+    author_counts: tuple[int, int, int] | None = None
+    post_counts: tuple[int, int] | None = None
+    liked: bool | None = None
+
+
+def _counts(entity: str, alias: str, kinds: Sequence[str]) -> str:
+    """A LATERAL of one row: ``kind`` columns summing the counter shards of ``entity``
+    (one range scan of the ``counter_shards`` primary key)."""
+    sums = ", ".join(
+        f"coalesce(sum(value) FILTER (WHERE kind = '{k}'), 0)::bigint AS {k}" for k in kinds
+    )
+    wanted = ", ".join(f"'{k}'" for k in kinds)
+    return (
+        f"LEFT JOIN LATERAL (SELECT {sums} FROM counter_shards"
+        f" WHERE entity_id = {entity} AND kind IN ({wanted})) AS {alias} ON true"
+    )
+
+
+def _hidden(expr: str) -> str:
+    """``expr`` (what the viewer's blocks hide) only when the viewer has block partners."""
+    return f"CASE WHEN cardinality(hbp.ids) > 0 THEN {expr} ELSE 0 END"
+
+
+def _statement(wanted: Wanted) -> str:
+    """The hydration statement: $1 the viewer (NULL: anonymous), $2 the post ids.
+
+    Aliases are ``h*`` so that the hidden-count expressions of domain.visibility.sql,
+    which bring their own (``u``, ``f``, ``l``, ``c``...), never capture them."""
+    author_cols, author_out, author_joins, post_cols, post_joins = "", "", "", "", ""
+    if wanted.user_counts:
+        author_cols = (
+            ", hcu.followers, hcu.following, hcu.posts, "
+            + _hidden(hidden_followers_sql("ha.id", "hbp.ids"))
+            + " AS hidden_followers, "
+            + _hidden(hidden_following_sql("ha.id", "hbp.ids"))
+            + " AS hidden_following"
+        )
+        author_out = ", a.followers, a.following, a.posts, a.hidden_followers, a.hidden_following"
+        author_joins = _counts("ha.id", "hcu", ("followers", "following", "posts"))
+    if wanted.post_counts:
+        post_cols += (
+            ", hcp.likes, hcp.comments, "
+            + _hidden(hidden_likes_sql("hp.id", "hbp.ids"))
+            + ", "
+            + _hidden(hidden_comments_sql("hp.id", "hbp.ids"))
+        )
+        post_joins = _counts("hp.id", "hcp", ("likes", "comments"))
+    if wanted.viewer_liked:
+        post_cols += ", hl.hit IS NOT NULL"
+        post_joins += (
+            " LEFT JOIN LATERAL (SELECT true AS hit FROM likes WHERE post_id = hp.id"
+            " AND user_id = $1 LIMIT 1) hl ON true"
+        )
+    return f"""
+    WITH hp AS MATERIALIZED (
+        SELECT id, author_id, caption, media, created_at, deleted_at
+        FROM posts WHERE id = ANY(CAST($2 AS uuid[]))
+    ),
+    hbp AS MATERIALIZED (SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids),
+    a AS MATERIALIZED (
+        SELECT ha.id, ha.username, ha.display_name, ha.bio, ha.status, ha.created_at,
+               ha.is_private, ha.id = ANY(hbp.ids) AS blocked,
+               hf.hit IS NOT NULL AS followed, hm.hit IS NOT NULL AS muted
+               {author_cols}
+        FROM users ha CROSS JOIN hbp
+        LEFT JOIN LATERAL (SELECT true AS hit FROM follows WHERE follower_id = $1
+                           AND followee_id = ha.id AND deleted_at IS NULL LIMIT 1) hf ON true
+        LEFT JOIN LATERAL (SELECT true AS hit FROM mutes WHERE muter_id = $1
+                           AND muted_id = ha.id LIMIT 1) hm ON true
+        {author_joins}
+        WHERE ha.id IN (SELECT author_id FROM hp)
+    )
+    SELECT hp.id, hp.author_id, hp.caption, NULLIF(hp.media, '[]'), hp.created_at,
+           hp.deleted_at,
+           a.id, a.username, a.display_name, a.bio, a.status, a.created_at, a.is_private,
+           a.blocked, a.followed, a.muted {author_out} {post_cols}
+    FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
+    """
+
+
+_STATEMENTS: dict[Wanted, str] = {}
+
+
+async def hydrate_posts(
+    db: AsyncEngine | AsyncConnection,
+    viewer_id: uuid.UUID | None,
+    post_ids: Sequence[uuid.UUID],
+    wanted: Wanted = Wanted(),
+) -> dict[uuid.UUID, HydratedPost]:
+    """``{post id: HydratedPost}`` for the ids that exist (deleted posts included, with
+    ``deleted_at`` set: the caller's visibility rule drops them). One statement, one
+    round trip on an engine. Decides nothing: the rule is the caller's
+    (domain.visibility.rules.in_home_feed, through schema.visibility)."""
+    if not post_ids:
+        return {}
+    sql = _STATEMENTS.get(wanted)
+    if sql is None:
+        sql = _STATEMENTS[wanted] = _statement(wanted)
+    rows = await fetch_rows(db, sql, viewer_id, list(dict.fromkeys(post_ids)))
+    out: dict[uuid.UUID, HydratedPost] = {}
+    for r in rows:
+        # No media (most posts) comes as NULL: no JSON to decode.
+        post = PostRecord(r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5])
+        author = UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12]) if r[6] else None
+        i = 16
+        author_counts = None
+        if wanted.user_counts:
+            author_counts = (
+                (
+                    visible_count(r[16], r[19]),
+                    visible_count(r[17], r[20]),
+                    visible_count(r[18], 0),
+                )
+                if author is not None
+                else (0, 0, 0)
+            )
+            i = 21
+        post_counts = None
+        if wanted.post_counts:
+            post_counts = (visible_count(r[i], r[i + 2]), visible_count(r[i + 1], r[i + 3]))
+            i += 4
+        liked = r[i] if wanted.viewer_liked else None
+        out[post.id] = HydratedPost(
+            post,
+            author,
+            bool(r[13]),
+            bool(r[14]),
+            bool(r[15]),
+            author_counts,
+            post_counts,
+            liked,
+        )
+    return out

@@ -1,0 +1,72 @@
+"""domain.fetch: reads on asyncpg over a connection borrowed from the engine's pool give
+it back in every outcome: after a refused statement the connection is reused, after a
+lost connection or a cancelled statement it is replaced, and the pool never leaks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+from sqlalchemy import event
+
+from app.database import create_engine
+from domain.fetch import fetch
+
+
+@pytest.fixture
+async def small_engine(settings):
+    eng = create_engine(settings.database_url, pool_size=2, max_overflow=0)
+    yield eng
+    await eng.dispose()
+
+
+async def backend_pid(engine) -> int:
+    return (await fetch(engine, "SELECT pg_backend_pid()"))[0][0]
+
+
+async def test_rows_come_back_with_no_transaction_and_the_connection_is_reused(small_engine):
+    pool = small_engine.sync_engine.pool
+    begins: list[object] = []
+    event.listen(small_engine.sync_engine, "begin", lambda conn: begins.append(conn))
+    rows = await fetch(small_engine, "SELECT $1::int + 1 AS n", 41)
+    assert rows[0]["n"] == 42
+    first = await backend_pid(small_engine)
+    assert await backend_pid(small_engine) == first
+    assert pool.checkedout() == 0 and begins == []
+
+
+async def test_a_refused_statement_keeps_the_connection(small_engine):
+    pool = small_engine.sync_engine.pool
+    pid = await backend_pid(small_engine)
+    with pytest.raises(asyncpg.DivisionByZeroError):
+        await fetch(small_engine, "SELECT 1 / 0")
+    with pytest.raises(asyncpg.DataError):  # an argument asyncpg cannot encode
+        await fetch(small_engine, "SELECT $1::int", "not a number")
+    assert pool.checkedout() == 0
+    assert await backend_pid(small_engine) == pid
+
+
+async def test_a_lost_connection_fails_once_and_is_replaced(small_engine, engine):
+    pool = small_engine.sync_engine.pool
+    pid = await backend_pid(small_engine)
+    async with engine.connect() as admin:
+        await admin.exec_driver_sql(f"SELECT pg_terminate_backend({pid})")
+    with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, OSError)):
+        await fetch(small_engine, "SELECT 1")
+    assert pool.checkedout() == 0
+    assert await backend_pid(small_engine) != pid  # a new connection, no error
+
+
+async def test_a_cancelled_statement_drops_its_connection_only(small_engine):
+    pool = small_engine.sync_engine.pool
+    sent = asyncio.Event()
+    event.listen(small_engine.sync_engine, "before_cursor_execute", lambda *a: sent.set())
+    task = asyncio.create_task(fetch(small_engine, "SELECT pg_sleep(30)"))
+    await sent.wait()  # the task now waits for the statement's answer
+    assert pool.checkedout() == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert pool.checkedout() == 0
+    assert (await fetch(small_engine, "SELECT 7"))[0][0] == 7
