@@ -43,7 +43,7 @@ from domain.db import new_id
 from domain.identity.sessions import open_sessions
 from domain.identity.tokens import TokenConfig
 from domain.social.follow_user import follow_user
-from tests.support.polling import PATIENCE_S
+from tests.support.polling import PATIENCE_S, eventually
 from tests.support.servers import free_port
 from tests.support.ws import start_api
 
@@ -113,6 +113,16 @@ class Log:
     bad: list[str] = field(default_factory=list)
     ready: Counter[tuple[str, str]] = field(default_factory=Counter)
     posted: list[str] = field(default_factory=list)
+
+    def seen(self, phase: str, outcome: str) -> bool:
+        """Reads and posts both ended with ``outcome`` in ``phase``, and /readyz said
+        the server of the phase (``postgres down`` or ``redis down``) was down."""
+        server = phase.split()[0]
+        return (
+            self.outcomes[(phase, "read", outcome)] > 0
+            and self.outcomes[(phase, "post", outcome)] > 0
+            and self.ready[(phase, f"{server} down")] > 0
+        )
 
     def record(self, kind: str, outcome: str, seconds: float, detail: str = "") -> None:
         self.outcomes[(self.phase, kind, outcome)] += 1
@@ -281,6 +291,9 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
             log.phase = "postgres down"
             await asyncio.to_thread(pg.stop)
             await asyncio.sleep(OUTAGE_S)
+            # Down until reads and posts were seen refused (on a loaded machine a request
+            # can outlast OUTAGE_S, and counts in the phase it ends in).
+            await eventually(lambda: log.seen("postgres down", "unavailable"))
             await asyncio.to_thread(pg.start)
             log.phase = "postgres back"
             await _until_ready(http)
@@ -289,6 +302,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
             log.phase = "redis down"
             await asyncio.to_thread(redis.stop)
             await asyncio.sleep(OUTAGE_S)
+            await eventually(lambda: log.seen("redis down", "ok"))  # served without Redis
             await asyncio.to_thread(redis.start)
             log.phase = "redis back"
             await _until_ready(http)
