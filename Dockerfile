@@ -13,7 +13,7 @@ WORKDIR /srv/roost
 # Install the dependencies first so that a code change does not reinstall them: an
 # empty stub of each of Roost's top-level packages lets `pip install .` run on it alone.
 COPY pyproject.toml ./
-RUN for p in app domain schema resolvers workers migrations; do \
+RUN for p in app domain schema resolvers workers tools migrations; do \
       mkdir -p "$p" && touch "$p/__init__.py"; done \
  && touch README.md \
  && pip install . \

@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
 RUN_ARGS ?=
 
-.PHONY: venv run test fuzz lint format schema bench clean clean-data graphiql
+.PHONY: venv run test test-stress fuzz lint format schema bench clean clean-data graphiql
 
 venv: $(STAMP)
 
@@ -36,16 +36,23 @@ run: venv
 test: venv
 	$(BIN)/python -m app.testrun $(PYTEST_ARGS)
 
+# The suite with every core kept busy by a Python busy loop (tests/stress.py starts and
+# stops them): tests synchronise on state, never on the wall clock, so it stays green.
+test-stress: venv
+	$(BIN)/python -m tests.stress $(PYTEST_ARGS)
+
 # Schemathesis's GraphQL mode against a real API (tests/e2e/test_fuzz.py): FUZZ_EXAMPLES
 # examples per root field (10 by default), check not_a_server_error; CI runs it.
 FUZZ_EXAMPLES ?= 10
 fuzz: venv
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m app.testrun -q -m fuzz -p no:cacheprovider
 
+# Type checks: mypy as configured in pyproject.toml (strict on domain/).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 format: venv
 	$(BIN)/ruff check --fix .

@@ -80,12 +80,12 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     """The ``authorization`` entry of a connection_init payload, its key matched
     case-insensitively (clients send ``Authorization`` or ``authorization``)."""
     for key, value in (params or {}).items():
-        if isinstance(key, str) and key.lower() == "authorization" and isinstance(value, str):
+        if key.lower() == "authorization" and isinstance(value, str):
             return value
     return None
 
 
-class RoostGraphQL(GuardedGraphQLView, GraphQL):
+class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
     """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
     their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
@@ -289,7 +289,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
         )
-        if settings.replica_urls
+        if settings.replica_urls and settings.database_url
         else None
     )
     graphql_app = RoostGraphQL(
@@ -321,7 +321,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             async with engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
 
-        for name, check in (("postgres", postgres), ("redis", redis and redis.ping)):
+        redis_ping = redis.ping if redis is not None else None
+        for name, check in (("postgres", postgres), ("redis", redis_ping)):
             if check is None:
                 continue
             try:

@@ -214,6 +214,8 @@ class ReadRouting:
         except Exception:
             log.warning("replica check: primary unreachable", exc_info=True)
             return
+        if lsn is None:  # no row: nothing to compare the replicas with this round
+            return
         for replica in self.replicas:
             await self._check_one(replica, lsn)
 
@@ -238,6 +240,7 @@ class ReadRouting:
                     replica._probe.terminate()
                 replica._probe = None
             return
+        assert row is not None  # a SELECT without FROM returns one row
         lag = 0.0 if row["caught_up"] else float(row["age"] or 0.0)
         was = replica.usable
         replica.lag_s = lag

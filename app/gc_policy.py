@@ -7,7 +7,7 @@ event loop for 1-2 s on these machines, and every socket waits (bench.subscripti
 measured p99 like -> event 640 ms from a single such pause). Long-lived objects are
 therefore moved out of the collector's reach with ``gc.freeze()``, which is O(1):
 
-* once after start-up (modules, the schema, the pools: design.md suggests it), in every
+* once after start-up (modules, the schema, the pools: docs/design.md suggests it), in every
   API process (:func:`start_serving`, which also raises the young generation's
   threshold);
 * every ``check_every_s`` (1 s) in which subscriptions arrived: their objects live
@@ -41,7 +41,7 @@ GEN0_THRESHOLD = 10_000
 
 def start_serving() -> tuple[int, int, int]:
     """Tune the collector for serving requests: collect once, freeze what start-up built
-    (modules, the schema, the pools: design.md suggests it) and raise the young
+    (modules, the schema, the pools: docs/design.md suggests it) and raise the young
     generation's threshold to :data:`GEN0_THRESHOLD`. Returns the thresholds before,
     for :func:`stop_serving`."""
     before = gc.get_threshold()

@@ -47,14 +47,14 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
         result = super().execute_operation(serially)
         if self.is_awaitable(result):
             return self._release_after(result)
-        self.async_helpers = None
+        self.async_helpers = None  # type: ignore[assignment]  # released, never read again
         return result
 
     async def _release_after(self, result: Any) -> Any:
         try:
             return await result
         finally:
-            self.async_helpers = None
+            self.async_helpers = None  # type: ignore[assignment]  # released, never read again
 
     def build_per_event_executor(self, payload):
         executor = super().build_per_event_executor(payload)
@@ -75,10 +75,9 @@ class RoostSchema(strawberry.Schema):
     extension machinery), everything else (WebSocket operations, subscription events)
     through Strawberry's path with the one :class:`RoostOperation` extension."""
 
-    def __init__(self, *args: Any, limiter: DocumentLimiter, max_tokens: int, **kwargs: Any):
+    def __init__(self, *, limiter: DocumentLimiter, max_tokens: int, **kwargs: Any):
         self.operations: RoostOperations | None = None
         super().__init__(
-            *args,
             # A factory: each operation gets its own extension instance.
             extensions=[lambda: RoostOperation(self._operations())],
             **kwargs,

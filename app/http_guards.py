@@ -1,6 +1,6 @@
 """HTTP guards of the GraphQL endpoint: rate limits, automatic persisted queries,
 ``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
-(design.md "GraphQL API conventions").
+(docs/design.md "GraphQL API conventions").
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
 (``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
@@ -314,7 +314,7 @@ def operation_info(
             return f"Unknown operation named {operation_name!r}."
         op = matches[0]
     fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
-    return OperationInfo(op.operation.value, tuple(_root_fields(op.selection_set, fragments)))  # type: ignore[arg-type]
+    return OperationInfo(op.operation.value, tuple(_root_fields(op.selection_set, fragments)))
 
 
 def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
@@ -681,14 +681,15 @@ class GuardedGraphQLView:
 
         register = await self._resolve_persisted_query(request_data, principal, ip)
 
-        info = None
+        info: OperationInfo | None = None
         if isinstance(request_data.query, str) and request_data.query:
-            info = operation_info(
+            parsed = operation_info(
                 request_data.query, request_data.operation_name, guards.config.max_tokens
             )
-            if isinstance(info, str):
+            if isinstance(parsed, str):
                 await self._rate_limit(principal, ip, None)
-                raise RequestRefused.error(info, "BAD_REQUEST", 400)
+                raise RequestRefused.error(parsed, "BAD_REQUEST", 400)
+            info = parsed
         if refusal is not None:
             if info is None or not info.needs_no_viewer:
                 await self._rate_limit(principal, ip, info, prepaid)
@@ -753,7 +754,8 @@ class GuardedGraphQLView:
                 request_data=request_data,
             )
             if _executed(result):
-                payload = await self.process_result(request, result)  # type: ignore[attr-defined]
+                payload = await self.process_result(request, result)
+                # a mixin: strawberry's view (the class it is mixed into) has this method
                 body = self.encode_json_string(payload)  # type: ignore[attr-defined]
                 stored_response = True
                 await guards.idem_complete(

@@ -1,5 +1,5 @@
 """``Idempotency-Key`` for GraphQL mutations over HTTP POST, on Redis
-(draft-ietf-httpapi-idempotency-key-header; design.md "GraphQL API conventions").
+(draft-ietf-httpapi-idempotency-key-header; docs/design.md "GraphQL API conventions").
 
 A client that may retry a mutation sends ``Idempotency-Key: <key>`` (a UUID is
 recommended; the draft's quoted sf-string form ``"<key>"`` is accepted too). The key is

@@ -297,9 +297,9 @@ API_REGISTRY.register(REALTIME_CHANNELS)
 _COUNTED = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
-def _counting(base: type) -> type:
-    class Counting(base):  # type: ignore[misc, valid-type]
-        roost_client = "redis"
+def _counting(base: type, client: str) -> type:
+    class Counting(base):
+        roost_client = client
 
         async def connect(self, *args: Any, **kwargs: Any) -> Any:
             try:
@@ -329,9 +329,7 @@ def _counting(base: type) -> type:
 @cache
 def _connection_class(scheme: str, client: str) -> type:
     base = {"rediss": SSLConnection, "unix": UnixDomainSocketConnection}.get(scheme, Connection)
-    cls = _counting(base)
-    cls.roost_client = client
-    return cls
+    return _counting(base, client)
 
 
 def redis_client(url: str, *, client: str, **kwargs: Any) -> Redis:

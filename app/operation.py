@@ -340,21 +340,22 @@ class RoostOperations:
                     variable_values=variable_values,
                     operation_name=operation_name,
                     context_value=context_value,
-                    is_awaitable=self.is_awaitable,
+                    # Strawberry's predicate returns a bool graphql-core types as a TypeGuard
+                    is_awaitable=self.is_awaitable,  # type: ignore[arg-type]
                     executor_class=self.executor_class,
                     operation_extensions=operation_extensions,
                 )
             )
             await after_operation(context_value, kind)
         except Exception as exc:  # a fault outside any field (read routing, the executor)
-            error = GraphQLError(str(exc), original_error=exc)
-            log_errors((error,))
-            return ExecutionResult(data=None, errors=[masking.anonymise(error)], extensions={})
-        errors = result.errors
-        if errors:
-            log_errors(errors)
-            errors = masking.errors(errors)
-        return ExecutionResult(data=result.data, errors=errors, extensions={})
+            fault = GraphQLError(str(exc), original_error=exc)
+            log_errors((fault,))
+            return ExecutionResult(data=None, errors=[masking.anonymise(fault)], extensions={})
+        field_errors = result.errors
+        if field_errors:
+            log_errors(field_errors)
+            field_errors = masking.errors(field_errors)
+        return ExecutionResult(data=result.data, errors=field_errors, extensions={})
 
 
 class RoostOperation(MaskErrors):
@@ -392,7 +393,7 @@ class RoostOperation(MaskErrors):
         )
         yield
 
-    async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_execute(self) -> AsyncIterator[None]:
         self.masking.executing = True
         ctx = self.execution_context
         kind = ctx.operation_type

@@ -1,4 +1,4 @@
-"""Write the GraphQL schema's SDL to ``schema/schema.graphql`` (design.md: the SDL is
+"""Write the GraphQL schema's SDL to ``schema/schema.graphql`` (docs/design.md: the SDL is
 committed, and a test fails when code and file differ).
 
     python -m app.print_schema           # rewrite the file

@@ -1,4 +1,4 @@
-"""Per-user rate limits on Redis: GCRA in one Lua call (design.md "GraphQL API
+"""Per-user rate limits on Redis: GCRA in one Lua call (docs/design.md "GraphQL API
 conventions": per-user rate limits).
 
 Every budget is a GCRA (generic cell rate algorithm) bucket: ``limit`` units per

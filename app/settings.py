@@ -1,4 +1,4 @@
-"""Settings from the environment (pydantic-settings); every knob of design.md lives here."""
+"""Settings from the environment (pydantic-settings); every knob of docs/design.md lives here."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ class Settings(BaseSettings):
     idempotency_wait_ms: int = Field(1_000, ge=0, alias="IDEMPOTENCY_WAIT_MS")
     guard_redis_timeout_ms: int = Field(250, ge=1, alias="GUARD_REDIS_TIMEOUT_MS")
 
-    # Home feed (design.md "Home feed"; seeds/feed-fan-out.md)
+    # Home feed (docs/design.md "Home feed"; docs/seeds/feed-fan-out.md)
     pull_threshold: int = Field(10_000, ge=1, alias="PULL_THRESHOLD")
     push_back_threshold: int = Field(8_000, ge=0, alias="PUSH_BACK_THRESHOLD")
     fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
@@ -157,7 +157,7 @@ class Settings(BaseSettings):
     # the rest arrive the next day as one digest ("N people followed you").
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
 
-    # Subscriptions (design.md "GraphQL API conventions")
+    # Subscriptions (docs/design.md "GraphQL API conventions")
     # api: mutations publish like/comment changes right after commit (lowest latency,
     # best effort); outbox: the worker publishes them from the outbox (at least once).
     realtime_engagement: Literal["api", "outbox"] = Field("api", alias="REALTIME_ENGAGEMENT")

@@ -45,6 +45,7 @@ from app.sessions import AdmissionUnavailable, Refusal
 from domain.identity.session_store import SESSION_EVENT
 from domain.identity.tokens import AccessClaims
 from domain.realtime import Hub, user_channel
+from schema.context import Context
 
 log = logging.getLogger("roost.ws")
 
@@ -189,7 +190,7 @@ def _with_codes(payload: Any) -> Any:
     return payload
 
 
-class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler):
+class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     """Strawberry's graphql-transport-ws handler with a :class:`SocketGuard`, and quiet
     when a client leaves while an event is on its way to it (a normal end, not an error
     worth a traceback)."""
@@ -232,7 +233,7 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler):
         await super().shutdown()
 
 
-class GuardedWSHandler(BaseGraphQLWSHandler):
+class GuardedWSHandler(BaseGraphQLWSHandler[Context, None]):
     """Strawberry's legacy graphql-ws handler with a :class:`SocketGuard`."""
 
     guard: SocketGuard | None = None

@@ -5,7 +5,7 @@ keys ``feed:{<user>}`` are pre-filled with the sentinel and 800 entries each, as
 feeds look. Then rounds of one new post each, interleaved:
 
 - ``baseline``: a bare redis-py pipeline per page of 1,000 keys, ``ZADD`` +
-  ``ZREMRANGEBYRANK`` (trim to 800 + sentinel) + ``EXPIRE`` per key (design.md: ~21k
+  ``ZREMRANGEBYRANK`` (trim to 800 + sentinel) + ``EXPIRE`` per key (docs/design.md: ~21k
   feeds/s measured on these machines);
 - ``timelines``: ``domain.feed.timelines.Timelines.add(page, [entry])`` per page of
   1,000, one page after the other -- the production path of one fan-out job (one

@@ -1,7 +1,7 @@
 """People search and suggested follows on the real graph, against naive baselines.
 
 Loads the real follow graph (82,168 users, 870,161 follows) with Roost's own loader
-(``domain.social.load_graph``) into a throwaway database, refreshes the search ranking
+(``tools.load_graph``) into a throwaway database, refreshes the search ranking
 signal as the worker does, runs ``VACUUM ANALYZE`` (what autovacuum leaves behind), then
 measures, interleaved round by round so that machine load hits every variant alike:
 
@@ -136,7 +136,7 @@ async def without_jit(engine: AsyncEngine, statement, params: dict) -> list:
 
 async def load(engine: AsyncEngine, url: str, graph: Path) -> None:
     from domain.identity.passwords import hash_password_sync
-    from domain.social.load_graph import load_graph
+    from tools.load_graph import load_graph
 
     t0 = time.perf_counter()
     report = await load_graph(engine, graph, password_hash=hash_password_sync("bench-password"))

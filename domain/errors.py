@@ -1,7 +1,7 @@
 """Typed domain errors. Each carries a stable machine ``code`` and a human ``message``.
 
 The GraphQL layer maps each to a union member that implements the ``Error``
-interface (design.md "GraphQL API conventions"); nothing here knows GraphQL.
+interface (docs/design.md "GraphQL API conventions"); nothing here knows GraphQL.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class DomainError(Exception):
 
 
 class ValidationError(DomainError):
-    """Input breaks a rule of design.md "Decided details"; ``field`` names the input field."""
+    """Input breaks a rule of docs/design.md "Decided details"; ``field`` names the input field."""
 
     code = "VALIDATION_FAILED"
 

@@ -1,5 +1,5 @@
 """Single read statements run directly on asyncpg, over a connection borrowed from the
-engine's pool (design.md "GraphQL API conventions": a page costs a constant, small
+engine's pool (docs/design.md "GraphQL API conventions": a page costs a constant, small
 number of round trips).
 
 A read through an SQLAlchemy ``AsyncConnection`` costs three round trips (``BEGIN``,
@@ -60,7 +60,10 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
             borrowed = Borrowed(fairy, sync_engine)
             for listener in sync_engine.dispatch.before_cursor_execute:
                 listener(borrowed, None, sql, args, None, False)
-        rows = await fairy.driver_connection.fetch(sql, *args)
+        driver = fairy.driver_connection
+        if driver is None:  # invalidated: SQLAlchemy holds no driver connection
+            raise RuntimeError("no asyncpg connection under this pooled connection")
+        rows: list[asyncpg.Record] = await driver.fetch(sql, *args)
     except BaseException as exc:
         if _survived(fairy, exc):
             await _give_back(sync_engine.pool, fairy)

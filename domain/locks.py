@@ -20,4 +20,10 @@ def lock_key(namespace: str, *ids: uuid.UUID) -> int:
 async def advisory_xact_lock(conn: AsyncConnection, namespace: str, *ids: uuid.UUID) -> None:
     """Block until this transaction holds the advisory lock of (namespace, ids); it is
     released at commit or rollback. Hash collisions only serialise more, never less."""
-    await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key(namespace, *ids)})
+    await advisory_xact_lock_on(conn, lock_key(namespace, *ids))
+
+
+async def advisory_xact_lock_on(conn: AsyncConnection, key: int) -> None:
+    """Block until this transaction holds the advisory lock ``key`` (a :func:`lock_key`
+    or a key built from one, such as ``domain.social.pairs.pair_lock_key``)."""
+    await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})

@@ -1,4 +1,4 @@
-"""Normalisation and limits for user-supplied text (design.md "Decided details").
+"""Normalisation and limits for user-supplied text (docs/design.md "Decided details").
 
 Every limit counts Unicode code points after NFC normalisation. A NUL character
 or text over its limit raises :class:`~domain.errors.ValidationError`, never a

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import strawberry
 from strawberry import relay
 
@@ -29,7 +31,7 @@ async def visible_user(info: Info, user_id) -> User | None:
 
 
 #: Node types that ``node``/``nodes`` can fetch, by GraphQL type name.
-NODE_TYPES: dict[str, type] = {
+NODE_TYPES: dict[str, type[relay.Node]] = {
     "User": User,
     "Post": Post,
     "Comment": Comment,
@@ -40,7 +42,7 @@ NODE_TYPES: dict[str, type] = {
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
     """Resolve global ids, batched per type through the types' dataloaders; an id that is
     malformed, of an unknown type or not found resolves to null (Relay's node contract)."""
-    wanted: dict[type, list[tuple[int, str]]] = {}
+    wanted: dict[type[relay.Node], list[tuple[int, str]]] = {}
     for i, raw in enumerate(ids):
         try:
             gid = relay.GlobalID.from_id(raw)
@@ -51,7 +53,9 @@ async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
             wanted.setdefault(node_type, []).append((i, gid.node_id))
     out: list[relay.Node | None] = [None] * len(ids)
     for node_type, items in wanted.items():
-        found = await node_type.resolve_nodes(info=info, node_ids=[pk for _, pk in items])
+        found = node_type.resolve_nodes(info=info, node_ids=[pk for _, pk in items])
+        if inspect.isawaitable(found):  # Strawberry's contract allows either; ours are async
+            found = await found
         for (i, _), node in zip(items, found, strict=True):
             out[i] = node
     return out

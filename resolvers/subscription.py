@@ -25,6 +25,7 @@ from schema.realtime import (
     PostEngagement,
     SubscriptionEvent,
     engagement_of,
+    event_stream,
     feed_post,
     notification_for,
     realtime_of,
@@ -55,7 +56,7 @@ class Subscription:
     async def feed_item_added(self, info: Info) -> AsyncGenerator[Post, None]:
         ctx = info.context
         viewer = ctx.require_viewer()
-        return _feed_items(ctx, viewer)
+        return event_stream(_feed_items(ctx, viewer))
 
     @strawberry.subscription(
         description="Your notifications as they are created, and again when a coalesced one"
@@ -64,7 +65,7 @@ class Subscription:
     async def notification_added(self, info: Info) -> AsyncGenerator[Notification, None]:
         ctx = info.context
         viewer = ctx.require_viewer()
-        return _notifications(ctx, viewer)
+        return event_stream(_notifications(ctx, viewer))
 
     @strawberry.subscription(
         description="The like and comment counts of a post you may see, each time they"
@@ -85,7 +86,7 @@ class Subscription:
             raise GraphQLError(
                 "No post with that id is visible to you.", extensions={"code": "NOT_FOUND"}
             )
-        return _engagement(ctx, pid, (first.like_count, first.comment_count))
+        return event_stream(_engagement(ctx, pid, (first.like_count, first.comment_count)))
 
 
 async def _feed_items(

@@ -71,7 +71,7 @@ class Context:
     tokens: TokenConfig
     limits: Limits
     feed_config: FeedConfig = field(default_factory=FeedConfig)
-    stores: FeedStores | None = None  # None: no Redis configured (feeds come from SQL)
+    stores: FeedStores | None = None  # None: no Redis configured (no home feed: see below)
     dispatcher: Dispatcher | None = None  # enqueues outbox events after commit
     realtime: Realtime | None = None  # None: no Redis (no subscriptions)
     # Read replicas (schema/read_routing.py): a query's ``engine`` becomes the one this
@@ -99,6 +99,17 @@ class Context:
             return decode_access_token(self.tokens, self.bearer)
         except DomainError as exc:
             raise GraphQLError(exc.message, extensions={"code": "UNAUTHENTICATED"}) from None
+
+    def feed_stores(self) -> FeedStores:
+        """The feed store, or a ``SERVICE_UNAVAILABLE`` GraphQL error when no Redis is
+        configured: the home feed is served from Redis, and from PostgreSQL only while
+        a configured Redis fails (domain.feed.read_feed), never without one."""
+        if self.stores is None:
+            raise GraphQLError(
+                "The home feed needs Redis (REDIS_URL).",
+                extensions={"code": "SERVICE_UNAVAILABLE"},
+            )
+        return self.stores
 
     def require_viewer(self) -> uuid.UUID:
         """Return the viewer's id or raise an UNAUTHENTICATED GraphQL error."""

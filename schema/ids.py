@@ -4,6 +4,7 @@ Object Identification specs), decoded into domain UUIDs."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from graphql import GraphQLError
 from strawberry import relay
@@ -46,7 +47,7 @@ def parse_node_ids(node_ids: list[str]) -> list[uuid.UUID | None]:
     return out
 
 
-def check_node_ids(ids: list[str]) -> list[str]:
+def check_node_ids(ids: Sequence[str]) -> list[str]:
     """Return ``ids`` if there are at most :data:`MAX_NODE_IDS`, else raise a
     ``BAD_USER_INPUT`` GraphQL error (a long list costs a statement parameter per id)."""
     if len(ids) > MAX_NODE_IDS:
@@ -54,4 +55,4 @@ def check_node_ids(ids: list[str]) -> list[str]:
             f"'ids' takes at most {MAX_NODE_IDS} ids ({len(ids)} given).",
             extensions={"code": "BAD_USER_INPUT"},
         )
-    return ids
+    return list(ids)

@@ -255,10 +255,14 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
         kept.update(found)
         return [e.post_id in found for e in entries]
 
-    if ctx.stores is None:
-        raise RuntimeError("The home feed needs Redis (REDIS_URL).")
     page = await read_home_feed(
-        ctx.engine, ctx.stores, ctx.feed_config, viewer, first=first, before=before, visible=visible
+        ctx.engine,
+        ctx.feed_stores(),
+        ctx.feed_config,
+        viewer,
+        first=first,
+        before=before,
+        visible=visible,
     )
     edges = [_edge(kept[e.post_id]) for e in page.entries]
     return FeedConnection(

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import strawberry
 from graphql import GraphQLError
@@ -37,6 +38,14 @@ class SubscriptionEvent(Generic[T]):
 
     context: Context
     value: T
+
+
+def event_stream(events: AsyncGenerator[SubscriptionEvent[T], None]) -> AsyncGenerator[T, None]:
+    """``events`` as the stream type a subscription field declares: Strawberry takes the
+    field's GraphQL type from ``AsyncGenerator[T, None]``, and the execution context
+    (app.graphql) unwraps each :class:`SubscriptionEvent` into its ``value``, resolved in
+    the event's ``context``. The one place where the declared and the yielded types part."""
+    return cast("AsyncGenerator[T, None]", events)
 
 
 @strawberry.type(description="A post's like and comment counts after one of them changed.")

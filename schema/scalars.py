@@ -1,10 +1,11 @@
-"""Scalar overrides: timestamps as RFC 3339 in UTC with microseconds (design.md)."""
+"""Scalar overrides: timestamps as RFC 3339 in UTC with microseconds (docs/design.md)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import strawberry
+from strawberry.types.scalar import ScalarDefinition
 
 
 def serialize_datetime(value: dt.datetime) -> str:
@@ -28,4 +29,4 @@ DateTime = strawberry.scalar(
 )
 
 #: For ``StrawberryConfig(scalar_map=...)``: every ``datetime`` field uses :data:`DateTime`.
-SCALAR_MAP = {dt.datetime: DateTime}
+SCALAR_MAP: dict[object, ScalarDefinition] = {dt.datetime: DateTime}

@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Self
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 
 import strawberry
 from graphql import GraphQLError
@@ -308,7 +308,11 @@ def _check_page(info: Info, first: int, after: str | None, decode: Callable[[str
 
 
 async def _follow_connection(
-    info: Info, direction: str, user_id: uuid.UUID, first: int, after: str | None
+    info: Info,
+    direction: Literal["followers", "following"],
+    user_id: uuid.UUID,
+    first: int,
+    after: str | None,
 ) -> UserConnection:
     ctx = info.context
     check_first(first, ctx.limits.max_page_size)

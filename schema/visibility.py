@@ -80,10 +80,7 @@ async def accounts(
     found = await _accounts(ctx, (i for i in ids if i is not None))
     viewer = await viewer_facts(ctx, found if listed else ())
     rule = rules.account_listed if listed else rules.account_visible
-    return [
-        found[i] if i is not None and rule(viewer, found[i]) else None  # type: ignore[misc]
-        for i in ids
-    ]
+    return [found[i] if i is not None and rule(viewer, found[i]) else None for i in ids]
 
 
 async def content_visible(ctx: Context, account_id: uuid.UUID) -> bool:
@@ -160,7 +157,7 @@ async def visible_comments(ctx: Context, records: Sequence[CommentRecord | None]
     gated = [
         p.author_id
         for p in post_of.values()
-        if p is not None and found.get(p.author_id) is not None and found[p.author_id].is_private
+        if p is not None and (author := found.get(p.author_id)) is not None and author.is_private
     ]
     viewer = await viewer_facts(ctx, found, follows_of=gated)
     out = []

@@ -1,4 +1,4 @@
-"""Periodic compaction of the sharded counters (design.md "Data")."""
+"""Periodic compaction of the sharded counters (docs/design.md "Data")."""
 
 from __future__ import annotations
 

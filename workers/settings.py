@@ -50,7 +50,8 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
     redis.retry = Retry(
         ExponentialBackoff(cap=1.0, base=0.05),
         retries=-1,
-        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),
+        # redis-py annotates RedisError subclasses only, but retries whatever it is given
+        supported_errors=(RedisConnectionError, RedisTimeoutError, OSError),  # type: ignore[arg-type]
     )
     redis.retry_on_error = [RedisConnectionError, RedisTimeoutError]
     redis.conn_retries = 1_000_000  # at start-up too: wait for Redis rather than exit
@@ -68,8 +69,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
     """
 
     async def on_startup(ctx: dict[str, Any]) -> None:
-        if not settings.database_url:
-            raise RuntimeError("DATABASE_URL is not set; start the worker with `roost worker`.")
+        if not settings.database_url or not settings.redis_url:
+            raise RuntimeError(
+                "DATABASE_URL or REDIS_URL is not set; start the worker with `roost worker`."
+            )
         # Everything is built once, by the composition root (app/container.py): the
         # engine, the feed store's Redis (REDIS_URL's, or the Redis Cluster of
         # FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES; arq stays on REDIS_URL), the push

@@ -77,7 +77,7 @@ def _unreadable_graph(path: Path, why: str) -> DataError:
 
 
 async def load_graph_file(engine: AsyncEngine, settings: Settings, path: Path) -> DataLoad:
-    """Load the SNAP edge list at ``path`` (domain.social.load_graph) with progress,
+    """Load the SNAP edge list at ``path`` (tools.load_graph) with progress,
     record it in ``data_loads`` and print its report; return the record.
 
     Raises :class:`DataError` when the file is missing, unreadable, corrupt or holds no
@@ -85,7 +85,7 @@ async def load_graph_file(engine: AsyncEngine, settings: Settings, path: Path) -
     """
     from domain.data_loads import GRAPH, record_load, recorded_load
     from domain.identity.passwords import hash_password_sync
-    from domain.social.load_graph import load_graph
+    from tools.load_graph import load_graph
 
     try:
         md5 = await asyncio.to_thread(file_md5, path)
@@ -123,10 +123,10 @@ async def _load_graph(settings: Settings, url: str, path: Path) -> int:
 
 
 async def _load_celebrities(settings: Settings, url: str) -> int:
-    """Add the synthetic celebrity accounts (domain.social.load_celebrities); print what
+    """Add the synthetic celebrity accounts (tools.load_celebrities); print what
     was added. Their posts are dispatched to the worker when Redis is configured."""
     from domain.identity.passwords import hash_password_sync
-    from domain.social.load_celebrities import load_celebrities
+    from tools.load_celebrities import load_celebrities
 
     engine = _engine(settings, url)
     dispatcher = _dispatcher(settings)
@@ -191,8 +191,8 @@ async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) 
     made by hand) with progress, record it in ``data_loads`` and print the report."""
     from app.container import build_services
     from domain.data_loads import SEED_POSTS, record_load, recorded_load
-    from domain.posts.seed_posts import seed_posts
-    from domain.social.load_graph import imported_user_ids
+    from tools.load_graph import imported_user_ids
+    from tools.seed_posts import seed_posts
 
     population = await imported_user_ids(engine)
     # The feed store (REDIS_URL or the cluster) and the dispatcher, as the worker has them.

@@ -38,12 +38,12 @@ class _Step:
             return f"{head}: done{amount} in {elapsed:.1f} s{rate}"
         if self.total is None and not self.done:
             return f"{head}: {elapsed:.0f} s so far"
-        rate = self.done / elapsed
+        per_s = self.done / elapsed
         parts = [f"{head}: {_amount(self.done, self.total, self.unit)}"]
         if self.done:
-            parts.append(_rate(rate, self.unit))
-        if self.total and rate > 0:
-            parts.append(f"ETA {_duration(max(0, self.total - self.done) / rate)}")
+            parts.append(_rate(per_s, self.unit))
+        if self.total and per_s > 0:
+            parts.append(f"ETA {_duration(max(0, self.total - self.done) / per_s)}")
         parts.append(f"{elapsed:.0f} s so far")
         return ", ".join(parts)
 

@@ -70,7 +70,7 @@ def _run_worker(settings: Settings) -> None:
 
     assert settings.redis_url
     while True:
-        worker = create_worker(WorkerSettings)  # type: ignore[arg-type]
+        worker = create_worker(WorkerSettings)
         worker.loop.add_signal_handler(signal.SIGHUP, worker.handle_sig, signal.SIGHUP)
         try:
             worker.run()

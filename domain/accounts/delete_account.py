@@ -58,7 +58,7 @@ async def delete_account(
         )
         if change.previous != "active":  # banned (or deleting) since the check: refuse
             raise AccountUnavailableError()
-        due = await conn.scalar(_DUE, {"x": user_id, "grace": grace.total_seconds()})
+        due: dt.datetime = await conn.scalar(_DUE, {"x": user_id, "grace": grace.total_seconds()})
         await append(conn, AccountDeletionRequested(user_id, due))
     await change.announce(sessions)
     return due

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -31,7 +32,7 @@ class ExportRecord:
     size_bytes: int | None
 
 
-def to_export(row) -> ExportRecord:
+def to_export(row: Sequence[Any]) -> ExportRecord:
     """Map a row of :data:`COLUMNS` to an :class:`ExportRecord`."""
     return ExportRecord(*row)
 

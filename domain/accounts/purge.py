@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -125,7 +126,7 @@ async def purge_account(
     ):
         return False
     batch, shards = config.purge_batch, counter_shards
-    steps = [
+    steps: list[Callable[[], Awaitable[int]]] = [
         lambda: rows.purge_posts(engine, user_id, batch=batch, shards=shards),
         lambda: rows.purge_own_comments(engine, user_id, batch=batch, shards=shards),
         lambda: rows.purge_follows(engine, user_id, batch=batch, shards=shards),

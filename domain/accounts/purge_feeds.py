@@ -50,7 +50,10 @@ async def purge_author_feeds(
     """
     redis = stores.feeds.redis
     key = progress_key(author_id)
-    state = {k.decode(): v.decode() for k, v in (await redis.hgetall(key)).items()}
+    # redis-py types the asyncio client's hash commands as "Awaitable[T] | T" (one
+    # signature for both clients): the [misc] ignores below are for that alone.
+    saved = await redis.hgetall(key)  # type: ignore[misc]
+    state = {k.decode(): v.decode() for k, v in saved.items()}
     if "done" not in state:
         async with engine.connect() as conn:
             entries = await author_recent_entries(conn, author_id, limit=config.max_len * 2)
@@ -72,10 +75,11 @@ async def purge_author_feeds(
             if after is None:
                 break
             if deadline is not None and time.monotonic() > deadline:
-                await redis.hset(key, mapping={"ts": after[0].isoformat(), "id": str(after[1])})
+                progress = {"ts": after[0].isoformat(), "id": str(after[1])}
+                await redis.hset(key, mapping=progress)  # type: ignore[misc]
                 await redis.expire(key, PROGRESS_TTL_S)
                 return False
-        await redis.hset(key, "done", "1")
+        await redis.hset(key, "done", "1")  # type: ignore[misc]
         await redis.expire(key, PROGRESS_TTL_S)
     await stores.feeds.drop(author_id)
     await stores.author_posts.drop(author_id)

@@ -15,13 +15,15 @@ with the posts. Every step keeps ``roost counts verify`` clean when it commits.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import Delta, add_deltas
+from domain.db import AnyRow
 from domain.moderation.account_locks import lock_active
-from domain.notifications.like_groups import shows_unread
+from domain.notifications.like_groups import row_shows_unread
 from domain.notifications.queries import UNREAD_KIND
 
 # The account's posts, live ones first (posts_author_live_idx, then the deleted ones).
@@ -131,10 +133,8 @@ _ONCE = [
 ]
 
 
-def _unread_deltas(rows) -> list[Delta]:
-    return [
-        Delta(r.recipient_id, UNREAD_KIND, -1) for r in rows if shows_unread(r.count, r.read_at)
-    ]
+def _unread_deltas(rows: Iterable[AnyRow]) -> list[Delta]:
+    return [Delta(r.recipient_id, UNREAD_KIND, -1) for r in rows if row_shows_unread(r)]
 
 
 async def purge_posts(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:

@@ -6,7 +6,7 @@ import random
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -23,7 +23,7 @@ class Delta(NamedTuple):
 
 def shard_rows(
     deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
-) -> dict[str, list]:
+) -> dict[str, list[Any]]:
     """Merge ``deltas`` per counter, pick a random shard for each, and return the columns
     as arrays (``entity_ids``, ``kinds``, ``shards``, ``amounts``) in (entity_id, kind)
     order, the lock order every writer keeps. Feed them to :func:`upsert_rows_sql`."""

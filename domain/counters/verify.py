@@ -1,5 +1,5 @@
 """Check every sharded counter against ``count(*)`` of the rows it counts
-(design.md "Data": "A verify command compares them with count(*) and must find zero
+(docs/design.md "Data": "A verify command compares them with count(*) and must find zero
 drift")."""
 
 from __future__ import annotations

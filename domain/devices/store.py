@@ -7,6 +7,7 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -28,7 +29,7 @@ class DeviceRecord:
 COLUMNS = "id, user_id, session_id, platform, token, registered_at"
 
 
-def to_device(row) -> DeviceRecord:
+def to_device(row: Sequence[Any]) -> DeviceRecord:
     """Map a row of :data:`COLUMNS` to a :class:`DeviceRecord`."""
     return DeviceRecord(*row)
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import Delta, add_deltas
+from domain.db import AnyRow
 from domain.engagement.errors import CommentNotFoundError, NotCommentModeratorError
 from domain.moderation.account_locks import lock_active
 from domain.outbox.dispatch import Dispatcher
@@ -68,7 +70,9 @@ async def delete_comment(
     return len(deleted)
 
 
-async def _counted(conn, deleted: list, parent_author: uuid.UUID | None) -> int:
+async def _counted(
+    conn: AsyncConnection, deleted: Sequence[AnyRow], parent_author: uuid.UUID | None
+) -> int:
     """How many of the ``deleted`` rows (id, author_id, parent_id) the ``comments``
     counter counted: by an active account, and for a reply, under a top-level comment
     by an active account (``parent_author`` for a reply deleted alone; the deleted

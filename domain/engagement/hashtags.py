@@ -1,4 +1,4 @@
-"""Hashtag extraction (design.md "Decided details", Hashtags).
+"""Hashtag extraction (docs/design.md "Decided details", Hashtags).
 
 ``#`` followed by letters, combining marks, digits or ``_`` in any script; not inside a
 URL; trailing punctuation is not part of a tag; folded with NFKC + casefold (accents

@@ -1,4 +1,4 @@
-"""The hybrid home feed (seeds/feed-fan-out.md; design.md "Home feed").
+"""The hybrid home feed (docs/seeds/feed-fan-out.md; docs/design.md "Home feed").
 
 Push authors' posts are fanned out on write into each active follower's Redis feed;
 pull authors' posts are merged in at read time from their own recent-posts store.

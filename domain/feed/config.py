@@ -1,4 +1,5 @@
-"""The feed's knobs (design.md "Home feed"; seeds/feed-fan-out.md "The numbers we hold to")."""
+"""The feed's knobs (docs/design.md "Home feed"; docs/seeds/feed-fan-out.md "The numbers we
+hold to")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use case: fan one new post out to its author's followers (seeds/feed-fan-out.md
+"""Use case: fan one new post out to its author's followers (docs/seeds/feed-fan-out.md
 "What the worker does with each event")."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ async def fan_out_post(
     return FanOutResult(post_id, "push", pages, written, _lag(created_at))
 
 
-def _lag(created_at) -> float:
+def _lag(created_at: dt.datetime) -> float:
     return max(0.0, time.time() - created_at.timestamp())
 
 

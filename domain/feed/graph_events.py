@@ -1,4 +1,4 @@
-"""Consumers of follow-graph events that keep cached feeds right (design.md "Home
+"""Consumers of follow-graph events that keep cached feeds right (docs/design.md "Home
 feed": following merges, unfollowing or blocking removes).
 
 The merge (after a follow) and the purge (after an unfollow or a block) of one

@@ -1,4 +1,4 @@
-"""Use case: hydrate a page of feed posts for one viewer in one statement (design.md
+"""Use case: hydrate a page of feed posts for one viewer in one statement (docs/design.md
 "Home feed", Read; "GraphQL API conventions").
 
 A page of the home feed needs, for each candidate post: the post, its author, the

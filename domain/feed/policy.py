@@ -1,4 +1,4 @@
-"""Push or pull: the hysteresis of seeds/feed-fan-out.md "Why push stops at 10,000"."""
+"""Push or pull: the hysteresis of docs/seeds/feed-fan-out.md "Why push stops at 10,000"."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def preferred_kind(kinds: Sequence[str], config: RankingConfig) -> str | None:
 
 def recency(age: dt.timedelta, half_life: dt.timedelta) -> float:
     """``2 ** (-age / half_life)`` in (0, 1]; a negative age counts as 0."""
-    return 2.0 ** (-max(age, dt.timedelta(0)) / half_life)
+    return float(2.0 ** (-max(age, dt.timedelta(0)) / half_life))
 
 
 def engagement(velocity: float, author_rate: float, rate_prior: float) -> float:
@@ -149,7 +149,7 @@ def _scorer(
 
     def scored(c: Candidate) -> float:
         entry, author = c.entry, c.author_id
-        base = 2.0 ** (-max(now_us - entry.score, 0) / half_life_us)
+        base: float = 2.0 ** (-max(now_us - entry.score, 0) / half_life_us)
         v = velocity.get(entry.post_id)
         if v:
             base += weight * engagement(v, rates.get(author, 0.0), prior)

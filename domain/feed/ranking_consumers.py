@@ -30,7 +30,8 @@ def ranking_consumer(engine: AsyncEngine, store: FeedRedis, config: RankingConfi
 
     async def kind_of(post_id: uuid.UUID) -> str | None:
         async with engine.connect() as conn:
-            return await conn.scalar(_KIND, {"id": post_id})
+            kind: str | None = await conn.scalar(_KIND, {"id": post_id})
+            return kind
 
     async def record(
         post_id: uuid.UUID, actor: uuid.UUID, author: uuid.UUID, ref: str, event_id: uuid.UUID

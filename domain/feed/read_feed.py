@@ -1,4 +1,4 @@
-"""Use case: read a page of the viewer's home feed (design.md "Home feed", Read).
+"""Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read).
 
 Candidates come from the viewer's Redis feed merged with the recent posts of the pull
 authors they follow, deduplicated by post id, newest first by (created_at, id). Each
@@ -18,7 +18,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -83,7 +83,17 @@ async def read_home_feed(
         return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
 
 
-async def _fill(source, first: int, before: Entry | None, visible: Visible, name) -> FeedPage:
+class _Source(Protocol):
+    async def candidates(self, before: Entry | None, count: int) -> list[Entry]: ...
+
+
+async def _fill(
+    source: _Source,
+    first: int,
+    before: Entry | None,
+    visible: Visible,
+    name: Literal["redis", "postgres"],
+) -> FeedPage:
     """Scan candidates after ``before`` until ``first`` + 1 visible ones are found (the
     extra one tells ``has_next``) or the source ends; never gives up midway."""
     kept: list[Entry] = []
@@ -163,7 +173,11 @@ class _RedisSource:
         return sorted(merged, reverse=True)[:count]
 
     async def _pages(
-        self, owners: list[uuid.UUID], pull_authors: list[uuid.UUID], before, count: int
+        self,
+        owners: list[uuid.UUID],
+        pull_authors: list[uuid.UUID],
+        before: Entry | None,
+        count: int,
     ) -> list[tuple[list[Entry], bool]]:
         """Read the feed and every pull author's store in one round trip; rebuild what
         is missing (one rebuild per key at a time; if busy, read that part in SQL).

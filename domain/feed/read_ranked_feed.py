@@ -93,17 +93,18 @@ async def read_ranked_feed(
         )
         return RankedPage([(e, Position(None, 0, e)) for e in page.entries], page.has_next)
 
-    if after is not None and after.window_id is None:
-        return await chronological(after.entry, first)
     if after is not None:
+        window_id = after.window_id
+        if window_id is None:
+            return await chronological(after.entry, first)
         try:
-            window = await windows.load(viewer_id, after.window_id)
+            window = await windows.load(viewer_id, window_id)
         except RedisError:  # as good as gone: the walk starts again (chronological)
             log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
             window = None
         if window is None:
-            raise RankedWindowExpiredError(after.window_id)
-        return await _slice(window, after.window_id, after.offset, first, visible, chronological)
+            raise RankedWindowExpiredError(window_id)
+        return await _slice(window, window_id, after.offset, first, visible, chronological)
 
     # The window's candidates unfiltered: each is checked when a page reaches it (the
     # first page included), so the rule is checked for the ~20 posts a page shows,
@@ -142,7 +143,9 @@ async def read_ranked_feed(
     return page
 
 
-async def _facts(engine: AsyncEngine, ids: list[uuid.UUID]):
+async def _facts(
+    engine: AsyncEngine, ids: list[uuid.UUID]
+) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
     async with engine.connect() as conn:
         return await live_post_facts(conn, ids)
 

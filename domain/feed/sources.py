@@ -175,5 +175,5 @@ async def author_modes(
         ),
         {"ids": list(author_ids)},
     )
-    found = dict(rows.all())
+    found: dict[uuid.UUID, str] = {author: mode for author, mode in rows}
     return {a: found.get(a, "push") for a in author_ids}

@@ -16,7 +16,7 @@ from binascii import crc_hqx
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from redis.asyncio import ConnectionPool, Redis, RedisCluster
+from redis.asyncio import Connection, ConnectionPool, Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode, ClusterParser
 from redis.exceptions import (
     AskError,
@@ -51,7 +51,10 @@ class ClusterFeedRedis(FeedRedis):
     is_cluster = True
 
     def __init__(self, client: RedisCluster, *, sharded_pubsub: bool | None = None) -> None:
+        # FeedRedis calls only commands that RedisCluster also has (typed as Redis there);
+        # what is cluster-only goes through ``self.cluster``.
         super().__init__(client)  # type: ignore[arg-type]
+        self.cluster = client
         self._pools: dict[str, Redis] = {}
         self._lock: asyncio.Lock | None = None
         self._refreshed_at = 0.0
@@ -101,7 +104,7 @@ class ClusterFeedRedis(FeedRedis):
             return await super().eval_by_slot(script, keys, stride, args)
         await self._ready()
         head, tail = script.one_key_parts(args)
-        slots = self.client.nodes_manager.slots_cache
+        slots = self.cluster.nodes_manager.slots_cache
         per_node: dict[str, tuple[list[bytes], list[int]]] = {}
         again: list[int] = []
         for i, key in enumerate(keys):
@@ -138,9 +141,13 @@ class ClusterFeedRedis(FeedRedis):
         return out
 
     def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:
-        manager = self.client.nodes_manager
+        manager = self.cluster.nodes_manager
         if route is None:
-            node = manager.default_node or next(iter(manager.nodes_cache.values()), None)
+            # default_node is None until the first slot map (typed as always set).
+            default: ClusterNode | None = manager.default_node
+            node = (
+                default if default is not None else next(iter(manager.nodes_cache.values()), None)
+            )
         else:
             if slot is None:
                 slot = slot_of(route)
@@ -155,12 +162,13 @@ class ClusterFeedRedis(FeedRedis):
         pool = self._pools.get(name)
         if pool is None:
             host, port = _host_port(name)
-            kwargs = self.client.get_connection_kwargs()
+            kwargs = self.cluster.get_connection_kwargs()
+            connection_class = kwargs["connection_class"] or Connection
             extra = {k: kwargs[k] for k in _POOL_KWARGS if kwargs.get(k) is not None}
             extra.update({k: v for k, v in kwargs.items() if k.startswith("ssl")})
             pool = Redis(
                 connection_pool=ConnectionPool(
-                    connection_class=kwargs["connection_class"],
+                    connection_class=connection_class,
                     parser_class=ClusterParser,  # MOVED, ASK, TRYAGAIN as typed errors
                     host=host,
                     port=port,
@@ -171,7 +179,7 @@ class ClusterFeedRedis(FeedRedis):
         return pool
 
     def _all_nodes(self) -> list[Hashable]:
-        return [n.name for n in self.client.get_primaries()]
+        return [n.name for n in self.cluster.get_primaries()]
 
     def _ask_node(self, error: AskError) -> Hashable:
         return f"{error.host}:{error.port}"
@@ -182,7 +190,7 @@ class ClusterFeedRedis(FeedRedis):
         if self._stale:
             await self._refresh(force=False)
         try:
-            await self.client.initialize()
+            await self.cluster.initialize()
         except RedisClusterException as exc:  # not a RedisError: callers catch those
             raise ConnectionError(f"Redis Cluster unreachable: {exc}") from exc
 
@@ -202,7 +210,7 @@ class ClusterFeedRedis(FeedRedis):
             self._stale = False
             self._refreshed_at = loop.time()
             try:
-                await self.client.nodes_manager.initialize()
+                await self.cluster.nodes_manager.initialize()
             except (RedisError, RedisClusterException, OSError):
                 self._stale = True  # keep the old map; try again later
 

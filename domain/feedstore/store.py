@@ -165,7 +165,12 @@ class FeedRedis:
             return _UNROUTED
 
     async def _send(
-        self, node: Hashable, asking: bool, idxs: list[int], calls: Sequence[Call], results: list
+        self,
+        node: Hashable,
+        asking: bool,
+        idxs: list[int],
+        calls: Sequence[Call],
+        results: list[Any],
     ) -> None:
         """One round trip: every call of ``idxs`` to ``node`` in one write, then their
         replies. A connection failure fails the calls it left without a reply."""
@@ -210,7 +215,9 @@ class FeedRedis:
         replies = await self.execute(script.grouped_calls(keys, groups, stride, args))
         return [(owners, r) for (_, owners), r in zip(groups, replies, strict=True)]
 
-    def _fail(self, node: Hashable, idxs: list[int], results: list, exc: BaseException) -> None:
+    def _fail(
+        self, node: Hashable, idxs: list[int], results: list[Any], exc: BaseException
+    ) -> None:
         if not isinstance(exc, RedisError):
             exc = ConnectionError(f"feed store node {node}: {exc}")
         for i in idxs:
@@ -235,9 +242,10 @@ class FeedRedis:
         moved = pause = False
         for i in todo:
             r = results[i]
-            if isinstance(r, NoScriptError) and calls[i].script is not None:
+            script = calls[i].script
+            if isinstance(r, NoScriptError) and script is not None:
                 node, ask = sent_to[i]
-                loads[node][calls[i].script.sha] = calls[i].script.source
+                loads[node][script.sha] = script.source
                 if ask:  # the slot is still migrating: back to the same importing node
                     asking[i] = node
             elif isinstance(r, MovedError):
@@ -273,9 +281,9 @@ class FeedRedis:
         for node in nodes:
             try:
                 await self._client_of(node).ping()
-                out[str(node or "redis")] = "ok"
+                out["redis" if node is None else str(node)] = "ok"
             except (RedisError, OSError) as exc:
-                out[str(node or "redis")] = f"error: {type(exc).__name__}"
+                out["redis" if node is None else str(node)] = f"error: {type(exc).__name__}"
         return out
 
     def _all_nodes(self) -> list[Hashable]:
@@ -295,7 +303,12 @@ async def _read_replies(conn: Any, n: int) -> list[Any]:
     """
     parser = getattr(conn, "_parser", None)
     reader = getattr(parser, "_reader", None)
-    if _HIREDIS_DONE is None or reader is None or not hasattr(parser, "read_from_socket"):
+    if (
+        _HIREDIS_DONE is None
+        or parser is None
+        or reader is None
+        or not hasattr(parser, "read_from_socket")
+    ):
         out: list[Any] = []
         for _ in range(n):
             try:

@@ -29,7 +29,7 @@ users = Table(
     "users",
     metadata,
     Column("id", Uuid, primary_key=True),
-    # canonical lower-case form, ^[a-z0-9._]{3,30}$ (design.md "Decided details")
+    # canonical lower-case form, ^[a-z0-9._]{3,30}$ (docs/design.md "Decided details")
     Column("username", Text, nullable=False),
     Column("email", Text, nullable=True),
     Column("display_name", Text, nullable=False),

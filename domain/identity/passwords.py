@@ -30,7 +30,8 @@ async def verify_password(password_hash: str | None, password: str) -> bool:
 
     def _verify() -> bool:
         try:
-            return _hasher.verify(password_hash or _DUMMY_HASH, password) and bool(password_hash)
+            _hasher.verify(password_hash or _DUMMY_HASH, password)  # raises on a mismatch
+            return bool(password_hash)
         except (VerificationError, InvalidHashError):
             return False
 

@@ -7,9 +7,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.db import AnyRow
 from domain.fetch import fetch_rows
 from domain.identity.models import users
 
@@ -43,7 +44,7 @@ USER_COLUMNS = (
 )
 
 
-def to_record(row: Row) -> UserRecord:
+def to_record(row: AnyRow) -> UserRecord:
     """Map a row that includes :data:`USER_COLUMNS` to a :class:`UserRecord`."""
     m = row._mapping
     return UserRecord(

@@ -3,14 +3,16 @@ concurrent duplicates (README "Sessions")."""
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import utcnow
 from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.errors import InvalidTokenError
 from domain.identity.models import sessions, users
-from domain.identity.queries import USER_COLUMNS, to_record
+from domain.identity.queries import USER_COLUMNS, UserRecord, to_record
 from domain.identity.session_store import SessionStore
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import (
@@ -95,7 +97,7 @@ async def refresh_session(
     raise InvalidTokenError("The refresh token is invalid, expired or revoked.")
 
 
-async def _active_user(conn, user_id):
+async def _active_user(conn: AsyncConnection, user_id: uuid.UUID) -> UserRecord | None:
     row = (await conn.execute(select(*USER_COLUMNS).where(users.c.id == user_id))).one()
     user = to_record(row)
     return user if user.is_visible else None

@@ -1,6 +1,6 @@
 """The session cache: which sessions and accounts may act, kept in Redis so that a
 request costs one round trip to check its access token's session and to mark its user
-active (README "Sessions"; design.md "Decided in the second round").
+active (README "Sessions"; docs/design.md "Decided in the second round").
 
 PostgreSQL is the source of truth (``sessions.revoked_at``, ``users.status``); Redis
 holds, per user, a hash ``roost:auth:{<user id>}`` with the account's status (field
@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +111,7 @@ def _field(session_id: uuid.UUID) -> str:
     return f"s:{session_id}"
 
 
-def _reply(reply: list) -> Verdict | None:
+def _reply(reply: Sequence[Any]) -> Verdict | None:
     status, live, marked = (x.decode() if isinstance(x, bytes) else x for x in reply)
     if status and status != "active":
         return Verdict(Admission.UNAVAILABLE)  # whatever the session
@@ -120,7 +120,7 @@ def _reply(reply: list) -> Verdict | None:
     return verdict_of(status, live == "1", bool(int(marked)))
 
 
-def admit_reply(reply: list) -> Verdict | None:
+def admit_reply(reply: Sequence[Any]) -> Verdict | None:
     """The verdict in the reply of a queued admit (:meth:`SessionStore.queue_admit`);
     None when the cache does not know (read PostgreSQL, then fill)."""
     return _reply(reply)

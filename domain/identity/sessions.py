@@ -59,12 +59,19 @@ async def open_sessions(
     """Open one session for each of ``user_ids`` (in one statement) and return their
     access tokens, in order; the refresh tokens are not handed out. For trusted tooling
     (benchmarks, an operator's script): every access token must name a live session."""
-    rows = [{"id": new_id(), "user_id": u, "token_hash": new_refresh_token()[1]} for u in user_ids]
+    opened = [(new_id(), u) for u in user_ids]  # (session id = its family id, user id)
     expires_at = utcnow() + config.refresh_ttl
-    for row in rows:
-        row["family_id"] = row["id"]
-        row["expires_at"] = expires_at
+    rows = [
+        {
+            "id": sid,
+            "family_id": sid,
+            "user_id": u,
+            "token_hash": new_refresh_token()[1],
+            "expires_at": expires_at,
+        }
+        for sid, u in opened
+    ]
     if rows:
         async with engine.begin() as conn:
             await conn.execute(insert(sessions), rows)
-    return [issue_access_token(config, r["user_id"], r["family_id"]) for r in rows]
+    return [issue_access_token(config, u, sid) for sid, u in opened]

@@ -29,7 +29,7 @@ async def sign_up(
 ) -> AuthResult:
     """Create a user with an argon2id password hash and return it with a token pair.
 
-    Raises ValidationError (bad username, e-mail, password or display name: design.md
+    Raises ValidationError (bad username, e-mail, password or display name: docs/design.md
     "Decided details"), UsernameTakenError or EmailTakenError. Nothing is written when
     it raises.
     """

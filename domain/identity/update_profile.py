@@ -33,7 +33,7 @@ async def update_profile(
     ``{fields}``.
 
     ``is_private=False`` also accepts every pending follow request in the same
-    transaction (seeds/chroma-architecture.md "Private accounts"; see
+    transaction (docs/seeds/chroma-architecture.md "Private accounts"; see
     accept_pending_requests): the new follows, their ``follow.created`` events and exact
     counters (on ``counter_shards`` shards) commit with the switch, or nothing does;
     the events are dispatched after the commit.

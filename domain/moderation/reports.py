@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -49,7 +51,7 @@ class ReportRecord:
         return (self.created_at, self.id)
 
 
-def to_report(row) -> ReportRecord:
+def to_report(row: Sequence[Any]) -> ReportRecord:
     """Map a row of :data:`COLUMNS` to a :class:`ReportRecord`."""
     return ReportRecord(*row)
 

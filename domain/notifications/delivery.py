@@ -91,8 +91,8 @@ class Delivery:
     async def _messages(self, created: list[NotificationRecord]) -> list[PushMessage]:
         actors = list({n.actor_id for n in created if n.actor_id})
         comments = list({n.comment_id for n in created if n.comment_id})
-        names: dict = {}
-        bodies: dict = {}
+        names: dict[uuid.UUID, str] = {}
+        bodies: dict[uuid.UUID, str] = {}
         if actors or comments:
             async with self.engine.connect() as conn:
                 names = await _lookup(conn, "SELECT id, username FROM users", actors)
@@ -114,11 +114,11 @@ class Delivery:
         ]
 
 
-async def _lookup(conn: AsyncConnection, select: str, ids: list[uuid.UUID]) -> dict:
+async def _lookup(conn: AsyncConnection, select: str, ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
     if not ids:
         return {}
     rows = await conn.execute(text(f"{select} WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": ids})
-    return dict(rows.all())
+    return {row[0]: row[1] for row in rows}
 
 
 def _data(n: NotificationRecord) -> dict[str, str]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.counters import Delta
-from domain.notifications.like_groups import refresh_like_groups, shows_unread
+from domain.notifications.like_groups import refresh_like_groups, row_shows_unread
 from domain.notifications.queries import UNREAD_KIND
 
 _PAIR = "(n.recipient_id = :a AND {actor} = :b) OR (n.recipient_id = :b AND {actor} = :a)"
@@ -65,12 +65,14 @@ async def forget_from(
     return await _forget(conn, _FROM_TO, {"a": actor_id, "b": recipient_id})
 
 
-async def _forget(conn: AsyncConnection, statements: tuple, params: dict) -> list[Delta]:
+async def _forget(
+    conn: AsyncConnection, statements: tuple[TextClause, ...], params: dict[str, uuid.UUID]
+) -> list[Delta]:
     deleted_sql, left_sql = statements
     deltas = [
         Delta(r.recipient_id, UNREAD_KIND, -1)
         for r in await conn.execute(deleted_sql, params)
-        if shows_unread(r.count, r.read_at)
+        if row_shows_unread(r)
     ]
     groups = {r[0] for r in await conn.execute(left_sql, params)}
     _, regrouped = await refresh_like_groups(conn, groups)

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.counters import Delta
+from domain.db import AnyRow
 from domain.notifications.queries import COLUMNS, UNREAD_KIND, NotificationRecord, to_notification
 
 # Lock the groups (id order: every writer of several groups takes them alike) and read
@@ -51,6 +52,12 @@ def shows_unread(count: int, read_at: object) -> bool:
     return count > 0 and read_at is None
 
 
+def row_shows_unread(row: AnyRow) -> bool:
+    """:func:`shows_unread` of a row with ``count`` and ``read_at`` columns (by name:
+    ``row.count`` is the tuple's method to a type checker)."""
+    return shows_unread(row._mapping["count"], row._mapping["read_at"])
+
+
 async def refresh_like_groups(
     conn: AsyncConnection, ids: Collection[uuid.UUID], *, unread_again: Sequence[uuid.UUID] = ()
 ) -> tuple[list[NotificationRecord], list[Delta]]:
@@ -67,9 +74,7 @@ async def refresh_like_groups(
     if not ids:
         return [], []
     ordered = sorted(set(ids), key=lambda i: i.bytes)
-    before = {
-        r.id: shows_unread(r.count, r.read_at) for r in await conn.execute(_LOCK, {"ids": ordered})
-    }
+    before = {r.id: row_shows_unread(r) for r in await conn.execute(_LOCK, {"ids": ordered})}
     rows = await conn.execute(_RECOUNT, {"ids": ordered, "again": list(unread_again)})
     records = [to_notification(r) for r in rows]
     deltas = [

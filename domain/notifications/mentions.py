@@ -1,6 +1,6 @@
 """``@username`` mentions in captions and comments.
 
-A mention is ``@`` followed by a username (design.md "Decided details": ``[a-z0-9._]``,
+A mention is ``@`` followed by a username (docs/design.md "Decided details": ``[a-z0-9._]``,
 3–30 characters after lower-casing, so ``@Alice`` names ``alice``). It counts only where
 it cannot be part of something else: not after a letter, digit or one of ``_ . @ / : + -
 =`` (so ``bob@example.com``, ``a@b`` and ``https://x.com/@alice`` are not mentions), not

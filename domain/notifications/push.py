@@ -2,7 +2,7 @@
 
 A sender gets one :class:`PushMessage` per notification created (coalesced likes are
 not pushed again) after the notification committed. Delivery is best effort: whatever a
-sender raises is logged and never fails the job (seeds/chroma-architecture.md: "push
+sender raises is logged and never fails the job (docs/seeds/chroma-architecture.md: "push
 delivery is best-effort ... in-app notifications are always written to PostgreSQL").
 
 :class:`DevicePushSender` sends each message to every device the recipient registered
@@ -52,7 +52,7 @@ class PushMessage:
 class PushSender(Protocol):
     """Sends pushes to a user's devices. May raise; the caller logs and goes on."""
 
-    async def send(self, message: PushMessage) -> None: ...
+    async def send(self, message: PushMessage) -> object: ...  # the result is not used
 
 
 class LoggingPushSender:
@@ -173,7 +173,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        wait = min(self.max_backoff_s, self.base_s * 2 ** (attempt - 1))
+        wait = min(self.max_backoff_s, self.base_s * 2.0 ** (attempt - 1))
         wait *= rng.uniform(0.8, 1.2)
         return max(wait, retry_after or 0.0)
 

@@ -31,7 +31,7 @@ async def append(
     own aggregate, its JSON payload) and return the row's id (UUIDv7, or ``event_id``).
 
     Runs in the caller's open transaction so the event commits or rolls back with the
-    change it describes (the transactional outbox; design.md "Home feed", Write). With
+    change it describes (the transactional outbox; docs/design.md "Home feed", Write). With
     ``dispatched_by_caller`` the caller enqueues it right after commit, so the relay
     holds off for REDRIVE_AFTER_S before re-driving it.
     """

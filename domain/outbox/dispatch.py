@@ -26,7 +26,7 @@ async def dispatch_after_commit(
 
     If it fails (or the process dies first), the event stays in the outbox and the relay
     re-drives it after REDRIVE_AFTER_S, so a crash between commit and enqueue loses
-    nothing (design.md "Home feed", Write).
+    nothing (docs/design.md "Home feed", Write).
     """
     if dispatcher is None:
         return

@@ -69,7 +69,7 @@ class Event:
         """The event a stored payload encodes (unknown keys are ignored, so an old row
         with an extra key still decodes); raises EventPayloadError when a field without a
         default is missing or malformed."""
-        hints = _hints(cls)
+        hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; Self hides it
         values: dict[str, Any] = {}
         try:
             for f in dataclasses.fields(cls):

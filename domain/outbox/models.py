@@ -1,4 +1,4 @@
-"""The ``outbox`` table (design.md "Data": every mutating use case appends a row)."""
+"""The ``outbox`` table (docs/design.md "Data": every mutating use case appends a row)."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ async def dead_letter(
     """Record that ``consumer`` failed the event ``attempts`` times and stop re-driving
     that pair (the other consumers go on); return the event's topic (None if gone)."""
     async with engine.begin() as conn:
-        topic = await conn.scalar(
+        topic: str | None = await conn.scalar(
             text(
                 "INSERT INTO dead_letters (id, event_id, topic, consumer, error, attempts)"
                 " SELECT :id, id, topic, :c, :error, :attempts FROM outbox WHERE id = :event"

@@ -113,7 +113,7 @@ class Hub:
         self.queue_size = queue_size
         self.confirm_timeout_s = confirm_timeout_s
         self._link: PlainLink | ShardedLink | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._starting: asyncio.Lock | None = None
         self._closed = False
         self._subs: dict[str, set[Subscription]] = {}
@@ -214,7 +214,7 @@ class Hub:
         subs = self._subs.setdefault(channel, set())
         subs.add(sub)
         self.opened_total += 1
-        present = False
+        counted: uuid.UUID | None = None  # the presence this subscription counts in
         try:
             needed = self._sent_gen.get(channel, 0) + (0 if channel in self._sent else 1)
             if self._acked.get(channel, 0) < needed:
@@ -231,7 +231,7 @@ class Hub:
                 finally:
                     self._forget_waiter(channel, fut)
             if presence is not None:
-                present = True
+                counted = presence
                 self._online[presence] += 1
                 if self._online[presence] == 1:
                     await self._mark_online([presence])
@@ -242,12 +242,12 @@ class Hub:
             if not subs and self._subs.get(channel) is subs:
                 del self._subs[channel]
                 self._dirty.set()
-            if present:
-                self._online[presence] -= 1
-                if self._online[presence] <= 0:
+            if counted is not None:
+                self._online[counted] -= 1
+                if self._online[counted] <= 0:
                     # Presence lapses within presence_ttl: another process may hold
                     # the same user, so this one never removes it.
-                    del self._online[presence]
+                    del self._online[counted]
 
     def _forget_waiter(self, channel: str, fut: asyncio.Future[None]) -> None:
         waiters = self._ack_waiters.get(channel)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from redis.asyncio.client import PubSub
@@ -86,7 +86,9 @@ class _PubSub(PubSub):
         return {"type": kind, "channel": channel, "data": msg["data"]}
 
 
-async def _read_one(pubsub: _PubSub, delay: list[float], on_error) -> dict[str, Any] | None:
+async def _read_one(
+    pubsub: _PubSub, delay: list[float], on_error: Callable[[], Awaitable[None]]
+) -> dict[str, Any] | None:
     """Read one message; on a failure log it, let ``on_error`` react, back off."""
     try:
         msg = await pubsub.get_message(timeout=None)
@@ -174,7 +176,7 @@ class PlainLink:
 
     def _candidates(self) -> list[str]:
         assert isinstance(self.store, ClusterFeedRedis)
-        return [n.name for n in self.store.client.get_primaries()]
+        return [n.name for n in self.store.cluster.get_primaries()]
 
     async def aclose(self) -> None:
         if self._pubsub is not None:
@@ -189,7 +191,7 @@ class ShardedLink:
     def __init__(self, store: ClusterFeedRedis) -> None:
         self.store = store
         self._nodes: dict[str, _PubSub] = {}
-        self._tasks: dict[str, asyncio.Task] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
         self._owner: dict[str, str] = {}  # channel -> master it is subscribed on
         self._locks: dict[str, asyncio.Lock] = {}
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()

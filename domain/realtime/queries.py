@@ -84,7 +84,7 @@ class EngagementReads:
         self.engine = engine
         self.max_batch = max_batch
         self._pending: list[tuple[Pair, asyncio.Future[EngagementSnapshot | None]]] = []
-        self._flushing: set[asyncio.Task] = set()
+        self._flushing: set[asyncio.Task[None]] = set()
 
     async def snapshot(self, post_id: uuid.UUID, viewer_id: uuid.UUID) -> EngagementSnapshot | None:
         """The post and its counts if ``viewer_id`` may see it, else None. Raises what

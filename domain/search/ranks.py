@@ -46,7 +46,7 @@ async def refresh_search_ranks(engine: AsyncEngine, *, batch: int = BATCH) -> in
     while True:
         async with engine.begin() as conn:
             row = (await conn.execute(_REFRESH, {"after": after, "batch": batch})).one()
-        changed += row.n
+        changed += int(row.n)
         if row.last is None:
             return changed
         after = row.last

@@ -1,5 +1,5 @@
 """Accepting every pending follow request of an account that turns public
-(seeds/chroma-architecture.md "Private accounts": switching to public accepts the pending
+(docs/seeds/chroma-architecture.md "Private accounts": switching to public accepts the pending
 requests). Runs inside update_profile's transaction."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Use case: a private account's owner approves a follow request (seeds/chroma-architecture.md
+"""Use case: a private account's owner approves a follow request (docs/seeds/chroma-architecture.md
 "POST /v1/users/:userID/follow/approve")."""
 
 from __future__ import annotations

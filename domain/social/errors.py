@@ -1,4 +1,4 @@
-"""Typed errors of the follow graph (seeds/followers-following.md "Rules")."""
+"""Typed errors of the follow graph (docs/seeds/followers-following.md "Rules")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Use case: follow a user (seeds/followers-following.md "Writes"); for a private account,
-ask to (seeds/chroma-architecture.md: "If target is private, creates a pending follow")."""
+"""Use case: follow a user (docs/seeds/followers-following.md "Writes"); for a private account,
+ask to (docs/seeds/chroma-architecture.md: "If target is private, creates a pending follow")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tables of the follow graph (seeds/followers-following.md "Table")."""
+"""Tables of the follow graph (docs/seeds/followers-following.md "Table")."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ mutes = Table(
     Index("mutes_muted_id_idx", "muted_id"),
 )
 
-#: Pending follow requests to private accounts (design.md "Data": they live in their own
+#: Pending follow requests to private accounts (docs/design.md "Data": they live in their own
 #: table until approved). Approving, rejecting or cancelling a request deletes its row;
 #: approving also inserts the follow.
 follow_requests = Table(

@@ -6,7 +6,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.locks import advisory_xact_lock, lock_key
+from domain.locks import advisory_xact_lock_on, lock_key
 
 
 def pair_lock_key(a: uuid.UUID, b: uuid.UUID) -> int:
@@ -21,4 +21,4 @@ async def lock_pair(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> None:
     can never slip in beside a block that is committing (each re-reads after the lock,
     under READ COMMITTED). Different pairs never wait on each other.
     """
-    await advisory_xact_lock(conn, "pair", *sorted((a, b), key=lambda u: u.bytes))
+    await advisory_xact_lock_on(conn, pair_lock_key(a, b))

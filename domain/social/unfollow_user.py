@@ -1,4 +1,4 @@
-"""Use case: unfollow a user (seeds/followers-following.md "Writes": soft delete)."""
+"""Use case: unfollow a user (docs/seeds/followers-following.md "Writes": soft delete)."""
 
 from __future__ import annotations
 

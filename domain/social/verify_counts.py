@@ -1,4 +1,4 @@
-"""Check the follow counters against ``count(*)`` of live follows (design.md "Data")."""
+"""Check the follow counters against ``count(*)`` of live follows (docs/design.md "Data")."""
 
 from __future__ import annotations
 

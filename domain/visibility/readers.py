@@ -1,7 +1,7 @@
 """Batch readers of the facts the visibility rule needs: what the dataloaders call.
 
 Each reads many keys in one statement, so a page of any size costs the same number
-of round trips (design.md "GraphQL API conventions").
+of round trips (docs/design.md "GraphQL API conventions").
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import text
 
 from domain.identity.tokens import hash_refresh_token
-from tests.conftest import TEST_PASSWORD
+from tests.support.documents import LOG_IN, REFRESH
+from tests.support.users import TEST_PASSWORD
 
 SIGN_UP = """
 mutation($input: SignUpInput!) {
@@ -25,23 +26,6 @@ mutation($input: SignUpInput!) {
   }
 }"""
 
-LOG_IN = """
-mutation($u: String!, $p: String!) {
-  logIn(input: { username: $u, password: $p }) {
-    __typename
-    ... on LogInSuccess { accessToken refreshToken user { username } }
-    ... on Error { code message }
-  }
-}"""
-
-REFRESH = """
-mutation($t: String!) {
-  refreshSession(input: { refreshToken: $t }) {
-    __typename
-    ... on RefreshSessionSuccess { accessToken refreshToken }
-    ... on Error { code }
-  }
-}"""
 
 VIEWER = "{ viewer { username displayName bio followerCount followingCount } }"
 

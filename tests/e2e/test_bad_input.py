@@ -2,7 +2,7 @@
 
 Mutations answer expected failures with a union member implementing ``Error``
 (``message``, ``code``); requests that fail as a whole answer with a GraphQL error
-carrying ``extensions.code`` (design.md "GraphQL API conventions"). Every case here
+carrying ``extensions.code`` (docs/design.md "GraphQL API conventions"). Every case here
 also checks the database: no row, counter or outbox event may have changed.
 (Expired, forged and garbage tokens are covered in test_accounts.py.)
 """
@@ -21,7 +21,7 @@ import resolvers.query
 import resolvers.social
 from domain.moderation.set_user_status import set_user_status
 from schema.ids import to_global_id
-from tests.conftest import TEST_PASSWORD
+from tests.support.users import TEST_PASSWORD
 
 TARGET = """mutation($id: ID!) { %s(input: { userId: $id }) {
   __typename ... on Error { code message } ... on ValidationError { field } } }"""

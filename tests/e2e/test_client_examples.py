@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from app.settings import ROOT
-from tests.conftest import TEST_PASSWORD
-from tests.e2e.ws import start_api
+from tests.support.polling import PATIENCE_S
+from tests.support.users import TEST_PASSWORD
+from tests.support.ws import start_api
 
 EXAMPLE = ROOT / "docs" / "examples" / "typescript"
 NODE, NPM = shutil.which("node"), shutil.which("npm")
@@ -78,7 +79,7 @@ async def test_typescript_client_against_a_real_server(built_client, settings, m
             },
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=5 * PATIENCE_S,  # node's start and the client's run, on a loaded machine
         )
     finally:
         api.stop()

@@ -5,19 +5,14 @@ new session, and logging out of a session forgets exactly that session's devices
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 from sqlalchemy import text
 
-from tests.conftest import TEST_PASSWORD
-from tests.e2e.test_accounts import LOG_IN, REFRESH
+from tests.support.actions import fcm_token, register
+from tests.support.documents import LOG_IN, REFRESH, REGISTER
+from tests.support.users import TEST_PASSWORD
 
-REGISTER = """mutation($p: DevicePlatform!, $t: String!) {
-  registerDevice(input: { platform: $p, token: $t }) {
-    __typename
-    ... on RegisterDeviceSuccess { device { platform token registeredAt } }
-    ... on Error { code message } ... on ValidationError { field } } }"""
 UNREGISTER = """mutation($t: String!) { unregisterDevice(input: { token: $t }) {
   __typename ... on UnregisterDeviceSuccess { removed }
   ... on Error { code message } ... on ValidationError { field } } }"""
@@ -25,20 +20,10 @@ LOG_OUT = """mutation($t: String) { logOut(input: { refreshToken: $t }) {
   ... on LogOutSuccess { revokedSessions } } }"""
 
 
-def fcm_token() -> str:
-    return f"fcm:{uuid.uuid4().hex}{uuid.uuid4().hex}"
-
-
 async def log_in(gql, username: str) -> dict:
     out = (await gql(LOG_IN, {"u": username, "p": TEST_PASSWORD}))["data"]["logIn"]
     assert out["__typename"] == "LogInSuccess", out
     return out
-
-
-async def register(gql, access: str, token: str, platform: str = "ANDROID") -> dict:
-    out = await gql(REGISTER, {"p": platform, "t": token}, token=access)
-    assert "errors" not in out, out
-    return out["data"]["registerDevice"]
 
 
 async def devices(engine, token: str) -> list[tuple]:

@@ -17,7 +17,7 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.ws import start_api
+from tests.support.ws import start_api
 
 
 def error_code(out: dict) -> str | None:

@@ -7,17 +7,9 @@ import random
 
 from sqlalchemy import text
 
-from tests.e2e.test_follow_graph import BLOCK
-from tests.integration.test_feed import post
+from tests.support.actions import post
+from tests.support.documents import BLOCK, COMMENT, LIKE, UNLIKE
 
-LIKE = """mutation($id: ID!) { likePost(input: { postId: $id }) { __typename
-  ... on LikePostSuccess { post { likeCount viewerHasLiked } } ... on Error { code } } }"""
-UNLIKE = """mutation($id: ID!) { unlikePost(input: { postId: $id }) { __typename
-  ... on UnlikePostSuccess { post { likeCount viewerHasLiked } } ... on Error { code } } }"""
-COMMENT = """mutation($id: ID!, $body: String!, $parent: ID) {
-  addComment(input: { postId: $id, body: $body, parentId: $parent }) { __typename
-    ... on AddCommentSuccess { comment { id body } }
-    ... on Error { code message } ... on ValidationError { field } } }"""
 DELETE_COMMENT = """mutation($id: ID!) { deleteComment(input: { commentId: $id }) { __typename
   ... on DeleteCommentSuccess { deletedCount } ... on Error { code } } }"""
 POST = """query($id: ID!) { node(id: $id) { ... on Post { likeCount commentCount viewerHasLiked

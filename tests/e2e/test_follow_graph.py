@@ -4,25 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-FOLLOW = """mutation($id: ID!) { follow(input: { userId: $id }) {
-  __typename
-  ... on FollowSuccess { user { username followerCount followedByViewer followsViewer } }
-  ... on Error { code message }
-  ... on ValidationError { field } } }"""
-UNFOLLOW = """mutation($id: ID!) { unfollow(input: { userId: $id }) {
-  __typename ... on UnfollowSuccess { user { followerCount followedByViewer } }
-  ... on Error { code } } }"""
-BLOCK = """mutation($id: ID!) { block(input: { userId: $id }) {
-  __typename ... on BlockSuccess { user { username blockedWithViewer } }
-  ... on Error { code } } }"""
-UNBLOCK = """mutation($id: ID!) { unblock(input: { userId: $id }) {
-  __typename ... on UnblockSuccess { user { blockedWithViewer } } ... on Error { code } } }"""
-COUNTS = """query($u: String!) { user(username: $u) { followerCount followingCount } }"""
-
-
-async def counts(gql, user) -> tuple[int, int]:
-    u = (await gql(COUNTS, {"u": user.username}))["data"]["user"]
-    return u["followerCount"], u["followingCount"]
+from tests.support.actions import counts
+from tests.support.documents import BLOCK, COUNTS, FOLLOW, UNBLOCK, UNFOLLOW
 
 
 async def test_follow_is_idempotent_and_sets_flags(gql, make_users):

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.ws import start_api
+from tests.support.ws import start_api
 
 pytestmark = pytest.mark.fuzz
 

@@ -16,8 +16,8 @@ from sqlalchemy import text
 
 from app.graphiql import assets_installed, fetch_assets
 from app.settings import ROOT
-from tests.browser import chromium, chromium_path
-from tests.servers import serving
+from tests.support.browser import chromium, chromium_path
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.skipif(
     chromium_path() is None,

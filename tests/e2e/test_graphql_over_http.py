@@ -22,7 +22,8 @@ import pytest
 import uvicorn
 
 from app.asgi import create_app
-from tests.e2e.ws import free_port, start_api
+from tests.support.polling import PATIENCE_S
+from tests.support.ws import free_port, start_api
 
 GRAPHQL_HTTP = "graphql-http@1.23.1"
 GRAPHQL_JS = "graphql@16.15.0"
@@ -200,7 +201,7 @@ async def test_client_disconnect_mid_request_is_one_info_line(settings, engine, 
             writer.close()  # before the promised body arrived
             await writer.wait_closed()
         # The server saw them all: a request after them is served.
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as c:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE_S) as c:
             ok = await c.post("/graphql", json={"query": "{ __typename }"})
             assert ok.json() == {"data": {"__typename": "Query"}}
         deadline = asyncio.get_running_loop().time() + 10

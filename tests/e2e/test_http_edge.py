@@ -21,7 +21,8 @@ from websockets.exceptions import ConnectionClosed
 import resolvers.query
 from app.asgi import create_app
 from app.database import create_engine
-from tests.servers import serving
+from tests.support.polling import PATIENCE_S
+from tests.support.servers import serving
 
 FEW = "{ __typename }"
 # A response of a few KB: every type's name and fields.
@@ -201,7 +202,7 @@ async def test_a_wrong_scheme_in_connection_init_is_refused_and_said(app, make_u
                     {"type": "connection_init", "payload": {"authorization": f"Token {a.token}"}}
                 )
             )
-            msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            msg = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S))
         assert msg["type"] == "connection_error"
         assert "scheme 'Token' is not supported" in msg["payload"]["message"]
         async with connect(ws_url, subprotocols=["graphql-transport-ws"]) as ws:
@@ -209,7 +210,7 @@ async def test_a_wrong_scheme_in_connection_init_is_refused_and_said(app, make_u
                 json.dumps({"type": "connection_init", "payload": {"authorization": a.token}})
             )
             with pytest.raises(ConnectionClosed) as closed:
-                await asyncio.wait_for(ws.recv(), 10)
+                await asyncio.wait_for(ws.recv(), PATIENCE_S)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
 
 

@@ -26,9 +26,10 @@ from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.mute_user import mute_user
 from schema.ids import to_global_id
-from tests.conftest import TEST_PASSWORD
-from tests.e2e.test_accounts import LOG_IN, REFRESH
-from tests.e2e.test_devices import fcm_token, register
+from tests.support.actions import fcm_token, register
+from tests.support.documents import LOG_IN, REFRESH
+from tests.support.polling import PATIENCE_S
+from tests.support.users import TEST_PASSWORD
 
 CHANGE = """mutation($c: String!, $n: String!) {
   changePassword(input: { currentPassword: $c, newPassword: $n }) {
@@ -230,7 +231,7 @@ async def test_export_my_data_is_prepared_by_the_worker_and_downloaded_by_a_sign
     assert a.id == b.id and a.status == "pending"
     out = (await gql(EXPORT, token=me.token))["data"]["exportMyData"]["export"]
     assert out["url"] is None or out["status"] == "READY"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + PATIENCE_S
     while True:
         got = (await gql(MY_EXPORT, token=me.token))["data"]["viewer"]["dataExport"]
         if got["status"] == "READY":

@@ -22,7 +22,7 @@ from app.metrics import API_REGISTRY, WORKER_REGISTRY, WorkerMetrics
 from domain.outbox.append import append
 from domain.outbox.events import Event
 from domain.outbox.registry import Registry
-from tests.servers import free_port
+from tests.support.servers import free_port
 from workers.deps import DEPS
 from workers.events import consume_outbox_event
 

@@ -18,9 +18,9 @@ from domain.realtime import RealtimePublisher, user_channel
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.mute_user import mute_user
-from tests.e2e.test_subscriptions import FEED_SUB, NOTIFICATION_SUB, live
-from tests.e2e.test_ws_trust import served
-from tests.e2e.ws import TRANSPORT_WS, WSClient
+from tests.support.documents import FEED_SUB, NOTIFICATION_SUB
+from tests.support.subscriptions import live, served
+from tests.support.ws import TRANSPORT_WS, WSClient
 
 MUTE = """mutation($id: ID!) { mute(input: { userId: $id }) {
   __typename ... on MuteSuccess { user { username mutedByViewer followedByViewer } }

@@ -1,34 +1,25 @@
-"""Private accounts over GraphQL (seeds/chroma-architecture.md "Private accounts"): follow
+"""Private accounts over GraphQL (docs/seeds/chroma-architecture.md "Private accounts"): follow
 requests, approval and rejection, what a non-follower sees, switching to public, blocks."""
 
 from __future__ import annotations
 
 import json
-import uuid
 
 from sqlalchemy import text
 
 from domain.moderation.set_user_status import set_user_status
-from domain.social.verify_counts import verify_follow_counts
-from tests.e2e.test_follow_graph import BLOCK, UNFOLLOW, counts
-from tests.integration.test_feed import CREATE, feed_captions
-from tests.integration.test_query_count import measured
+from tests.support.actions import counts, feed_captions, make_private, ok
+from tests.support.checks import measured, no_follow_count_drift, pending_requests
+from tests.support.documents import (
+    APPROVE,
+    BLOCK,
+    CREATE,
+    FOLLOW_OR_REQUEST,
+    REJECT,
+    SET_PRIVATE,
+    UNFOLLOW,
+)
 
-FOLLOW = """mutation($id: ID!) { follow(input: { userId: $id }) {
-  __typename
-  ... on FollowSuccess { user { followerCount followedByViewer followRequestedByViewer } }
-  ... on FollowRequestedSuccess { user { isPrivate followerCount followedByViewer
-                                         followRequestedByViewer } }
-  ... on Error { code message } } }"""
-APPROVE = """mutation($id: ID!) { approveFollowRequest(input: { userId: $id }) {
-  __typename ... on ApproveFollowRequestSuccess { user { username followsViewer } }
-  ... on Error { code message } ... on ValidationError { field } } }"""
-REJECT = """mutation($id: ID!) { rejectFollowRequest(input: { userId: $id }) {
-  __typename ... on RejectFollowRequestSuccess { user { username followsViewer } }
-  ... on Error { code message } } }"""
-SET_PRIVATE = """mutation($p: Boolean!) { updateProfile(input: { isPrivate: $p }) {
-  __typename ... on UpdateProfileSuccess { user { isPrivate followerCount } }
-  ... on Error { code } } }"""
 REQUESTS = """query($first: Int!, $after: String) { viewer { followRequests(first: $first,
   after: $after) { edges { cursor requestedAt node { username } }
   pageInfo { hasNextPage endCursor } } } }"""
@@ -43,30 +34,9 @@ NODES = """query($ids: [ID!]!) { nodes(ids: $ids) { id } }"""
 HASHTAG = """query($n: String!) { hashtag(name: $n) { posts { edges { node { caption } } } } }"""
 
 
-async def ok(gql, query: str, variables: dict, actor, typename: str) -> dict:
-    out = await gql(query, variables, token=actor.token)
-    assert "errors" not in out, out
-    result = next(iter(out["data"].values()))
-    assert result["__typename"] == typename, result
-    return result
-
-
-async def make_private(gql, user) -> None:
-    out = await ok(gql, SET_PRIVATE, {"p": True}, user, "UpdateProfileSuccess")
-    assert out["user"]["isPrivate"] is True
-
-
 async def post(gql, author, caption: str) -> str:
     out = await ok(gql, CREATE, {"c": caption}, author, "CreatePostSuccess")
     return out["post"]["id"]
-
-
-async def pending(engine, target) -> list[uuid.UUID]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            text("SELECT requester_id FROM follow_requests WHERE target_id = :t"), {"t": target.id}
-        )
-        return [r[0] for r in rows]
 
 
 async def events(engine, topic: str, **payload: str) -> list[dict]:
@@ -82,23 +52,18 @@ async def events(engine, topic: str, **payload: str) -> list[dict]:
         return [r[0] for r in rows]
 
 
-async def assert_no_drift(engine) -> None:
-    report = await verify_follow_counts(engine)
-    assert report.drift == [], report.drift[:5]
-
-
 async def test_following_a_private_account_sends_one_request(gql, make_users, engine):
     owner, fan = await make_users(2, prefix="priv")
     await make_private(gql, owner)
     for _ in range(3):  # idempotent: one request, one event
-        out = await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+        out = await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
         assert out["user"] == {
             "isPrivate": True,
             "followerCount": 0,
             "followedByViewer": False,
             "followRequestedByViewer": True,
         }
-    assert await pending(engine, owner) == [fan.id]
+    assert await pending_requests(engine, owner) == [fan.id]
     assert await events(engine, "follow_request.created", target_id=str(owner.id)) == [
         {"requester_id": str(fan.id), "target_id": str(owner.id)}
     ]
@@ -108,11 +73,11 @@ async def test_following_a_private_account_sends_one_request(gql, make_users, en
 
 async def test_non_follower_sees_the_profile_but_not_posts_or_lists(gql, make_users):
     owner, friend, fan, stranger = await make_users(4, prefix="priv")
-    await ok(gql, FOLLOW, {"id": owner.gid}, friend, "FollowSuccess")  # while public
-    await ok(gql, FOLLOW, {"id": friend.gid}, owner, "FollowSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, friend, "FollowSuccess")  # while public
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": friend.gid}, owner, "FollowSuccess")
     await make_private(gql, owner)
     pid = await post(gql, owner, "for my followers only #privtag")
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     for viewer in (fan, stranger, None):
         token = viewer.token if viewer else None
         profile = (await gql(PROFILE, {"u": owner.username}, token=token))["data"]["user"]
@@ -151,7 +116,7 @@ async def test_approval_makes_a_follower_who_then_sees_everything(gql, make_user
     owner, fan = await make_users(2, prefix="priv")
     await make_private(gql, owner)
     await post(gql, owner, "private hello")
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     assert await feed_captions(gql, fan) == []  # builds the fan's cached feed (empty)
     listed = (await gql(REQUESTS, {"first": 10}, token=owner.token))["data"]["viewer"]
     assert [e["node"]["username"] for e in listed["followRequests"]["edges"]] == [fan.username]
@@ -160,7 +125,7 @@ async def test_approval_makes_a_follower_who_then_sees_everything(gql, make_user
     assert out["user"] == {"username": fan.username, "followsViewer": True}
     assert await counts(gql, owner) == (1, 0)
     assert await counts(gql, fan) == (0, 1)
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     follow_events = await events(engine, "follow.created", followee_id=str(owner.id))
     assert follow_events == [{"follower_id": str(fan.id), "followee_id": str(owner.id)}]
 
@@ -175,16 +140,16 @@ async def test_approval_makes_a_follower_who_then_sees_everything(gql, make_user
     await ok(gql, APPROVE, {"id": fan.gid}, owner, "ApproveFollowRequestSuccess")
     assert await counts(gql, owner) == (1, 0)
     assert len(await events(engine, "follow.created", followee_id=str(owner.id))) == 1
-    await assert_no_drift(engine)
+    await no_follow_count_drift(engine)
 
 
 async def test_rejection_changes_nothing_else_and_the_fan_may_ask_again(gql, make_users, engine):
     owner, fan = await make_users(2, prefix="priv")
     await make_private(gql, owner)
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     out = await ok(gql, REJECT, {"id": fan.gid}, owner, "RejectFollowRequestSuccess")
     assert out["user"] == {"username": fan.username, "followsViewer": False}
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     assert await counts(gql, owner) == (0, 0)
     assert await events(engine, "follow_request.rejected", target_id=str(owner.id)) == [
         {"requester_id": str(fan.id), "target_id": str(owner.id)}
@@ -194,8 +159,8 @@ async def test_rejection_changes_nothing_else_and_the_fan_may_ask_again(gql, mak
     none = await ok(gql, APPROVE, {"id": fan.gid}, owner, "NotFoundError")
     assert none["code"] == "NOT_FOUND"
     assert await counts(gql, owner) == (0, 0)
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
-    assert await pending(engine, owner) == [fan.id]
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    assert await pending_requests(engine, owner) == [fan.id]
 
 
 async def test_bad_ids_and_self_are_typed_errors(gql, make_users):
@@ -213,9 +178,9 @@ async def test_bad_ids_and_self_are_typed_errors(gql, make_users):
 async def test_unfollow_withdraws_a_pending_request(gql, make_users, engine):
     owner, fan = await make_users(2, prefix="priv")
     await make_private(gql, owner)
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     await ok(gql, UNFOLLOW, {"id": owner.gid}, fan, "UnfollowSuccess")
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     assert await events(engine, "follow_request.cancelled", target_id=str(owner.id)) == [
         {"requester_id": str(fan.id), "target_id": str(owner.id)}
     ]
@@ -226,12 +191,14 @@ async def test_unfollow_withdraws_a_pending_request(gql, make_users, engine):
 
 async def test_existing_followers_stay_when_the_account_turns_private(gql, make_users, engine):
     owner, fan = await make_users(2, prefix="priv")
-    await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowSuccess")
     await make_private(gql, owner)
-    out = await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowSuccess")  # nothing to ask
+    out = await ok(
+        gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowSuccess"
+    )  # nothing to ask
     assert out["user"]["followedByViewer"] is True
     assert out["user"]["followRequestedByViewer"] is False
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     assert await counts(gql, owner) == (1, 0)
 
 
@@ -240,7 +207,7 @@ async def test_follow_requests_page_newest_first_and_only_for_the_owner(gql, mak
     fans = await make_users(5, prefix="fan")
     await make_private(gql, owner)
     for fan in fans:
-        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+        await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     seen, after = [], None
     while True:
         out = await gql(REQUESTS, {"first": 2, "after": after}, token=owner.token)
@@ -263,12 +230,12 @@ async def test_switching_to_public_accepts_every_pending_request(gql, make_users
     fans = await make_users(6, prefix="fan")
     await make_private(gql, owner)
     for fan in fans:
-        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+        await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     # a banned requester gets no follow
     await set_user_status(engine, fans[0].id, "banned", counter_shards=settings.counter_shards)
     out = await ok(gql, SET_PRIVATE, {"p": False}, owner, "UpdateProfileSuccess")
     assert out["user"] == {"isPrivate": False, "followerCount": 5}
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     for fan in fans[1:]:
         assert await counts(gql, fan) == (0, 1)
     accepted = await events(engine, "follow.created", followee_id=str(owner.id))
@@ -276,26 +243,26 @@ async def test_switching_to_public_accepts_every_pending_request(gql, make_users
     assert all(set(e) == {"follower_id", "followee_id"} for e in accepted)
     # Now public: a follow is a follow.
     (late,) = await make_users(1, prefix="fan")
-    await ok(gql, FOLLOW, {"id": owner.gid}, late, "FollowSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, late, "FollowSuccess")
     assert await counts(gql, owner) == (6, 0)
-    await assert_no_drift(engine)
+    await no_follow_count_drift(engine)
 
 
 async def test_block_cancels_requests_both_ways(gql, make_users, engine):
     a, b, c = await make_users(3, prefix="priv")
     await make_private(gql, a)
     await make_private(gql, b)
-    await ok(gql, FOLLOW, {"id": b.gid}, a, "FollowRequestedSuccess")
-    await ok(gql, FOLLOW, {"id": a.gid}, b, "FollowRequestedSuccess")
-    await ok(gql, FOLLOW, {"id": a.gid}, c, "FollowRequestedSuccess")  # unrelated: stays
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": b.gid}, a, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": a.gid}, b, "FollowRequestedSuccess")
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": a.gid}, c, "FollowRequestedSuccess")  # unrelated: stays
     await ok(gql, BLOCK, {"id": b.gid}, a, "BlockSuccess")
-    assert await pending(engine, a) == [c.id]
-    assert await pending(engine, b) == []
+    assert await pending_requests(engine, a) == [c.id]
+    assert await pending_requests(engine, b) == []
     cancelled = await events(engine, "follow_request.cancelled", reason="block")
     pairs = {(e["requester_id"], e["target_id"]) for e in cancelled}
     assert {(str(a.id), str(b.id)), (str(b.id), str(a.id))} <= pairs
     for actor, target in ((a, b), (b, a)):
-        refused = await ok(gql, FOLLOW, {"id": target.gid}, actor, "BlockedError")
+        refused = await ok(gql, FOLLOW_OR_REQUEST, {"id": target.gid}, actor, "BlockedError")
         assert refused["code"] == "BLOCKED"
     assert (await ok(gql, APPROVE, {"id": b.gid}, a, "NotFoundError"))["code"] == "NOT_FOUND"
     assert await counts(gql, a) == (0, 0) and await counts(gql, b) == (0, 0)
@@ -307,9 +274,9 @@ async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users
     await make_private(gql, owner)
     for fan in fans:
         await make_private(gql, fan)
-        await ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+        await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
     for fan in fans[::3]:  # the owner asks some of them back
-        await ok(gql, FOLLOW, {"id": fan.gid}, owner, "FollowRequestedSuccess")
+        await ok(gql, FOLLOW_OR_REQUEST, {"id": fan.gid}, owner, "FollowRequestedSuccess")
     query = """query($first: Int!) { viewer { followRequests(first: $first) { edges { node {
       username isPrivate followerCount followedByViewer followRequestedByViewer
       followers(first: 1) { totalCount } } } } } }"""
@@ -327,8 +294,8 @@ async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users
 
 async def test_a_block_hides_posts_and_lists_both_ways(gql, make_users):
     """Like a private account's: the profile stays, its content does not."""
-    from tests.e2e.test_follow_graph import BLOCK
-    from tests.integration.test_feed import post
+    from tests.support.actions import post
+    from tests.support.documents import BLOCK
 
     owner, other = await make_users(2)
     await post(gql, owner, "not for you")

@@ -22,8 +22,9 @@ import httpx
 import pytest
 
 from app.settings import ROOT
-from tests.e2e.ws import start_api
-from tests.servers import free_port
+from tests.support.polling import PATIENCE_S
+from tests.support.servers import free_port
+from tests.support.ws import start_api
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(
@@ -134,7 +135,7 @@ async def query(http: httpx.AsyncClient, base: str, expr: str) -> list[dict]:
     return resp.json()["data"]["result"]
 
 
-async def until(http, base, expr, within: float = 30.0) -> list[dict]:
+async def until(http, base, expr, within: float = PATIENCE_S) -> list[dict]:
     deadline = time.monotonic() + within
     while True:
         result = await query(http, base, expr)
@@ -157,12 +158,12 @@ async def test_every_dashboard_query_returns_series(processes, prometheus, make_
     for _ in range(3):
         await api.gql(FEED, token=reader.token)
 
-    async with httpx.AsyncClient(timeout=5) as http:
+    async with httpx.AsyncClient(timeout=PATIENCE_S) as http:
         up = await until(http, prometheus, 'sum(up{job=~"roost-.*"}) == 2')
         assert up, "Prometheus does not see both targets up"
         # Traffic keeps coming (a post fanned out, a feed read) while Prometheus builds
         # up its rate() windows, until every query has series.
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE_S
         missing = dashboard_queries()
         n = 3
         while missing and time.monotonic() < deadline:

@@ -18,8 +18,8 @@ from domain.feed.graph_events import merge_author_into_feed
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
 from schema.ids import to_global_id
-from tests.e2e.test_ws_trust import served
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, WSClient
+from tests.support.subscriptions import served
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, WSClient
 
 REPORT_POST = """mutation($id: ID!, $r: ReportReason!, $n: String) {
   reportPost(input: { id: $id, reason: $r, note: $n }) { __typename

@@ -16,7 +16,7 @@ from domain.moderation.set_user_status import set_user_status
 from domain.search.ranks import refresh_search_ranks
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
-from tests.conftest import TestUser as User
+from tests.support.users import TestUser as User
 
 SEARCH = """query($q: String!, $first: Int, $after: String) {
   searchUsers(query: $q, first: $first, after: $after) {

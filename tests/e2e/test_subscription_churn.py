@@ -21,14 +21,10 @@ from redis.asyncio import Redis
 from websockets.asyncio.client import connect
 
 from domain.realtime import Hub, user_channel
-from tests.e2e.test_subscriptions import (
-    FEED_SUB,
-    NOTIFICATION_SUB,
-    PROTOCOLS,
-    _server_tasks,
-    local_server,
-)
-from tests.e2e.ws import TRANSPORT_WS, start_api
+from tests.support.documents import FEED_SUB, NOTIFICATION_SUB
+from tests.support.polling import PATIENCE_S
+from tests.support.subscriptions import PROTOCOLS, local_server, server_tasks
+from tests.support.ws import TRANSPORT_WS, start_api
 
 #: The issue's figure. Unfixed, 800 cycles leaked 3 and 5 subscriptions in two runs
 #: against a server process (and SIGTERM then hung); they take about 6 s, the price of
@@ -109,7 +105,7 @@ async def _metric(http: str, name: str, token: str) -> float:
     return float(next(x.split()[-1] for x in text.splitlines() if x.startswith(name + " ")))
 
 
-async def _until(check, within: float = 10.0) -> None:
+async def _until(check, within: float = PATIENCE_S) -> None:
     deadline = time.monotonic() + within
     while not await check():
         assert time.monotonic() < deadline, "condition never held"
@@ -133,7 +129,7 @@ async def test_subscriptions_aborted_right_after_subscribe_leave_nothing_behind(
                 return hub.subscriber_count == 0 and not hub._sent
 
             await _until(idle)
-            baseline = _server_tasks()
+            baseline = server_tasks()
             await _churn(url, users, LOCAL_CYCLES)
             await _until(idle)
             assert hub.channel_count == 0
@@ -143,7 +139,7 @@ async def test_subscriptions_aborted_right_after_subscribe_leave_nothing_behind(
             assert await _metric(http, "roost_realtime_channels", token) == 0
 
             async def tasks_gone() -> bool:
-                return _server_tasks() <= baseline
+                return server_tasks() <= baseline
 
             await _until(tasks_gone)
     finally:

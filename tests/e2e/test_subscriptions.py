@@ -8,26 +8,23 @@ through Redis pub/sub. Test settings: pull at >= 40 followers, fan-out pages of 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import gc
 import time
 import uuid
 
 import pytest
-import uvicorn
 from redis.asyncio import Redis
 from sqlalchemy import text
 
-from app.asgi import create_app
 from domain.db import new_id
 from domain.identity.tokens import TokenConfig, issue_access_token
-from domain.realtime import ONLINE_KEY, RealtimePublisher, post_channel, user_channel
+from domain.realtime import RealtimePublisher, post_channel, user_channel
 from schema.ids import decode_global_id
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, free_port, start_api
-
-PROTOCOLS = [TRANSPORT_WS, LEGACY_WS]
+from tests.support.documents import BLOCK, FEED_SUB, FOLLOW, NOTIFICATION_SUB
+from tests.support.polling import PATIENCE_S
+from tests.support.subscriptions import PROTOCOLS, live, local_server, server_tasks
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, start_api
 
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code message } } }"""
@@ -39,9 +36,6 @@ DELETE_COMMENT = """mutation($id: ID!) { deleteComment(input: { commentId: $id }
   __typename } }"""
 RENAME = """mutation($n: String!) { updateProfile(input: { displayName: $n }) { __typename } }"""
 
-FEED_SUB = """subscription { feedItemAdded { id caption author { username displayName } } }"""
-NOTIFICATION_SUB = """subscription { notificationAdded { id kind count read
-  actor { username } post { id } } }"""
 ENGAGEMENT_SUB = """subscription($id: ID!) { postEngagementChanged(postId: $id) {
   likeCount commentCount post { id caption likeCount author { username } } } }"""
 
@@ -78,18 +72,6 @@ async def redis(settings):
     r = Redis.from_url(settings.redis_url)
     yield r
     await r.aclose()
-
-
-async def live(redis: Redis, channel: str, *, online: uuid.UUID | None = None) -> None:
-    """Wait until some process subscribes ``channel`` (and ``online`` is present)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        ((_, n),) = await redis.pubsub_numsub(channel)
-        score = await redis.zscore(ONLINE_KEY, str(online)) if online else 1
-        if n and score:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{channel} never subscribed")
 
 
 async def create_post(api, author, caption: str) -> str:
@@ -408,16 +390,18 @@ async def test_an_expired_token_ends_the_stream_at_the_next_event(
     a, b = api_pair
     author, watcher, fan = await make_users(3)
     gid = await create_post(b, author, "short-lived")
+    # Long enough to connect and subscribe on a loaded machine; then the test waits for
+    # the expiry itself (the token's own deadline, the one thing here that is time).
+    ttl = dt.timedelta(seconds=8)
+    expires_at = time.time() + ttl.total_seconds()
     brief = issue_access_token(
-        TokenConfig(secret=settings.jwt_secret, access_ttl=dt.timedelta(seconds=2)),
-        watcher.id,
-        watcher.session_id,
+        TokenConfig(secret=settings.jwt_secret, access_ttl=ttl), watcher.id, watcher.session_id
     )
     client = await WSClient.open(a.ws, protocol, brief)
     try:
         await client.subscribe(ENGAGEMENT_SUB, {"id": gid})
         await live(redis, post_channel(pid_of(gid)))
-        await asyncio.sleep(2.5)
+        await asyncio.sleep(max(0.0, expires_at + 1.0 - time.time()))
         await b.gql(LIKE, {"id": gid}, token=fan.token)
         got = await client.next()
         assert got["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
@@ -427,38 +411,6 @@ async def test_an_expired_token_ends_the_stream_at_the_next_event(
 
 
 # -- clean-up ------------------------------------------------------------------------
-
-
-def _server_tasks() -> int:
-    """Tasks of this loop that are not the arq worker's (it runs in-process)."""
-    n = 0
-    for task in asyncio.all_tasks():
-        code = getattr(task.get_coro(), "cr_code", None)
-        name = code.co_filename if code else ""
-        if "/arq/" not in name and "workers/" not in name:
-            n += 1
-    return n
-
-
-@contextlib.asynccontextmanager
-async def local_server(settings, engine, **overrides):
-    """The app served by uvicorn in this event loop (its tasks and objects are visible
-    here), with its own hub; yields (app, WebSocket URL)."""
-    app = create_app(settings.model_copy(update=overrides), engine=engine)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    serving = asyncio.create_task(server.serve())
-    try:
-        while True:
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        yield app, f"ws://127.0.0.1:{port}/graphql"
-    finally:
-        server.should_exit = True
-        await serving
 
 
 async def test_events_leave_nothing_behind_in_a_long_subscription(
@@ -529,7 +481,7 @@ async def test_connect_disconnect_cycles_leave_no_subscription_or_task(
 
         await cycle(0)  # the hub's three tasks start on first use
         await _settle(hub)
-        baseline = _server_tasks()
+        baseline = server_tasks()
         for i in range(50):
             await cycle(i)
         await _settle(hub)
@@ -537,17 +489,17 @@ async def test_connect_disconnect_cycles_leave_no_subscription_or_task(
         left = {c.decode() for c in await redis.pubsub_channels("rt:*")} & ours
         assert left == set()
         assert await redis.pubsub_numsub(*ours) == [(c.encode(), 0) for c in ours]
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + PATIENCE_S
         while True:
-            if _server_tasks() <= baseline or time.monotonic() > deadline:
+            if server_tasks() <= baseline or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.05)
-        assert _server_tasks() <= baseline
+        assert server_tasks() <= baseline
     assert hub._tasks == []  # shutdown stopped the hub
 
 
 async def _settle(hub) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while True:
         if not (hub.subscriber_count or hub._sent) or time.monotonic() > deadline:
             break

@@ -8,7 +8,8 @@ from domain.moderation.set_user_status import set_user_status
 from domain.search.suggested_follows import suggested_follows
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
-from tests.e2e.test_private_accounts import FOLLOW, make_private, ok
+from tests.support.actions import make_private, ok
+from tests.support.documents import FOLLOW_OR_REQUEST
 
 SUGGESTED = """query($first: Int, $after: String) { viewer { suggestedFollows(first: $first,
   after: $after) { edges { cursor followedByFolloweesCount node { id username } }
@@ -42,7 +43,9 @@ async def test_friends_of_friends_ranked_with_everyone_left_out_who_should_be(
     await block_user(engine, blocker.id, viewer.id, counter_shards=shards)
     await set_user_status(engine, banned.id, "banned", counter_shards=shards)
     await make_private(gql, private)
-    requested = await ok(gql, FOLLOW, {"id": private.gid}, viewer, "FollowRequestedSuccess")
+    requested = await ok(
+        gql, FOLLOW_OR_REQUEST, {"id": private.gid}, viewer, "FollowRequestedSuccess"
+    )
     assert requested["user"]["followRequestedByViewer"] is True
 
     got = await suggestions(gql, viewer)

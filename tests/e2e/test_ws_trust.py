@@ -9,25 +9,23 @@ or, when that event is lost, before the next event is sent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import uvicorn
 from redis.asyncio import Redis
 from sqlalchemy import text
 from websockets.exceptions import ConnectionClosed
 
 import app.ws_guards
-from app.asgi import create_app
 from app.sessions import session_store
 from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
-from tests.e2e.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, free_port
+from tests.support.polling import PATIENCE_S
+from tests.support.subscriptions import served
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
 
 PROTOCOLS = [TRANSPORT_WS, LEGACY_WS]
 
@@ -42,26 +40,6 @@ RENAME = """mutation($n: String!) { updateProfile(input: { displayName: $n }) {
   __typename } }"""
 
 
-@contextlib.asynccontextmanager
-async def served(settings, engine, **overrides) -> AsyncIterator[str]:
-    """An API served by uvicorn in this event loop; yields its WebSocket URL."""
-    api = create_app(settings.model_copy(update=overrides), engine=engine)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    serving = asyncio.create_task(server.serve())
-    try:
-        while True:
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        yield f"ws://127.0.0.1:{port}/graphql"
-    finally:
-        server.should_exit = True
-        await serving
-
-
 @pytest.fixture
 async def redis(settings):
     r = Redis.from_url(settings.redis_url)
@@ -69,7 +47,7 @@ async def redis(settings):
     await r.aclose()
 
 
-async def closed(client: WSClient, within: float = 10.0) -> int | None:
+async def closed(client: WSClient, within: float = PATIENCE_S) -> int | None:
     """Wait until the server closes the socket (no result may arrive meanwhile); its
     close code."""
     deadline = time.monotonic() + within
@@ -83,7 +61,7 @@ async def closed(client: WSClient, within: float = 10.0) -> int | None:
 
 
 async def subscribed(redis: Redis, channel: str) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         ((_, n),) = await redis.pubsub_numsub(channel)
         if n:
@@ -209,7 +187,9 @@ async def test_websocket_operations_share_the_http_budgets(settings, engine, mak
     async with served(settings, engine, **limits) as url:
         base = url.replace("ws://", "http://").removesuffix("/graphql")
         transport = httpx.AsyncHTTPTransport(local_address=ip)
-        async with httpx.AsyncClient(transport=transport, base_url=base) as http:
+        async with httpx.AsyncClient(
+            transport=transport, base_url=base, timeout=PATIENCE_S
+        ) as http:
             # The sign-in budget of this address, spent over HTTP (3 of 4) ...
             resp = await http.post("/graphql", json={"query": bad_log_ins(3)})
             assert resp.status_code == 200, resp.text

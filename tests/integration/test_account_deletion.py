@@ -28,7 +28,7 @@ from domain.notifications.queries import UNREAD_KIND
 from domain.posts.create_post import create_post
 from domain.social.block_user import block_user
 from domain.social.mute_user import mute_user
-from tests.conftest import TEST_PASSWORD
+from tests.support.users import TEST_PASSWORD
 from workers.accounts import purge_accounts
 from workers.deps import DEPS
 

@@ -14,8 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import read_counts
-from domain.social.load_celebrities import load_celebrities
 from domain.social.verify_counts import verify_follow_counts
+from tools.load_celebrities import load_celebrities
 
 HASH = "$argon2id$v=19$m=65536,t=3,p=4$Y2VsZWJ0ZXN0$Y2VsZWJ0ZXN0aGFzaA"
 

@@ -1,4 +1,4 @@
-"""Counts stay exact under real concurrency (seeds/follower-count-crdt-issue.md §5).
+"""Counts stay exact under real concurrency (docs/seeds/follower-count-crdt-issue.md §5).
 
 Every test fires its mutations at once through the GraphQL API (asyncio.gather over the
 ASGI app; each request runs its own transaction on its own pooled connection), then
@@ -8,6 +8,7 @@ checks the counters against the follow rows themselves.
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import httpx
 import pytest
@@ -16,17 +17,12 @@ from sqlalchemy import text
 from app.asgi import create_app
 from app.database import create_engine
 from domain.counters import compact
+from domain.social.pairs import lock_pair, pair_lock_key
 from domain.social.verify_counts import verify_follow_counts
-from tests.conftest import GQL
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNFOLLOW, counts
-
-
-async def live_rows(engine, followee_id) -> int:
-    async with engine.connect() as conn:
-        return await conn.scalar(
-            text("SELECT count(*) FROM follows WHERE followee_id = :f AND deleted_at IS NULL"),
-            {"f": followee_id},
-        )
+from tests.support.actions import counts
+from tests.support.checks import live_rows
+from tests.support.documents import BLOCK, FOLLOW, UNFOLLOW
+from tests.support.graphql import GQL
 
 
 async def assert_no_drift(engine) -> None:
@@ -200,3 +196,21 @@ async def test_follow_racing_block_never_leaves_a_follow_beside_a_block(
         assert await counts(gql, a) == (0, 0)
         assert await counts(gql, b) == (0, 0)
     await assert_no_drift(engine)
+
+
+async def test_lock_pair_holds_the_key_that_pair_lock_key_names(engine):
+    """Follow, block and mute take lock_pair; notifications lock the same pairs by key
+    (pair_lock_key, in one statement for many): both must name one lock, either order."""
+    a, b = uuid.uuid4(), uuid.uuid4()
+    async with engine.begin() as holder:
+        await lock_pair(holder, a, b)
+        async with engine.connect() as other:
+            for key in (pair_lock_key(a, b), pair_lock_key(b, a)):
+                taken = await other.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": key})
+                assert taken is False
+            await other.rollback()
+    async with engine.connect() as other:  # released with the holder's transaction
+        assert await other.scalar(
+            text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": pair_lock_key(a, b)}
+        )
+        await other.rollback()

@@ -13,60 +13,9 @@ import uuid
 from sqlalchemy import text
 
 from domain.db import new_id
-from domain.feed.config import FeedStores
-from domain.feedstore import FeedRedis
-from tests.e2e.test_follow_graph import FOLLOW, UNFOLLOW
-
-CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
-  __typename ... on CreatePostSuccess { post { id caption } } ... on Error { code message } } }"""
-FEED = """query($first: Int!, $after: String) { viewer { feed(first: $first, after: $after) {
-  edges { cursor node { id caption author { username } } }
-  pageInfo { hasNextPage endCursor } } } }"""
-
-
-async def post(gql, author, caption: str) -> str:
-    out = (await gql(CREATE, {"c": caption}, token=author.token))["data"]["createPost"]
-    assert out["__typename"] == "CreatePostSuccess", out
-    return out["post"]["id"]
-
-
-async def feed_captions(gql, user, first: int = 50) -> list[str]:
-    out = await gql(FEED, {"first": first}, token=user.token)
-    assert "errors" not in out, out
-    return [e["node"]["caption"] for e in out["data"]["viewer"]["feed"]["edges"]]
-
-
-async def walk_feed(gql, user, first: int) -> list[str]:
-    seen, after = [], None
-    while True:
-        out = await gql(FEED, {"first": first, "after": after}, token=user.token)
-        assert "errors" not in out, out
-        feed = out["data"]["viewer"]["feed"]
-        seen += [e["node"]["caption"] for e in feed["edges"]]
-        if not feed["pageInfo"]["hasNextPage"]:
-            return seen
-        after = feed["pageInfo"]["endCursor"]
-
-
-async def follow_all(gql, fans, star) -> None:
-    await asyncio.gather(*(gql(FOLLOW, {"id": star.gid}, token=f.token) for f in fans))
-
-
-def stores_for(settings) -> tuple[FeedRedis, FeedStores]:
-    """A feed store client of the settings' backend (one Redis or the cluster)."""
-    redis = settings.open_feed_redis()
-    return redis, FeedStores.on(redis, settings.feed_config)
-
-
-async def in_cached_feed(stores: FeedStores, user, post_gid: str) -> bool | None:
-    """True/False whether the post is in the user's Redis feed; None if no feed key."""
-    from schema.ids import decode_global_id
-
-    pid = decode_global_id(post_gid, "Post", "id")
-    key = stores.feeds.key(user.id)
-    if not await stores.feeds.redis.exists(key):
-        return None
-    return await stores.feeds.redis.zscore(key, pid.bytes) is not None
+from tests.support.actions import feed_captions, follow_all, post, walk_feed
+from tests.support.checks import in_cached_feed, stores_for
+from tests.support.documents import FEED, FOLLOW, UNFOLLOW
 
 
 async def test_push_author_post_reaches_each_active_follower_once(feed):

@@ -1,4 +1,4 @@
-"""The feed store on a real Redis Cluster of three masters (tests/stores.py): one round
+"""The feed store on a real Redis Cluster of three masters (tests/support/stores.py): one round
 trip per master, every script inside one slot, a flushed master, a killed master, and
 slots that move between masters while batches run.
 
@@ -7,7 +7,6 @@ Test settings: pull at >= 40 followers, fan-out pages of 7.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import uuid
 
@@ -20,7 +19,9 @@ from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import SENTINEL, Entry, Timelines
 from domain.feedstore import FeedRedis
 from domain.outbox.process import list_dead_letters
-from tests.integration.test_feed import feed_captions, follow_all, in_cached_feed, post
+from tests.support.actions import feed_captions, follow_all, post
+from tests.support.checks import in_cached_feed
+from tests.support.polling import eventually
 
 
 def _node_client(node: str) -> redis_sync.Redis:
@@ -31,14 +32,6 @@ def _node_client(node: str) -> redis_sync.Redis:
 def _entries(n: int) -> list[Entry]:
     base = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     return [Entry.of(base + dt.timedelta(seconds=i), new_id()) for i in range(n)]
-
-
-async def _wait_for(predicate, within: float = 30.0):
-    deadline = asyncio.get_running_loop().time() + within
-    while not (result := await predicate()):
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
-    return result
 
 
 class _RoundTrips:
@@ -179,7 +172,7 @@ async def test_cluster_killed_master_serves_its_users_from_postgres_and_loses_no
         async def pushed() -> bool:  # the job's first attempt wrote every reachable feed
             return all([await in_cached_feed(env.stores, f, p2) for f in live])
 
-        await _wait_for(pushed)
+        await eventually(pushed)
         for f in fans:
             assert await feed_captions(env.gql, f) == ["p2", "p1"]
     finally:

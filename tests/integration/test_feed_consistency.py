@@ -35,17 +35,12 @@ from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
 from domain.social.unfollow_user import unfollow_user
 from schema.ids import to_global_id
-from tests.conftest import GQL, WorkerControl
-from tests.e2e.test_follow_graph import BLOCK, FOLLOW, UNBLOCK, UNFOLLOW
-from tests.integration.test_feed import (
-    FEED,
-    feed_captions,
-    follow_all,
-    in_cached_feed,
-    post,
-    stores_for,
-    walk_feed,
-)
+from tests.support.actions import feed_captions, follow_all, post, walk_feed
+from tests.support.checks import in_cached_feed, stores_for
+from tests.support.documents import BLOCK, FEED, FOLLOW, UNBLOCK, UNFOLLOW
+from tests.support.graphql import GQL
+from tests.support.polling import PATIENCE_S
+from tests.support.worker import WorkerControl
 
 DELETE = """mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }"""
 
@@ -77,7 +72,7 @@ async def release(engine, ids: list[uuid.UUID]) -> None:
         )
 
 
-async def drain_except(engine, held: list[uuid.UUID], within: float = 20.0) -> None:
+async def drain_except(engine, held: list[uuid.UUID], within: float = PATIENCE_S) -> None:
     """Wait until every undispatched outbox event is one of ``held``."""
     deadline = asyncio.get_running_loop().time() + within
     while True:

@@ -23,6 +23,7 @@ from sqlalchemy import event, text
 from app.asgi import create_app
 from app.container import WorkerDeps
 from app.embedded import EmbeddedRedis
+from app.graphql import build_schema
 from app.jobs import ArqDispatcher
 from domain.feed.config import FeedStores
 from domain.feed.timelines import SENTINEL
@@ -34,8 +35,12 @@ from domain.outbox.process import list_dead_letters, replay_dead_letters
 from domain.outbox.registry import Registry
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
-from tests.conftest import GQL, WorkerControl
-from tests.integration.test_feed import FEED, feed_captions, follow_all, post
+from schema.context import Context, Limits
+from tests.support.actions import feed_captions, follow_all, post
+from tests.support.documents import FEED
+from tests.support.graphql import GQL
+from tests.support.polling import PATIENCE_S, eventually
+from tests.support.worker import WorkerControl
 from workers.deps import DEPS
 from workers.events import consume_outbox_event
 
@@ -60,15 +65,6 @@ def _worker_env(settings, queue: str) -> dict[str, str]:
 async def _spawn_worker(env: dict[str, str]) -> asyncio.subprocess.Process:
     """`roost worker` in its own process group (so SIGKILL takes all of it)."""
     return await asyncio.create_subprocess_exec(ROOST, "worker", env=env, start_new_session=True)
-
-
-async def _wait_for(predicate, within: float, step: float = 0.05):
-    deadline = asyncio.get_running_loop().time() + within
-    while not (result := await predicate()):
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(step)
-    return result
 
 
 async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
@@ -104,12 +100,12 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
                 text("SELECT id FROM outbox WHERE aggregate_id = :p"), {"p": created.id}
             )
         in_progress = f"arq:in-progress:{job_id(event_id, registry.FEED)}"
-        await _wait_for(lambda: redis.exists(in_progress), within=20)
+        await eventually(lambda: redis.exists(in_progress))
         # Simulate pages already written before the crash for a third of the fans.
         for f in fans[:12]:
             await redis.zadd(stores.feeds.key(f.id), {created.id.bytes: 1})
         os.killpg(first.pid, signal.SIGKILL)
-        await asyncio.wait_for(first.wait(), 10)
+        await asyncio.wait_for(first.wait(), PATIENCE_S)
         await tx.rollback()  # release the lock
         written = [await redis.zscore(stores.feeds.key(f.id), created.id.bytes) for f in fans]
         assert sum(w is not None for w in written) == 12  # the killed job wrote no page
@@ -123,7 +119,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
                     {"e": event_id},
                 )
 
-        await _wait_for(dispatched, within=40, step=0.2)  # in-progress key expires ~12 s
+        await eventually(dispatched, within=40, step=0.2)  # in-progress key expires ~12 s
         for f in fans:
             (page,) = await stores.feeds.page([f.id], None, 10)
             assert [e.post_id for e in page] == [created.id], f  # exactly once
@@ -345,3 +341,19 @@ async def test_a_feed_page_costs_the_same_sql_round_trips_whatever_its_size(
         event.remove(engine.sync_engine, "before_cursor_execute", count)
     print(f"SQL statements per feed page: first=5 -> {small}, first=25 -> {large}")
     assert small == large <= 10
+
+
+async def test_home_feed_without_a_configured_redis_is_service_unavailable(
+    make_users, settings, engine
+):
+    """No Redis configured (Context.stores None): the feed answers SERVICE_UNAVAILABLE,
+    a typed error, never a masked internal one."""
+    (user,) = await make_users(1)
+    schema = build_schema(settings)
+    ctx = Context(engine=engine, tokens=settings.token_config, limits=Limits(), bearer=user.token)
+    result = await schema.execute(
+        "{ viewer { feed(first: 5) { edges { cursor } } } }", context_value=ctx
+    )
+    assert result.errors is not None and len(result.errors) == 1, result.errors
+    assert result.errors[0].extensions == {"code": "SERVICE_UNAVAILABLE"}
+    assert result.data == {"viewer": {"feed": None}} or result.data is None

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 
 from sqlalchemy import event
 
-from tests.e2e.test_engagement import COMMENT, LIKE
-from tests.e2e.test_follow_graph import BLOCK
-from tests.integration.test_feed import follow_all, post
+from tests.support.actions import follow_all, post
+from tests.support.documents import BLOCK, COMMENT, LIKE
 
 #: The selection of the benchmark (bench.feed_vs_postgraphile), and more: every field a
 #: hydration may load, the author's counts through a fragment.

@@ -23,7 +23,7 @@ from app.database import create_engine
 from app.migrate import alembic_config, upgrade
 from app.settings import Settings
 from domain.data_loads import GRAPH, SEED_POSTS, recorded_load
-from tests.servers import Output, free_port, throwaway_database
+from tests.support.servers import Output, free_port, throwaway_database
 
 # A tiny SNAP edge list: sd0..sd5 follow each other in a ring, plus a self-loop.
 EDGES = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 2), (3, 3)]

@@ -15,7 +15,7 @@ from domain.notifications.likes import notify_like, withdraw_like
 from domain.notifications.queries import notifications_page, unread_notification_count
 from domain.notifications.store import EventRef
 from domain.posts.create_post import create_post
-from tests.integration.test_moderation import no_drift
+from tests.support.checks import no_count_drift
 
 
 class Recorder:
@@ -91,7 +91,7 @@ async def test_a_liker_toggling_is_one_person_and_one_push(make_users, engine, c
     assert items == [("like", liker.id, 1, True)]
     assert unread == 1
     assert len(rec.pushed) == 1 and len(rec.published) == 1
-    await no_drift(engine, author.id, post.id)
+    await no_count_drift(engine, author.id, post.id)
 
 
 async def test_count_is_the_people_behind_it_and_an_unlike_takes_one_out(
@@ -132,7 +132,7 @@ async def test_count_is_the_people_behind_it_and_an_unlike_takes_one_out(
     )
     assert await like_notifications(engine, author.id) == ([("like", fans[0].id, 1, False)], 0)
     assert (len(rec.pushed), len(rec.published)) == (1, 3)
-    await no_drift(engine, author.id, post.id)
+    await no_count_drift(engine, author.id, post.id)
 
 
 async def test_an_unlike_that_runs_before_its_like_leaves_nothing(make_users, engine, config):
@@ -144,4 +144,4 @@ async def test_an_unlike_that_runs_before_its_like_leaves_nothing(make_users, en
     await withdraw_like(engine, config, unlike, post.id, fan.id)
     await notify_like(engine, config, like, post.id, fan.id)
     assert await like_notifications(engine, author.id) == ([], 0)
-    await no_drift(engine, author.id, post.id)
+    await no_count_drift(engine, author.id, post.id)

@@ -21,15 +21,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.settings import DEFAULT_GRAPH_MD5, DEFAULT_GRAPH_PATH
 from domain.db import new_id
 from domain.social.follow_user import follow_user
-from domain.social.load_graph import (
+from domain.social.queries import follow_counts
+from domain.social.verify_counts import verify_follow_counts
+from tools.load_graph import (
     HISTORY_START,
     SNAPSHOT,
     LoadReport,
     load_graph,
     user_created_at,
 )
-from domain.social.queries import follow_counts
-from domain.social.verify_counts import verify_follow_counts
 
 # Any non-empty string does: the loader stores it as given (hashing is the caller's job).
 HASH = "$argon2id$v=19$m=65536,t=3,p=4$bG9hZGVydGVzdA$bG9hZGVydGVzdGhhc2g"

@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import text
 
 from domain.counters import read_counts
-from domain.counters.verify import verify_counts
 from domain.engagement.add_comment import add_comment
 from domain.engagement.delete_comment import delete_comment
 from domain.engagement.like_post import like_post, unlike_post
@@ -23,13 +22,7 @@ from domain.posts.create_post import create_post
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.unfollow_user import unfollow_user
-
-
-async def no_drift(engine, *ids: uuid.UUID) -> None:
-    """No counter of these entities (every kind `roost counts verify` checks) drifts."""
-    report = await verify_counts(engine)
-    wanted = set(ids)
-    assert [d for d in report.drift if d.entity_id in wanted] == []
+from tests.support.checks import no_count_drift
 
 
 async def counts(engine, entity: uuid.UUID, *kinds: str) -> tuple[int, ...]:
@@ -74,7 +67,7 @@ async def test_a_ban_takes_the_account_out_of_every_count_and_reinstatement_puts
     # x's like, x's comment, d's reply under it, x's reply under d's comment
     assert await counts(engine, post.id, "likes", "comments") == (1, 1)
     assert await counts(engine, x.id, "followers", "following", "posts") == (1, 1, 1)
-    await no_drift(engine, *ids)
+    await no_count_drift(engine, *ids)
 
     assert await set_user_status(engine, x.id, "active", counter_shards=k)
     after = (
@@ -84,13 +77,13 @@ async def test_a_ban_takes_the_account_out_of_every_count_and_reinstatement_puts
         await counts(engine, x.id, "followers", "following", "posts"),
     )
     assert after == before
-    await no_drift(engine, *ids)
+    await no_count_drift(engine, *ids)
 
     assert await set_user_status(engine, x.id, "deleted", counter_shards=k)
     assert await counts(engine, post.id, "likes", "comments") == (1, 1)
     with pytest.raises(ValidationError):
         await set_user_status(engine, x.id, "active", counter_shards=k)
-    await no_drift(engine, *ids)
+    await no_count_drift(engine, *ids)
     with pytest.raises(NotFoundError):
         await set_user_status(engine, uuid.uuid4(), "banned", counter_shards=k)
     with pytest.raises(ValidationError):
@@ -113,7 +106,7 @@ async def test_an_inactive_account_cannot_move_a_counter(make_users, engine, k):
         await follow_user(engine, x.id, a.id, counter_shards=k)
     # a block of (or by) the banned account ends the follow without moving a counter
     assert await block_user(engine, a.id, x.id, counter_shards=k)
-    await no_drift(engine, x.id, a.id, post.id)
+    await no_count_drift(engine, x.id, a.id, post.id)
     assert await counts(engine, post.id, "likes") == (0,)
 
 
@@ -167,7 +160,7 @@ async def test_status_changes_racing_with_every_kind_of_write_leave_no_drift(mak
         set_user_status(engine, x.id, "banned", counter_shards=k),
         *(attempt(delete_comment(engine, author.id, t, counter_shards=k)) for t in tops[:2]),
     )
-    await no_drift(engine, x.id, author.id, *(f.id for f in fans), *posts)
+    await no_count_drift(engine, x.id, author.id, *(f.id for f in fans), *posts)
     async with engine.connect() as conn:
         replies = await conn.scalar(
             text("SELECT count(*) FROM comments WHERE parent_id = ANY(CAST(:t AS uuid[]))"),

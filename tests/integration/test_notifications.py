@@ -5,90 +5,24 @@ Test settings (tests/conftest.py): NOTIFY_FOLLOW_DAILY_CAP=3.
 
 from __future__ import annotations
 
-import json
-import uuid
-
 from sqlalchemy import text
 
 from app.container import WorkerDeps
-from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
-from domain.notifications.queries import verify_unread_counts
 from domain.notifications.store import EventRef
-from domain.outbox.events import decode
-from tests.e2e.test_engagement import COMMENT
-from tests.e2e.test_follow_graph import FOLLOW, UNFOLLOW
-from tests.integration.test_feed import post
+from tests.support.actions import post
+from tests.support.checks import (
+    events_of,
+    no_unread_drift,
+    notifications,
+    redrive,
+    run_handler_again,
+    summary,
+    unread,
+)
+from tests.support.documents import COMMENT, FOLLOW, MARK_READ, NOTIFICATIONS_PAGE, UNFOLLOW
 from workers.deps import DEPS
 from workers.notifications import follow_digest
-
-NOTIFICATIONS = """query($first: Int!, $after: String) { viewer { unreadNotificationCount
-  notifications(first: $first, after: $after) {
-    edges { cursor node { id kind count read createdAt actor { username }
-      post { caption } comment { body } } }
-    pageInfo { hasNextPage endCursor } } } }"""
-MARK_READ = """mutation($ids: [ID!]) { markNotificationsRead(input: { ids: $ids }) { __typename
-  ... on MarkNotificationsReadSuccess { unreadNotificationCount }
-  ... on Error { code message } ... on ValidationError { field } } }"""
-
-
-async def notifications(gql, user, first: int = 50) -> list[dict]:
-    out = await gql(NOTIFICATIONS, {"first": first}, token=user.token)
-    assert "errors" not in out, out
-    return [e["node"] for e in out["data"]["viewer"]["notifications"]["edges"]]
-
-
-async def unread(gql, user) -> int:
-    out = await gql(NOTIFICATIONS, {"first": 0}, token=user.token)
-    assert "errors" not in out, out
-    return out["data"]["viewer"]["unreadNotificationCount"]
-
-
-def summary(items: list[dict]) -> list[tuple]:
-    """(kind, actor username, count) of each notification, newest first."""
-    return [(n["kind"], (n["actor"] or {}).get("username"), n["count"]) for n in items]
-
-
-async def events_of(engine, topic: str, **payload: str) -> list[uuid.UUID]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            text(
-                "SELECT id FROM outbox WHERE topic = :t AND payload @> CAST(:p AS jsonb)"
-                " ORDER BY id"
-            ),
-            {"t": topic, "p": json.dumps(payload)},
-        )
-        return [r[0] for r in rows]
-
-
-async def redrive(engine, worker, event_ids: list[uuid.UUID]) -> None:
-    """Run the jobs of these events again, as after a crash before they were marked
-    dispatched: the relay re-enqueues them and the worker consumes them once more."""
-    async with engine.begin() as conn:
-        await conn.execute(
-            text(
-                "UPDATE outbox SET dispatched_at = NULL, available_at = now()"
-                " WHERE id = ANY(CAST(:ids AS uuid[]))"
-            ),
-            {"ids": event_ids},
-        )
-    await worker.drain()
-
-
-async def run_handler_again(engine, settings, topic: str, event_id: uuid.UUID) -> None:
-    """Call the notification consumer of one event directly (a second run of its job)."""
-    async with engine.connect() as conn:
-        payload = await conn.scalar(
-            text("SELECT payload FROM outbox WHERE id = :id"), {"id": event_id}
-        )
-    consumer = notification_consumer(engine, settings.notification_config, Delivery(engine))
-    event = decode(topic, payload)
-    await consumer[type(event)](event, event_id)
-
-
-async def no_drift(engine, *users) -> None:
-    ids = {u.id for u in users}
-    assert [d for d in await verify_unread_counts(engine) if d.user_id in ids] == []
 
 
 async def test_follow_notifies_once_even_when_its_job_runs_twice(
@@ -106,7 +40,7 @@ async def test_follow_notifies_once_even_when_its_job_runs_twice(
     assert items[0]["read"] is False and items[0]["post"] is None
     assert await unread(gql, star) == 1
     assert await notifications(gql, fan) == []  # the follower is told nothing
-    await no_drift(engine, star, fan)
+    await no_unread_drift(engine, star, fan)
 
 
 async def test_unfollow_never_notifies_and_a_refollow_the_same_day_is_not_news(
@@ -157,7 +91,7 @@ async def test_follows_past_the_daily_cap_arrive_as_one_digest(
     assert len(items) == 4 and await unread(gql, star) == 4
     for f in fans:  # no follower was notified of anything
         assert await notifications(gql, f) == []
-    await no_drift(engine, star)
+    await no_unread_drift(engine, star)
 
 
 async def test_follow_request_notifies_the_private_account(gql, make_users, worker, engine):
@@ -198,7 +132,7 @@ async def test_mark_read_by_id_and_all_keeps_the_unread_count_exact(
     out = await gql(MARK_READ, {"ids": []}, token=me.token)  # empty: all
     assert out["data"]["markNotificationsRead"]["unreadNotificationCount"] == 0
     assert all(n["read"] for n in await notifications(gql, me))
-    await no_drift(engine, me, other)
+    await no_unread_drift(engine, me, other)
 
 
 async def test_notification_pages_node_lookup_and_viewer_only_fields(
@@ -210,7 +144,7 @@ async def test_notification_pages_node_lookup_and_viewer_only_fields(
         await worker.drain()  # cap 3: three FOLLOW notifications
     seen, after = [], None
     while True:
-        out = await gql(NOTIFICATIONS, {"first": 2, "after": after}, token=me.token)
+        out = await gql(NOTIFICATIONS_PAGE, {"first": 2, "after": after}, token=me.token)
         page = out["data"]["viewer"]["notifications"]
         seen += [e["node"]["id"] for e in page["edges"]]
         if not page["pageInfo"]["hasNextPage"]:
@@ -232,7 +166,7 @@ async def test_notification_pages_node_lookup_and_viewer_only_fields(
 
 
 async def test_a_page_of_notifications_costs_constant_sql(gql, make_users, worker, engine):
-    from tests.integration.test_query_count import measured
+    from tests.support.checks import measured
 
     (me,) = await make_users(1)
     authors = await make_users(8)
@@ -243,7 +177,7 @@ async def test_a_page_of_notifications_costs_constant_sql(gql, make_users, worke
     costs = {}
     for first in (2, 16):
         data, statements = await measured(
-            gql, engine, NOTIFICATIONS, {"first": first}, token=me.token
+            gql, engine, NOTIFICATIONS_PAGE, {"first": first}, token=me.token
         )
         assert len(data["viewer"]["notifications"]["edges"]) == first
         costs[first] = len(statements)

@@ -12,19 +12,17 @@ from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.outbox.events import LikeCreated
 from schema.ids import decode_global_id
-from tests.e2e.test_engagement import COMMENT, LIKE
-from tests.e2e.test_follow_graph import BLOCK
-from tests.integration.test_feed import post
-from tests.integration.test_notifications import (
-    MARK_READ,
+from tests.support.actions import post
+from tests.support.checks import (
     events_of,
-    no_drift,
+    no_unread_drift,
     notifications,
     redrive,
     run_handler_again,
     summary,
     unread,
 )
+from tests.support.documents import BLOCK, COMMENT, LIKE, MARK_READ
 
 
 async def test_likes_within_ten_minutes_coalesce_into_one_notification(
@@ -72,7 +70,7 @@ async def test_likes_within_ten_minutes_coalesce_into_one_notification(
         ("LIKE", fans[3].username, 4),
     ]
     assert await unread(gql, author) == 2
-    await no_drift(engine, author)
+    await no_unread_drift(engine, author)
 
 
 def decode(gid: str) -> uuid.UUID:

@@ -8,18 +8,9 @@ import asyncio
 
 from sqlalchemy import text
 
-from tests.e2e.test_follow_graph import BLOCK, counts
-from tests.e2e.test_private_accounts import (
-    APPROVE,
-    FOLLOW,
-    REJECT,
-    SET_PRIVATE,
-    assert_no_drift,
-    make_private,
-    ok,
-    pending,
-)
-from tests.integration.test_concurrency import live_rows
+from tests.support.actions import counts, make_private, ok
+from tests.support.checks import live_rows, no_follow_count_drift, pending_requests
+from tests.support.documents import APPROVE, BLOCK, FOLLOW_OR_REQUEST, REJECT, SET_PRIVATE
 
 
 async def follow_created_events(engine, target) -> int:
@@ -40,9 +31,9 @@ async def test_approvals_racing_the_switch_to_public_count_each_follow_once(
     fans = await make_users(40, prefix="fan")
     await make_private(gql, owner)
     await asyncio.gather(
-        *(ok(gql, FOLLOW, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in fans)
+        *(ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in fans)
     )
-    assert len(await pending(engine, owner)) == 40
+    assert len(await pending_requests(engine, owner)) == 40
 
     async def approve(fan):
         out = await gql(APPROVE, {"id": fan.gid}, token=owner.token)
@@ -57,8 +48,8 @@ async def test_approvals_racing_the_switch_to_public_count_each_follow_once(
     assert await counts(gql, owner) == (40, 0)
     assert await live_rows(engine, owner.id) == 40
     assert await follow_created_events(engine, owner) == 40
-    assert await pending(engine, owner) == []
-    await assert_no_drift(engine)
+    assert await pending_requests(engine, owner) == []
+    await no_follow_count_drift(engine)
     async with engine.connect() as conn:  # one transaction, one created_at: the switch's
         batches = await conn.scalar(
             text("SELECT count(DISTINCT created_at) FROM follows WHERE followee_id = :o"),
@@ -75,11 +66,11 @@ async def test_requests_racing_the_switch_to_public_all_end_as_follows(gql, make
     late = await make_users(25, prefix="fan")
     await make_private(gql, owner)
     await asyncio.gather(
-        *(ok(gql, FOLLOW, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in early)
+        *(ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in early)
     )
 
     async def follow(fan):
-        out = await gql(FOLLOW, {"id": owner.gid}, token=fan.token)
+        out = await gql(FOLLOW_OR_REQUEST, {"id": owner.gid}, token=fan.token)
         assert "errors" not in out, out
         kind = out["data"]["follow"]["__typename"]
         assert kind in ("FollowSuccess", "FollowRequestedSuccess"), out
@@ -88,21 +79,24 @@ async def test_requests_racing_the_switch_to_public_all_end_as_follows(gql, make
     switch = ok(gql, SET_PRIVATE, {"p": False}, owner, "UpdateProfileSuccess")
     await asyncio.gather(*follows[:20], switch, *follows[20:])
 
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     assert await counts(gql, owner) == (40, 0)
     assert await live_rows(engine, owner.id) == 40
     assert await follow_created_events(engine, owner) == 40
-    await assert_no_drift(engine)
+    await no_follow_count_drift(engine)
 
 
 async def test_one_request_approved_and_rejected_many_times_at_once(gql, make_users, engine):
     owner, fan, other = await make_users(3, prefix="race")
     await make_private(gql, owner)
     await asyncio.gather(
-        *(ok(gql, FOLLOW, {"id": owner.gid}, fan, "FollowRequestedSuccess") for _ in range(10))
+        *(
+            ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, fan, "FollowRequestedSuccess")
+            for _ in range(10)
+        )
     )
-    await ok(gql, FOLLOW, {"id": owner.gid}, other, "FollowRequestedSuccess")
-    assert sorted(await pending(engine, owner)) == sorted([fan.id, other.id])
+    await ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, other, "FollowRequestedSuccess")
+    assert sorted(await pending_requests(engine, owner)) == sorted([fan.id, other.id])
     async with engine.connect() as conn:
         created = await conn.scalar(
             text(
@@ -126,8 +120,8 @@ async def test_one_request_approved_and_rejected_many_times_at_once(gql, make_us
     assert rejected + (approved > 0) == 1, kinds
     assert await counts(gql, owner) == (1 + (approved > 0), 0)
     assert await follow_created_events(engine, owner) == 1 + (approved > 0)
-    assert await pending(engine, owner) == []
-    await assert_no_drift(engine)
+    assert await pending_requests(engine, owner) == []
+    await no_follow_count_drift(engine)
 
 
 async def test_blocks_racing_approvals_and_the_switch_leave_no_follow_across_a_block(
@@ -137,7 +131,7 @@ async def test_blocks_racing_approvals_and_the_switch_leave_no_follow_across_a_b
     fans = await make_users(30, prefix="fan")
     await make_private(gql, owner)
     await asyncio.gather(
-        *(ok(gql, FOLLOW, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in fans)
+        *(ok(gql, FOLLOW_OR_REQUEST, {"id": owner.gid}, f, "FollowRequestedSuccess") for f in fans)
     )
     blockers, approved = fans[:10], fans[10:20]  # fans[20:] wait for the switch
 
@@ -170,6 +164,6 @@ async def test_blocks_racing_approvals_and_the_switch_leave_no_follow_across_a_b
             {"o": owner.id},
         )
     assert across == 0
-    assert await pending(engine, owner) == []
+    assert await pending_requests(engine, owner) == []
     assert await counts(gql, owner) == (20, 0)
-    await assert_no_drift(engine)
+    await no_follow_count_drift(engine)

@@ -1,5 +1,5 @@
 """Pushes through FCM HTTP v1 against a local fake that speaks its formats
-(tests/integration/fake_fcm.py): every device of the recipient, one cached OAuth access
+(tests/support/fake_fcm.py): every device of the recipient, one cached OAuth access
 token, tokens the provider calls gone are deleted, transient refusals retried no sooner
 than Retry-After, and the notification delivery path end to end."""
 
@@ -20,7 +20,7 @@ from domain.notifications.fcm import FcmTransport, ServiceAccount, retry_after
 from domain.notifications.push import DevicePushSender, PushMessage, RetryPolicy
 from domain.notifications.queries import NotificationRecord
 from domain.notifications.store import Changes
-from tests.integration.fake_fcm import (
+from tests.support.fake_fcm import (
     INVALID_ARGUMENT,
     NOT_FOUND,
     SENDER_ID_MISMATCH,

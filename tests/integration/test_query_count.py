@@ -1,19 +1,17 @@
 """Per-request dataloaders: a page costs a constant number of SQL round trips, whatever
-its size (design.md "GraphQL API conventions"). Counts the statements the engine sends
+its size (docs/design.md "GraphQL API conventions"). Counts the statements the engine sends
 to PostgreSQL while the API answers one request."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import event, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import text
 
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
+from tests.support.checks import measured
 
 #: Round trips allowed for one page, whatever its size: the lookup, the page, the users,
 #: the counts and the three viewer flags, with a little room for an extra batch.
@@ -25,32 +23,6 @@ FOLLOWERS = f"""query($u: String!, $n: Int!) {{ user(username: $u) {{
     edges {{ node {{ {USER_FIELDS} blockedWithViewer }} }} }} }} }}"""
 NODES = f"""query($ids: [ID!]!) {{ nodes(ids: $ids) {{
   ... on User {{ {USER_FIELDS} blockedWithViewer }} }} }}"""
-
-
-@contextlib.contextmanager
-def recorded_statements(engine: AsyncEngine) -> Iterator[list[str]]:
-    """Collect the SQL of every statement ``engine`` executes inside the ``with`` block."""
-    statements: list[str] = []
-
-    def _record(conn, cursor, statement, parameters, context, executemany) -> None:
-        statements.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", _record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", _record)
-
-
-async def measured(gql, engine: AsyncEngine, query: str, variables: dict, token: str):
-    """Run ``query`` once to warm the pool, then again while counting statements; return
-    (response data, statements)."""
-    warm = await gql(query, variables, token=token)
-    assert "errors" not in warm, warm
-    with recorded_statements(engine) as statements:
-        out = await gql(query, variables, token=token)
-    assert "errors" not in out, out
-    return out["data"], list(statements)
 
 
 #: Indexes (into the fans) of the viewer's relations set up by :func:`star_graph`.
@@ -164,7 +136,7 @@ async def busy_post(engine, settings, worker):
     make, all consumed. Built once for the module's tests (about 4 s)."""
     from domain.engagement.add_comment import add_comment
     from domain.posts.create_post import create_post
-    from tests.conftest import user_maker
+    from tests.support.users import user_maker
 
     shards = settings.counter_shards
     new_users = user_maker(engine, settings)

@@ -24,7 +24,8 @@ from domain.realtime.feed_items import publish_to_online_followers
 from domain.realtime.hub import HubClosedError
 from domain.realtime.publisher import now_ms
 from schema.ids import decode_global_id
-from tests.e2e.test_follow_graph import FOLLOW
+from tests.support.documents import FOLLOW
+from tests.support.polling import arrives, eventually
 
 
 @pytest.fixture
@@ -42,19 +43,12 @@ async def hub(redis):
 
 
 async def got(sub) -> dict:
-    return await asyncio.wait_for(sub.get(), 3)
+    return await arrives(sub.get())
 
 
 async def numsub(redis: Redis, channel: str) -> int:
     ((_, n),) = await redis.pubsub_numsub(channel)
     return n
-
-
-async def eventually(check, within: float = 3.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition never held"
-        await asyncio.sleep(0.02)
 
 
 async def test_one_redis_subscription_per_channel_whatever_the_local_subscribers(hub, redis):
@@ -126,7 +120,7 @@ async def test_close_ends_waiting_subscribers(redis):
     task = asyncio.create_task(listen())
     await eventually(lambda: _has_subscriber(hub))
     await hub.close()
-    await asyncio.wait_for(task, 3)
+    await arrives(task)
     assert len(got) == 1
     with pytest.raises(HubClosedError):
         async with hub.subscribe(post_channel(uuid.uuid4())):
@@ -142,13 +136,19 @@ async def test_presence_is_set_refreshed_and_lapses(hub, redis):
     async with hub.subscribe(user_channel(user), presence=user):
         first = await redis.zscore(ONLINE_KEY, str(user))
         assert first > now_ms()
-        await asyncio.sleep(1.2)  # a heartbeat (every ttl / 3 = 1 s) extends it
-        assert await redis.zscore(ONLINE_KEY, str(user)) > first
+
+        async def extended() -> bool:  # a heartbeat (every ttl / 3 = 1 s) extends it
+            return await redis.zscore(ONLINE_KEY, str(user)) > first
+
+        await eventually(extended)
     # Left: never removed by this process (another may hold the user), it lapses.
     assert await redis.zscore(ONLINE_KEY, str(user)) is not None
     await redis.zadd(ONLINE_KEY, {str(user): now_ms() - 1})
-    await asyncio.sleep(1.2)  # the heartbeat drops expired entries
-    assert await redis.zscore(ONLINE_KEY, str(user)) is None
+
+    async def dropped() -> bool:  # the heartbeat drops expired entries
+        return await redis.zscore(ONLINE_KEY, str(user)) is None
+
+    await eventually(dropped)
 
 
 async def test_feed_items_are_published_only_to_present_users(hub, redis):
@@ -223,8 +223,8 @@ async def test_batched_engagement_reads_answer_each_viewer_by_their_own_rights(
     engine, make_users, gql
 ):
     from domain.realtime.queries import EngagementReads
-    from tests.e2e.test_follow_graph import BLOCK
-    from tests.integration.test_feed import post
+    from tests.support.actions import post
+    from tests.support.documents import BLOCK
 
     author, friend, blocked = await make_users(3)
     gid = await post(gql, author, "batched")
@@ -289,7 +289,7 @@ async def test_hub_subscribes_again_when_its_connection_drops(settings, redis):
                 c for c in await redis.client_list() if c["name"] == name and int(c["sub"]) > 0
             ]
             await redis.execute_command("CLIENT", "KILL", "ID", conn["id"])
-            await eventually(lambda: _subscribed(redis, post_channel(pid)), within=10)
+            await eventually(lambda: _subscribed(redis, post_channel(pid)))
             await publisher.engagement_changed(pid)
             assert (await got(sub))["post_id"] == str(pid)  # the same subscription lives on
     finally:

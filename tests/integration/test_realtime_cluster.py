@@ -1,4 +1,4 @@
-"""Real-time pub/sub on the Redis Cluster of the run (tests/stores.py): the hub hears
+"""Real-time pub/sub on the Redis Cluster of the run (tests/support/stores.py): the hub hears
 channels owned by every master, feed items go only to present users, and a master
 that restarts gets its subscriptions back.
 
@@ -26,7 +26,9 @@ from domain.realtime import (
     user_channel,
 )
 from domain.realtime.publisher import now_ms
-from tests.stores import _major, redis_server_for_cluster
+from tests.support.polling import PATIENCE_S
+from tests.support.stores import _major, redis_server_for_cluster
+from tests.support.subscriptions import subscribers
 
 _binary = redis_server_for_cluster()
 MODES = ["plain", "sharded"] if _binary and _major(_binary) >= 7 else ["plain"]
@@ -43,7 +45,7 @@ async def store(request, redis_cluster):
 
 
 async def got(sub) -> dict:
-    return await asyncio.wait_for(sub.get(), 10)
+    return await asyncio.wait_for(sub.get(), PATIENCE_S)
 
 
 def channels_on_every_master(store: ClusterFeedRedis, make) -> dict[str, str]:
@@ -53,26 +55,6 @@ def channels_on_every_master(store: ClusterFeedRedis, make) -> dict[str, str]:
         channel = make(uuid.uuid4())
         found.setdefault(store.node_of(channel), channel)
     return found
-
-
-def subscribers(cluster, channel: str) -> int:
-    """Subscribers of ``channel`` over every master, sharded or not."""
-    total = 0
-    for node in cluster.nodes:
-        host, port = node.rsplit(":", 1)
-        client = redis_sync.Redis(host=host, port=int(port), socket_timeout=5)
-        try:
-            for command in ("NUMSUB", "SHARDNUMSUB"):
-                try:
-                    _, n = client.execute_command("PUBSUB", command, channel)
-                except redis_sync.ResponseError:  # no SHARDNUMSUB before Redis 7
-                    continue
-                total += int(n)
-        except redis_sync.ConnectionError:
-            continue
-        finally:
-            client.close()
-    return total
 
 
 async def test_cluster_hub_hears_channels_of_every_master(store, redis_cluster):
@@ -154,7 +136,7 @@ async def test_cluster_subscriptions_survive_a_master_restart(store, redis_clust
                         assert (await got(subs[master]))["post_id"] == str(pid)
         finally:
             redis_cluster.restart(index)
-        deadline = asyncio.get_running_loop().time() + 30
+        deadline = asyncio.get_running_loop().time() + PATIENCE_S
         for master, channel in by_master.items():
             pid = uuid.UUID(channel.split("{")[1].rstrip("}"))
             while True:  # until the reader reconnected and subscribed again

@@ -27,9 +27,11 @@ from app.asgi import create_app
 from app.database import create_engine
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
-from tests.conftest import GQL, WorkerControl, user_maker
-from tests.e2e.test_follow_graph import COUNTS, FOLLOW
-from tests.integration.test_feed import FEED, follow_all, post
+from tests.support.actions import follow_all, post
+from tests.support.documents import COUNTS, FEED, FOLLOW
+from tests.support.graphql import GQL
+from tests.support.users import user_maker
+from tests.support.worker import WorkerControl
 
 PROFILE = """query($u: String!) { user(username: $u) { username followerCount followingCount
   followers(first: 10) { edges { node { username } } }

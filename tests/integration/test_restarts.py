@@ -43,15 +43,17 @@ from domain.db import new_id
 from domain.identity.sessions import open_sessions
 from domain.identity.tokens import TokenConfig
 from domain.social.follow_user import follow_user
-from tests.e2e.ws import start_api
-from tests.servers import free_port
+from tests.support.polling import PATIENCE_S, eventually
+from tests.support.servers import free_port
+from tests.support.ws import start_api
 
 OUTAGE_S = float(os.environ.get("ROOST_TEST_OUTAGE_S", "3"))
 READERS, POSTERS = 32, 4
-#: No request may take longer than this, outage or not: the API gives up connecting
-#: after 2 s and waiting for the pool after 3 s (DB_CONNECT_TIMEOUT_S, DB_POOL_TIMEOUT_S);
-#: the rest is room for a machine loaded by other work.
-REQUEST_BOUND_S = 15.0
+#: A request that takes longer than this hangs: the client gives up and the test fails
+#: ("bad"). The API gives up connecting after 2 s and waiting for the pool after 3 s
+#: (DB_CONNECT_TIMEOUT_S, DB_POOL_TIMEOUT_S), so it answers well within this even on a
+#: loaded machine; how long requests took is printed (the report), never asserted.
+REQUEST_BOUND_S = PATIENCE_S
 JWT_SECRET = "restart-test-secret-" + uuid.uuid4().hex
 
 FEED = "query Feed { viewer { feed(first: 10) { edges { node { id } } } } }"
@@ -87,7 +89,7 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + PATIENCE_S
         while not _ping(self.url, timeout=0.2):
             assert time.monotonic() < deadline and self.proc.poll() is None, "redis did not start"
             time.sleep(0.05)
@@ -111,6 +113,16 @@ class Log:
     bad: list[str] = field(default_factory=list)
     ready: Counter[tuple[str, str]] = field(default_factory=Counter)
     posted: list[str] = field(default_factory=list)
+
+    def seen(self, phase: str, outcome: str) -> bool:
+        """Reads and posts both ended with ``outcome`` in ``phase``, and /readyz said
+        the server of the phase (``postgres down`` or ``redis down``) was down."""
+        server = phase.split()[0]
+        return (
+            self.outcomes[(phase, "read", outcome)] > 0
+            and self.outcomes[(phase, "post", outcome)] > 0
+            and self.ready[(phase, f"{server} down")] > 0
+        )
 
     def record(self, kind: str, outcome: str, seconds: float, detail: str = "") -> None:
         self.outcomes[(self.phase, kind, outcome)] += 1
@@ -139,7 +151,7 @@ async def _client(
 ) -> None:
     """One app: its own connection (kept alive by steady use), a request every
     ``pause`` seconds until ``stop``."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_BOUND_S + 5) as http:
+    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_BOUND_S) as http:
         await _requests(http, log, stop, kind, token, pause)
 
 
@@ -265,7 +277,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
     log = Log()
     stop = asyncio.Event()
     try:
-        async with httpx.AsyncClient(base_url=api.http, timeout=REQUEST_BOUND_S + 5) as http:
+        async with httpx.AsyncClient(base_url=api.http, timeout=REQUEST_BOUND_S) as http:
             tasks = [
                 asyncio.create_task(_client(api.http, log, stop, "read", token, 0.5))
                 for _, token in readers
@@ -279,6 +291,9 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
             log.phase = "postgres down"
             await asyncio.to_thread(pg.stop)
             await asyncio.sleep(OUTAGE_S)
+            # Down until reads and posts were seen refused (on a loaded machine a request
+            # can outlast OUTAGE_S, and counts in the phase it ends in).
+            await eventually(lambda: log.seen("postgres down", "unavailable"))
             await asyncio.to_thread(pg.start)
             log.phase = "postgres back"
             await _until_ready(http)
@@ -287,6 +302,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
             log.phase = "redis down"
             await asyncio.to_thread(redis.stop)
             await asyncio.sleep(OUTAGE_S)
+            await eventually(lambda: log.seen("redis down", "ok"))  # served without Redis
             await asyncio.to_thread(redis.start)
             log.phase = "redis back"
             await _until_ready(http)
@@ -302,8 +318,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
         print(report)
 
         # Clean answers only: ok, or a 503 SERVICE_UNAVAILABLE with Retry-After.
-        assert not log.bad, "\n".join(log.bad[:20])
-        assert log.slowest < REQUEST_BOUND_S, report
+        assert not log.bad, "\n".join(log.bad[:20])  # a hung request is bad too
         o = log.outcomes
         assert o[("postgres down", "read", "unavailable")] > 0, report
         assert o[("postgres down", "post", "unavailable")] > 0, report

@@ -18,8 +18,8 @@ from domain.counters import Delta, add_deltas, read_counts
 from domain.db import new_id, utcnow
 from domain.engagement.hashtags import extract_hashtags
 from domain.feed.config import FeedStores
-from domain.posts.seed_posts import WINDOW, seed_posts
 from domain.text import CAPTION_MAX
+from tools.seed_posts import WINDOW, seed_posts
 
 
 async def _post_counts(engine: AsyncEngine, ids: list[uuid.UUID]) -> tuple[dict, dict]:

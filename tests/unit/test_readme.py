@@ -1,6 +1,7 @@
 """README.md matches the code: every setting, every error code, every command and make
 target appears in it; nothing in the repository points at files that are not in it
-(``../shared``, ``seeds/*.md`` and ``design.md`` resolve under ``docs/``)."""
+(code cites ``docs/design.md``, ``docs/seeds/<file>.md`` and README by their path from
+the repository's root, and every section it quotes is a heading there)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,17 @@ from app.cli import build_parser
 from app.settings import ROOT, Settings
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SOURCES = ("app", "domain", "schema", "resolvers", "workers", "migrations", "tests", "bench")
+SOURCES = (
+    "app",
+    "domain",
+    "schema",
+    "resolvers",
+    "workers",
+    "tools",
+    "migrations",
+    "tests",
+    "bench",
+)
 CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
 #: Calls whose second positional argument is an ``extensions.code``.
 CODE_CALLS = {"error", "graphql_error_response", "PersistedQueryError", "IdempotencyError"}
@@ -42,7 +53,7 @@ def error_codes() -> set[str]:
             if CODE.match(node.value) and len(node.value) > 3:
                 codes.add(node.value)
 
-    for path in python_files("app", "domain", "schema", "resolvers", "workers"):
+    for path in python_files("app", "domain", "schema", "resolvers", "workers", "tools"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
@@ -105,3 +116,45 @@ def test_no_reference_to_a_file_outside_the_repository(path: Path) -> None:
     for ref in REFERENCE.findall(text):
         candidates = [ROOT / ref, ROOT / "docs" / ref, path.parent / ref]
         assert any(c.exists() for c in candidates), f"{path.relative_to(ROOT)}: {ref} is not here"
+
+
+#: ``<file> "Section"`` in code: a design document (by its path from the root) or README.
+CITATION = re.compile(
+    r'((?:[\w.-]+/)*(?:[\w.-]+\.md)|\bREADME\b)(?::|,)?\s+"([^"\n]{1,80}(?:\n[^"\n]{1,80})?)"'
+)
+
+
+def headings(path: Path) -> list[str]:
+    return [
+        line.lstrip("#").strip()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    ]
+
+
+def words(path: Path) -> str:
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def test_code_cites_documents_by_their_path_and_sections_that_exist() -> None:
+    """``docs/design.md "Home feed"`` names docs/design.md and one of its headings (or
+    the start of one); ``README "Sessions"`` a heading of README.md; a quotation in
+    quotes is found in the document's text. A bare ``design.md`` or ``seeds/…`` (a file
+    outside the repository, once) fails."""
+    bad: list[str] = []
+    for path in python_files(*SOURCES):
+        if path == Path(__file__):
+            continue
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        for ref in REFERENCE.findall(text):
+            if not (ROOT / ref).exists():
+                bad.append(f"{where}: {ref} is not a path from the repository's root")
+        for ref, section in CITATION.findall(text):
+            doc = ROOT / ("README.md" if ref == "README" else ref)
+            if not doc.exists() or doc.suffix != ".md":
+                continue  # a file the check above (or another test) answers for
+            name = " ".join(section.split())
+            if not any(h.startswith(name) for h in headings(doc)) and name not in words(doc):
+                bad.append(f'{where}: {ref} has no section (or words) "{name}"')
+    assert not bad, "\n".join(bad)

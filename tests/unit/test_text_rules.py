@@ -1,4 +1,4 @@
-"""domain/text.py: NFC code-point limits, NUL, and the username rule (design.md "Decided
+"""domain/text.py: NFC code-point limits, NUL, and the username rule (docs/design.md "Decided
 details"). Pure logic, no database."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ lives in one Redis Cluster slot):
   by member bytes, which is PostgreSQL's ``uuid`` order: (score, member) is the same
   total order as ``(created_at, id)`` in SQL, and cursors mean the same on both.
 * a sentinel member ``b""`` at score 0 marks the key as *complete* for its window: a
-  key that exists holds every post it should (design.md "Home feed"), and an empty
+  key that exists holds every post it should (docs/design.md "Home feed"), and an empty
   feed still exists. Reads use scores > 0 only.
 
 On a Redis Cluster every script call stays inside one slot: a batch over many owners

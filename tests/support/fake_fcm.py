@@ -29,6 +29,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from tests.support.polling import PATIENCE_S
+
 PROJECT = "roost-test"
 CLIENT_EMAIL = "push@roost-test.iam.gserviceaccount.com"
 SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
@@ -188,7 +190,7 @@ async def start_fake_fcm() -> tuple[FakeFcm, uvicorn.Server, asyncio.Task]:
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     )
     task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + PATIENCE_S
     while not server.started:
         if task.done() or time.monotonic() > deadline:
             raise RuntimeError("the fake FCM server did not start")

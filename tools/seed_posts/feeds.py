@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedStores
 from domain.feed.sources import home_entries_sql
-from domain.feed.timelines import RebuildBusyError
+from domain.feed.timelines import Entry, RebuildBusyError
 from domain.progress import Progress, counted, no_progress
 
 #: Users whose timelines are dropped / warmed per Redis round trip.
@@ -52,7 +52,7 @@ async def _warm(
     warmed = 0
     for owner in counted(owners, progress, "warm feeds", len(owners), unit="feeds", every=10):
 
-        async def load(owner: uuid.UUID = owner):
+        async def load(owner: uuid.UUID = owner) -> list[Entry]:
             async with engine.connect() as conn:
                 return await home_entries_sql(conn, owner, before=None, limit=stores.feeds.max_len)
 

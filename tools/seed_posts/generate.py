@@ -78,12 +78,16 @@ class _Person:
     followers: int
 
 
+#: A bulk post as COPY writes it: (id, author_id, caption, media JSON, created_at).
+PostRecord = tuple[uuid.UUID, uuid.UUID, str, str, dt.datetime]
+
+
 @dataclass
 class _Plan:
     """Everything the bulk transaction writes, generated in memory first."""
 
-    records: list[tuple] = field(default_factory=list)  # (id, author, caption, media, ts)
-    per_author: Counter = field(default_factory=Counter)  # bulk posts per author
+    records: list[PostRecord] = field(default_factory=list)
+    per_author: Counter[uuid.UUID] = field(default_factory=Counter)  # bulk posts per author
     active: dict[uuid.UUID, dt.datetime] = field(default_factory=dict)  # last_active_at
     tail: list[tuple[uuid.UUID, str, list[MediaItem]]] = field(default_factory=list)
 
@@ -112,11 +116,13 @@ def _poster_probability(followers: int) -> float:
     return min(0.9, 0.12 + 0.08 * math.log1p(followers))
 
 
-def _allocate(rng: random.Random, weights: dict[uuid.UUID, float], total: int) -> Counter:
+def _allocate(
+    rng: random.Random, weights: dict[uuid.UUID, float], total: int
+) -> Counter[uuid.UUID]:
     """Split ``total`` posts over the posters: one each (as far as it goes), the rest in
     proportion to ``weights``, none above MAX_POSTS_PER_USER (overflow is re-drawn)."""
     posters = sorted(weights, key=lambda u: -weights[u])
-    counts: Counter = Counter()
+    counts: Counter[uuid.UUID] = Counter()
     for u in posters[:total]:
         counts[u] = 1
     left = total - sum(counts.values())
@@ -205,8 +211,8 @@ def _plan(
         pool = sorted(weights, key=lambda u: u.bytes)
         tail_authors += rng.choices(pool, [weights[u] for u in pool], k=tail - len(tail_authors))
     for author in tail_authors:
-        media = [MediaItem(_media_url(bits), "image")] if rng.random() < MEDIA_SHARE else []
-        plan.tail.append((author, _caption(rng), media))
+        items = [MediaItem(_media_url(bits), "image")] if rng.random() < MEDIA_SHARE else []
+        plan.tail.append((author, _caption(rng), items))
 
     # Activity: posters were around after their last post; some others lurk.
     window_s = WINDOW.total_seconds()

@@ -9,7 +9,7 @@ The load is one transaction: the file is parsed first (nothing is written if it 
 be read), then users and edges are COPYed into temporary staging tables and moved
 into ``users`` and ``follows`` with ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``,
 and the follower/following counters of exactly the inserted follows are added to
-counter shard 0 in the same statement (design.md "Data": counts are exact). No outbox
+counter shard 0 in the same statement (docs/design.md "Data": counts are exact). No outbox
 rows are written: a bulk import is not a stream of user actions to notify about.
 """
 
@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.progress import Progress, no_progress
-from domain.social.load_graph.load import (
+from tools.load_graph.load import (
     DISPLAY_NAME,
     HISTORY_START,
     SNAPSHOT,
@@ -32,8 +32,8 @@ from domain.social.load_graph.load import (
     _write,
     user_created_at,
 )
-from domain.social.load_graph.parse import MALFORMED_EXAMPLES, MAX_NODE_ID, _parse
-from domain.social.load_graph.report import LoadReport
+from tools.load_graph.parse import MALFORMED_EXAMPLES, MAX_NODE_ID, _parse
+from tools.load_graph.report import LoadReport
 
 __all__ = [
     "DISPLAY_NAME",
@@ -55,7 +55,7 @@ async def load_graph(
     """Load the SNAP edge list at ``path`` into users and follows; return a LoadReport.
 
     Implements ``roost load-graph PATH`` over ``data/README.md``'s input (the Slashdot
-    Zoo graph, SNAP ``soc-Slashdot0902``) and seeds/followers-following.md's table:
+    Zoo graph, SNAP ``soc-Slashdot0902``) and docs/seeds/followers-following.md's table:
 
     - Input: gzip or plain text; ``#`` comments, blank lines, LF or CRLF endings; one
       ``follower<TAB>followee`` pair of non-negative integer node ids (at most 2**63-1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.posts.seed_posts.generate import WINDOW
+from tools.seed_posts.generate import WINDOW
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ _BOM = b"\xef\xbb\xbf"
 class _Parsed:
     """An edge list in memory: parallel arrays of the non-self-loop edges."""
 
-    src: array = field(default_factory=lambda: array("q"))  # follower node ids
-    dst: array = field(default_factory=lambda: array("q"))  # followee node ids
-    pos: array = field(default_factory=lambda: array("q"))  # 1-based index among edge lines
+    src: array[int] = field(default_factory=lambda: array("q"))  # follower node ids
+    dst: array[int] = field(default_factory=lambda: array("q"))  # followee node ids
+    pos: array[int] = field(default_factory=lambda: array("q"))  # 1-based index among edge lines
     nodes: set[int] = field(default_factory=set)
     edge_lines: int = 0
     self_loops: int = 0

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.db import new_id
+from domain.db import asyncpg_connection, new_id
 from domain.progress import Progress, counted, no_progress
-from domain.social.load_graph.parse import _Parsed
+from tools.load_graph.parse import _Parsed
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class _Lap:
         self.last = now
 
 
-def _user_records(nodes: list[int]) -> Iterator[tuple]:
+def _user_records(nodes: list[int]) -> Iterator[tuple[object, ...]]:
     for node in nodes:
         yield (
             node,
@@ -189,7 +189,7 @@ def _user_records(nodes: list[int]) -> Iterator[tuple]:
         )
 
 
-def _edge_records(parsed: _Parsed) -> Iterator[tuple]:
+def _edge_records(parsed: _Parsed) -> Iterator[tuple[object, ...]]:
     for pos, src, dst in zip(parsed.pos, parsed.src, parsed.dst, strict=True):
         yield (pos, src, dst, new_id())
 
@@ -210,8 +210,7 @@ async def _write(
     for ddl in _STAGE:
         await conn.execute(text(ddl))
     # The transaction is open on this connection: the COPYs below run inside it.
-    raw = await conn.get_raw_connection()
-    apg = raw.driver_connection
+    apg = await asyncpg_connection(conn)
     lap = _Lap()
     nodes = sorted(parsed.nodes)
     await apg.copy_records_to_table(

@@ -21,7 +21,7 @@ post's own timestamp) and ``post_hashtags``, the authors' ``posts`` counters add
 shard 0, and the activity times, so counts are exact. It writes no outbox rows: bulk
 history is not a stream of user actions, and no feed has to be told about it, because
 cached timelines of the users it touches are dropped afterwards and "a missing feed is
-rebuilt from PostgreSQL on read" (design.md "Home feed"). The newest ``live_tail``
+rebuilt from PostgreSQL on read" (docs/design.md "Home feed"). The newest ``live_tail``
 posts are then published through :func:`~domain.posts.create_post.create_post`
 (outbox, dispatcher, worker fan-out), including one by each of the ``tail_hubs``
 most-followed users, so the worker decides push or pull for the real hubs and
@@ -36,16 +36,18 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import utcnow
+from domain.db import asyncpg_connection, utcnow
 from domain.feed.config import FeedStores
 from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
-from domain.posts.seed_posts.feeds import REDIS_BATCH, _drop_timelines, _warm
-from domain.posts.seed_posts.generate import (
+from domain.progress import Progress, counted, no_progress
+from tools.seed_posts.feeds import REDIS_BATCH, _drop_timelines, _warm
+from tools.seed_posts.generate import (
     CAPTION_POOL,
     DIURNAL,
     FOLLOWER_EXPONENT,
@@ -58,15 +60,14 @@ from domain.posts.seed_posts.generate import (
     _ids_of,
     _plan,
 )
-from domain.posts.seed_posts.report import SeedReport
-from domain.posts.seed_posts.write import (
+from tools.seed_posts.report import SeedReport
+from tools.seed_posts.write import (
     _ADD_POST_COUNTS,
     _MARK_ACTIVE,
     _population,
     _posts_exist,
     _tag_posts,
 )
-from domain.progress import Progress, counted, no_progress
 
 __all__ = [
     "CAPTION_POOL",
@@ -145,7 +146,7 @@ async def seed_posts(
     bulk = count - tail
     users = list(users) if users is not None else None
 
-    def report(**kw) -> SeedReport:
+    def report(**kw: Any) -> SeedReport:
         return SeedReport(seconds=time.perf_counter() - started, phases=phases, **kw)
 
     async with engine.begin() as conn:
@@ -181,8 +182,7 @@ async def seed_posts(
             rng_seed=rng_seed,
         )
         mark("generate")
-        raw = await conn.get_raw_connection()
-        apg = raw.driver_connection
+        apg = await asyncpg_connection(conn)
         tagged = 0
         if plan.records:
             await apg.copy_records_to_table(

@@ -70,7 +70,7 @@ def redis_cluster() -> Iterator[EmbeddedRedisCluster]:
 def cluster_database_url() -> Iterator[str]:
     """A database of the cluster backend's own: its outbox relay and worker never meet
     the single-Redis tests' events."""
-    from tests.conftest import own_database
+    from tests.support.databases import own_database
 
     yield from own_database("_cluster")
 
@@ -114,7 +114,9 @@ async def cluster_env(
     cluster_settings: Settings, redis_cluster: EmbeddedRedisCluster
 ) -> AsyncIterator[FeedEnv]:
     """The app, an arq worker and a database with the feed store on the cluster."""
-    from tests.conftest import GQL, WorkerControl, user_maker
+    from tests.support.graphql import GQL
+    from tests.support.users import user_maker
+    from tests.support.worker import WorkerControl
 
     engine = create_engine(cluster_settings.database_url, pool_size=3, max_overflow=5)
     app = create_app(cluster_settings, engine=engine)
@@ -151,7 +153,8 @@ async def single_env(
     settings: Settings, engine: AsyncEngine, client, worker
 ) -> AsyncIterator[FeedEnv]:
     """The run's app, worker, database and Redis (everything on one Redis)."""
-    from tests.conftest import GQL, user_maker
+    from tests.support.graphql import GQL
+    from tests.support.users import user_maker
 
     redis = settings.open_feed_redis()
     assert redis is not None

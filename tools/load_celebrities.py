@@ -1,7 +1,7 @@
 """Synthetic celebrity accounts on a loaded graph (``roost load-graph --celebrities``).
 
 The real Slashdot graph tops out at 2,552 followers, below the feed's pull threshold
-(10,000; design.md "Home feed"). This adds accounts that cross it: by default
+(10,000; docs/design.md "Home feed"). This adds accounts that cross it: by default
 ``celeb10k`` (10,000 followers) and ``celeb50k`` (50,000), each followed by a
 deterministic random sample of the existing active users, with a few posts each.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import new_id, utcnow
+from domain.db import asyncpg_connection, new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.outbox.dispatch import Dispatcher
@@ -152,8 +152,7 @@ async def load_celebrities(
         await conn.execute(text("SET LOCAL synchronous_commit = off"))
         # Block and unblock wait for the load, so no follow lands beside a new block.
         await conn.execute(text("LOCK TABLE blocks IN SHARE MODE"))
-        raw = await conn.get_raw_connection()
-        apg = raw.driver_connection
+        apg = await asyncpg_connection(conn)
         for name, (_, wanted) in zip(names, accounts, strict=True):
             existing = await conn.scalar(
                 text("SELECT id FROM users WHERE username = :u"), {"u": name}

@@ -5,14 +5,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+import asyncpg
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
 from domain.engagement.hashtags import extract_hashtags
-from domain.posts.seed_posts.generate import _Person
+from tools.seed_posts.generate import PostRecord, _Person
 
 
-async def _population(conn, users: Sequence[uuid.UUID] | None) -> list[_Person]:
+async def _population(conn: AsyncConnection, users: Sequence[uuid.UUID] | None) -> list[_Person]:
     where = "AND u.id = ANY(CAST(:ids AS uuid[]))" if users is not None else ""
     rows = await conn.execute(
         text(
@@ -29,7 +31,7 @@ async def _population(conn, users: Sequence[uuid.UUID] | None) -> list[_Person]:
     return [_Person(r.id, r.username, int(r.followers)) for r in rows]
 
 
-async def _posts_exist(conn, users: Sequence[uuid.UUID] | None) -> bool:
+async def _posts_exist(conn: AsyncConnection, users: Sequence[uuid.UUID] | None) -> bool:
     if users is None:
         return bool(await conn.scalar(text("SELECT EXISTS (SELECT 1 FROM posts)")))
     return bool(
@@ -59,7 +61,9 @@ _MARK_ACTIVE = text(
 )
 
 
-async def _tag_posts(conn, apg, records: list[tuple]) -> int:
+async def _tag_posts(
+    conn: AsyncConnection, apg: asyncpg.Connection, records: list[PostRecord]
+) -> int:
     """Record the hashtags of the bulk posts as create_post does (``hashtags`` rows for
     new names, one ``post_hashtags`` row per post and tag); return the links written."""
     by_caption = {c: extract_hashtags(c) for c in {r[2] for r in records}}
@@ -78,7 +82,7 @@ async def _tag_posts(conn, apg, records: list[tuple]) -> int:
         text("SELECT name, id FROM hashtags WHERE name = ANY(CAST(:names AS text[]))"),
         {"names": names},
     )
-    ids = dict(rows.all())
+    ids: dict[str, uuid.UUID] = {name: tag_id for name, tag_id in rows}
     links = [
         (ids[tag], post_id, created_at)
         for post_id, _, caption, _, created_at in records

@@ -19,6 +19,8 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from tests.support.polling import PATIENCE_S
+
 TRANSPORT_WS = "graphql-transport-ws"
 LEGACY_WS = "graphql-ws"
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,11 +57,11 @@ class WSClient:
     ) -> WSClient:
         """Connect and authenticate; raises Refused if the server will not have it.
         ``connect_kwargs`` go to ``websockets.connect`` (e.g. ``local_addr``)."""
-        ws = await connect(url, subprotocols=[protocol], open_timeout=10, **connect_kwargs)
+        ws = await connect(url, subprotocols=[protocol], open_timeout=PATIENCE_S, **connect_kwargs)
         payload = {key: f"Bearer {token}"} if token is not None else {}
         await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
         try:
-            msg = json.loads(_text(await asyncio.wait_for(ws.recv(), 10)))
+            msg = json.loads(_text(await asyncio.wait_for(ws.recv(), PATIENCE_S)))
         except ConnectionClosed as exc:
             rcvd = exc.rcvd
             raise Refused(rcvd.code if rcvd else None, rcvd.reason if rcvd else "") from None
@@ -80,7 +82,7 @@ class WSClient:
         kind = "complete" if self.protocol == TRANSPORT_WS else "stop"
         await self.ws.send(json.dumps({"id": op, "type": kind}))
 
-    async def message(self, within: float = 10.0) -> dict:
+    async def message(self, within: float = PATIENCE_S) -> dict:
         """The next protocol message other than keep-alives (TimeoutError after
         ``within`` seconds)."""
         deadline = time.monotonic() + within
@@ -90,7 +92,7 @@ class WSClient:
             if msg["type"] not in ("ka", "ping", "pong"):
                 return msg
 
-    async def next(self, within: float = 10.0) -> dict:
+    async def next(self, within: float = PATIENCE_S) -> dict:
         """The payload of the next result (``next`` / ``data``); fails on anything else."""
         msg = await self.message(within)
         assert msg["type"] in ("next", "data"), msg
@@ -177,12 +179,12 @@ def start_api(env: dict[str, str]) -> ApiProcess:
         env={**os.environ, "METRICS_PORT": "0", **env},
     )
     api = ApiProcess(proc, port)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 2 * PATIENCE_S  # imports and the schema build, loaded
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"API process exited with {proc.returncode}")
         try:
-            if httpx.get(f"{api.http}/readyz", timeout=1).status_code == 200:
+            if httpx.get(f"{api.http}/readyz", timeout=10).status_code == 200:
                 return api
         except httpx.HTTPError:
             pass

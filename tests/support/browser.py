@@ -19,7 +19,8 @@ from typing import Any
 
 import websockets
 
-from tests.servers import free_port
+from tests.support.polling import PATIENCE_S
+from tests.support.servers import free_port
 
 #: Debian's package (`apt-get install chromium`); other names as found on other systems.
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -77,7 +78,7 @@ class Page:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    async def wait_for(self, expression: str, within: float = 30.0) -> Any:
+    async def wait_for(self, expression: str, within: float = PATIENCE_S) -> Any:
         """Poll ``expression`` until it is truthy; return it (AssertionError after
         ``within`` seconds)."""
         deadline = time.monotonic() + within
@@ -133,7 +134,7 @@ async def chromium(url: str, *, offline: bool = True) -> AsyncIterator[Page]:
                 proc.wait()
 
 
-async def _page_socket(port: int, proc: subprocess.Popen[bytes], within: float = 30.0) -> str:
+async def _page_socket(port: int, proc: subprocess.Popen[bytes], within: float = PATIENCE_S) -> str:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if proc.poll() is not None:
