@@ -5,7 +5,7 @@ outbox row is keyed by (``aggregate``, unless the writer names another id, e.g. 
 ``follows`` row of a follow) and its payload encoding: every field, a UUID or a datetime
 as its string, everything else as JSON has it (:meth:`Event.payload`, decoded back by
 :meth:`Event.from_payload`). Which consumers each one has is
-:mod:`domain.outbox.registry`; writing one is :mod:`domain.outbox.append` (design.md
+:mod:`domain.outbox.registry`; writing one is :mod:`domain.outbox.append` (docs/design.md
 "Data": every mutating use case appends an outbox row when something happened).
 """
 

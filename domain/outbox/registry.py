@@ -72,8 +72,8 @@ class Registry:
         return {c for cs in self.routes.values() for c in cs}
 
 
-#: Every event type Roost writes, with its consumers (design.md "Decided in the second
-#: round": outbox events are typed, with one registry from event type to consumers).
+#: Every event type Roost writes, with its consumers: outbox events are typed, with one
+#: registry from event type to consumers (docs/design.md "Decided in the second round").
 REGISTRY = Registry(
     MappingProxyType(
         {

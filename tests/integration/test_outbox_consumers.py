@@ -22,8 +22,8 @@ from domain.outbox.process import Consumer, list_dead_letters
 from domain.outbox.registry import FEED, NOTIFICATIONS
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
-from tests.conftest import WorkerControl
-from tests.e2e.test_follow_graph import FOLLOW
+from tests.support.documents import FOLLOW
+from tests.support.worker import WorkerControl
 from workers.deps import DEPS
 from workers.events import consume_outbox_event, relay_outbox
 

@@ -14,8 +14,8 @@ from domain.feed.ranked_windows import RankedWindows
 from domain.feed.ranking_signals import close_key, kinds_key, velocity_key
 from schema.ids import decode_global_id
 from schema.ranked_feed import decode_ranked_cursor
-from tests.e2e.test_follow_graph import FOLLOW
-from tests.integration.test_feed import post
+from tests.support.actions import post
+from tests.support.documents import FOLLOW
 
 FEED = """query($first: Int!, $after: String, $order: FeedOrder!) { viewer {
   feed(first: $first, after: $after, order: $order) {
@@ -245,7 +245,7 @@ async def test_ranked_pages_cost_constant_sql(feed):
     window) or next (a slice of it, then the continuation past it): a first page
     costs those of the chronological page plus one (the window's authors and media
     kinds)."""
-    from tests.integration.test_query_count import measured
+    from tests.support.checks import measured
 
     gql, worker = feed.gql, feed.worker
     viewer, *authors = await feed.make_users(9, prefix="rq")
@@ -289,7 +289,7 @@ async def test_unreachable_redis_serves_the_chronological_order(
     import httpx
 
     from app.asgi import create_app
-    from tests.conftest import GQL
+    from tests.support.graphql import GQL
 
     viewer, a, b = await make_users(3, prefix="rd")
     await follow(gql, viewer, a, b)
