@@ -60,6 +60,11 @@ INTERNAL_ERROR_MESSAGE = "Internal server error."
 #: Documents whose limits and validation are kept (per process, least recently used
 #: dropped first).
 DOCUMENT_CACHE_SIZE = 512
+#: Only documents up to this many characters are kept: an app's operations are far
+#: smaller, and a parsed document costs about 70 bytes per character, so the caches
+#: hold at most ~2 x 512 x 0.3 MB however large the documents an attacker sends
+#: (one near MAX_TOKENS is ~17 kB of text and ~1.2 MB parsed).
+CACHED_DOCUMENT_MAX_CHARS = 4096
 
 #: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
 #: on which depth limiters crash (``max()`` of nothing) outside the error masking.
@@ -75,12 +80,20 @@ _STRICT_GRAMMAR = (
 VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidationRule)
 
 
-@functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
 def parse_document(query: str, max_tokens: int) -> DocumentNode:
     """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if it
-    does not parse), cached per text: the HTTP guards and the schema share it, so a
-    new document is parsed once."""
+    does not parse), cached per text up to CACHED_DOCUMENT_MAX_CHARS: the HTTP guards
+    and the schema share it, so a new document is parsed once."""
+    if len(query) > CACHED_DOCUMENT_MAX_CHARS:
+        return _parse(query, max_tokens)
+    return _parse_cached(query, max_tokens)
+
+
+def _parse(query: str, max_tokens: int) -> DocumentNode:
     return parse(query, max_tokens=max_tokens, **_STRICT_GRAMMAR)
+
+
+_parse_cached = functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_parse)
 
 
 # --- documents ---------------------------------------------------------------------------
@@ -140,6 +153,8 @@ class Documents:
 
     def remember(self, query: str, document: DocumentNode) -> Checked:
         checked = Checked(document, self._errors(query, document))
+        if len(query) > CACHED_DOCUMENT_MAX_CHARS:
+            return checked  # not kept: see CACHED_DOCUMENT_MAX_CHARS
         self._cache[query] = checked
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
