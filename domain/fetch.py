@@ -92,9 +92,12 @@ async def _give_back(pool: Any, fairy: Any) -> None:
 def _survived(fairy: Any, exc: BaseException) -> bool:
     """Whether the connection is still fine after ``exc``: the server refused the
     statement (or asyncpg an argument, or a listener failed) and the connection is
-    open; not after a cancellation, a socket error or an asyncpg interface error."""
+    open; not after a cancellation, a socket error, an asyncpg interface error or an
+    asyncpg internal error (a backend that was terminated while the connection sat in
+    the pool leaves its protocol mid-state: "cannot switch to state …", raised before
+    the socket is seen closed)."""
     if not isinstance(exc, Exception) or isinstance(
-        exc, OSError | TimeoutError | asyncpg.InterfaceError
+        exc, OSError | TimeoutError | asyncpg.InterfaceError | asyncpg.InternalClientError
     ):
         return False
     code = getattr(exc, "sqlstate", None) or ""

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import event
 
 from app.database import create_engine
-from domain.fetch import fetch
+from domain.fetch import _survived, fetch
 
 
 @pytest.fixture
@@ -52,7 +52,12 @@ async def test_a_lost_connection_fails_once_and_is_replaced(small_engine, engine
     pid = await backend_pid(small_engine)
     async with engine.connect() as admin:
         await admin.exec_driver_sql(f"SELECT pg_terminate_backend({pid})")
-    with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, OSError)):
+    # What the client sees depends on when asyncpg reads the server's goodbye: a
+    # PostgresError (57P01), an InterfaceError, an OSError, or, when the goodbye came
+    # while the connection sat in the pool, an InternalClientError; the connection is
+    # dropped in every case.
+    lost = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+    with pytest.raises(lost):
         await fetch(small_engine, "SELECT 1")
     assert pool.checkedout() == 0
     assert await backend_pid(small_engine) != pid  # a new connection, no error
@@ -70,3 +75,21 @@ async def test_a_cancelled_statement_drops_its_connection_only(small_engine):
         await task
     assert pool.checkedout() == 0
     assert (await fetch(small_engine, "SELECT 7"))[0][0] == 7
+
+
+def test_an_internal_client_error_drops_the_connection():
+    """The race a loaded machine hit: the backend's goodbye read while the connection sat
+    in the pool leaves asyncpg's protocol mid-state, and the next statement raises
+    InternalClientError before the socket is seen closed; that connection must not go
+    back to the pool."""
+
+    class Open:
+        def is_closed(self) -> bool:
+            return False
+
+    class Fairy:
+        driver_connection = Open()
+
+    lost = asyncpg.InternalClientError("cannot switch to state 11; another operation (2)")
+    assert _survived(Fairy(), lost) is False
+    assert _survived(Fairy(), asyncpg.UndefinedTableError("no such table")) is True
