@@ -24,7 +24,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
-from app.container import build_services
+from app.container import build_services, realtime_hub
 from app.database import ReadRouting
 from app.exports import export_download
 from app.gc_policy import GcPolicy, start_serving, stop_serving
@@ -40,7 +40,6 @@ from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from domain.feed.config import FeedStores
 from domain.feedstore import FeedRedis
-from domain.realtime import Hub
 from domain.realtime.queries import EngagementReads
 from domain.search.snapshots import RankedSnapshots
 from schema.context import Context, Limits, Realtime
@@ -267,15 +266,17 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     services = build_services(settings, client="api", engine=engine)
     engine, redis, feed_redis = services.engine, services.redis, services.feed_redis
     clustered, dispatcher = services.clustered, services.dispatcher
-    # One pub/sub connection serves every subscription of this process.
+    # One pub/sub connection serves every subscription of this process: the concrete hub
+    # stays here (gauges, GC policy, shutdown); resolvers see it as the domain's port.
+    hub = realtime_hub(services)
     realtime = (
         Realtime(
-            hub=Hub(feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s),
+            hub=hub,
             publisher=services.publisher,
             reads=EngagementReads(engine),
             publish_engagement=settings.realtime_engagement == "api",
         )
-        if feed_redis is not None and services.publisher is not None
+        if hub is not None and services.publisher is not None
         else None
     )
     # Read replicas: queries read from them (schema/read_routing.py, app/database.py).
@@ -358,20 +359,20 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         return Response(generate_latest(metrics.API_REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
     def read_subscriptions() -> int:
-        return realtime.hub.subscriber_count if realtime is not None else 0
+        return hub.subscriber_count if hub is not None else 0
 
     def read_channels() -> int:
-        return realtime.hub.channel_count if realtime is not None else 0
+        return hub.channel_count if hub is not None else 0
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette):
         gc_task = gc_before = None
         if settings.gc_freeze:
             gc_before = start_serving()  # app/gc_policy.py
-            if realtime is not None:  # no multi-second pauses with many sockets
-                gc_task = asyncio.create_task(GcPolicy(realtime.hub).run(), name="gc-policy")
+            if hub is not None:  # no multi-second pauses with many sockets
+                gc_task = asyncio.create_task(GcPolicy(hub).run(), name="gc-policy")
         metrics.POOLS.add(engine)
-        if realtime is not None:
+        if hub is not None:
             metrics.REALTIME_SUBSCRIPTIONS.read = read_subscriptions
             metrics.REALTIME_CHANNELS.read = read_channels
         lag_task = asyncio.create_task(metrics.watch_loop_lag(), name="loop-lag")
@@ -391,8 +392,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
                 await gc_task
         if gc_before is not None:
             stop_serving(gc_before)
-        if realtime is not None:
-            await realtime.hub.close()
+        if hub is not None:
+            await hub.close()
         await graphql_app.guards.aclose()
         if reads is not None:
             await reads.aclose()

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.database import create_engine
 from app.jobs import ArqDispatcher
 from app.metrics import WorkerMetrics, redis_client
+from app.realtime import Hub
 from app.settings import Settings
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
@@ -143,6 +144,16 @@ def build_services(
         publisher=publisher,
         _closers=closers,
     )
+
+
+def realtime_hub(services: Services) -> Hub | None:
+    """The API process's hub (app/realtime/hub.py): one Redis pub/sub connection on the
+    feed store's Redis for every subscription of the process, presence kept for
+    REALTIME_PRESENCE_TTL_S; None without Redis (no subscriptions). It starts on first
+    use; whoever built it closes it (``await hub.close()``) at shutdown."""
+    if services.feed_redis is None:
+        return None
+    return Hub(services.feed_redis, presence_ttl_s=services.settings.realtime_presence_ttl_s)
 
 
 def deployment_registry(settings: Settings) -> Registry:

@@ -27,7 +27,7 @@ import gc
 import logging
 import time
 
-from domain.realtime import Hub
+from app.realtime import Hub
 
 log = logging.getLogger("roost.gc")
 

@@ -44,7 +44,7 @@ from app.http_guards import (
 from app.sessions import AdmissionUnavailable, Refusal
 from domain.identity.session_store import SESSION_EVENT
 from domain.identity.tokens import AccessClaims
-from domain.realtime import Hub, user_channel
+from domain.realtime import Subscriptions, user_channel
 from schema.context import Context
 
 log = logging.getLogger("roost.ws")
@@ -100,7 +100,7 @@ class SocketGuard:
         if self._watcher is not None:
             self._watcher.cancel()
 
-    async def _watch(self, hub: Hub) -> None:
+    async def _watch(self, hub: Subscriptions) -> None:
         try:
             channel = user_channel(self.claims.user_id)
             async with hub.subscribe(channel, types=[SESSION_EVENT]) as sub:

@@ -16,7 +16,7 @@ from graphql import GraphQLError
 
 from domain.errors import ValidationError
 from domain.realtime import ENGAGEMENT, FEED_ITEM, NOTIFICATION, post_channel, user_channel
-from domain.realtime.hub import HubClosedError
+from domain.realtime.ports import HubClosedError
 from schema.context import Context
 from schema.ids import decode_global_id
 from schema.notifications import Notification

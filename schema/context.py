@@ -21,7 +21,7 @@ from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
 from domain.outbox.dispatch import Dispatcher
-from domain.realtime import Hub, RealtimePublisher
+from domain.realtime import RealtimePublisher, Subscriptions
 from domain.realtime.queries import EngagementReads
 from domain.search.config import SearchConfig
 from domain.search.snapshots import RankedSnapshots
@@ -51,7 +51,7 @@ class Realtime:
     like/comment changes right after their commit (else the worker does, from the
     outbox)."""
 
-    hub: Hub
+    hub: Subscriptions  # domain/realtime/ports.py (the adapter: app/realtime/hub.py)
     publisher: RealtimePublisher
     reads: EngagementReads
     publish_engagement: bool = True

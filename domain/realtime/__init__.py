@@ -1,7 +1,8 @@
-"""Real-time events: Redis pub/sub channels, the publisher, and the per-process hub.
+"""Real-time events: Redis pub/sub channels, the publisher, and the port of the hub.
 
 Writers (the fan-out job, the notification and engagement use cases) PUBLISH small
-JSON events that carry ids only; every API process runs one :class:`~.hub.Hub` that
+JSON events that carry ids only; every API process runs one hub (the adapter
+:class:`app.realtime.hub.Hub`, behind the port :class:`~.ports.Subscriptions`) that
 holds a single Redis pub/sub connection, subscribes the channels its open GraphQL
 subscriptions need, and hands each message to their queues. The subscriber re-reads
 what the ids point to, through fresh dataloaders and the viewer's visibility rules, so
@@ -13,7 +14,9 @@ post). ``rt:online`` is the presence registry: the users with an open
 ``feedItemAdded`` subscription somewhere, so fan-out publishes only to them.
 
 Modules: ``channels`` (names, event encoding), ``publisher`` (PUBLISH, presence-filtered
-feed items), ``hub`` (the per-process multiplexer and presence heartbeat),
+feed items), ``ports`` (what subscribers use of the hub: ``Subscriptions``,
+``Subscription``, ``HubClosedError``; the hub itself, the per-process multiplexer and
+presence heartbeat, and its Redis pub/sub links live in app/realtime/),
 ``feed_items`` (the fan-out's listener: push pages and pull authors' online
 followers), ``queries`` (the batched per-subscriber engagement read), ``consumers``
 (outbox handlers publishing engagement changes).
@@ -28,7 +31,7 @@ from domain.realtime.channels import (
     post_channel,
     user_channel,
 )
-from domain.realtime.hub import Hub, Subscription
+from domain.realtime.ports import HubClosedError, Subscription, Subscriptions
 from domain.realtime.publisher import RealtimePublisher
 
 __all__ = [
@@ -36,9 +39,10 @@ __all__ = [
     "FEED_ITEM",
     "NOTIFICATION",
     "ONLINE_KEY",
-    "Hub",
+    "HubClosedError",
     "RealtimePublisher",
     "Subscription",
+    "Subscriptions",
     "decode_event",
     "post_channel",
     "user_channel",

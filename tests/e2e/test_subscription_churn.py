@@ -20,7 +20,8 @@ import httpx
 from redis.asyncio import Redis
 from websockets.asyncio.client import connect
 
-from domain.realtime import Hub, user_channel
+from app.realtime import Hub
+from domain.realtime import user_channel
 from tests.support.documents import FEED_SUB, NOTIFICATION_SUB
 from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import PROTOCOLS, local_server, server_tasks

@@ -10,18 +10,17 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import event
 
+from app.realtime import Hub, HubClosedError
 from domain.db import utcnow
 from domain.realtime import (
     ENGAGEMENT,
     FEED_ITEM,
     ONLINE_KEY,
-    Hub,
     RealtimePublisher,
     post_channel,
     user_channel,
 )
 from domain.realtime.feed_items import publish_to_online_followers
-from domain.realtime.hub import HubClosedError
 from domain.realtime.publisher import now_ms
 from schema.ids import decode_global_id
 from tests.support.documents import FOLLOW

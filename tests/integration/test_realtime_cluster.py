@@ -16,11 +16,11 @@ import uuid
 import pytest
 import redis as redis_sync
 
+from app.realtime import Hub
 from domain.feedstore import ClusterFeedRedis
 from domain.realtime import (
     ENGAGEMENT,
     FEED_ITEM,
-    Hub,
     RealtimePublisher,
     post_channel,
     user_channel,

@@ -1,5 +1,8 @@
 """The per-process multiplexer: one Redis pub/sub connection for every local subscriber.
 
+The adapter behind :class:`domain.realtime.ports.Subscriptions` (the port schema/ and
+resolvers/ see); built by the composition root, closed at shutdown (app/asgi.py).
+
 An API process may hold thousands of GraphQL subscriptions; each would cost a Redis
 connection if it subscribed on its own. The hub instead keeps one ``PubSub``,
 reference-counts channels (SUBSCRIBE when the first local subscriber of a channel
@@ -23,20 +26,19 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from app.realtime.links import PlainLink, ShardedLink, open_link
 from domain import metrics
 from domain.feedstore import Call, FeedRedis, as_feed_redis
 from domain.realtime.channels import ONLINE_KEY, decode_event
-from domain.realtime.links import PlainLink, ShardedLink, open_link
+from domain.realtime.ports import HubClosedError
 from domain.realtime.publisher import now_ms
+
+__all__ = ["BATCH", "Hub", "HubClosedError", "Subscription"]
 
 log = logging.getLogger("roost.realtime")
 
 #: Channels per SUBSCRIBE / UNSUBSCRIBE command, and members per presence ZADD.
 BATCH = 1_000
-
-
-class HubClosedError(Exception):
-    """The hub stopped (the process is shutting down): subscriptions end."""
 
 
 class Subscription:
@@ -159,7 +161,7 @@ class Hub:
             if self._tasks:
                 return
             # One connection (standalone), or one per master with sharded pub/sub
-            # (Redis Cluster 7): domain/realtime/links.py.
+            # (Redis Cluster 7): app/realtime/links.py.
             self._link = await open_link(self.store)
             self._tasks = [
                 asyncio.create_task(self._read(), name="realtime-hub-reader"),
