@@ -23,7 +23,7 @@ from app.operation import RoostOperation, RoostOperations, log_errors
 from app.settings import Settings
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
-from schema.realtime import SubscriptionEvent
+from schema.realtime.events import SubscriptionEvent
 from schema.scalars import SCALAR_MAP
 
 

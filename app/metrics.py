@@ -44,6 +44,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import metrics as domain_metrics
+from domain.outbox.process import outbox_health
 
 log = logging.getLogger("roost.metrics")
 
@@ -430,8 +431,6 @@ class WorkerMetrics:
         ]
 
     async def _refresh_outbox(self) -> None:
-        from domain.outbox.process import outbox_health
-
         while True:
             try:
                 backlog, dead = await outbox_health(self.engine)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -29,9 +29,6 @@ from domain.identity.admit_session import admit_session
 from domain.identity.session_store import Admission, SessionStore, Verdict
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
 from domain.unavailable import unavailable_dependency
-
-if TYPE_CHECKING:
-    from app.http_guards import HttpGuards
 
 log = logging.getLogger("roost.sessions")
 
@@ -58,6 +55,20 @@ class Refusal:
     message: str
 
 
+class RedisHealth(Protocol):
+    """Whether Redis answers, as the process's HTTP guards track it (``app.http_guards``
+    implements it): the session check skips a Redis that just failed, and reports a
+    failure of its own."""
+
+    def redis_up(self) -> bool:
+        """Whether to use Redis now."""
+        ...
+
+    def redis_failed(self, guard: str) -> None:
+        """Note that Redis failed for ``guard`` (it is left alone for a while)."""
+        ...
+
+
 def session_store(redis: Redis | None, tokens: TokenConfig) -> SessionStore | None:
     """The session cache on ``redis`` (None: no Redis, PostgreSQL answers). Its entries
     outlive an access token by a minute, so an ended session's marker outlives every
@@ -78,7 +89,7 @@ class Doorkeeper:
         store: SessionStore | None,
         feed_stores: FeedStores | None,
         feed_config: FeedConfig,
-        guards: HttpGuards | None = None,
+        guards: RedisHealth | None = None,
     ) -> None:
         self.engine = engine
         self.tokens = tokens

@@ -11,22 +11,24 @@ from domain.accounts.request_export import request_export
 from domain.errors import ValidationError
 from domain.identity.change_password import change_password
 from domain.identity.errors import InvalidCredentialsError, WrongPasswordError
-from schema.accounts import (
+from schema.accounts.inputs import (
     CancelAccountDeletionInput,
+    ChangePasswordInput,
+    DeleteAccountInput,
+)
+from schema.accounts.results import (
     CancelAccountDeletionResult,
     CancelAccountDeletionSuccess,
-    ChangePasswordInput,
     ChangePasswordResult,
     ChangePasswordSuccess,
-    DataExport,
-    DeleteAccountInput,
     DeleteAccountResult,
     DeleteAccountSuccess,
     ExportMyDataSuccess,
 )
-from schema.devices import viewer_session_id
+from schema.accounts.types import DataExport
+from schema.context import Info
 from schema.errors import error_from_domain
-from schema.users import Info, User
+from schema.users.types import User
 
 
 @strawberry.type
@@ -43,7 +45,7 @@ class AccountMutations:
             ended = await ctx.mutate(
                 change_password,
                 viewer,
-                viewer_session_id(info),
+                info.context.viewer_session_id(),
                 current_password=input.current_password,
                 new_password=input.new_password,
             )

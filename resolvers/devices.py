@@ -7,18 +7,16 @@ import strawberry
 from domain.devices.register_device import register_device
 from domain.devices.unregister_device import unregister_device
 from domain.errors import ValidationError
-from schema.devices import (
-    Device,
-    RegisterDeviceInput,
+from schema.context import Info
+from schema.devices.inputs import RegisterDeviceInput, UnregisterDeviceInput
+from schema.devices.results import (
     RegisterDeviceResult,
     RegisterDeviceSuccess,
-    UnregisterDeviceInput,
     UnregisterDeviceResult,
     UnregisterDeviceSuccess,
-    viewer_session_id,
 )
+from schema.devices.types import Device
 from schema.errors import error_from_domain
-from schema.users import Info
 
 
 @strawberry.type
@@ -35,7 +33,7 @@ class DeviceMutations:
             rec = await register_device(
                 ctx.engine,
                 viewer,
-                viewer_session_id(info),
+                info.context.viewer_session_id(),
                 platform=input.platform.value,
                 token=input.token,
             )

@@ -11,25 +11,23 @@ from domain.engagement.like_post import like_post, unlike_post
 from domain.errors import ValidationError
 from domain.posts.errors import PostNotFoundError
 from schema import visibility
-from schema.engagement import (
-    AddCommentInput,
+from schema.context import Info
+from schema.engagement.inputs import AddCommentInput, DeleteCommentInput, PostTargetInput
+from schema.engagement.results import (
     AddCommentResult,
     AddCommentSuccess,
-    Comment,
-    DeleteCommentInput,
     DeleteCommentResult,
     DeleteCommentSuccess,
     LikePostResult,
     LikePostSuccess,
-    PostTargetInput,
     UnlikePostResult,
     UnlikePostSuccess,
 )
+from schema.engagement.types import Comment
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.posts import Post
-from schema.realtime import publish_engagement
-from schema.users import Info
+from schema.posts.types import Post
+from schema.realtime.events import publish_engagement
 
 
 async def _post(info: Info, post_id) -> Post:

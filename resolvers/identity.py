@@ -17,25 +17,28 @@ from domain.identity.log_out import log_out
 from domain.identity.refresh_session import refresh_session
 from domain.identity.sign_up import sign_up
 from domain.identity.update_profile import update_profile
+from schema.context import Info
 from schema.errors import error_from_domain
-from schema.identity import (
+from schema.identity.inputs import (
     LogInInput,
+    LogOutInput,
+    RefreshSessionInput,
+    SignUpInput,
+    UpdateProfileInput,
+)
+from schema.identity.results import (
     LogInResult,
     LogInSuccess,
-    LogOutInput,
     LogOutResult,
     LogOutSuccess,
-    RefreshSessionInput,
     RefreshSessionResult,
     RefreshSessionSuccess,
-    SignUpInput,
     SignUpResult,
     SignUpSuccess,
-    UpdateProfileInput,
     UpdateProfileResult,
     UpdateProfileSuccess,
 )
-from schema.users import Info, User
+from schema.users.types import User
 
 
 def _unset_to_none(value):

@@ -15,26 +15,22 @@ from domain.moderation.report_post import report_post
 from domain.moderation.report_user import report_user
 from domain.moderation.resolve_report import resolve_report
 from domain.posts.errors import PostNotFoundError
+from schema.context import Info
 from schema.errors import ForbiddenError, error_from_domain
 from schema.ids import decode_global_id
-from schema.moderation import (
-    BanUserInput,
+from schema.moderation.inputs import BanUserInput, RemovePostInput, ReportInput, ResolveReportInput
+from schema.moderation.results import (
     BanUserResult,
     BanUserSuccess,
-    Moderation,
-    RemovePostInput,
     RemovePostResult,
     RemovePostSuccess,
-    Report,
-    ReportInput,
     ReportPostResult,
     ReportUserResult,
-    ResolveReportInput,
     ResolveReportResult,
     ResolveReportSuccess,
     report_success,
 )
-from schema.users import Info
+from schema.moderation.types import Moderation, Report
 
 
 async def moderation_root(info: Info) -> Moderation | ForbiddenError:

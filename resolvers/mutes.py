@@ -9,11 +9,11 @@ from domain.social.errors import SelfMuteError
 from domain.social.mute_user import mute_user
 from domain.social.unmute_user import unmute_user
 from resolvers.social import _target_user
+from schema.context import Info
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.mutes import MuteResult, MuteSuccess, UnmuteResult, UnmuteSuccess
-from schema.social import UserTargetInput
-from schema.users import Info
+from schema.mutes.results import MuteResult, MuteSuccess, UnmuteResult, UnmuteSuccess
+from schema.social.inputs import UserTargetInput
 
 
 @strawberry.type

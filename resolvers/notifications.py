@@ -6,14 +6,11 @@ import strawberry
 
 from domain.errors import ValidationError
 from domain.notifications.mark_read import mark_notifications_read
+from schema.context import Info
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.notifications import (
-    MarkNotificationsReadInput,
-    MarkNotificationsReadResult,
-    MarkNotificationsReadSuccess,
-)
-from schema.users import Info
+from schema.notifications.inputs import MarkNotificationsReadInput
+from schema.notifications.results import MarkNotificationsReadResult, MarkNotificationsReadSuccess
 
 
 @strawberry.type

@@ -8,18 +8,17 @@ from domain.errors import ValidationError
 from domain.posts.create_post import MediaItem, create_post
 from domain.posts.delete_post import delete_post
 from domain.posts.errors import NotPostAuthorError, PostNotFoundError
+from schema.context import Info
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.posts import (
-    CreatePostInput,
+from schema.posts.inputs import CreatePostInput, DeletePostInput
+from schema.posts.results import (
     CreatePostResult,
     CreatePostSuccess,
-    DeletePostInput,
     DeletePostResult,
     DeletePostSuccess,
-    Post,
 )
-from schema.users import Info
+from schema.posts.types import Post
 
 
 @strawberry.type

@@ -13,14 +13,16 @@ from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from resolvers.moderation import moderation_root
 from schema import visibility
-from schema.engagement import Comment, Hashtag
+from schema.context import Info
+from schema.engagement.types import Comment
 from schema.ids import check_node_ids
-from schema.moderation import ModerationResult
-from schema.notifications import Notification
+from schema.moderation.results import ModerationResult
+from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
-from schema.posts import Post
-from schema.search import UserSearchConnection, search_users_connection
-from schema.users import Info, User
+from schema.posts.types import Hashtag, Post
+from schema.search.connections import search_users_connection
+from schema.search.types import UserSearchConnection
+from schema.users.types import User
 
 
 async def visible_user(info: Info, user_id) -> User | None:

@@ -19,9 +19,11 @@ from domain.social.reject_follow_request import reject_follow_request
 from domain.social.unblock_user import unblock_user
 from domain.social.unfollow_user import unfollow_user
 from resolvers.query import visible_user
+from schema.context import Info
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.social import (
+from schema.social.inputs import UserTargetInput
+from schema.social.results import (
     ApproveFollowRequestResult,
     ApproveFollowRequestSuccess,
     BlockResult,
@@ -35,9 +37,7 @@ from schema.social import (
     UnblockSuccess,
     UnfollowResult,
     UnfollowSuccess,
-    UserTargetInput,
 )
-from schema.users import Info
 
 
 async def _target_user(info: Info, user_id):

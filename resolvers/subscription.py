@@ -17,12 +17,11 @@ from graphql import GraphQLError
 from domain.errors import ValidationError
 from domain.realtime import ENGAGEMENT, FEED_ITEM, NOTIFICATION, post_channel, user_channel
 from domain.realtime.ports import HubClosedError
-from schema.context import Context
+from schema.context import Context, Info
 from schema.ids import decode_global_id
-from schema.notifications import Notification
-from schema.posts import Post
-from schema.realtime import (
-    PostEngagement,
+from schema.notifications.types import Notification
+from schema.posts.types import Post
+from schema.realtime.events import (
     SubscriptionEvent,
     engagement_of,
     event_stream,
@@ -30,7 +29,7 @@ from schema.realtime import (
     notification_for,
     realtime_of,
 )
-from schema.users import Info
+from schema.realtime.types import PostEngagement
 
 #: Post ids a feed subscription remembers, to drop a repeated event (a fan-out job that
 #: ran twice publishes its pages twice).

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
+import jwt
+import strawberry
 from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -121,6 +123,14 @@ class Context:
             )
         return viewer
 
+    def viewer_session_id(self) -> uuid.UUID:
+        """The session of the request's access token (its ``sid`` claim): the one place
+        that knows where a request's session comes from. Raises UNAUTHENTICATED like any
+        signed-in field when there is no valid token."""
+        self.require_viewer()  # verifies the token: signature, expiry, type
+        claims = jwt.decode(self.bearer or "", options={"verify_signature": False})
+        return uuid.UUID(claims["sid"])
+
     @cached_property
     def loaders(self) -> Loaders:
         """This request's dataloaders (created on first use)."""
@@ -167,3 +177,7 @@ class Context:
     def reset_loaders(self) -> None:
         """Drop this request's loader caches (after a mutation changed what they hold)."""
         self.__dict__.pop("loaders", None)
+
+
+#: What every resolver of the schema receives as ``info``: this context, no root value.
+Info = strawberry.Info[Context, None]

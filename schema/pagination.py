@@ -1,4 +1,16 @@
-"""Connection arguments and opaque keyset cursors (Relay Cursor Connections spec)."""
+"""Connection arguments and the one opaque cursor codec (Relay Cursor Connections spec).
+
+Every keyset connection (a user's posts, the home feed, hashtags, followers and
+following, follow requests, blocked and muted accounts, likes, comments and replies,
+notifications, the moderation queue) pages on the same position, ``(time, id)``
+(:data:`domain.keyset.Position`), and writes it in the same cursor:
+``c1:<microseconds since the epoch>:<id as 32 hex digits>``, URL-safe base64 without
+padding. Cursors of the two formats that came before (``k1:`` ISO time ``|`` id, and
+the post lists' ``e1:`` microseconds ``:`` id) still decode, so a client's cursor
+survives an upgrade. Ranked lists (search, suggestions, the ranked feed) page on a
+place in a frozen ranking instead; their cursors use :func:`pack` and :func:`unpack`
+with a prefix of their own, so no cursor is ever read as another kind.
+"""
 
 from __future__ import annotations
 
@@ -10,44 +22,72 @@ import uuid
 from graphql import GraphQLError
 from strawberry import relay
 
-from domain.feed.timelines import Entry
-from domain.social.queries import Position
+from domain.feed.timelines import score_of, time_of
+from domain.keyset import Position
 
 DEFAULT_PAGE_SIZE = 20
-_PREFIX = "k1:"
+_PREFIX = "c1:"
 #: The range of the timestamps a keyset cursor may hold (UTC): row timestamps are
 #: UUIDv7-era; anything else (a naive time, another offset, year 1 or 9999 pushed out
 #: of range by an offset) is a cursor the server never issued.
 CURSOR_MIN = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 CURSOR_MAX = dt.datetime(9999, 12, 30, tzinfo=dt.UTC)
+#: Microseconds below 2^53: exact as a double, the timeline's score (year 2255).
+_MAX_MICROS = 2**53
 
 
-def encode_cursor(position: Position) -> str:
-    """Return the opaque cursor of a keyset position (timestamp, id)."""
-    ts, pk = position
-    raw = f"{_PREFIX}{ts.astimezone(dt.UTC).isoformat(timespec='microseconds')}|{pk}"
+def pack(raw: str) -> str:
+    """Return ``raw`` (ASCII, starting with its format's prefix) as an opaque cursor."""
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> Position:
-    """Return the position inside a cursor; raise a BAD_USER_INPUT GraphQLError if it is
-    malformed or holds what :func:`encode_cursor` never issues (a time that is naive, not
-    UTC, or outside ``CURSOR_MIN`` .. ``CURSOR_MAX``)."""
+def unpack(cursor: str, *prefixes: str) -> tuple[str, str]:
+    """Return ``(prefix, rest)`` of a cursor made by :func:`pack` whose text starts with
+    one of ``prefixes``. Raises ValueError for anything else (not base64, not UTF-8,
+    another prefix)."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
-        if not raw.startswith(_PREFIX):
-            raise ValueError(raw)
-        ts, pk = raw[len(_PREFIX) :].split("|", 1)
-        at = dt.datetime.fromisoformat(ts)
-        # Only what encode_cursor issues: UTC, within the range timestamps can hold.
-        if at.utcoffset() != dt.timedelta(0) or not CURSOR_MIN <= at <= CURSOR_MAX:
-            raise ValueError(ts)
-        return at, uuid.UUID(pk)
-    except (ValueError, UnicodeError, binascii.Error):
-        raise GraphQLError(
-            "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}
-        ) from None
+    except (UnicodeError, binascii.Error) as exc:
+        raise ValueError(cursor) from exc
+    for prefix in prefixes:
+        if raw.startswith(prefix):
+            return prefix, raw[len(prefix) :]
+    raise ValueError(raw)
+
+
+def bad_cursor(message: str = "The 'after' cursor is not valid.") -> GraphQLError:
+    """The BAD_USER_INPUT error of a cursor the server never issued (or not here)."""
+    return GraphQLError(message, extensions={"code": "BAD_USER_INPUT"})
+
+
+def encode_cursor(position: Position) -> str:
+    """Return the opaque cursor of a keyset position ``(time, id)``; ``time`` must be
+    aware (any offset: the cursor holds the instant)."""
+    at, pk = position
+    return pack(f"{_PREFIX}{score_of(at)}:{pk.hex}")
+
+
+def decode_cursor(cursor: str) -> Position:
+    """Return the keyset position inside a cursor (its time in UTC); raise a
+    BAD_USER_INPUT GraphQLError if it is malformed or holds what :func:`encode_cursor`
+    never issues (a time that is naive, not UTC, or outside ``CURSOR_MIN`` ..
+    ``CURSOR_MAX``; microseconds outside 1 .. 2^53)."""
+    try:
+        prefix, rest = unpack(cursor, _PREFIX, "e1:", "k1:")
+        if prefix == "k1:":  # before the one codec: ISO time | id
+            ts, pk = rest.split("|", 1)
+            at = dt.datetime.fromisoformat(ts)
+            if at.utcoffset() != dt.timedelta(0) or not CURSOR_MIN <= at <= CURSOR_MAX:
+                raise ValueError(ts)
+            return at, uuid.UUID(pk)
+        micros, pk = rest.split(":", 1)
+        value = int(micros)
+        if not 0 < value < _MAX_MICROS or len(pk) != 32 or micros != str(value):
+            raise ValueError(micros)
+        return time_of(value), uuid.UUID(hex=pk)
+    except ValueError:
+        raise bad_cursor() from None
 
 
 def check_first(first: int, max_page_size: int) -> int:
@@ -60,31 +100,11 @@ def check_first(first: int, max_page_size: int) -> int:
     return first
 
 
-_ENTRY_PREFIX = "e1:"
-
-
-def encode_entry_cursor(entry: Entry) -> str:
-    """Return the opaque cursor of a feed or post-list entry: (score µs, post id)."""
-    raw = f"{_ENTRY_PREFIX}{entry.score}:{entry.post_id.hex}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode_entry_cursor(cursor: str) -> Entry:
-    """Inverse of :func:`encode_entry_cursor`; a BAD_USER_INPUT GraphQLError if malformed."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
-        if not raw.startswith(_ENTRY_PREFIX):
-            raise ValueError(raw)
-        score, pk = raw[len(_ENTRY_PREFIX) :].split(":", 1)
-        value = int(score)
-        if not 0 < value < 2**53:
-            raise ValueError(score)
-        return Entry(value, uuid.UUID(hex=pk))
-    except (ValueError, UnicodeError, binascii.Error):
-        raise GraphQLError(
-            "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}
-        ) from None
+def check_page(first: int, after: str | None, max_page_size: int) -> Position | None:
+    """Check a keyset connection's arguments: ``first`` as :func:`check_first`, and
+    ``after`` decoded (None for the first page). Raises BAD_USER_INPUT for either."""
+    check_first(first, max_page_size)
+    return decode_cursor(after) if after else None
 
 
 def page_info(cursors: list[str], has_next: bool, after: str | None) -> relay.PageInfo:

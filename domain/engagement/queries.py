@@ -16,8 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
 from domain.engagement.hashtags import fold_tag
 from domain.fetch import fetch_rows
-
-Position = tuple[dt.datetime, uuid.UUID]
+from domain.keyset import Position
 
 
 async def likers_page(

@@ -12,8 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.timelines import Entry, time_of
 from domain.fetch import fetch_rows
-
-FollowPosition = tuple[dt.datetime, uuid.UUID]
+from domain.keyset import Position
 
 
 async def active_followers_page(
@@ -21,9 +20,9 @@ async def active_followers_page(
     author_id: uuid.UUID,
     *,
     active_since: dt.datetime,
-    after: FollowPosition | None,
+    after: Position | None,
     limit: int,
-) -> tuple[list[uuid.UUID], FollowPosition | None]:
+) -> tuple[list[uuid.UUID], Position | None]:
     """Return up to ``limit`` followers of ``author_id`` active since ``active_since``
     and the keyset position to continue from (None when done).
 

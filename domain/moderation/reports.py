@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
 from domain.errors import ValidationError
+from domain.keyset import Position
 from domain.moderation.models import REASONS
 from domain.text import clean_text
 
@@ -21,9 +22,6 @@ COLUMNS = (
     "id, reporter_id, subject, user_id, post_id, reason, note, status, created_at,"
     " updated_at, resolved_at, resolved_by"
 )
-
-#: A keyset position in the queue: (created_at, id), oldest first.
-Position = tuple[dt.datetime, uuid.UUID]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import read_counts
+from domain.keyset import Position
 
 #: The sharded counter (domain.counters) of a user's unread notifications.
 UNREAD_KIND = "unread_notifications"
 
-Position = tuple[dt.datetime, uuid.UUID]
 
 COLUMNS = "id, recipient_id, kind, actor_id, post_id, comment_id, count, created_at, read_at"
 

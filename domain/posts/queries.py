@@ -12,8 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.fetch import fetch_rows
-
-Position = tuple[dt.datetime, uuid.UUID]
+from domain.keyset import Position
 
 
 @dataclass(frozen=True, slots=True)

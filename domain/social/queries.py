@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,9 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import read_counts
 from domain.fetch import fetch_rows
-
-#: A keyset position in a follow list: (follow created_at, follow id).
-Position = tuple[dt.datetime, uuid.UUID]
+from domain.keyset import Position
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ import asyncio
 
 from domain.feed.ranked_windows import RankedWindows
 from domain.feed.ranking_signals import close_key, kinds_key, velocity_key
+from schema.feed.ranked import decode_ranked_cursor
 from schema.ids import decode_global_id
-from schema.ranked_feed import decode_ranked_cursor
 from tests.support.actions import post
 from tests.support.documents import FOLLOW
 

@@ -154,3 +154,44 @@ def test_pair_lock_key_is_symmetric_deterministic_and_signed_64_bit():
     keys = [pair_lock_key(uuid.uuid4(), uuid.uuid4()) for _ in range(500)]
     assert all(-(2**63) <= k < 2**63 for k in keys)
     assert any(k < 0 for k in keys) and any(k > 0 for k in keys)  # the full signed range
+
+
+def test_one_cursor_format_for_every_keyset_list():
+    """Posts (and the home feed's entries) and every other (time, id) list share one
+    format: c1:<microseconds>:<id hex>; what a post list issued decodes anywhere."""
+    pk = uuid.uuid4()
+    ts = dt.datetime(2026, 11, 29, 23, 17, 1, 123456, tzinfo=dt.UTC)
+    cursor = encode_cursor((ts, pk))
+    micros = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+    assert base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode() == (
+        f"c1:{micros}:{pk.hex}"
+    )
+    assert decode_cursor(cursor) == (ts, pk)
+
+
+def test_cursors_issued_before_the_one_format_still_decode():
+    pk = uuid.uuid4()
+    ts = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
+    micros = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+    assert decode_cursor(urlsafe_b64(f"k1:{ts.isoformat()}|{pk}")) == (ts, pk)
+    assert decode_cursor(urlsafe_b64(f"e1:{micros}:{pk.hex}")) == (ts, pk)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        f"c1:0:{uuid.uuid4().hex}",  # the epoch itself: no row is that old
+        f"c1:-5:{uuid.uuid4().hex}",
+        f"c1:{2**53}:{uuid.uuid4().hex}",  # past the exact range of a timeline score
+        f"c1:+5:{uuid.uuid4().hex}",  # not the canonical number
+        f"c1:0005:{uuid.uuid4().hex}",
+        f"c1:5:{uuid.uuid4()}",  # the id with hyphens: never issued
+        "c1:5",
+        f"r1:-:1:40:3:{uuid.uuid4().hex}",  # a search cursor
+        f"f1:t:5:{uuid.uuid4().hex}",  # a ranked feed cursor
+    ],
+)
+def test_cursors_of_other_kinds_or_out_of_range_are_bad_user_input(raw):
+    with pytest.raises(GraphQLError) as info:
+        decode_cursor(urlsafe_b64(raw))
+    assert info.value.extensions == {"code": "BAD_USER_INPUT"}

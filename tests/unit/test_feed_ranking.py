@@ -26,8 +26,8 @@ from domain.feed.ranking import (
 from domain.feed.ranking_signals import ms_of, time_of_uuid7
 from domain.feed.read_ranked_feed import Position
 from domain.feed.timelines import Entry
-from schema.pagination import encode_entry_cursor
-from schema.ranked_feed import decode_ranked_cursor, encode_ranked_cursor
+from schema.feed.ranked import decode_ranked_cursor, encode_ranked_cursor
+from schema.pagination import encode_cursor
 
 NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 CFG = RankingConfig()
@@ -155,7 +155,7 @@ def test_ranked_cursors_round_trip_and_refuse_anything_else() -> None:
     e = Entry.of(NOW, new_id())
     for p in (Position("abcDEF_-12", 7, Entry(0, uuid.UUID(int=0))), Position(None, 0, e)):
         assert decode_ranked_cursor(encode_ranked_cursor(p)) == p
-    for bad in ("", "nope", encode_entry_cursor(e), "ZjE6dzp4OjA", "ZjE6dzp4Oi0x"):
+    for bad in ("", "nope", encode_cursor(e.position), "ZjE6dzp4OjA", "ZjE6dzp4Oi0x"):
         with pytest.raises(GraphQLError) as err:
             decode_ranked_cursor(bad)
         assert err.value.extensions == {"code": "BAD_USER_INPUT"}

@@ -7,6 +7,8 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
+from domain.keyset import Position
+
 SENTINEL = b""
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -37,3 +39,8 @@ class Entry:
     def of(cls, created_at: dt.datetime, post_id: uuid.UUID) -> Entry:
         """Build the entry of a post from its ``created_at`` and id."""
         return cls(score_of(created_at), post_id)
+
+    @property
+    def position(self) -> Position:
+        """The entry as the keyset position of its post: ``(created_at, id)``."""
+        return time_of(self.score), self.post_id

@@ -1,34 +1,22 @@
-"""The ``Notification`` node, the viewer's notification connection and the
-markNotificationsRead mutation's input, payload and result union."""
+"""The ``Notification`` node and the notification connection types."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Self
+from typing import Self
 
 import strawberry
 from strawberry import relay
 
-from domain.notifications.queries import (
-    NotificationRecord,
-    notifications_by_ids,
-    notifications_page,
-    unread_notification_count,
-)
+from domain.notifications.queries import NotificationRecord, notifications_by_ids
 from schema import visibility
-from schema.context import Context
-from schema.errors import ValidationError
+from schema.context import Info
+from schema.engagement.types import Comment
 from schema.ids import parse_node_ids
-from schema.pagination import check_first, decode_cursor, encode_cursor, page_info
-
-if TYPE_CHECKING:
-    from schema.engagement import Comment
-    from schema.posts import Post
-    from schema.users import User
-
-Info = strawberry.Info[Context, None]
+from schema.posts.types import Post
+from schema.refs import UserRef, user_node
 
 
 @strawberry.enum(description="What a notification is about.")
@@ -80,36 +68,28 @@ class Notification(relay.Node):
         description="Who did it (the latest of them for LIKE); null for FOLLOW_DIGEST and "
         "for an account that is gone."
     )
-    async def actor(self, info: Info) -> Annotated[User, strawberry.lazy("schema.users")] | None:
-        from schema.users import User as UserType
-
+    async def actor(self, info: Info) -> UserRef | None:
         if self.actor_id is None:
             return None
         (rec,) = await visibility.accounts(info.context, [self.actor_id], listed=True)
-        return UserType.from_record(rec) if rec else None
+        return user_node(rec) if rec else None
 
     @strawberry.field(description="The post it is about; null if none or no longer visible.")
-    async def post(self, info: Info) -> Annotated[Post, strawberry.lazy("schema.posts")] | None:
-        from schema.posts import Post as PostType
-
+    async def post(self, info: Info) -> Post | None:
         if self.post_id is None:
             return None
         (rec,) = await visibility.posts(info.context, [self.post_id])
-        return PostType.from_record(rec) if rec else None
+        return Post.from_record(rec) if rec else None
 
     @strawberry.field(
         description="The comment (COMMENT, REPLY, a mention in a comment); null if none or no "
         "longer visible (deleted, or on a post you cannot see)."
     )
-    async def comment(
-        self, info: Info
-    ) -> Annotated[Comment, strawberry.lazy("schema.engagement")] | None:
-        from schema.engagement import Comment as CommentType
-
+    async def comment(self, info: Info) -> Comment | None:
         if self.comment_id is None:
             return None
         (rec,) = await visibility.comments(info.context, [self.comment_id])
-        return CommentType.from_record(rec) if rec else None
+        return Comment.from_record(rec) if rec else None
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -138,53 +118,3 @@ class NotificationEdge:
 class NotificationConnection:
     edges: list[NotificationEdge]
     page_info: relay.PageInfo
-
-
-async def notifications_connection(
-    info: Info, recipient_id: uuid.UUID, first: int, after: str | None
-) -> NotificationConnection:
-    """``viewer.notifications``: keyset pages on (created_at, id), newest first; actors,
-    posts and comments resolve through the request's dataloaders (constant queries)."""
-    ctx = info.context
-    check_first(first, ctx.limits.max_page_size)
-    position = decode_cursor(after) if after else None
-    async with ctx.engine.connect() as conn:
-        records, has_next = await notifications_page(
-            conn, recipient_id, first=first, after=position
-        )
-    ok = await visibility.visible_notifications(ctx, records)
-    edges = [
-        NotificationEdge(cursor=encode_cursor(r.position), node=Notification.from_record(r))
-        for r, keep in zip(records, ok, strict=True)
-        if keep
-    ]
-    return NotificationConnection(
-        edges=edges,
-        page_info=page_info([e.cursor for e in edges], has_next, after),
-    )
-
-
-async def unread_count(info: Info, recipient_id: uuid.UUID) -> int:
-    """``viewer.unreadNotificationCount``: exact, a sum of at most K counter rows."""
-    async with info.context.engine.connect() as conn:
-        return await unread_notification_count(conn, recipient_id)
-
-
-@strawberry.input
-class MarkNotificationsReadInput:
-    ids: list[strawberry.ID] | None = strawberry.field(
-        default=None,
-        description="Notification ids to mark read; omitted or empty: all of yours. Ids "
-        "that are not your notifications are ignored.",
-    )
-
-
-@strawberry.type(description="The notifications are read; your unread count now.")
-class MarkNotificationsReadSuccess:
-    unread_notification_count: int
-
-
-MarkNotificationsReadResult = Annotated[
-    MarkNotificationsReadSuccess | ValidationError,
-    strawberry.union("MarkNotificationsReadResult"),
-]

@@ -1,24 +1,15 @@
-"""``searchUsers`` and ``viewer.suggestedFollows``: ranked connections of users.
-
-Both page a ranked list frozen on the first page (domain.search.paging): the cursor
-names the snapshot, the offset in it and the last entry's rank (the keyset used when
-the snapshot is gone). Users are hydrated through the request's dataloaders and
-checked like any User node (banned, deleted or blocked either way: dropped), so a page
-costs a constant number of statements whatever ``first`` is.
-"""
+"""``searchUsers`` and ``viewer.suggestedFollows``: ranked connections of users (see
+the package docstring), and their cursors."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import hashlib
 import re
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import Any
 
-import strawberry
 from graphql import GraphQLError
 from strawberry import relay
 
@@ -28,13 +19,15 @@ from domain.search.ranking import Ranked
 from domain.search.search_users import parse_query, search_users
 from domain.search.suggested_follows import suggested_follows
 from schema import visibility
-from schema.context import Context
-from schema.pagination import check_first, page_info
-
-if TYPE_CHECKING:
-    from schema.users import User
-
-Info = strawberry.Info[Context, None]
+from schema.context import Info
+from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
+from schema.refs import UserRef, user_node
+from schema.search.types import (
+    SuggestedFollowConnection,
+    SuggestedFollowEdge,
+    UserSearchConnection,
+    UserSearchEdge,
+)
 
 _PREFIX = "r1:"
 _SNAPSHOT_ID = re.compile(r"-|[A-Za-z0-9_-]{1,32}")
@@ -43,71 +36,31 @@ _SNAPSHOT_ID = re.compile(r"-|[A-Za-z0-9_-]{1,32}")
 def encode_rank_cursor(position: Position) -> str:
     """The opaque cursor of a position in a ranked list."""
     last = position.last
-    raw = (
+    return pack(
         f"{_PREFIX}{position.snapshot_id or '-'}:{position.offset}:{last.score}:"
         f"{last.followers}:{last.user_id.hex}"
     )
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
 def decode_rank_cursor(cursor: str) -> Position:
     """Inverse of :func:`encode_rank_cursor`; a BAD_USER_INPUT GraphQLError if malformed."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
-        if not raw.startswith(_PREFIX):
-            raise ValueError(raw)
-        snapshot, offset, score, followers, pk = raw[len(_PREFIX) :].split(":")
+        _, rest = unpack(cursor, _PREFIX)
+        snapshot, offset, score, followers, pk = rest.split(":")
         position = Position(
             None if snapshot == "-" else snapshot,
             int(offset),
             Ranked(uuid.UUID(hex=pk), int(score), int(followers)),
         )
         if not _SNAPSHOT_ID.fullmatch(snapshot) or not 1 <= position.offset < 2**31:
-            raise ValueError(raw)
+            raise ValueError(rest)
         if not -(2**31) <= position.last.score < 2**31:
-            raise ValueError(raw)
+            raise ValueError(rest)
         if not -(2**63) <= position.last.followers < 2**63:
-            raise ValueError(raw)
+            raise ValueError(rest)
         return position
-    except (ValueError, UnicodeError, binascii.Error):
-        raise GraphQLError(
-            "The 'after' cursor is not valid.", extensions={"code": "BAD_USER_INPUT"}
-        ) from None
-
-
-@strawberry.type(description="A user found by searchUsers; the cursor is its place in the ranking.")
-class UserSearchEdge:
-    cursor: str
-    node: Annotated[User, strawberry.lazy("schema.users")]
-    score: int = strawberry.field(
-        description="Match quality: 40 the username, 30 a username prefix, 25 the display "
-        "name, 20 display-name word prefixes, 15 the same with typos corrected, 0-10 a "
-        "username typo (similarity in tenths). Ties rank by followers."
-    )
-
-
-@strawberry.type(description="Users matching a search, best match first (Relay connection).")
-class UserSearchConnection:
-    edges: list[UserSearchEdge]
-    page_info: relay.PageInfo
-
-
-@strawberry.type(description="A suggested account; the cursor is its place in the ranking.")
-class SuggestedFollowEdge:
-    cursor: str
-    node: Annotated[User, strawberry.lazy("schema.users")]
-    followed_by_followees_count: int = strawberry.field(
-        description="How many of your most recent followees follow this account (among "
-        "their recent follows: the suggestion reads a bounded sample, README 'Suggested "
-        "follows')."
-    )
-
-
-@strawberry.type(description="Accounts followed by people you follow, most shared first.")
-class SuggestedFollowConnection:
-    edges: list[SuggestedFollowEdge]
-    page_info: relay.PageInfo
+    except ValueError:
+        raise bad_cursor() from None
 
 
 async def search_users_connection(
@@ -190,18 +143,16 @@ async def suggested_follows_connection(
 
 async def _hydrate(
     info: Info, page: RankedPage, *, drop_followed: bool = False
-) -> list[tuple[Ranked, str, User]]:
+) -> list[tuple[Ranked, str, UserRef]]:
     """The page's users through the dataloaders, with the standard checks of a User
     node: gone, banned or deleted, or a block either way (it may have happened since
     the list was frozen) drops the entry; ``drop_followed`` also drops accounts the
     viewer has followed since. Batched: one statement per loader, whatever the size."""
-    from schema.users import User as UserType
-
     loaders = info.context.loaders
     ids = [entry.user_id for entry, _ in page.entries]
     nothing: Sequence[bool] = [False] * len(ids)
 
-    async def flags(loader) -> Sequence[bool]:
+    async def flags(loader: Any) -> Sequence[bool]:
         return nothing if loader is None else await loader.load_many(ids)
 
     records, followed = await asyncio.gather(
@@ -212,7 +163,7 @@ async def _hydrate(
     for (entry, position), rec, follows in zip(page.entries, records, followed, strict=True):
         if rec is None or follows:
             continue
-        out.append((entry, encode_rank_cursor(position), UserType.from_record(rec)))
+        out.append((entry, encode_rank_cursor(position), user_node(rec)))
     return out
 
 

@@ -16,15 +16,15 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
-import strawberry
 from graphql import GraphQLError
 from redis.exceptions import RedisError
 
 from domain.notifications.queries import notifications_by_ids
 from schema import visibility
 from schema.context import Context, Realtime
-from schema.notifications import Notification
-from schema.posts import Post
+from schema.notifications.types import Notification
+from schema.posts.types import Post
+from schema.realtime.types import PostEngagement
 
 log = logging.getLogger("roost.realtime")
 
@@ -46,15 +46,6 @@ def event_stream(events: AsyncGenerator[SubscriptionEvent[T], None]) -> AsyncGen
     (app.graphql) unwraps each :class:`SubscriptionEvent` into its ``value``, resolved in
     the event's ``context``. The one place where the declared and the yielded types part."""
     return cast("AsyncGenerator[T, None]", events)
-
-
-@strawberry.type(description="A post's like and comment counts after one of them changed.")
-class PostEngagement:
-    post: Post
-    like_count: int = strawberry.field(description="Likes, exact, read when the event arrived.")
-    comment_count: int = strawberry.field(
-        description="Live comments and replies, exact, read when the event arrived."
-    )
 
 
 def realtime_of(ctx: Context) -> Realtime:

@@ -1,12 +1,15 @@
-"""The ``User`` node and its follower/following connections."""
+"""The ``User`` node and its follower/following connections.
+
+The top of the schema's areas (schema/refs.py): a User's fields reach every other
+area's lists, so this module imports their connections and none of them imports it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Literal, Self
+from typing import Literal, Self
 
 import strawberry
 from graphql import GraphQLError
@@ -15,28 +18,24 @@ from strawberry import relay
 from domain.identity.queries import UserRecord
 from domain.social.queries import FollowPage, follow_list
 from schema import visibility
-from schema.context import Context
-from schema.feed_order import FeedOrder
+from schema.accounts.types import DataExport, latest_data_export
+from schema.context import Info
+from schema.feed.connections import home_feed_connection
+from schema.feed.ranked import ranked_feed_connection
+from schema.feed.types import FeedConnection, FeedOrder
 from schema.ids import parse_node_ids
 from schema.loaders import UserCounts
-
-if TYPE_CHECKING:
-    from schema.accounts import DataExport
-    from schema.mutes import BlockedUserConnection, MutedUserConnection
-    from schema.notifications import NotificationConnection
-    from schema.posts import FeedConnection, PostConnection
-    from schema.search import SuggestedFollowConnection
-    from schema.social import FollowRequestConnection
-from schema.pagination import (
-    DEFAULT_PAGE_SIZE,
-    check_first,
-    decode_cursor,
-    decode_entry_cursor,
-    encode_cursor,
-    page_info,
-)
-
-Info = strawberry.Info[Context, None]
+from schema.mutes.connections import blocked_users_connection, muted_users_connection
+from schema.mutes.types import BlockedUserConnection, MutedUserConnection
+from schema.notifications.connections import notifications_connection, unread_count
+from schema.notifications.types import NotificationConnection
+from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.posts.connections import author_posts_connection
+from schema.posts.types import PostConnection
+from schema.search.connections import suggested_follows_connection
+from schema.search.types import SuggestedFollowConnection
+from schema.social.connections import follow_requests_connection
+from schema.social.types import FollowRequestConnection
 
 #: Why ``posts``, ``followers`` and ``following`` can be null (a private account's profile
 #: and counts stay visible; its content does not).
@@ -68,7 +67,7 @@ class User(relay.Node):
         "approved followers; following it sends a request that its owner approves.",
     )
 
-    # The counts when a hydration read them with the user (schema.posts: a feed's
+    # The counts when a hydration read them with the user (schema.feed.connections: a feed's
     # authors); None: the count fields ask the dataloader.
     counts: strawberry.Private[UserCounts | None] = None
 
@@ -133,10 +132,9 @@ class User(relay.Node):
     @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[PostConnection, strawberry.lazy("schema.posts")] | None:
-        from schema.posts import author_posts_connection
+    ) -> PostConnection | None:
 
-        _check_page(info, first, after, decode_entry_cursor)
+        check_page(first, after, info.context.limits.max_page_size)
         if not await self.content_visible(info):
             return None
         return await author_posts_connection(info, self.uid, first, after)
@@ -151,28 +149,23 @@ class User(relay.Node):
         first: int = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
-    ) -> Annotated[FeedConnection, strawberry.lazy("schema.posts")] | None:
-        from schema.posts import home_feed_connection
+    ) -> FeedConnection | None:
 
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
-            from schema.ranked_feed import ranked_feed_connection
-
             return await ranked_feed_connection(info, first, after)
         return await home_feed_connection(info, first, after)
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[NotificationConnection, strawberry.lazy("schema.notifications")] | None:
-        from schema.notifications import notifications_connection
+    ) -> NotificationConnection | None:
 
         self._require_self(info, "notifications")
         return await notifications_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Your unread notifications, exact. " + _OWN)
     async def unread_notification_count(self, info: Info) -> int | None:
-        from schema.notifications import unread_count
 
         self._require_self(info, "unreadNotificationCount")
         return await unread_count(info, self.uid)
@@ -184,8 +177,7 @@ class User(relay.Node):
     )
     async def suggested_follows(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[SuggestedFollowConnection, strawberry.lazy("schema.search")] | None:
-        from schema.search import suggested_follows_connection
+    ) -> SuggestedFollowConnection | None:
 
         self._require_self(info, "suggestedFollows")
         return await suggested_follows_connection(info, self.uid, first, after)
@@ -193,8 +185,7 @@ class User(relay.Node):
     @strawberry.field(description="Accounts you blocked, newest first. " + _OWN)
     async def blocked_users(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[BlockedUserConnection, strawberry.lazy("schema.mutes")] | None:
-        from schema.mutes import blocked_users_connection
+    ) -> BlockedUserConnection | None:
 
         self._require_self(info, "blockedUsers")
         return await blocked_users_connection(info, self.uid, first, after)
@@ -202,8 +193,7 @@ class User(relay.Node):
     @strawberry.field(description="Accounts you muted, newest first. " + _OWN)
     async def muted_users(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[MutedUserConnection, strawberry.lazy("schema.mutes")] | None:
-        from schema.mutes import muted_users_connection
+    ) -> MutedUserConnection | None:
 
         self._require_self(info, "mutedUsers")
         return await muted_users_connection(info, self.uid, first, after)
@@ -212,10 +202,7 @@ class User(relay.Node):
         description="Your latest data export (exportMyData), until its archive expires; "
         "null if none. " + _OWN
     )
-    async def data_export(
-        self, info: Info
-    ) -> Annotated[DataExport, strawberry.lazy("schema.accounts")] | None:
-        from schema.accounts import latest_data_export
+    async def data_export(self, info: Info) -> DataExport | None:
 
         self._require_self(info, "dataExport")
         return await latest_data_export(info, self.uid)
@@ -260,8 +247,7 @@ class User(relay.Node):
     @strawberry.field(description="Pending requests to follow you, newest first. " + _OWN)
     async def follow_requests(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Annotated[FollowRequestConnection, strawberry.lazy("schema.social")] | None:
-        from schema.social import follow_requests_connection
+    ) -> FollowRequestConnection | None:
 
         self._require_self(info, "followRequests")
         return await follow_requests_connection(info, self.uid, first, after)
@@ -270,7 +256,7 @@ class User(relay.Node):
     async def followers(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
-        _check_page(info, first, after, decode_cursor)
+        check_page(first, after, info.context.limits.max_page_size)
         if not await self.content_visible(info):
             return None
         return await _follow_connection(info, "followers", self.uid, first, after)
@@ -279,7 +265,7 @@ class User(relay.Node):
     async def following(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
-        _check_page(info, first, after, decode_cursor)
+        check_page(first, after, info.context.limits.max_page_size)
         if not await self.content_visible(info):
             return None
         return await _follow_connection(info, "following", self.uid, first, after)
@@ -300,13 +286,6 @@ class UserConnection:
     )
 
 
-def _check_page(info: Info, first: int, after: str | None, decode: Callable[[str], object]) -> None:
-    """Raise BAD_USER_INPUT for bad page arguments, also where the list is then hidden."""
-    check_first(first, info.context.limits.max_page_size)
-    if after:
-        decode(after)
-
-
 async def _follow_connection(
     info: Info,
     direction: Literal["followers", "following"],
@@ -315,8 +294,7 @@ async def _follow_connection(
     after: str | None,
 ) -> UserConnection:
     ctx = info.context
-    check_first(first, ctx.limits.max_page_size)
-    position = decode_cursor(after) if after else None
+    position = check_page(first, after, ctx.limits.max_page_size)
     async with ctx.engine.connect() as conn:
         page: FollowPage = await follow_list(
             conn, direction, user_id, first=first, after=position, viewer_id=ctx.viewer_id

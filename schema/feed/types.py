@@ -1,10 +1,13 @@
-"""The home feed's order argument (README "Home feed")."""
+"""The home feed's order argument and connection type (README "Home feed")."""
 
 from __future__ import annotations
 
 from enum import Enum
 
 import strawberry
+from strawberry import relay
+
+from schema.posts.types import PostEdge
 
 
 @strawberry.enum(description="How the home feed is ordered.")
@@ -20,3 +23,9 @@ class FeedOrder(Enum):
         "pages of one walk; past its window (the newest posts) it goes on newest "
         "first. A cursor idle longer than FEED_RANKED_FREEZE_S fails CURSOR_EXPIRED.",
     )
+
+
+@strawberry.type(description="A page of the home feed, newest first (Relay connection).")
+class FeedConnection:
+    edges: list[PostEdge]
+    page_info: relay.PageInfo

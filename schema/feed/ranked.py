@@ -1,38 +1,32 @@
 """``viewer { feed(order: RANKED) }``: the ranked home feed connection and its cursors
 (README "Home feed", Ranked order).
 
-A cursor is opaque: ``f1:w:<window id>:<offset>`` for a post of the frozen ranked
-window (the offset of the next post in it), ``f1:t:<score>:<post id hex>`` for a post
-of the chronological continuation past the window. The posts are checked and hydrated
-exactly as the chronological page's (schema.visibility.home_feed_posts: one statement
-per batch, the home-feed rule, the request's dataloaders primed).
+A cursor is opaque (schema.pagination's :func:`~schema.pagination.pack`):
+``f1:w:<window id>:<offset>`` for a post of the frozen ranked window (the offset of the
+next post in it), ``f1:t:<score>:<post id hex>`` for a post of the chronological
+continuation past the window. The posts are checked and hydrated exactly as the
+chronological page's (schema.visibility.home_feed_posts: one statement per batch, the
+home-feed rule, the request's dataloaders primed).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import uuid
 from collections.abc import Sequence
 
-import strawberry
 from graphql import GraphQLError
 
 from domain.db import utcnow
 from domain.feed.hydration import HydratedPost
-from domain.feed.read_ranked_feed import (
-    Position,
-    RankedWindowExpiredError,
-    read_ranked_feed,
-)
+from domain.feed.read_ranked_feed import Position, RankedWindowExpiredError, read_ranked_feed
 from domain.feed.timelines import Entry
 from schema import visibility
-from schema.context import Context
-from schema.pagination import check_first, page_info
-from schema.posts import FeedConnection, Post, PostEdge, _wanted
-
-Info = strawberry.Info[Context, None]
+from schema.context import Info
+from schema.feed.selection import wanted
+from schema.feed.types import FeedConnection
+from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
+from schema.posts.types import PostEdge
 
 _PREFIX = "f1:"
 _WINDOW_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -41,37 +35,29 @@ _WINDOW_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 def encode_ranked_cursor(position: Position) -> str:
     """The opaque cursor of a ranked feed position."""
     if position.window_id is not None:
-        raw = f"{_PREFIX}w:{position.window_id}:{position.offset}"
-    else:
-        raw = f"{_PREFIX}t:{position.entry.score}:{position.entry.post_id.hex}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        return pack(f"{_PREFIX}w:{position.window_id}:{position.offset}")
+    return pack(f"{_PREFIX}t:{position.entry.score}:{position.entry.post_id.hex}")
 
 
 def decode_ranked_cursor(cursor: str) -> Position:
     """Inverse of :func:`encode_ranked_cursor`; a BAD_USER_INPUT GraphQLError for
     anything it never issues (a RECENT cursor among them)."""
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
-        if not raw.startswith(_PREFIX):
-            raise ValueError(raw)
-        kind, a, b = raw[len(_PREFIX) :].split(":")
+        _, rest = unpack(cursor, _PREFIX)
+        kind, a, b = rest.split(":")
         if kind == "w":
             offset = int(b)
             if not _WINDOW_ID.fullmatch(a) or not 0 < offset <= 1_000_000 or b != str(offset):
-                raise ValueError(raw)
+                raise ValueError(rest)
             return Position(a, offset, Entry(0, uuid.UUID(int=0)))
         if kind == "t":
             score = int(a)
             if not 0 < score < 2**53 or len(b) != 32:
-                raise ValueError(raw)
+                raise ValueError(rest)
             return Position(None, 0, Entry(score, uuid.UUID(hex=b)))
-        raise ValueError(raw)
-    except (ValueError, UnicodeError, binascii.Error):
-        raise GraphQLError(
-            "The 'after' cursor is not a cursor of the ranked feed.",
-            extensions={"code": "BAD_USER_INPUT"},
-        ) from None
+        raise ValueError(rest)
+    except ValueError:
+        raise bad_cursor("The 'after' cursor is not a cursor of the ranked feed.") from None
 
 
 async def ranked_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
@@ -83,12 +69,11 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
     position = decode_ranked_cursor(after) if after else None
     if ctx.stores is None:
         raise RuntimeError("The home feed needs Redis (REDIS_URL).")
-
-    wanted = _wanted(info)
+    what = wanted(info)
     kept: dict[uuid.UUID, HydratedPost] = {}
 
     async def visible(entries: Sequence[Entry]) -> list[bool]:
-        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], wanted)
+        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], what)
         kept.update(found)
         return [e.post_id in found for e in entries]
 
@@ -109,8 +94,7 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
             extensions={"code": "CURSOR_EXPIRED"},
         ) from None
     edges = [
-        PostEdge(cursor=encode_ranked_cursor(pos), node=Post.from_hydrated(kept[e.post_id]))
-        for e, pos in page.items
+        PostEdge.of_hydrated(kept[e.post_id], encode_ranked_cursor(pos)) for e, pos in page.items
     ]
     return FeedConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)

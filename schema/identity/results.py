@@ -1,4 +1,5 @@
-"""Inputs, payloads and result unions of the account mutations."""
+"""Payloads and result unions of the identity mutations (AuthPayload: a user and a
+fresh token pair)."""
 
 from __future__ import annotations
 
@@ -15,49 +16,12 @@ from schema.errors import (
     UsernameTakenError,
     ValidationError,
 )
-from schema.users import User
-
-
-@strawberry.input
-class SignUpInput:
-    username: str = strawberry.field(description="3–30 of a-z 0-9 . _ (case-insensitive).")
-    email: str
-    password: str = strawberry.field(description="8–256 characters.")
-    display_name: str = strawberry.field(description="1–50 characters, any script.")
-
-
-@strawberry.input
-class LogInInput:
-    username: str
-    password: str
-
-
-@strawberry.input
-class RefreshSessionInput:
-    refresh_token: str
-
-
-@strawberry.input
-class LogOutInput:
-    refresh_token: str | None = strawberry.field(
-        default=None, description="The session to end; omit it to end all your sessions."
-    )
-
-
-@strawberry.input
-class UpdateProfileInput:
-    display_name: str | None = strawberry.UNSET
-    bio: str | None = strawberry.UNSET
-    is_private: bool | None = strawberry.field(
-        default=strawberry.UNSET,
-        description="Make the account private (true) or public (false). Going public "
-        "accepts every pending follow request at once.",
-    )
+from schema.refs import UserRef
 
 
 @strawberry.type(description="A session: the user and a fresh token pair.")
 class AuthPayload:
-    user: User
+    user: UserRef
     access_token: str = strawberry.field(description="JWT for 'Authorization: Bearer', 15 min.")
     refresh_token: str = strawberry.field(description="Single-use; exchange via refreshSession.")
 
@@ -84,7 +48,7 @@ class LogOutSuccess:
 
 @strawberry.type
 class UpdateProfileSuccess:
-    user: User
+    user: UserRef
 
 
 SignUpResult = Annotated[

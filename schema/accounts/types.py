@@ -1,0 +1,75 @@
+"""The ``DataExport`` type: an archive of a user's data, and the latest one of a user."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from enum import Enum
+from typing import Self
+
+import strawberry
+
+from domain.accounts.export_links import ExportLinkSigner
+from domain.accounts.exports import ExportRecord, latest_export
+from schema.context import Info
+from schema.ids import to_global_id
+
+
+@strawberry.enum(description="Where a data export is.")
+class DataExportStatus(Enum):
+    PENDING = "pending"
+    READY = "ready"
+
+
+@strawberry.type(
+    description="An archive of your data (profile, posts, comments, likes, follows both "
+    "ways, blocks, mutes, notifications) as gzip-compressed JSON, prepared by the worker."
+)
+class DataExport:
+    id: strawberry.ID
+    status: DataExportStatus
+    requested_at: dt.datetime
+    ready_at: dt.datetime | None
+    expires_at: dt.datetime | None = strawberry.field(
+        description="When the archive is deleted (null while it is being prepared)."
+    )
+    size_bytes: int | None = strawberry.field(description="Size of the gzip archive.")
+    record: strawberry.Private[ExportRecord]
+
+    @classmethod
+    def from_record(cls, rec: ExportRecord) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(
+            id=strawberry.ID(to_global_id("DataExport", rec.id)),
+            status=DataExportStatus(rec.status),
+            requested_at=rec.requested_at,
+            ready_at=rec.ready_at,
+            expires_at=rec.expires_at,
+            size_bytes=rec.size_bytes,
+            record=rec,
+        )
+
+    @strawberry.field(
+        description="A link to download the archive (GET, no token needed), valid for 15 "
+        "minutes from this read; null until the archive is ready. Read the field again "
+        "for a fresh link."
+    )
+    def url(self, info: Info) -> str | None:
+        if self.record.status != "ready":
+            return None
+        ctx = info.context
+        path = ExportLinkSigner(ctx.tokens.secret).path(
+            self.record.id, ttl_s=ctx.accounts.export_link_ttl.total_seconds()
+        )
+        base = ctx.accounts.public_base_url
+        if base is None and ctx.request is not None:
+            base = str(ctx.request.base_url)
+        return (base or "").rstrip("/") + path
+
+
+async def latest_data_export(info: Info, user_id: uuid.UUID) -> DataExport | None:
+    """``viewer.dataExport``: the user's latest export that has not expired (None if
+    there is none)."""
+    async with info.context.engine.connect() as conn:
+        rec = await latest_export(conn, user_id)
+    return DataExport.from_record(rec) if rec else None

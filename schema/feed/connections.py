@@ -1,0 +1,46 @@
+"""``viewer.feed`` in its default order (RECENT): the hybrid home feed, newest first."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from domain.feed.hydration import HydratedPost
+from domain.feed.read_feed import read_home_feed
+from domain.feed.timelines import Entry
+from schema import visibility
+from schema.context import Info
+from schema.feed.selection import wanted
+from schema.feed.types import FeedConnection
+from schema.pagination import check_page, page_info
+from schema.posts.types import PostEdge
+
+
+async def home_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
+    """``viewer.feed``: the hybrid home feed (see domain.feed.read_feed), each round of
+    candidates hydrated in one statement (schema.visibility.home_feed_posts). Raises
+    UNAUTHENTICATED without a viewer, BAD_USER_INPUT for bad arguments."""
+    ctx = info.context
+    viewer = ctx.require_viewer()
+    position = check_page(first, after, ctx.limits.max_page_size)
+    what = wanted(info)
+    kept: dict[uuid.UUID, HydratedPost] = {}
+
+    async def visible(entries: Sequence[Entry]) -> list[bool]:
+        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], what)
+        kept.update(found)
+        return [e.post_id in found for e in entries]
+
+    page = await read_home_feed(
+        ctx.engine,
+        ctx.feed_stores(),
+        ctx.feed_config,
+        viewer,
+        first=first,
+        before=Entry.of(*position) if position else None,
+        visible=visible,
+    )
+    edges = [PostEdge.of_hydrated(kept[e.post_id]) for e in page.entries]
+    return FeedConnection(
+        edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
+    )

@@ -1,0 +1,42 @@
+"""Inputs of the signUp, logIn, refreshSession, logOut and updateProfile mutations."""
+
+from __future__ import annotations
+
+import strawberry
+
+
+@strawberry.input
+class SignUpInput:
+    username: str = strawberry.field(description="3–30 of a-z 0-9 . _ (case-insensitive).")
+    email: str
+    password: str = strawberry.field(description="8–256 characters.")
+    display_name: str = strawberry.field(description="1–50 characters, any script.")
+
+
+@strawberry.input
+class LogInInput:
+    username: str
+    password: str
+
+
+@strawberry.input
+class RefreshSessionInput:
+    refresh_token: str
+
+
+@strawberry.input
+class LogOutInput:
+    refresh_token: str | None = strawberry.field(
+        default=None, description="The session to end; omit it to end all your sessions."
+    )
+
+
+@strawberry.input
+class UpdateProfileInput:
+    display_name: str | None = strawberry.UNSET
+    bio: str | None = strawberry.UNSET
+    is_private: bool | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Make the account private (true) or public (false). Going public "
+        "accepts every pending follow request at once.",
+    )

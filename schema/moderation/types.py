@@ -1,0 +1,146 @@
+"""Reports as moderators see them: the ``Report`` type, its enums, the report queue
+connection, and ``Moderation`` (what only moderators read)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from enum import Enum
+from typing import Self
+
+import strawberry
+from strawberry import relay
+
+from domain.moderation.reports import ReportRecord, reports_page
+from schema import visibility
+from schema.context import Info
+from schema.ids import to_global_id
+from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.posts.types import Post
+from schema.refs import UserRef, user_node
+
+
+@strawberry.enum(description="Why something is reported.")
+class ReportReason(Enum):
+    SPAM = "spam"
+    HARASSMENT = "harassment"
+    HATE_SPEECH = "hate_speech"
+    VIOLENCE = "violence"
+    NUDITY = "nudity"
+    SELF_HARM = "self_harm"
+    MISINFORMATION = "misinformation"
+    IMPERSONATION = "impersonation"
+    INTELLECTUAL_PROPERTY = "intellectual_property"
+    OTHER = "other"
+
+
+@strawberry.enum(
+    description="Where a report is: OPEN until a moderator acts on it or dismisses it."
+)
+class ReportStatus(Enum):
+    OPEN = "open"
+    ACTIONED = "actioned"
+    DISMISSED = "dismissed"
+
+
+@strawberry.enum(description="How a moderator closes a report.")
+class ReportResolution(Enum):
+    ACTIONED = "actioned"
+    DISMISSED = "dismissed"
+
+
+@strawberry.enum(description="What a report is about.")
+class ReportSubject(Enum):
+    POST = "post"
+    USER = "user"
+
+
+@strawberry.type(description="A report, as moderators see it.")
+class Report:
+    id: strawberry.ID
+    subject: ReportSubject
+    reason: ReportReason
+    note: str
+    status: ReportStatus
+    created_at: dt.datetime
+    updated_at: dt.datetime = strawberry.field(description="The reporter's last change.")
+    resolved_at: dt.datetime | None
+    record: strawberry.Private[ReportRecord]
+
+    @classmethod
+    def from_record(cls, rec: ReportRecord) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(
+            id=strawberry.ID(to_global_id("Report", rec.id)),
+            subject=ReportSubject(rec.subject),
+            reason=ReportReason(rec.reason),
+            note=rec.note,
+            status=ReportStatus(rec.status),
+            created_at=rec.created_at,
+            updated_at=rec.updated_at,
+            resolved_at=rec.resolved_at,
+            record=rec,
+        )
+
+    @strawberry.field(description="Who reported it; null once their account is gone.")
+    async def reporter(self, info: Info) -> UserRef | None:
+        (rec,) = await visibility.accounts(info.context, [self.record.reporter_id])
+        return user_node(rec) if rec else None
+
+    @strawberry.field(
+        description="The reported account (USER), or the reported post's author (POST), "
+        "active or banned, whatever its privacy; null once it is deleted."
+    )
+    async def reported_user(self, info: Info) -> UserRef | None:
+        (rec,) = await visibility.reported_accounts(info.context, [self.record.user_id])
+        return user_node(rec) if rec else None
+
+    @strawberry.field(
+        description="The reported post (POST), whatever its author's privacy; null for a "
+        "USER report and once the post is deleted or removed."
+    )
+    async def post(self, info: Info) -> Post | None:
+        (rec,) = await visibility.reported_posts(info.context, [self.record.post_id])
+        return Post.from_record(rec) if rec else None
+
+    @strawberry.field(description="The moderator who closed it (null while open).")
+    async def resolved_by(self, info: Info) -> UserRef | None:
+        (rec,) = await visibility.accounts(info.context, [self.record.resolved_by])
+        return user_node(rec) if rec else None
+
+
+@strawberry.type(description="A report in the queue; the cursor is its position.")
+class ReportEdge:
+    cursor: str
+    node: Report
+
+
+@strawberry.type(description="Reports of one status, oldest first (Relay connection).")
+class ReportConnection:
+    edges: list[ReportEdge]
+    page_info: relay.PageInfo
+
+
+@strawberry.type(description="What moderators read. Only moderators reach it.")
+class Moderation:
+    moderator_id: strawberry.Private[uuid.UUID]
+
+    @strawberry.field(description="Reports of `status` (OPEN by default), oldest first.")
+    async def reports(
+        self,
+        info: Info,
+        first: int = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        status: ReportStatus = ReportStatus.OPEN,
+    ) -> ReportConnection:
+        ctx = info.context
+        position = check_page(first, after, ctx.limits.max_page_size)
+        async with ctx.engine.connect() as conn:
+            records, has_next = await reports_page(conn, status.value, first=first, after=position)
+        edges = [
+            ReportEdge(cursor=encode_cursor(r.position), node=Report.from_record(r))
+            for r in records
+        ]
+        return ReportConnection(
+            edges=edges, page_info=page_info([e.cursor for e in edges], has_next, after)
+        )

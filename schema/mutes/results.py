@@ -1,0 +1,34 @@
+"""Payloads and result unions of the mute and unmute mutations."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import strawberry
+
+from schema.errors import CannotMuteSelfError, NotFoundError, ValidationError
+from schema.refs import UserRef
+
+
+@strawberry.type(
+    description="`user` is muted: their posts stay out of your home feed and their "
+    "notifications out of yours (what they notified you of is removed); you still follow "
+    "them, and nothing shows on their side. Also when they already were."
+)
+class MuteSuccess:
+    user: UserRef
+
+
+@strawberry.type(description="`user` is no longer muted (also when they were not).")
+class UnmuteSuccess:
+    user: UserRef
+
+
+MuteResult = Annotated[
+    MuteSuccess | ValidationError | NotFoundError | CannotMuteSelfError,
+    strawberry.union("MuteResult"),
+]
+UnmuteResult = Annotated[
+    UnmuteSuccess | ValidationError | NotFoundError | CannotMuteSelfError,
+    strawberry.union("UnmuteResult"),
+]

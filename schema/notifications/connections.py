@@ -1,0 +1,40 @@
+"""``viewer.notifications`` and ``viewer.unreadNotificationCount``."""
+
+from __future__ import annotations
+
+import uuid
+
+from domain.notifications.queries import notifications_page, unread_notification_count
+from schema import visibility
+from schema.context import Info
+from schema.notifications.types import Notification, NotificationConnection, NotificationEdge
+from schema.pagination import check_page, encode_cursor, page_info
+
+
+async def notifications_connection(
+    info: Info, recipient_id: uuid.UUID, first: int, after: str | None
+) -> NotificationConnection:
+    """``viewer.notifications``: keyset pages on (created_at, id), newest first; actors,
+    posts and comments resolve through the request's dataloaders (constant queries)."""
+    ctx = info.context
+    position = check_page(first, after, ctx.limits.max_page_size)
+    async with ctx.engine.connect() as conn:
+        records, has_next = await notifications_page(
+            conn, recipient_id, first=first, after=position
+        )
+    ok = await visibility.visible_notifications(ctx, records)
+    edges = [
+        NotificationEdge(cursor=encode_cursor(r.position), node=Notification.from_record(r))
+        for r, keep in zip(records, ok, strict=True)
+        if keep
+    ]
+    return NotificationConnection(
+        edges=edges,
+        page_info=page_info([e.cursor for e in edges], has_next, after),
+    )
+
+
+async def unread_count(info: Info, recipient_id: uuid.UUID) -> int:
+    """``viewer.unreadNotificationCount``: exact, a sum of at most K counter rows."""
+    async with info.context.engine.connect() as conn:
+        return await unread_notification_count(conn, recipient_id)

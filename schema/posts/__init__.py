@@ -1,0 +1,2 @@
+"""Posts: the Post node, post connections, hashtags, and the createPost/deletePost
+inputs, payloads and result unions."""

@@ -1,0 +1,194 @@
+"""The ``Post`` node, the post connection types, and ``Hashtag``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from enum import Enum
+from typing import Self
+
+import strawberry
+from strawberry import relay
+
+from domain.engagement.queries import hashtag_posts_page
+from domain.feed.hydration import HydratedPost
+from domain.identity.queries import UserRecord
+from domain.posts.queries import PostRecord
+from schema import visibility
+from schema.context import Info
+from schema.engagement.connections import comments_connection, likes_connection
+from schema.engagement.types import CommentConnection, LikeConnection
+from schema.ids import parse_node_ids
+from schema.loaders import PostCounts, UserCounts
+from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.refs import UserRef, user_node
+
+
+@strawberry.enum
+class MediaKind(Enum):
+    IMAGE = "image"
+    VIDEO = "video"
+
+
+@strawberry.type(description="A media file attached to a post.")
+class Media:
+    url: str
+    kind: MediaKind
+
+
+@strawberry.type(description="A post: a caption and up to 10 media files.")
+class Post(relay.Node):
+    pk: relay.NodeID[str]
+    caption: str
+    media: list[Media]
+    created_at: dt.datetime
+    post_id: strawberry.Private[uuid.UUID]
+    author_id: strawberry.Private[uuid.UUID]
+    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # fields below answer from these at once; None: through the dataloaders.
+    author_record: strawberry.Private[UserRecord | None] = None
+    author_counts: strawberry.Private[UserCounts | None] = None
+    counts: strawberry.Private[PostCounts | None] = None
+    liked: strawberry.Private[bool | None] = None
+
+    @classmethod
+    def from_record(cls, rec: PostRecord) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(
+            pk=str(rec.id),
+            caption=rec.caption,
+            media=[Media(url=m["url"], kind=MediaKind(m["kind"])) for m in rec.media],
+            created_at=rec.created_at,
+            post_id=rec.id,
+            author_id=rec.author_id,
+        )
+
+    @classmethod
+    def from_hydrated(cls, h: HydratedPost) -> Self:
+        """Build the GraphQL object from a hydrated post (its author, counts and the
+        viewer's like come with it)."""
+        post = cls.from_record(h.post)
+        post.author_record = h.author
+        if h.author_counts is not None:
+            post.author_counts = UserCounts(*h.author_counts)
+        if h.post_counts is not None:
+            post.counts = PostCounts(*h.post_counts)
+        post.liked = h.liked
+        return post
+
+    # The resolvers below are plain functions: they return the value when the post was
+    # hydrated, else an awaitable of it (graphql-core awaits what a resolver returns).
+
+    @strawberry.field(description="Who wrote the post.")
+    def author(self, info: Info) -> UserRef:
+        if self.author_record is not None:
+            return user_node(self.author_record, self.author_counts)
+        return self._load_author(info)
+
+    async def _load_author(self, info: Info) -> UserRef:
+        return user_node(await info.context.loaders.user_by_id.load(self.author_id))
+
+    @strawberry.field(
+        description="Likes, exact, O(1) to read: as many as `likes` lists for you (no "
+        "banned or deleted account, nobody on the other side of a block)."
+    )
+    def like_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.likes
+        return self._load_counts(info, "likes")  # type: ignore[return-value]
+
+    @strawberry.field(
+        description="Live comments and replies, exact, O(1) to read: as many as `comments` "
+        "and their `replies` list for you."
+    )
+    def comment_count(self, info: Info) -> int:
+        if self.counts is not None:
+            return self.counts.comments
+        return self._load_counts(info, "comments")  # type: ignore[return-value]
+
+    async def _load_counts(self, info: Info, kind: str) -> int:
+        return getattr(await info.context.loaders.counts_by_post_id.load(self.post_id), kind)
+
+    @strawberry.field(description="Whether the viewer likes this post (false when anonymous).")
+    def viewer_has_liked(self, info: Info) -> bool:
+        if self.liked is not None:
+            return self.liked
+        return self._load_liked(info)  # type: ignore[return-value]
+
+    async def _load_liked(self, info: Info) -> bool:
+        loader = info.context.loaders.viewer_liked
+        return bool(loader and await loader.load(self.post_id))
+
+    @strawberry.field(description="Who liked this post, newest first.")
+    async def likes(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> LikeConnection:
+        return await likes_connection(info, self.post_id, first, after)
+
+    @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
+    async def comments(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> CommentConnection:
+        return await comments_connection(info, self.post_id, first, after)
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: posts the viewer may see, else null."""
+        records = await visibility.posts(info.context, parse_node_ids(node_ids))
+        return [cls.from_record(r) if r else None for r in records]
+
+
+@strawberry.type(description="A post in a list; the cursor is its (time, id) position.")
+class PostEdge:
+    cursor: str
+    node: Post
+
+    @classmethod
+    def of(cls, rec: PostRecord) -> Self:
+        """The edge of a post record: its node and its keyset cursor."""
+        return cls(cursor=encode_cursor((rec.created_at, rec.id)), node=Post.from_record(rec))
+
+    @classmethod
+    def of_hydrated(cls, h: HydratedPost, cursor: str | None = None) -> Self:
+        """The edge of a hydrated post: its node, and ``cursor`` or its keyset cursor."""
+        return cls(
+            cursor=cursor or encode_cursor((h.post.created_at, h.post.id)),
+            node=Post.from_hydrated(h),
+        )
+
+
+@strawberry.type(description="A page of posts, newest first (Relay connection).")
+class PostConnection:
+    edges: list[PostEdge]
+    page_info: relay.PageInfo
+    total_count: int | None = strawberry.field(
+        description="All posts of the list, exact, where that is O(1) (a user's posts)."
+    )
+
+
+@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
+class Hashtag:
+    name: str
+
+    @strawberry.field(description="Posts with this tag that you may see, newest first.")
+    async def posts(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> PostConnection:
+        ctx = info.context
+        position = check_page(first, after, ctx.limits.max_page_size)
+        async with ctx.engine.connect() as conn:
+            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
+        edges = post_edges(await visibility.posts(ctx, ids))
+        return PostConnection(
+            edges=edges,
+            page_info=page_info([e.cursor for e in edges], more, after),
+            total_count=None,
+        )
+
+
+def post_edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:
+    """The edges of the posts of a page that remain (None: dropped by visibility)."""
+    return [PostEdge.of(r) for r in records if r is not None]

@@ -1,0 +1,1 @@
+"""Subscriptions: the payload types and the per-event reads behind them."""

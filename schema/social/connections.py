@@ -1,0 +1,36 @@
+"""``viewer.followRequests``: the pending requests to follow the viewer."""
+
+from __future__ import annotations
+
+import uuid
+
+from domain.social.queries import follow_request_list
+from schema import visibility
+from schema.context import Info
+from schema.pagination import check_page, encode_cursor, page_info
+from schema.refs import user_node
+from schema.social.types import FollowRequestConnection, FollowRequestEdge
+
+
+async def follow_requests_connection(
+    info: Info, target_id: uuid.UUID, first: int, after: str | None
+) -> FollowRequestConnection:
+    """``viewer.followRequests``: keyset pages of the pending requests to ``target_id``
+    (one statement for the page, one batch for the requesters). Raises BAD_USER_INPUT
+    for bad arguments."""
+    ctx = info.context
+    position = check_page(first, after, ctx.limits.max_page_size)
+    async with ctx.engine.connect() as conn:
+        page = await follow_request_list(conn, target_id, first=first, after=position)
+    records = await visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True)
+    edges = [
+        FollowRequestEdge(
+            cursor=encode_cursor(e.position), node=user_node(rec), requested_at=e.position[0]
+        )
+        for e, rec in zip(page.edges, records, strict=True)
+        if rec is not None
+    ]
+    return FollowRequestConnection(
+        edges=edges,
+        page_info=page_info([e.cursor for e in edges], page.has_next, after),
+    )
