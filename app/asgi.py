@@ -31,7 +31,9 @@ from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
 from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
-from app.http_guards import GuardedGraphQLView, HttpGuards, RequestRefused
+from app.http_guards import HttpGuards
+from app.http_refusals import RequestRefused
+from app.http_view import GuardedGraphQLView
 from app.jobs import ArqDispatcher
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
@@ -180,7 +182,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             request=request,
             response=response,
         )
-        return ctx  # the bearer is admitted per operation (app/http_guards, app/ws_guards)
+        return ctx  # the bearer is admitted per operation (app/http_view, app/ws_guards)
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         """Accept a WebSocket only with a valid access token in its connection_init

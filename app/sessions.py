@@ -5,7 +5,7 @@ session may act now, or a :class:`Refusal`. The token is verified locally (HS256
 session and account are checked against the session cache in one Redis round trip
 that also marks the user active (``domain.identity.admit_session``); the first request
 of the user's activity period then updates ``users.last_active_at``. HTTP requests are
-admitted once each (``app.http_guards``); a WebSocket at ``connection_init``, then at
+admitted once each (``app.http_view``); a WebSocket at ``connection_init``, then at
 most once a second while it runs operations or receives events, and at once when the
 user's sessions change (``app.ws_guards``).
 """

@@ -1,4 +1,4 @@
-"""WebSocket guards: what HTTP requests get from app/http_guards.py, for both
+"""WebSocket guards: what HTTP requests get from app/http_view.py, for both
 subscription protocols (graphql-transport-ws and the legacy graphql-ws).
 
 A socket is admitted at ``connection_init`` (``RoostGraphQL.on_ws_connect``); then its
@@ -34,7 +34,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
 from app.document_limits import variables_within
-from app.http_guards import (
+from app.guard_rules import (
     VARIABLES_TOO_LARGE,
     ensure_code,
     operation_info,

@@ -1,6 +1,6 @@
-"""HTTP guards of /graphql (app/http_guards.py), through the HTTP app on real Redis and
-PostgreSQL: automatic persisted queries, Idempotency-Key, rate limits, JSON errors for
-requests refused as a whole, and all of it with Redis down.
+"""HTTP guards of /graphql (app/http_view.py, app/http_guards.py), through the HTTP app
+on real Redis and PostgreSQL: automatic persisted queries, Idempotency-Key, rate limits,
+JSON errors for requests refused as a whole, and all of it with Redis down.
 
 Every test makes its own keys: persisted queries carry a unique operation name, users
 and idempotency keys are fresh, anonymous clients get a random address; so runs sharing
@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import resolvers.posts
 from app.asgi import create_app
-from app.http_guards import operation_info
+from app.guard_rules import operation_info
 from app.settings import Settings
 from tests.support.users import TEST_PASSWORD
 

@@ -1,0 +1,507 @@
+"""The guarded GraphQL view over HTTP: rate limits, automatic persisted queries,
+``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
+(docs/design.md "GraphQL API conventions"). The guards themselves (Redis-backed, fail
+open) are app/http_guards.py; the rules shared with WebSockets, app/guard_rules.py;
+the refusals, app/http_refusals.py.
+
+:class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
+methods; WebSockets get the same admission and rate limits from app/ws_guards.py:
+
+- ``__call__`` (HTTP only): negotiates the response's media type (app/media_types.py;
+  406 when neither is accepted); an :class:`~cross_web.HTTPException` of Strawberry
+  (body not JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the
+  guards become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses
+  with their HTTP status, instead of Strawberry's plain text; a client gone before its
+  body arrived is one INFO line.
+- ``execute_single``: for each operation, in this order: admit the bearer token
+  (app/sessions.py, one Redis round trip, which also carries the rate-limit charge of
+  a signed-in query or POSTed mutation sent as text); resolve the persisted query
+  (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
+  (401, unless every root field is logIn/signUp/refreshSession/
+  cancelAccountDeletion), a subscription (400)
+  or a mutation over GET (405);
+  charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
+  values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
+  mutation over POST (app/idempotency.py), replay a stored response or run and store it.
+- ``process_result``: no ``data`` entry for a request error, a code on every error.
+- ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
+  ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
+  not an object, or an ``operationName`` that is not a string, is a 400, not a 500.
+
+Redis failures never fail a request: rate limits and idempotency are skipped, a
+persisted-query lookup misses (the client then sends the query), each counted in
+``roost_http_guard_fail_open_total{guard}`` and logged; after a failure the guards leave
+Redis alone for a second (a dead Redis costs no per-request timeout).
+
+Error codes (``extensions.code``) and HTTP statuses:
+
+- ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
+  ``operationName``, several operations and none named, a malformed ``persistedQuery``
+  or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
+  POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
+- ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
+  token that is malformed, forged or expired, or whose session or account has ended;
+  (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
+  logIn/signUp/refreshSession/cancelAccountDeletion.
+- ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
+- ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
+  ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
+  ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
+- ``RATE_LIMITED`` 429: ``Retry-After`` header, ``extensions.retryAfter`` (seconds) and
+  ``extensions.budget``.
+- ``IDEMPOTENCY_KEY_REUSED`` 422: same key, different request;
+  ``IDEMPOTENCY_KEY_IN_FLIGHT`` 409: same key, first request still running.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+import orjson
+from cross_web import HTTPException
+from graphql import GraphQLError
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from strawberry.http import GraphQLRequestData
+from strawberry.types import ExecutionResult
+
+from app.document_limits import variables_within
+from app.guard_rules import (
+    VARIABLES_TOO_LARGE,
+    OperationInfo,
+    ensure_code,
+    operation_info,
+    rate_limited_extensions,
+    rate_limited_message,
+)
+from app.http_guards import PERSISTED, REPLAYS, HttpGuards
+from app.http_refusals import RequestRefused, graphql_error_response, unavailable_refusal
+from app.idempotency import (
+    Claim,
+    IdempotencyError,
+    StoredResponse,
+    fingerprint,
+    parse_key,
+    redis_key,
+)
+from app.media_types import (
+    CONTENT_TYPES,
+    GRAPHQL_RESPONSE_JSON,
+    JSON,
+    OFFERED,
+    is_request_error,
+    negotiate,
+)
+from app.persisted_queries import (
+    PersistedQueryError,
+    PersistedQueryRef,
+    not_found,
+    not_supported,
+)
+from app.ratelimit import Decision
+from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal
+
+log = logging.getLogger("roost.http")
+
+SUBSCRIPTIONS_OVER_WS = (
+    "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
+)
+#: The answer to an anonymous mutation other than logIn/signUp/refreshSession.
+SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
+
+
+# --- the view mixin ---------------------------------------------------------------------
+
+
+def _viewer(context: Any) -> uuid.UUID | None:
+    """The request's signed-in user; None when anonymous or the token is bad."""
+    try:
+        return getattr(context, "viewer_id", None)
+    except GraphQLError:
+        return None
+
+
+def _client_ip(request: Request) -> str:
+    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
+    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    return request.client.host if request.client else "unknown"
+
+
+def _executed(result: ExecutionResult) -> bool:
+    """Whether execution started (data, or an error raised at a field): only then is an
+    idempotent response stored."""
+    return result.data is not None or any(e.path for e in result.errors or ())
+
+
+class GuardedGraphQLView:
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
+
+    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
+    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
+    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
+    """
+
+    guards: HttpGuards
+    doorkeeper: Doorkeeper
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)  # type: ignore[misc]
+            return
+        request = Request(scope=scope, receive=receive)
+        media = negotiate(request.headers.get("accept"))
+        request.state.media_type = media
+        try:
+            response = await self.run(request)  # type: ignore[attr-defined]
+        except RequestRefused as exc:
+            response = exc.response
+        except HTTPException as exc:
+            headers = {"Allow": "GET, POST"} if exc.status_code == 405 else None
+            response = graphql_error_response(
+                exc.reason, "BAD_REQUEST", exc.status_code, headers=headers
+            )
+        except ClientDisconnect:
+            # The client left before its request was read: nothing to answer, no fault.
+            log.info("client %s disconnected before its request was read", _client_ip(request))
+            return
+        if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
+            response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
+            if response.status_code == 200 and getattr(request.state, "request_error", False):
+                response.status_code = 400  # failed before execution: no data
+        await response(scope, receive, send)
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """Strawberry's JSON result, with no ``data`` entry when the request failed
+        before execution (GraphQL spec, "Response": a request error), and a code on
+        every error: one that has none is an unexpected fault, masked and logged."""
+        payload = await super().process_result(request, result)  # type: ignore[misc]
+        if is_request_error(result.data, result.errors):
+            payload.pop("data", None)
+            request.state.request_error = True
+        for error in payload.get("errors") or ():
+            ensure_code(error)
+        return payload
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL for a browser's GET without ``query``, unless it carries
+        ``extensions`` (an APQ request by hash)."""
+        return super().should_render_graphql_ide(request) and (  # type: ignore[misc]
+            request.query_params.get("extensions") is None
+        )
+
+    async def parse_http_body(self, request: Any) -> Any:
+        """Strawberry's parsing, with a JSON body that is not an object (a string, a
+        number) or an ``operationName`` that is not a string refused as
+        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
+        an object (nearly every request) is read here, with Strawberry's checks, without
+        its generic content-type parser (``email.message``, a tenth of the cost of a
+        small request)."""
+        data = await self._parse_json_post(request)
+        if data is None:
+            try:
+                data = await super().parse_http_body(request)  # type: ignore[misc]
+            except AttributeError as exc:  # ``data.get`` on a JSON scalar
+                raise HTTPException(400, "The request body must be a JSON object.") from exc
+        if not isinstance(data.operation_name, str | None):
+            raise HTTPException(400, "The operationName must be a string or null, if provided.")
+        return data
+
+    async def _parse_json_post(self, request: Any) -> GraphQLRequestData | None:
+        """The request data of a POST whose media type holds ``application/json`` and
+        whose body is a JSON object, checked as Strawberry checks it; None for any other
+        request (Strawberry parses it)."""
+        if request.method != "POST" or self._stream_transport_map:  # type: ignore[attr-defined]
+            return None
+        media_type = (request.content_type or "").partition(";")[0].strip().lower()
+        if "application/json" not in media_type:
+            return None
+        data = self.parse_json(await request.get_body())  # type: ignore[attr-defined]
+        if not isinstance(data, dict):
+            return None  # a batch (a list) or a scalar: Strawberry's errors
+        query = data.get("query")
+        if not isinstance(query, str | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `query` must be a string or null, if provided."
+            )
+        variables = data.get("variables")
+        if not isinstance(variables, dict | None):
+            raise HTTPException(
+                400, "The GraphQL operation's `variables` must be an object or null, if provided."
+            )
+        extensions = data.get("extensions")
+        if not isinstance(extensions, dict | None):
+            raise HTTPException(
+                400,
+                "The GraphQL operation's `extensions` must be an object or null, if provided.",
+            )
+        return GraphQLRequestData(
+            query=query,
+            variables=variables,
+            operation_name=data.get("operationName"),
+            extensions=extensions,
+            protocol="http",
+        )
+
+    def encode_json(self, data: object) -> str:
+        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
+        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
+        JSON); the standard library for what orjson refuses (an integer past 64 bits).
+        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
+        graphql-ws clients refuse."""
+        try:
+            return orjson.dumps(data).decode()
+        except TypeError:
+            return json.dumps(data, separators=(",", ":"))
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: Any,
+        sub_response: Response,
+        context: Any,
+        root_value: Any,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """Run one operation behind the guards (see the module for the order)."""
+        guards = self.guards
+        method = request_adapter.method
+        if request.state.media_type is None:
+            raise RequestRefused.error(
+                "This endpoint answers application/graphql-response+json or application/json.",
+                "BAD_REQUEST",
+                406,
+                headers={"Accept": OFFERED},
+            )
+        ip = _client_ip(request)
+        shared = await self._admit_and_charge(context, request_data, method, ip)
+        refusal, prepaid = shared if shared is not None else (await self._admit(context), None)
+        viewer = _viewer(context)
+        principal = f"u:{viewer}" if viewer is not None else f"ip:{ip}"
+
+        register = await self._resolve_persisted_query(request_data, principal, ip)
+
+        info: OperationInfo | None = None
+        if isinstance(request_data.query, str) and request_data.query:
+            parsed = operation_info(
+                request_data.query, request_data.operation_name, guards.config.max_tokens
+            )
+            if isinstance(parsed, str):
+                await self._rate_limit(principal, ip, None)
+                raise RequestRefused.error(parsed, "BAD_REQUEST", 400)
+            info = parsed
+        if refusal is not None:
+            if info is None or not info.needs_no_viewer:
+                await self._rate_limit(principal, ip, info, prepaid)
+                raise RequestRefused.error(
+                    refusal.message,
+                    "UNAUTHENTICATED",
+                    401,
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                )
+            context.bearer = None  # logIn/signUp/refreshSession: the stale header is moot
+            context.__dict__["viewer_id"] = None
+        if info is not None and info.kind == "subscription":
+            await self._rate_limit(principal, ip, info)
+            raise RequestRefused.error(SUBSCRIPTIONS_OVER_WS, "BAD_REQUEST", 400)
+        if info is not None and info.kind == "mutation" and method == "GET":
+            raise RequestRefused.error(
+                "Mutations are not allowed over GET: use POST.",
+                "BAD_REQUEST",
+                405,
+                headers={"Allow": "POST"},
+            )
+        if context.bearer is None and info is not None and info.kind == "mutation":
+            if not info.needs_no_viewer:  # refused as a whole, before anything runs
+                await self._rate_limit(principal, ip, info, prepaid)
+                raise RequestRefused.error(
+                    SIGN_IN_FIRST, "UNAUTHENTICATED", 401, headers={"WWW-Authenticate": "Bearer"}
+                )
+
+        limited = await self._rate_limit(principal, ip, info, prepaid)
+        sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
+        if not variables_within(request_data.variables, guards.config.max_tokens):
+            raise RequestRefused.error(
+                VARIABLES_TOO_LARGE.format(guards.config.max_tokens), "BAD_USER_INPUT", 400
+            )
+
+        if register is not None and info is not None and request_data.query:
+            stored = await guards.apq_put(register.sha256, request_data.query)
+            PERSISTED.labels("stored" if stored else "not_stored").inc()
+
+        claim = None
+        if info is not None and info.kind == "mutation" and method == "POST":
+            claim = await self._claim_idempotency_key(request, request_data, viewer)
+
+        run = super().execute_single  # type: ignore[misc]
+        if claim is None:
+            return await run(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+        stored_response = False
+        try:
+            result = await run(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+            if _executed(result):
+                payload = await self.process_result(request, result)
+                # a mixin: strawberry's view (the class it is mixed into) has this method
+                body = self.encode_json_string(payload)  # type: ignore[attr-defined]
+                stored_response = True
+                await guards.idem_complete(
+                    claim, StoredResponse(sub_response.status_code or 200, body)
+                )
+            return result
+        finally:
+            if not stored_response:
+                await guards.idem_release(claim)
+
+    async def _admit_and_charge(
+        self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
+    ) -> tuple[Refusal | None, Decision] | None:
+        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
+        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
+        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
+        hash). Returns the refusal (None: admitted) and the decision (the caller's one
+        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        bearer = context.bearer
+        query = request_data.query
+        extensions = request_data.extensions
+        if bearer is None or not query or not isinstance(query, str):
+            return None
+        if extensions and "persistedQuery" in extensions:
+            return None
+        info = operation_info(query, request_data.operation_name, self.guards.config.max_tokens)
+        if not isinstance(info, OperationInfo):
+            return None
+        if not (info.kind == "query" or (info.kind == "mutation" and method == "POST")):
+            return None
+        claims = self.doorkeeper.claims(bearer)
+        if isinstance(claims, Refusal):
+            return None
+        try:
+            shared = await self.guards.admit_and_charge(
+                self.doorkeeper, claims, f"u:{claims.user_id}", ip, info
+            )
+        except AdmissionUnavailable as exc:
+            raise unavailable_refusal(exc.dependency) from None
+        if shared is None:
+            return None
+        outcome, decision = shared
+        if isinstance(outcome, Refusal):
+            return outcome, decision
+        context.__dict__["viewer_id"] = outcome.user_id
+        return None, decision
+
+    async def _admit(self, context: Any) -> Refusal | None:
+        """Admit the request's bearer token (app/sessions.py: one Redis round trip) and
+        set the context's viewer; the refusal when the token is bad, expired, or its
+        session or account has ended (None: admitted, or no token, anonymous)."""
+        if context.bearer is None:
+            return None
+        try:
+            outcome = await self.doorkeeper.admit(context.bearer)
+        except AdmissionUnavailable as exc:
+            raise unavailable_refusal(exc.dependency) from None
+        if isinstance(outcome, Refusal):
+            return outcome
+        context.__dict__["viewer_id"] = outcome.user_id
+        return None
+
+    async def _resolve_persisted_query(
+        self, request_data: GraphQLRequestData, principal: str, ip: str
+    ) -> PersistedQueryRef | None:
+        """Fill ``request_data.query`` from the APQ store when only a hash came; return
+        the reference to store once the document parses (query and hash both came)."""
+        try:
+            ref = PersistedQueryRef.from_extensions(request_data.extensions)
+            if ref is None:
+                return None
+            if not self.guards.config.apq_enabled:
+                raise not_supported()
+            if request_data.query:
+                ref.check(request_data.query)
+                return ref
+            text = await self.guards.apq_get(ref.sha256)
+            PERSISTED.labels("hit" if text is not None else "miss").inc()
+            if text is None:
+                await self._rate_limit(principal, ip, None)  # a miss is a request too
+                raise not_found()
+            request_data.query = text
+            return None
+        except PersistedQueryError as exc:
+            headers = (
+                {"Cache-Control": "private, no-cache, must-revalidate"}
+                if exc.status == 200
+                else None
+            )
+            raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
+
+    async def _rate_limit(
+        self,
+        principal: str,
+        ip: str,
+        info: OperationInfo | None,
+        prepaid: Decision | None = None,
+    ) -> Decision:
+        """Charge the request to its budgets (``prepaid``: already charged, this is the
+        decision); raise ``RATE_LIMITED`` (429) if one is spent, else return the
+        decision (its ``headers()`` go on the response).
+
+        Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
+        anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
+        each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
+        """
+        decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
+        if decision.allowed:
+            return decision
+        raise RequestRefused.error(
+            rate_limited_message(decision),
+            "RATE_LIMITED",
+            429,
+            headers={"Retry-After": decision.retry_after_header},
+            extensions=rate_limited_extensions(decision),
+        )
+
+    async def _claim_idempotency_key(
+        self, request: Request, request_data: GraphQLRequestData, viewer: uuid.UUID | None
+    ) -> Claim | None:
+        """Claim the request's ``Idempotency-Key`` (None: no key, or Redis failed).
+        A stored response is replayed (raised as :class:`RequestRefused`)."""
+        try:
+            key = parse_key(request.headers.getlist("idempotency-key"))
+            if key is None:
+                return None
+            assert request_data.query is not None
+            fp = fingerprint(
+                request_data.query, request_data.operation_name, request_data.variables
+            )
+            outcome = await self.guards.idem_begin(redis_key(viewer, key), fp)
+        except IdempotencyError as exc:
+            headers = {"Retry-After": "1"} if exc.status == 409 else None
+            raise RequestRefused.error(exc.message, exc.code, exc.status, headers=headers) from None
+        if isinstance(outcome, StoredResponse):
+            REPLAYS.inc()
+            raise RequestRefused(
+                Response(
+                    outcome.body,
+                    status_code=outcome.status,
+                    media_type="application/json",
+                    headers={"Idempotent-Replayed": "true"},
+                )
+            )
+        return outcome
