@@ -10,7 +10,6 @@ import logging
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -24,26 +23,19 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.unset import UNSET, UnsetType
 
 from app import metrics
-from app.container import build_services, realtime_hub
-from app.database import ReadRouting
+from app.container import ApiDeps, build_api
 from app.exports import export_download
 from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
 from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
-from app.http_guards import HttpGuards
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
-from app.jobs import ArqDispatcher
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
-from app.sessions import AdmissionUnavailable, Doorkeeper, Refusal, session_store
+from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
-from domain.feed.config import FeedStores
-from domain.feedstore import FeedRedis
-from domain.realtime.queries import EngagementReads
-from domain.search.snapshots import RankedSnapshots
 from schema.context import Context, Limits, Realtime
 
 log = logging.getLogger("roost")
@@ -93,59 +85,42 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
     graphql_transport_ws_handler_class = GuardedTransportWSHandler
     graphql_ws_handler_class = GuardedWSHandler
 
-    def __init__(
-        self,
-        schema,
-        *,
-        engine: AsyncEngine,
-        settings: Settings,
-        redis: Redis | None,
-        dispatcher: ArqDispatcher | None,
-        realtime: Realtime | None = None,
-        feed_redis: FeedRedis | None = None,
-        reads: ReadRouting | None = None,
-    ) -> None:
+    def __init__(self, schema, *, settings: Settings, deps: ApiDeps) -> None:
         super().__init__(
             schema,
             graphql_ide="graphiql",
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
-        self.engine = engine
+        # Everything below is built once by the composition root (app/container.py).
+        self.engine = deps.services.engine
         self.tokens = settings.token_config
         self.limits = Limits(
             counter_shards=settings.counter_shards, max_page_size=settings.max_page_size
         )
         self.feed_config = settings.feed_config
-        self.redis = redis
-        feed_redis = feed_redis or (FeedRedis(redis) if redis is not None else None)
-        # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
-        # already skipped the (missing) timeline.
-        self.stores = (
-            FeedStores.on(feed_redis, self.feed_config, rebuild_engine=engine)
-            if feed_redis
+        self.stores = deps.stores
+        self.reads = deps.reads
+        self.search = settings.search_config
+        self.ranked_snapshots = deps.ranked_snapshots
+        self.dispatcher = deps.services.dispatcher
+        self.accounts = settings.accounts_config
+        self.guards = deps.guards  # app/http_guards.py
+        # What resolvers see of the hub: the domain's port (domain.realtime.ports).
+        self.realtime = (
+            Realtime(
+                hub=deps.hub,
+                publisher=deps.services.publisher,
+                reads=deps.engagement_reads,
+                publish_engagement=settings.realtime_engagement == "api",
+            )
+            if deps.hub is not None
+            and deps.services.publisher is not None
+            and deps.engagement_reads is not None
             else None
         )
-        self.reads = reads
-        self.search = settings.search_config
-        self.ranked_snapshots = (
-            RankedSnapshots(redis, self.search.snapshot_ttl) if redis is not None else None
-        )
-        self.dispatcher = dispatcher
-        self.accounts = settings.accounts_config
-        self.guards = HttpGuards.from_settings(settings)  # app/http_guards.py
-        self.realtime = realtime
-        # The session cache lives with the guards (short timeouts; PostgreSQL answers
-        # when Redis fails): app/sessions.py.
-        self.sessions = session_store(self.guards.redis, self.tokens)
-        self.doorkeeper = Doorkeeper(
-            engine=engine,
-            tokens=self.tokens,
-            store=self.sessions,
-            feed_stores=self.stores,
-            feed_config=self.feed_config,
-            guards=self.guards,
-        )
+        self.sessions = deps.sessions
+        self.doorkeeper = deps.doorkeeper  # app/sessions.py
         self._ide_password = settings.dev_password if settings.env != "production" else None
 
     async def render_graphql_ide(self, request: Any) -> Response:
@@ -265,46 +240,11 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     settings = settings or get_settings()
     # The engine, Redis clients, feed store, registry and dispatcher: built once by the
     # composition root, closed by it at shutdown (app/container.py).
-    services = build_services(settings, client="api", engine=engine)
+    deps = build_api(settings, engine=engine)
+    services = deps.services
     engine, redis, feed_redis = services.engine, services.redis, services.feed_redis
-    clustered, dispatcher = services.clustered, services.dispatcher
-    # One pub/sub connection serves every subscription of this process: the concrete hub
-    # stays here (gauges, GC policy, shutdown); resolvers see it as the domain's port.
-    hub = realtime_hub(services)
-    realtime = (
-        Realtime(
-            hub=hub,
-            publisher=services.publisher,
-            reads=EngagementReads(engine),
-            publish_engagement=settings.realtime_engagement == "api",
-        )
-        if hub is not None and services.publisher is not None
-        else None
-    )
-    # Read replicas: queries read from them (schema/read_routing.py, app/database.py).
-    reads = (
-        ReadRouting(
-            engine,
-            settings.database_url,
-            settings.replica_urls,
-            redis,
-            max_lag_s=settings.replica_max_lag_s,
-            pool_size=settings.db_pool_size,
-            max_overflow=settings.db_max_overflow,
-        )
-        if settings.replica_urls and settings.database_url
-        else None
-    )
-    graphql_app = RoostGraphQL(
-        build_schema(settings),
-        engine=engine,
-        settings=settings,
-        redis=redis,
-        dispatcher=dispatcher,
-        realtime=realtime,
-        feed_redis=feed_redis,
-        reads=reads,
-    )
+    hub, reads = deps.hub, deps.reads
+    graphql_app = RoostGraphQL(build_schema(settings), settings=settings, deps=deps)
     metrics.install()
     if not assets_installed():
         log.warning(
@@ -335,7 +275,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             except Exception as exc:  # readiness reports, never raises
                 checks[name] = f"error: {type(exc).__name__}"
         ok = all(v == "ok" for v in checks.values())
-        if clustered and feed_redis is not None:
+        if services.clustered and feed_redis is not None:
             # Reported, not required: a master down costs its users' feeds a PostgreSQL
             # read, not the process its traffic.
             health = await feed_redis.node_health()
@@ -394,12 +334,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
                 await gc_task
         if gc_before is not None:
             stop_serving(gc_before)
-        if hub is not None:
-            await hub.close()
-        await graphql_app.guards.aclose()
-        if reads is not None:
-            await reads.aclose()
-        await services.aclose()
+        await services.aclose()  # the hub, guards, replicas, dispatcher, Redis, engine
 
     app = Starlette(
         routes=[
@@ -417,6 +352,6 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
     )
     app.state.engine = engine
     app.state.settings = settings
-    app.state.realtime = realtime
+    app.state.realtime = graphql_app.realtime
     app.state.reads = reads
     return app

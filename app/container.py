@@ -3,9 +3,10 @@ Redis clients, the feed stores, the event registry, the dispatcher, the publishe
 the senders once per process, for the API (app/asgi.py) and the worker
 (workers/settings.py) alike, and closes them in reverse order.
 
-:class:`Services` is what both processes share; :class:`WorkerDeps` adds what the
-worker's jobs need and is the typed object they read (instead of string keys in arq's
-``ctx``).
+:class:`Services` is what both processes share; :class:`ApiDeps` adds what the API's
+GraphQL view and routes use (the guards, the doorkeeper, the real-time hub, the read
+replicas), and :class:`WorkerDeps` what the worker's jobs need: each is the typed
+object its side reads (instead of building its own, or string keys in arq's ``ctx``).
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.database import create_engine
+from app.database import ReadRouting, create_engine
+from app.http_guards import HttpGuards
 from app.jobs import ArqDispatcher
 from app.metrics import WorkerMetrics, redis_client
 from app.realtime import Hub
+from app.sessions import Doorkeeper, session_store
 from app.settings import Settings
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.feedstore import FeedRedis
+from domain.identity.session_store import SessionStore
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -48,6 +52,8 @@ from domain.outbox.registry import (
 from domain.realtime import RealtimePublisher
 from domain.realtime.consumers import realtime_consumer
 from domain.realtime.feed_items import FeedItemNotifier
+from domain.realtime.queries import EngagementReads
+from domain.search.snapshots import RankedSnapshots
 
 
 @dataclass
@@ -146,14 +152,89 @@ def build_services(
     )
 
 
-def realtime_hub(services: Services) -> Hub | None:
-    """The API process's hub (app/realtime/hub.py): one Redis pub/sub connection on the
-    feed store's Redis for every subscription of the process, presence kept for
-    REALTIME_PRESENCE_TTL_S; None without Redis (no subscriptions). It starts on first
-    use; whoever built it closes it (``await hub.close()``) at shutdown."""
-    if services.feed_redis is None:
-        return None
-    return Hub(services.feed_redis, presence_ttl_s=services.settings.realtime_presence_ttl_s)
+@dataclass
+class ApiDeps:
+    """What the API process's GraphQL view and routes use, built once by
+    :func:`build_api` on top of :class:`Services` (and closed with them).
+
+    ``stores``: the feed stores (rebuilds read the primary); ``hub``: the process's one
+    Redis pub/sub connection for every subscription, and ``engagement_reads`` the
+    batched reads of its engagement events (both None without Redis: no
+    subscriptions); ``reads``: the read replicas' routing
+    (None without REPLICA_URLS); ``guards``: rate limits, persisted queries and
+    idempotency on their own Redis client (short timeouts, fail open); ``sessions``: the
+    session cache on that client, and ``doorkeeper`` the admission of bearer tokens over
+    it; ``ranked_snapshots``: the frozen rankings of search and suggestions.
+    """
+
+    services: Services
+    stores: FeedStores | None
+    hub: Hub | None
+    engagement_reads: EngagementReads | None
+    reads: ReadRouting | None
+    guards: HttpGuards
+    sessions: SessionStore | None
+    doorkeeper: Doorkeeper
+    ranked_snapshots: RankedSnapshots | None
+
+
+def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDeps:
+    """The API process's dependencies: the shared :class:`Services` (``engine`` may be
+    passed in: tests) plus what the GraphQL view uses; everything built here is closed by
+    ``deps.services.aclose()``, the last built first. Raises RuntimeError without
+    DATABASE_URL."""
+    services = build_services(settings, client="api", engine=engine)
+    engine = services.engine
+    # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
+    # already skipped the (missing) timeline.
+    stores = services.stores(rebuild_engine=engine)
+    hub = engagement_reads = None
+    if services.feed_redis is not None and services.publisher is not None:
+        hub = Hub(services.feed_redis, presence_ttl_s=settings.realtime_presence_ttl_s)
+        services.on_close(hub.close)  # it starts on first use
+        engagement_reads = EngagementReads(engine)
+    reads = None
+    if settings.replica_urls and settings.database_url:
+        # Queries read from the replicas (schema/read_routing.py, app/database.py).
+        reads = ReadRouting(
+            engine,
+            settings.database_url,
+            settings.replica_urls,
+            services.redis,
+            max_lag_s=settings.replica_max_lag_s,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
+        services.on_close(reads.aclose)
+    guards = HttpGuards.from_settings(settings)
+    services.on_close(guards.aclose)
+    # The session cache lives with the guards (short timeouts; PostgreSQL answers when
+    # Redis fails): app/sessions.py.
+    sessions = session_store(guards.redis, settings.token_config)
+    doorkeeper = Doorkeeper(
+        engine=engine,
+        tokens=settings.token_config,
+        store=sessions,
+        feed_stores=stores,
+        feed_config=settings.feed_config,
+        guards=guards,
+    )
+    snapshots = (
+        RankedSnapshots(services.redis, settings.search_config.snapshot_ttl)
+        if services.redis is not None
+        else None
+    )
+    return ApiDeps(
+        services=services,
+        stores=stores,
+        hub=hub,
+        engagement_reads=engagement_reads,
+        reads=reads,
+        guards=guards,
+        sessions=sessions,
+        doorkeeper=doorkeeper,
+        ranked_snapshots=snapshots,
+    )
 
 
 def deployment_registry(settings: Settings) -> Registry:

@@ -21,7 +21,7 @@ from graphql import (
     SelectionSetNode,
 )
 
-from app.operation import parse_document
+from app.parsing import parse_document
 from app.ratelimit import Decision
 
 log = logging.getLogger("roost.http")

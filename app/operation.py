@@ -2,7 +2,7 @@
 
 Every operation goes through the same steps, whatever the transport:
 
-1. parse with Roost's grammar within ``MAX_TOKENS`` (:func:`parse_document`, cached
+1. parse with Roost's grammar within ``MAX_TOKENS`` (app/parsing.py, cached
    per query text and shared with the HTTP guards);
 2. the document limits (app/document_limits.py), then graphql-core's validation, both
    cached per query text (:class:`Documents`): a document seen before costs a dict
@@ -26,15 +26,13 @@ They run on two paths that share this module's code:
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema, parse, specified_rules, validate
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, specified_rules, validate
 from graphql import execute as graphql_execute
 from strawberry.extensions import MaskErrors
 from strawberry.schema.exceptions import (
@@ -49,6 +47,12 @@ from strawberry.utils.operation import get_first_operation, get_operation_type
 
 from app.document_limits import DocumentLimiter
 from app.http_edge import REQUEST_ID
+from app.parsing import (
+    CACHED_DOCUMENT_MAX_CHARS,
+    DOCUMENT_CACHE_SIZE,
+    STRICT_GRAMMAR,
+    parse_document,
+)
 from domain.identity.errors import AccountUnavailableError
 from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from schema.read_routing import after_operation, before_operation
@@ -57,43 +61,9 @@ log = logging.getLogger("roost.graphql")
 
 #: Masked errors say this.
 INTERNAL_ERROR_MESSAGE = "Internal server error."
-#: Documents whose limits and validation are kept (per process, least recently used
-#: dropped first).
-DOCUMENT_CACHE_SIZE = 512
-#: Only documents up to this many characters are kept: an app's operations are far
-#: smaller, and a parsed document costs about 70 bytes per character, so the caches
-#: hold at most ~2 x 512 x 0.3 MB however large the documents an attacker sends
-#: (one near MAX_TOKENS is ~17 kB of text and ~1.2 MB parsed).
-CACHED_DOCUMENT_MAX_CHARS = 4096
-
-#: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
-#: on which depth limiters crash (``max()`` of nothing) outside the error masking.
-#: Roost keeps the grammar ``SelectionSet : { Selection+ }``: they are syntax errors.
-_STRICT_GRAMMAR = (
-    {"allow_empty_selection_sets": False}
-    if "allow_empty_selection_sets" in inspect.signature(parse).parameters
-    else {}
-)
-
 #: graphql-core's rules and Strawberry's two (``Maybe`` and ``@oneOf`` inputs), as
 #: Strawberry validates.
 VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidationRule)
-
-
-def parse_document(query: str, max_tokens: int) -> DocumentNode:
-    """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if it
-    does not parse), cached per text up to CACHED_DOCUMENT_MAX_CHARS: the HTTP guards
-    and the schema share it, so a new document is parsed once."""
-    if len(query) > CACHED_DOCUMENT_MAX_CHARS:
-        return _parse(query, max_tokens)
-    return _parse_cached(query, max_tokens)
-
-
-def _parse(query: str, max_tokens: int) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens, **_STRICT_GRAMMAR)
-
-
-_parse_cached = functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_parse)
 
 
 # --- documents ---------------------------------------------------------------------------
@@ -390,7 +360,7 @@ class RoostOperation(MaskErrors):
 
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
-        ctx.parse_options.update(_STRICT_GRAMMAR)  # type: ignore[typeddict-item]
+        ctx.parse_options.update(STRICT_GRAMMAR)  # type: ignore[typeddict-item]
         try:
             ctx.graphql_document = self.operations.documents.parse(ctx.query)  # type: ignore[arg-type]
         except GraphQLError:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from graphql import build_schema
 
 from app.document_limits import DocumentLimiter, DocumentLimits
-from app.operation import CACHED_DOCUMENT_MAX_CHARS, Documents, _parse_cached, parse_document
+from app.operation import Documents
+from app.parsing import CACHED_DOCUMENT_MAX_CHARS, _parse_cached, parse_document
 
 SCHEMA = build_schema("type Query { a: Int }")
 
