@@ -45,8 +45,12 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     """Run one read-only statement (``$1``-style parameters) outside any transaction on a
     pooled connection of ``engine``; return its rows.
 
-    Raises what asyncpg raises (``asyncpg.PostgresError`` for a statement the server
-    refuses, OSError or ``asyncpg.InterfaceError`` when the server is gone: see
+    A pooled connection found lost when the statement is sent (its backend terminated
+    while it sat in the pool: a restart, a failover, ``pg_terminate_backend``) is
+    dropped and the statement runs once more on a fresh connection: a read is safe to
+    repeat, and a stale connection is no reason to fail a request. Otherwise raises
+    what asyncpg raises (``asyncpg.PostgresError`` for a statement the server refuses,
+    OSError or ``asyncpg.InterfaceError`` when the server is gone: see
     ``domain.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
     up in time. A connection that fails other than by a refused statement, or whose
     call is cancelled, is dropped rather than pooled again; a lost connection also
@@ -54,26 +58,41 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     (:func:`_survived` tells them apart).
     """
     sync_engine = engine.sync_engine
-    fairy = await greenlet_spawn(sync_engine.raw_connection)
-    try:
-        if sync_engine._has_events:
-            borrowed = Borrowed(fairy, sync_engine)
-            for listener in sync_engine.dispatch.before_cursor_execute:
-                listener(borrowed, None, sql, args, None, False)
-        driver = fairy.driver_connection
-        if driver is None:  # invalidated: SQLAlchemy holds no driver connection
-            raise RuntimeError("no asyncpg connection under this pooled connection")
-        rows: list[asyncpg.Record] = await driver.fetch(sql, *args)
-    except BaseException as exc:
-        if _survived(fairy, exc):
-            await _give_back(sync_engine.pool, fairy)
-        elif isinstance(exc, Exception):  # the server or the socket is gone
-            sync_engine.pool._invalidate(fairy, exc)  # as SQLAlchemy does on a disconnect
-        else:  # cancelled mid-statement: this connection's protocol state is unknown
-            fairy.invalidate(exc)
-        raise
-    await _give_back(sync_engine.pool, fairy)
-    return rows
+    for attempt in (1, 2):
+        fairy = await greenlet_spawn(sync_engine.raw_connection)
+        try:
+            if sync_engine._has_events:
+                borrowed = Borrowed(fairy, sync_engine)
+                for listener in sync_engine.dispatch.before_cursor_execute:
+                    listener(borrowed, None, sql, args, None, False)
+            driver = fairy.driver_connection
+            if driver is None:  # invalidated: SQLAlchemy holds no driver connection
+                raise RuntimeError("no asyncpg connection under this pooled connection")
+            rows: list[asyncpg.Record] = await driver.fetch(sql, *args)
+        except BaseException as exc:
+            if _survived(fairy, exc):
+                await _give_back(sync_engine.pool, fairy)
+            elif isinstance(exc, Exception):  # the server or the socket is gone
+                sync_engine.pool._invalidate(fairy, exc)  # as SQLAlchemy does on a disconnect
+                if attempt == 1 and _lost(exc):
+                    continue  # a stale pooled connection: once more on a fresh one
+            else:  # cancelled mid-statement: this connection's protocol state is unknown
+                fairy.invalidate(exc)
+            raise
+        await _give_back(sync_engine.pool, fairy)
+        return rows
+    raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+def _lost(exc: Exception) -> bool:
+    """Whether ``exc``, raised by a statement on a pooled connection, says that
+    connection was lost (its backend gone, its socket closed or reset, its protocol left
+    mid-state by a goodbye read while it sat in the pool): the one failure after which
+    :func:`fetch` tries again, on a new connection."""
+    if isinstance(exc, asyncpg.InternalClientError | asyncpg.InterfaceError | OSError):
+        return True
+    code = getattr(exc, "sqlstate", None) or ""
+    return isinstance(exc, asyncpg.PostgresError) and code.startswith(_BROKEN)
 
 
 async def _give_back(pool: Any, fairy: Any) -> None:

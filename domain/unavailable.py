@@ -4,6 +4,7 @@ unreachable) rather than a bug: those are answered ``SERVICE_UNAVAILABLE`` (HTTP
 
 from __future__ import annotations
 
+import asyncpg
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError
@@ -42,6 +43,8 @@ def unavailable_dependency(exc: BaseException) -> str | None:
             return POSTGRES
         if type(e).__module__.startswith("asyncpg") and "closed" in str(e):
             return POSTGRES  # InterfaceError: the connection was closed under us
+        if isinstance(e, asyncpg.InternalClientError):
+            return POSTGRES  # a protocol left mid-state by a backend that went away
         if isinstance(e, OSError | TimeoutError) and _raised_in_asyncpg(e):
             # Refused, reset, no such socket, timed out: asyncpg raises these as they
             # are while connecting to PostgreSQL (SQLAlchemy does not wrap them).
