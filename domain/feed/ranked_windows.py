@@ -22,7 +22,8 @@ import uuid
 from dataclasses import dataclass
 
 from domain.feed.timelines import Entry
-from domain.feedstore import FeedRedis
+from domain.feed.timelines.entries import post_id_of
+from domain.feedstore import Call, FeedRedis
 
 _FORMAT = struct.Struct(">q16s")
 #: Bytes per entry.
@@ -49,7 +50,7 @@ def encode_window(window: Window) -> bytes:
 def decode_window(raw: bytes) -> Window:
     """Inverse of :func:`encode_window` (a trailing partial record is ignored)."""
     whole = len(raw) - len(raw) % RECORD
-    records = [Entry(s, uuid.UUID(bytes=pk)) for s, pk in _FORMAT.iter_unpack(raw[:whole])]
+    records = [Entry(s, post_id_of(pk)) for s, pk in _FORMAT.iter_unpack(raw[:whole])]
     if not records:
         return Window([], None)
     tail = records[0] if records[0].score else None
@@ -57,7 +58,8 @@ def decode_window(raw: bytes) -> Window:
 
 
 class RankedWindows:
-    """Saves and loads frozen windows on the feed store (one command each); raises
+    """Saves and loads frozen windows on the feed store (one command each, sent as the
+    store's batches are: no redis-py command machinery per page); raises
     ``redis.exceptions.RedisError`` when it fails."""
 
     def __init__(self, store: FeedRedis, ttl: dt.timedelta) -> None:
@@ -76,11 +78,13 @@ class RankedWindows:
 
     async def save(self, viewer_id: uuid.UUID, window_id: str, window: Window) -> None:
         """Store ``window`` under ``window_id`` for the TTL."""
-        await self.store.client.set(
-            self.key(viewer_id, window_id), encode_window(window), ex=self.ttl_s
+        key = self.key(viewer_id, window_id)
+        await self.store.execute(
+            [Call.of(key, "SET", key, encode_window(window), "EX", self.ttl_s)]
         )
 
     async def load(self, viewer_id: uuid.UUID, window_id: str) -> Window | None:
         """The window, its TTL refreshed; None when it expired or is not the viewer's."""
-        raw = await self.store.client.getex(self.key(viewer_id, window_id), ex=self.ttl_s)
+        key = self.key(viewer_id, window_id)
+        (raw,) = await self.store.execute([Call.of(key, "GETEX", key, "EX", self.ttl_s)])
         return None if raw is None else decode_window(raw)

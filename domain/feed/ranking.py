@@ -38,6 +38,9 @@ from domain.feed.timelines.entries import Entry, score_of
 MEDIA_KINDS = ("image", "video")
 TEXT = "text"
 
+_MICROSECOND = dt.timedelta(microseconds=1)
+_HOUR_US = 3_600_000_000
+
 
 @dataclass(frozen=True)
 class RankingConfig:
@@ -112,9 +115,15 @@ def decayed_rate(count: float, at: dt.datetime, now: dt.datetime, horizon: dt.ti
     of ``at``; each engagement adds 1 and the sum decays by ``e`` every ``horizon``)
     decayed to ``now``, divided by ``horizon`` in hours. For a steady rate of r per
     hour the count tends to ``r * horizon``, so this returns r."""
-    elapsed = max((now - at) / horizon, 0.0)
-    hours = horizon / dt.timedelta(hours=1)
-    return count * math.exp(-elapsed) / hours
+    return decayed_rate_us(count, score_of(at), score_of(now), horizon // _MICROSECOND)
+
+
+def decayed_rate_us(count: float, at_us: int, now_us: int, horizon_us: int) -> float:
+    """:func:`decayed_rate` with the times and the horizon in whole microseconds (the
+    same float: a timedelta divided by a timedelta divides their microseconds); a
+    window reads the averages of up to a hundred authors."""
+    elapsed = max((now_us - at_us) / horizon_us, 0.0)
+    return count * math.exp(-elapsed) / (horizon_us / _HOUR_US)
 
 
 def score(
@@ -149,7 +158,8 @@ def _scorer(
 
     def scored(c: Candidate) -> float:
         entry, author = c.entry, c.author_id
-        base: float = 2.0 ** (-max(now_us - entry.score, 0) / half_life_us)
+        age = now_us - entry.score
+        base: float = 2.0 ** (-(age if age > 0 else 0) / half_life_us)
         v = velocity.get(entry.post_id)
         if v:
             base += weight * engagement(v, rates.get(author, 0.0), prior)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.fetch import fetch_rows
 
 #: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT): ``video`` if any file
 #: is a video, else ``image`` if it has any file, else ``text``.
@@ -17,20 +18,22 @@ KIND_SQL = (
 )
 
 # One row of three arrays: asyncpg decodes arrays in C, so a window costs one row.
-_FACTS = text(
+_FACTS = (
     f"SELECT array_agg(id), array_agg(author_id), array_agg({KIND_SQL}) FROM posts"
-    " WHERE id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL"
+    " WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL"
 )
 
 
 async def live_post_facts(
-    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+    db: AsyncEngine | AsyncConnection, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
     """``{post id: (author id, media kind)}`` of the live posts among ``ids`` (deleted
-    and missing ones are absent), in one statement."""
+    and missing ones are absent), in one statement: on an engine, one round trip
+    outside any transaction (:func:`domain.fetch.fetch_rows`). Raises what the
+    database driver raises."""
     if not ids:
         return {}
-    post_ids, authors, kinds = (await conn.execute(_FACTS, {"ids": list(ids)})).one()
+    ((post_ids, authors, kinds),) = await fetch_rows(db, _FACTS, list(ids))
     if post_ids is None:
         return {}
     return {p: (a, k) for p, a, k in zip(post_ids, authors, kinds, strict=True)}

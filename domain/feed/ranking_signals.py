@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from domain.feed.ranking import RankingConfig, Signals, decayed_rate, preferred_kind
+from domain.feed.ranking import RankingConfig, Signals, decayed_rate_us, preferred_kind
+from domain.feed.timelines.entries import score_of
 from domain.feedstore import Call, FeedRedis, Script
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -202,49 +203,50 @@ class RankingSignals:
         await self.store.execute([Call.of(key, "ZREM", key, ref)])
 
     async def read(
-        self, viewer_id: uuid.UUID, post_ids: Sequence[uuid.UUID], now: dt.datetime
+        self, viewer_id: uuid.UUID, authors: Mapping[uuid.UUID, uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """The viewer's signals and the velocity of ``post_ids`` at ``now`` (no author
-        rates yet: :meth:`author_rates` reads those of the posts with a velocity). One
-        round trip (one pipelined batch per feed store node); the posts' keys are read
-        by one script call on a standalone Redis (one per key's slot on a cluster)."""
+        """Every signal the score reads for the window ``authors`` ({post id: its author
+        id}) at ``now``: the posts' velocities, the averages of the authors whose posts
+        have one, and the viewer's proximity (among these authors, the only ones the
+        score asks about) and preferred kind. One round trip (one pipelined batch per
+        feed store node): the viewer's two keys, then the posts' and the authors' keys,
+        each family read by one script call on a standalone Redis (one per key's slot
+        on a cluster)."""
         cfg = self.config
-        posts = list(dict.fromkeys(post_ids))
+        posts = list(authors)
+        writers = list(dict.fromkeys(authors.values()))
         close, kinds = close_key(viewer_id), kinds_key(viewer_id)
-        keys = [velocity_key(p) for p in posts]
-        groups = self.store.slot_groups(keys)
+        post_keys = [velocity_key(p) for p in posts]
+        author_keys = [author_key(a) for a in writers]
+        post_groups = self.store.slot_groups(post_keys)
+        author_groups = self.store.slot_groups(author_keys)
         replies = await self.store.execute(
             [
                 Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
                 Call.of(kinds, "ZRANGE", kinds, 0, -1),
-                *_COUNTS.grouped_calls(keys, groups, 1, [ms_of(now - cfg.velocity_window)]),
+                *_COUNTS.grouped_calls(
+                    post_keys, post_groups, 1, [ms_of(now - cfg.velocity_window)]
+                ),
+                *_RATES.grouped_calls(author_keys, author_groups, 1, []),
             ]
         )
+        counted = 2 + len(post_groups)
         velocity: dict[uuid.UUID, int] = {}
-        for (_, owners), counts in zip(groups, replies[2:], strict=True):
+        for (_, owners), counts in zip(post_groups, replies[2:counted], strict=True):
             velocity.update((posts[i], int(n)) for i, n in zip(owners, counts, strict=True) if n)
-        return Signals(
-            velocity=velocity,
-            close_authors=frozenset(uuid.UUID(bytes=m) for m in replies[0] if len(m) == 16),
-            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
-        )
-
-    async def author_rates(
-        self, author_ids: Sequence[uuid.UUID], now: dt.datetime
-    ) -> dict[uuid.UUID, float]:
-        """``{author id: average engagements per hour}`` at ``now`` (absent: none
-        recorded in the last days); one round trip."""
-        authors = list(dict.fromkeys(author_ids))
-        keys = [author_key(a) for a in authors]
-        groups = self.store.slot_groups(keys)
-        replies = await self.store.execute(_RATES.grouped_calls(keys, groups, 1, []))
+        engaged = {authors[p] for p in velocity}
+        now_us, horizon = score_of(now), cfg.author_rate_horizon // dt.timedelta(microseconds=1)
         rates: dict[uuid.UUID, float] = {}
-        for (_, owners), flat in zip(groups, replies, strict=True):
+        for (_, owners), flat in zip(author_groups, replies[counted:], strict=True):
             for j, i in enumerate(owners):
                 r, t = flat[2 * j], flat[2 * j + 1]
-                if r and t:  # Lua's false (a missing hash) arrives as None
-                    at = _EPOCH + dt.timedelta(milliseconds=int(t))
-                    rates[authors[i]] = decayed_rate(
-                        float(r), at, now, self.config.author_rate_horizon
-                    )
-        return rates
+                # Lua's false (a missing hash) arrives as None.
+                if r and t and writers[i] in engaged:
+                    rates[writers[i]] = decayed_rate_us(float(r), 1000 * int(t), now_us, horizon)
+        by_bytes = {a.bytes: a for a in writers}  # no UUID decoded per member (200)
+        return Signals(
+            velocity=velocity,
+            author_rate=rates,
+            close_authors=frozenset(by_bytes[m] for m in replies[0] if m in by_bytes),
+            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
+        )

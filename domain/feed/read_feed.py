@@ -158,6 +158,8 @@ class _RedisSource:
             # The cached window ends here: this and every later round, from PostgreSQL.
             self.window_done = True
             return await self.sql.candidates(before, count)
+        if not stored and not self.authors_in_sql:  # no pull author: the feed's order
+            return feed[:count]
         merged = set(feed)
         for author, (entries, whole) in zip(stored, pulled, strict=True):
             if len(entries) < count and not whole:

@@ -19,7 +19,6 @@ tail positions: the cursors stay valid whichever way the page was made.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import logging
 import uuid
@@ -114,17 +113,13 @@ async def read_ranked_feed(
     )
     if not found.entries:
         return RankedPage([], False)
+    facts = await live_post_facts(engine, [e.post_id for e in found.entries])
+    candidates = [
+        Candidate(e, *fact) for e in found.entries if (fact := facts.get(e.post_id)) is not None
+    ]
     signals = RankingSignals(stores.feeds.store, cfg)
-    ids = [e.post_id for e in found.entries]
-    facts, viewer_signals = await asyncio.gather(
-        _facts(engine, ids), _or_none(signals.read(viewer_id, ids, now), viewer_id)
-    )
-    candidates = [Candidate(e, *facts[e.post_id]) for e in found.entries if e.post_id in facts]
-    scored = viewer_signals or Signals()
-    engaged = {facts[p][0] for p in scored.velocity if p in facts}
-    if engaged:  # the averages of the authors whose posts have a velocity
-        rates = await _or_none(signals.author_rates(list(engaged), now), viewer_id)
-        scored = dataclasses.replace(scored, author_rate=rates or {})
+    authors = {c.entry.post_id: c.author_id for c in candidates}
+    scored = await _or_none(signals.read(viewer_id, authors, now), viewer_id) or Signals()
     ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
     window = Window(ordered, found.entries[-1] if found.has_next else None)
     window_id = windows.new_id()
@@ -141,13 +136,6 @@ async def read_ranked_feed(
     if isinstance(saved, BaseException):
         raise saved
     return page
-
-
-async def _facts(
-    engine: AsyncEngine, ids: list[uuid.UUID]
-) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
-    async with engine.connect() as conn:
-        return await live_post_facts(conn, ids)
 
 
 async def _or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:

@@ -138,12 +138,16 @@ class FeedRedis:
             for i in unrouted:  # no node serves their slot: the first one's error
                 if results[i] is _PENDING:
                     results[i] = results[unrouted[0]]
-            await asyncio.gather(
-                *(
-                    self._send(node, ask, idxs, calls, results)
-                    for (node, ask), idxs in groups.items()
+            if len(groups) == 1:  # one node (always, on a standalone Redis): no task
+                (((node, ask), idxs),) = groups.items()
+                await self._send(node, ask, idxs, calls, results)
+            else:
+                await asyncio.gather(
+                    *(
+                        self._send(node, ask, idxs, calls, results)
+                        for (node, ask), idxs in groups.items()
+                    )
                 )
-            )
             if round_ == RETRY_ROUNDS:
                 break
             todo, asking = await self._retryable(calls, results, todo, groups)

@@ -283,6 +283,56 @@ async def test_ranked_pages_cost_constant_sql(feed):
     assert max(pages) <= 2 * len(chronological), (pages, chronological)
 
 
+async def test_a_ranked_first_page_costs_two_redis_round_trips_more_than_a_chronological_one(
+    single_env, monkeypatch
+):
+    """On one Redis (one write per round trip): the ranked first page reads every signal
+    in one round trip (viewer, velocities and the authors' averages) and freezes its
+    window in one more; nothing else beyond the chronological page's."""
+    import contextvars
+
+    from redis.asyncio.connection import AbstractConnection
+
+    feed = single_env
+    gql, worker = feed.gql, feed.worker
+    viewer, *authors = await feed.make_users(4, prefix="rt")
+    await follow(gql, viewer, *authors)
+    await worker.drain()
+    for i in range(3):
+        for n, a in enumerate(authors):
+            await post(gql, a, f"t{i}-{n}")
+    await worker.drain()
+    liked = await post(gql, authors[0], "liked")
+    await gql(LIKE, {"id": liked}, token=viewer.token)
+    await worker.drain()  # a velocity, an author's average, a proximity and a kind
+
+    counting: contextvars.ContextVar[bool] = contextvars.ContextVar("counting", default=False)
+    writes = 0
+    send = AbstractConnection.send_packed_command
+
+    async def counted(conn, command, check_health=True):
+        nonlocal writes
+        if counting.get():  # this test's requests, not the tasks started before
+            writes += 1
+        return await send(conn, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+
+    async def trips(order: str) -> int:
+        nonlocal writes
+        await page(gql, viewer, 5, order=order)  # warm: the feed is in Redis
+        writes = 0
+        token = counting.set(True)
+        try:
+            captions, _ = await page(gql, viewer, 5, order=order)
+        finally:
+            counting.reset(token)
+        assert len(captions) == 5
+        return writes
+
+    assert await trips("RANKED") == await trips("RECENT") + 2
+
+
 async def test_unreachable_redis_serves_the_chronological_order(
     gql, make_users, worker, settings, engine
 ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import random
 import uuid
 
 import pytest
@@ -17,6 +18,7 @@ from domain.feed.ranking import (
     RankingConfig,
     Signals,
     decayed_rate,
+    decayed_rate_us,
     engagement,
     preferred_kind,
     rank,
@@ -26,6 +28,7 @@ from domain.feed.ranking import (
 from domain.feed.ranking_signals import ms_of, time_of_uuid7
 from domain.feed.read_ranked_feed import Position
 from domain.feed.timelines import Entry
+from domain.feed.timelines.entries import post_id_of, score_of
 from schema.feed.ranked import decode_ranked_cursor, encode_ranked_cursor
 from schema.pagination import encode_cursor
 
@@ -33,6 +36,7 @@ NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 CFG = RankingConfig()
 VIEWER = uuid.UUID(int=1)
 H = dt.timedelta(hours=1)
+MICROSECOND = dt.timedelta(microseconds=1)
 
 
 def post(age: dt.timedelta, author: uuid.UUID | None = None, kind: str = "text") -> Candidate:
@@ -134,6 +138,33 @@ def test_the_authors_average_rate_decays() -> None:
     assert decayed_rate(24.0, NOW, NOW, horizon) == pytest.approx(1.0)  # 24 over 24 h
     assert decayed_rate(24.0, NOW - horizon, NOW, horizon) == pytest.approx(math.exp(-1))
     assert decayed_rate(24.0, NOW + H, NOW, horizon) == pytest.approx(1.0)
+
+
+def test_the_average_in_microseconds_is_the_same_float() -> None:
+    """The signals read computes averages in µs (a hundred per window): exactly the
+    float of the timedelta formula, so rankings do not move."""
+    rng = random.Random(5)
+    horizon = CFG.author_rate_horizon
+    for _ in range(2000):
+        count = rng.uniform(0, 500)
+        at = NOW - dt.timedelta(milliseconds=rng.randint(-3_600_000, 10 * 86_400_000))
+        now = NOW + dt.timedelta(microseconds=rng.randint(0, 999))
+        elapsed = max((now - at) / horizon, 0.0)
+        expected = count * math.exp(-elapsed) / (horizon / dt.timedelta(hours=1))
+        got = decayed_rate_us(count, score_of(at), score_of(now), horizon // MICROSECOND)
+        assert got == expected == decayed_rate(count, at, now, horizon)
+
+
+def test_a_member_decodes_to_an_equal_uuid() -> None:
+    for _ in range(100):
+        value = uuid.uuid4()
+        decoded = post_id_of(value.bytes)
+        assert decoded == value and hash(decoded) == hash(value) and str(decoded) == str(value)
+        assert isinstance(decoded, uuid.UUID)
+    a, b = sorted(uuid.uuid4() for _ in range(2))
+    assert post_id_of(a.bytes) < b and a < post_id_of(b.bytes)
+    with pytest.raises(ValueError):
+        post_id_of(b"")
 
 
 def test_uuid7_time_and_milliseconds() -> None:

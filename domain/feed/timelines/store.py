@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from domain.feed.timelines.entries import Entry
+from domain.feed.timelines.entries import Entry, post_id_of
 from domain.feed.timelines.scripts import (
     _ADD_IF_EXISTS,
     _ADD_TO_LIVE,
@@ -215,7 +215,6 @@ def _range(key: str, before: Entry | None, num: int) -> Call:
 def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
     """Entries of a raw WITHSCORES reply (member, score, ...), strictly before ``before``."""
     entries = [
-        Entry(int(float(s)), uuid.UUID(bytes=m))
-        for m, s in zip(rows[0::2], rows[1::2], strict=True)
+        Entry(int(float(s)), post_id_of(m)) for m, s in zip(rows[0::2], rows[1::2], strict=True)
     ]
     return [e for e in entries if e < before] if before is not None else entries
