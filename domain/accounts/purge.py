@@ -25,6 +25,7 @@ from domain.accounts.config import AccountsConfig
 from domain.accounts.purge_feeds import forget_progress, purge_author_feeds
 from domain.counters import add_deltas
 from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.ranking_signals import forget_account
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append
@@ -116,8 +117,9 @@ async def purge_account(
     sessions, push devices and data exports deleted, batch by batch; last, in one
     transaction, its counters and the username, display name, bio and e-mail replaced by
     placeholders, status ``deleted``, ``purged_at`` set, and a ``user.purged`` outbox
-    event. Returns True when the account is purged (or was not due: nothing to do),
-    False when ``deadline`` passed first (call again to resume)."""
+    event; then the ranked feed's signals of it (Redis, when ``stores``). Returns True
+    when the account is purged (or was not due: nothing to do), False when ``deadline``
+    passed first (call again to resume)."""
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True
@@ -143,6 +145,7 @@ async def purge_account(
     await _finish(engine, user_id, counter_shards=counter_shards)
     if stores is not None:
         await forget_progress(stores, user_id)
+        await forget_account(stores.feeds.store, user_id)  # the ranked feed's signals
     return True
 
 

@@ -136,6 +136,17 @@ _RATES = Script(
 )
 
 
+async def forget_account(store: FeedRedis, user_id: uuid.UUID) -> None:
+    """Delete what the ranked feed keeps of an account once it is purged (README
+    "Account lifecycle": no personal data outlives the purge): the authors it engaged
+    with and the media kinds of its interactions (as a viewer), and its engagement
+    average (as an author). The three keys share its hash tag: one call. Velocities
+    (the last hour's engagements of a post, its likers among them) expire on their
+    own within the velocity window. Raises RedisError."""
+    keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
+    await store.execute([Call.of(keys[0], "DEL", *keys)])
+
+
 @dataclass(frozen=True, slots=True)
 class Engagement:
     """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of

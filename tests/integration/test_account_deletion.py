@@ -18,10 +18,18 @@ from domain.accounts.config import AccountsConfig
 from domain.accounts.purge import placeholder_username, purge_account, purge_due_accounts
 from domain.counters import Delta, add_deltas, read_counts
 from domain.counters.verify import verify_counts
+from domain.db import new_id, utcnow
 from domain.engagement.add_comment import add_comment
 from domain.engagement.like_post import like_post
 from domain.feed.config import FeedStores
 from domain.feed.graph_events import merge_author_into_feed
+from domain.feed.ranking_signals import (
+    Engagement,
+    RankingSignals,
+    author_key,
+    close_key,
+    kinds_key,
+)
 from domain.identity.sign_up import sign_up
 from domain.moderation.report_user import report_user
 from domain.notifications.queries import UNREAD_KIND
@@ -340,3 +348,39 @@ async def test_deleting_an_account_with_thousands_of_follows_hides_it_then_purge
         display_name="New",
     )
     assert auth.user.id != target.id
+
+
+async def test_the_purge_forgets_the_ranked_feeds_signals_of_the_account(
+    engine, make_users, settings, redis
+):
+    """The ranked feed keeps, per account, whom it engaged with, the media kinds it
+    engages with, and its average as an author: personal data that the purge deletes."""
+    stores = FeedStores.on(redis, settings.feed_config)
+    target, other = await make_users(2)
+    signals = RankingSignals(stores.feeds.store, settings.feed_config.ranking)
+    now = utcnow()
+    # The target likes the other's post (viewer signals), the other likes the target's.
+    for actor, author in ((target.id, other.id), (other.id, target.id)):
+        await signals.record(
+            Engagement(actor, new_id(), author, "image", f"l:{actor}", now), now=now
+        )
+    keys = [close_key(target.id), kinds_key(target.id), author_key(target.id)]
+    assert await redis.exists(*keys) == 3
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE users SET status = 'deleted', deletion_due_at = now() - interval '1 s'"
+                " WHERE id = :u"
+            ),
+            {"u": target.id},
+        )
+    assert await purge_account(
+        engine,
+        target.id,
+        config=AccountsConfig(),
+        counter_shards=settings.counter_shards,
+        stores=stores,
+        feed_config=settings.feed_config,
+    )
+    assert await redis.exists(*keys) == 0
+    assert await redis.exists(close_key(other.id), author_key(other.id)) == 2  # theirs stay
