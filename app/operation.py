@@ -160,14 +160,36 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 def should_mask(error: GraphQLError) -> bool:
     """Mask unexpected exceptions raised while resolving a field. Keep errors that carry a
-    code, and errors without a path: those are about the document or its variables
-    (parse, validation, variable coercion), which graphql-core wraps with an
-    ``original_error`` too, and are the client's to fix."""
+    code; errors without a path: those are about the document or its variables (parse,
+    validation, variable coercion), which graphql-core wraps with an ``original_error``
+    too; and graphql-core's refusal of a field's argument value (:func:`refused_argument`):
+    all of them are the client's to fix."""
     if error.extensions and "code" in error.extensions:
         return False
     if isinstance(error.original_error, AccountUnavailableError):
         return False  # the actor was banned or deleted mid-request: UNAUTHENTICATED
+    if refused_argument(error):
+        return False
     return error.path is not None and error.original_error is not None
+
+
+def refused_argument(error: GraphQLError) -> bool:
+    """Whether a field's error is graphql-core refusing an argument's value as it
+    coerces the field's arguments, after validation passed: a variable sent as ``null``
+    for a non-null argument that has a default (``followers(first: $f)`` with ``$f: Int``
+    and ``{"f": null}``; the spec lets the nullable variable through validation because
+    of the default, and execution refuses it). It is a GraphQLError raised inside
+    graphql-core itself, not by a resolver (every error a resolver means to send carries
+    a code)."""
+    original = error.original_error
+    if not isinstance(original, GraphQLError) or (original.extensions or {}).get("code"):
+        return False
+    tb = original.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:  # the frame that raised it
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", "")).startswith("graphql.")
 
 
 class ErrorMasking:

@@ -656,3 +656,40 @@ async def test_variables_count_against_the_token_limit(gql, settings, make_users
         token=(await make_users(1))[0].token,
     )
     assert error_code(out) == "BAD_USER_INPUT", str(out)[:300]
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("query($f: Int) { viewer { followers(first: $f) { totalCount } } }", {"f": None}),
+        ("query($f: Int) { viewer { feed(first: $f) { edges { cursor } } } }", {"f": None}),
+        (
+            "query($o: FeedOrder) { viewer { feed(first: 2, order: $o) { edges { cursor } } } }",
+            {"o": None},
+        ),
+        (
+            'query($f: Int) { searchUsers(query: "a", first: $f) { edges { cursor } } }',
+            {"f": None},
+        ),
+        (
+            "mutation($c: String) { createPost(input: { caption: $c }) { __typename } }",
+            {"c": None},
+        ),
+        (
+            "mutation($m: [MediaInput!]) { createPost(input: { media: $m }) { __typename } }",
+            {"m": None},
+        ),
+    ],
+)
+async def test_null_for_an_argument_with_a_default_is_bad_user_input(
+    gql, engine, make_users, query, variables
+):
+    """The spec lets a nullable variable through validation where the argument (or
+    input field) has a default; execution then refuses an explicit null. That is the
+    client's error, never an INTERNAL_SERVER_ERROR, and nothing changes."""
+    (user,) = await make_users(1)
+    before = await db_state(engine)
+    out = await gql(query, variables, token=user.token)
+    assert error_code(out) == "BAD_USER_INPUT", out
+    assert out["errors"][0]["message"] != "Internal server error.", out
+    assert await db_state(engine) == before
