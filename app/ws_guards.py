@@ -27,6 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
@@ -206,6 +207,16 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         await super().handle_connection_init(message)
         if self.connection_acknowledged and self.guard is None:
             self.guard = _socket_guard(self)
+
+    @staticmethod
+    def _get_pre_execution_close_reason(error: GraphQLError) -> str | None:
+        """Strawberry closes the socket (4400) on a document that does not parse, and
+        every other operation of the socket with it. A syntax error is the operation's
+        own: it gets an ``error`` message (GRAPHQL_PARSE_FAILED), as a validation error
+        does, and the socket and its other subscriptions go on."""
+        if isinstance(error, GraphQLSyntaxError):
+            return None
+        return BaseGraphQLTransportWSHandler._get_pre_execution_close_reason(error)
 
     async def handle_subscribe(self, message: Any) -> None:
         guard = self.guard

@@ -23,6 +23,7 @@ from app.sessions import session_store
 from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
+from schema.ids import decode_global_id
 from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import served
 from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient
@@ -266,5 +267,67 @@ async def test_websocket_variables_count_against_the_token_limit(
                 nodes = "query($ids: [ID!]!) { nodes(ids: $ids) { id } }"
                 out = await ws_result(client, nodes, {"ids": [user.gid] * 101})
                 assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
+        finally:
+            await client.close()
+
+
+# --- bad input on a socket is the operation's own -----------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_syntax_error_fails_its_operation_only(
+    settings, engine, make_users, gql, redis, protocol
+):
+    """A document that does not parse gets a GRAPHQL_PARSE_FAILED error for its
+    operation, like a validation error; the socket and its live subscription go on."""
+    author, watcher, fan = await make_users(3)
+    pid = (await gql(CREATE, {"c": "watched"}, token=author.token))["data"]["createPost"]
+    gid = pid["post"]["id"]
+    async with served(settings, engine) as url:
+        client = await WSClient.open(url, protocol, watcher.token)
+        try:
+            live = await client.subscribe(ENGAGEMENT_SUB, {"id": gid})
+            await subscribed(redis, post_channel(decode_global_id(gid, "Post", "id")))
+            out = await ws_result(client, "subscription { feedItemAdded { id }")
+            (err,) = out["error"]
+            assert err["extensions"]["code"] == "GRAPHQL_PARSE_FAILED", out
+            assert err["message"].startswith("Syntax Error"), out
+            await gql(LIKE, {"id": gid}, token=fan.token)
+            msg = await client.message()  # the socket is open, its subscription live
+            assert (msg["id"], msg["type"]) == (
+                live,
+                "next" if protocol == TRANSPORT_WS else "data",
+            )
+            assert msg["payload"]["data"]["postEngagementChanged"] == {"likeCount": 1}, msg
+        finally:
+            await client.close()
+
+
+NULL_FOR_A_DEFAULT = [
+    ("query($f: Int) { viewer { feed(first: $f) { edges { cursor } } } }", {"f": None}),
+    (
+        "query($o: FeedOrder) { viewer { feed(first: 2, order: $o) { edges { cursor } } } }",
+        {"o": None},
+    ),
+    (
+        "query($f: Int) { viewer { followers(first: $f) { edges { cursor } } } }",
+        {"f": None},
+    ),
+]
+
+
+@pytest.mark.parametrize("protocol", [TRANSPORT_WS])  # the legacy protocol runs no queries
+@pytest.mark.parametrize(("query", "variables"), NULL_FOR_A_DEFAULT)
+async def test_null_for_an_argument_with_a_default_is_bad_user_input_over_websocket(
+    settings, engine, make_users, protocol, query, variables
+):
+    (user,) = await make_users(1)
+    async with served(settings, engine) as url:
+        client = await WSClient.open(url, protocol, user.token)
+        try:
+            out = await ws_result(client, query, variables)
+            errors = out.get("errors") or out.get("error")
+            assert errors[0]["extensions"]["code"] == "BAD_USER_INPUT", out
+            assert errors[0]["message"] != "Internal server error.", out
         finally:
             await client.close()

@@ -38,6 +38,7 @@ OVERRIDES = [
     (RoostGraphQL, "render_graphql_ide"),
     (RoostGraphQL, "graphql_transport_ws_handler_class"),
     (RoostGraphQL, "graphql_ws_handler_class"),
+    (GuardedTransportWSHandler, "_get_pre_execution_close_reason"),
     (GuardedTransportWSHandler, "handle_connection_init"),
     (GuardedTransportWSHandler, "handle_subscribe"),
     (GuardedTransportWSHandler, "handle_task_exception"),
