@@ -82,11 +82,12 @@ class SearchQuery:
 
 def parse_query(raw: str) -> SearchQuery:
     """Clean a search query or raise ValidationError (field ``query``): no NUL or other
-    control characters, 1-64 code points once trimmed."""
+    control characters, 1-64 code points once trimmed, something besides a leading
+    ``@``."""
     if any(unicodedata.category(ch) == "Cc" and not ch.isspace() for ch in raw):
         raise ValidationError("query", "query must not contain control characters.")
     value = _SPACES.sub(" ", unicodedata.normalize("NFC", raw)).strip()
-    if not value:
+    if not value.removeprefix("@").strip():  # a leading @ is ignored: "@" alone is empty
         raise ValidationError("query", "query must not be empty.")
     if len(value) > QUERY_MAX:
         raise ValidationError(

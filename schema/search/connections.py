@@ -29,23 +29,28 @@ from schema.search.types import (
     UserSearchEdge,
 )
 
-_PREFIX = "r1:"
+#: Each ranked list's cursors carry a prefix of their own: a cursor of one list is
+#: BAD_USER_INPUT in the other (their snapshots and rankings have nothing in common).
+SEARCH = "rs1:"
+SUGGESTED = "rf1:"
 _SNAPSHOT_ID = re.compile(r"-|[A-Za-z0-9_-]{1,32}")
 
 
-def encode_rank_cursor(position: Position) -> str:
-    """The opaque cursor of a position in a ranked list."""
+def encode_rank_cursor(position: Position, prefix: str) -> str:
+    """The opaque cursor of a position in the ranked list whose cursors start with
+    ``prefix`` (:data:`SEARCH`, :data:`SUGGESTED`)."""
     last = position.last
     return pack(
-        f"{_PREFIX}{position.snapshot_id or '-'}:{position.offset}:{last.score}:"
+        f"{prefix}{position.snapshot_id or '-'}:{position.offset}:{last.score}:"
         f"{last.followers}:{last.user_id.hex}"
     )
 
 
-def decode_rank_cursor(cursor: str) -> Position:
-    """Inverse of :func:`encode_rank_cursor`; a BAD_USER_INPUT GraphQLError if malformed."""
+def decode_rank_cursor(cursor: str, prefix: str) -> Position:
+    """Inverse of :func:`encode_rank_cursor`; a BAD_USER_INPUT GraphQLError if malformed
+    or not a cursor of the list of ``prefix``."""
     try:
-        _, rest = unpack(cursor, _PREFIX)
+        _, rest = unpack(cursor, prefix)
         snapshot, offset, score, followers, pk = rest.split(":")
         position = Position(
             None if snapshot == "-" else snapshot,
@@ -69,7 +74,7 @@ async def search_users_connection(
     """``Query.searchUsers``: see domain.search.search_users for the ranking."""
     ctx = info.context
     check_first(first, ctx.limits.max_page_size)
-    position = decode_rank_cursor(after) if after else None
+    position = decode_rank_cursor(after, SEARCH) if after else None
     try:
         parsed = parse_query(query)
     except ValidationError as exc:
@@ -98,10 +103,10 @@ async def search_users_connection(
     )
     edges = [
         UserSearchEdge(cursor=cursor, node=user, score=entry.score)
-        for entry, cursor, user in await _hydrate(info, page)
+        for entry, cursor, user in await _hydrate(info, page, SEARCH)
     ]
     return UserSearchConnection(
-        edges=edges, page_info=_page_info(page, [e.cursor for e in edges], after)
+        edges=edges, page_info=_page_info(page, [e.cursor for e in edges], after, SEARCH)
     )
 
 
@@ -111,7 +116,7 @@ async def suggested_follows_connection(
     """``viewer.suggestedFollows``: see domain.search.suggested_follows."""
     ctx = info.context
     check_first(first, ctx.limits.max_page_size)
-    position = decode_rank_cursor(after) if after else None
+    position = decode_rank_cursor(after, SUGGESTED) if after else None
     config = ctx.search
 
     async def rank(limit: int, last: Ranked | None) -> list[Ranked]:
@@ -134,15 +139,15 @@ async def suggested_follows_connection(
     )
     edges = [
         SuggestedFollowEdge(cursor=cursor, node=user, followed_by_followees_count=entry.score)
-        for entry, cursor, user in await _hydrate(info, page, drop_followed=True)
+        for entry, cursor, user in await _hydrate(info, page, SUGGESTED, drop_followed=True)
     ]
     return SuggestedFollowConnection(
-        edges=edges, page_info=_page_info(page, [e.cursor for e in edges], after)
+        edges=edges, page_info=_page_info(page, [e.cursor for e in edges], after, SUGGESTED)
     )
 
 
 async def _hydrate(
-    info: Info, page: RankedPage, *, drop_followed: bool = False
+    info: Info, page: RankedPage, prefix: str, *, drop_followed: bool = False
 ) -> list[tuple[Ranked, str, UserRef]]:
     """The page's users through the dataloaders, with the standard checks of a User
     node: gone, banned or deleted, or a block either way (it may have happened since
@@ -163,14 +168,16 @@ async def _hydrate(
     for (entry, position), rec, follows in zip(page.entries, records, followed, strict=True):
         if rec is None or follows:
             continue
-        out.append((entry, encode_rank_cursor(position), user_node(rec)))
+        out.append((entry, encode_rank_cursor(position, prefix), user_node(rec)))
     return out
 
 
-def _page_info(page: RankedPage, cursors: list[str], after: str | None) -> relay.PageInfo:
+def _page_info(
+    page: RankedPage, cursors: list[str], after: str | None, prefix: str
+) -> relay.PageInfo:
     # An entry dropped at hydration still moves the page on: the last cursor is the
     # position of the page's last entry, shown or not.
-    end = encode_rank_cursor(page.entries[-1][1]) if page.entries else None
+    end = encode_rank_cursor(page.entries[-1][1], prefix) if page.entries else None
     info = page_info(cursors, page.has_next, after)
     if end is not None:
         info.end_cursor = end

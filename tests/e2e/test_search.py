@@ -230,6 +230,8 @@ async def test_without_a_snapshot_pages_resume_from_the_cursor(gql, settings, na
     [
         ({"q": ""}, "empty"),
         ({"q": "   "}, "empty"),
+        ({"q": "@"}, "empty"),  # a leading @ is ignored
+        ({"q": " @ "}, "empty"),
         ({"q": "x" * 65}, "limit is 64"),
         ({"q": "a\x00b"}, "control"),
         ({"q": "ab", "first": -1}, "'first'"),

@@ -112,3 +112,30 @@ async def test_pages_are_stable_and_only_the_viewer_reads_them(gql, engine, sett
         token=hub.token,
     )
     assert out["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+SEARCH = """query($q: String!, $after: String) { searchUsers(query: $q, first: 1,
+  after: $after) { edges { cursor } pageInfo { endCursor } } }"""
+
+
+async def test_search_and_suggestion_cursors_are_not_each_others(gql, engine, settings, make_users):
+    """Both lists page a frozen ranking, but not the same one: a cursor of one is
+    BAD_USER_INPUT in the other (it once paged on silently, or ended the list)."""
+    viewer, a, x, y = await make_users(4, prefix="sx")
+    for u, v in ((viewer, a), (a, x), (a, y)):
+        assert (
+            await follow_user(engine, u.id, v.id, counter_shards=settings.counter_shards)
+        ).created
+    suggested = (await suggestions(gql, viewer, first=1))["pageInfo"]["endCursor"]
+    found = await gql(SEARCH, {"q": "sx"}, token=viewer.token)
+    searched = found["data"]["searchUsers"]["pageInfo"]["endCursor"]
+    assert suggested and searched
+    crossed = [
+        await gql(SEARCH, {"q": "sx", "after": suggested}, token=viewer.token),
+        await gql(SUGGESTED, {"first": 1, "after": searched}, token=viewer.token),
+    ]
+    for out in crossed:
+        assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
+    # Each list's own cursor still pages on.
+    assert "errors" not in await gql(SEARCH, {"q": "sx", "after": searched}, token=viewer.token)
+    assert (await suggestions(gql, viewer, first=1, after=suggested))["edges"]

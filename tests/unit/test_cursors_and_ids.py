@@ -187,7 +187,7 @@ def test_cursors_issued_before_the_one_format_still_decode():
         f"c1:0005:{uuid.uuid4().hex}",
         f"c1:5:{uuid.uuid4()}",  # the id with hyphens: never issued
         "c1:5",
-        f"r1:-:1:40:3:{uuid.uuid4().hex}",  # a search cursor
+        f"rs1:-:1:40:3:{uuid.uuid4().hex}",  # a search cursor
         f"f1:t:5:{uuid.uuid4().hex}",  # a ranked feed cursor
     ],
 )
