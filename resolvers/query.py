@@ -7,7 +7,7 @@ import inspect
 import strawberry
 from strawberry import relay
 
-from domain.engagement.hashtags import extract_hashtags
+from domain.engagement.hashtags import tag_named
 from domain.errors import ValidationError
 from domain.identity.queries import user_by_username
 from domain.text import normalize_username
@@ -111,7 +111,9 @@ class Query:
     async def moderation(self, info: Info) -> ModerationResult:
         return await moderation_root(info)
 
-    @strawberry.field(description="A hashtag by name (any case; '#' optional).")
+    @strawberry.field(
+        description="A hashtag by name (any case; '#' optional); null when the name is not one tag."
+    )
     def hashtag(self, name: str) -> Hashtag | None:
-        tags = extract_hashtags("#" + name.removeprefix("#"))
-        return Hashtag(name=tags[0]) if tags else None
+        tag = tag_named(name)
+        return Hashtag(name=tag) if tag else None

@@ -32,6 +32,16 @@ def fold_tag(tag: str) -> str:
     return unicodedata.normalize("NFKC", tag).casefold()
 
 
+def tag_named(name: str) -> str | None:
+    """The folded tag that ``name`` is (``#`` optional, any case: ``#Café`` and ``café``
+    are ``café``), or None when ``name`` is not exactly one tag: empty, longer than
+    MAX_TAG_LEN, or holding a character no tag has (``no such tag``, ``tag.``)."""
+    body = name.removeprefix("#")
+    if not body or len(body) > MAX_TAG_LEN or not all(_is_tag_char(ch) for ch in body):
+        return None
+    return fold_tag(body)
+
+
 def _in_url(text: str, hash_pos: int) -> bool:
     """True if the ``#`` at ``hash_pos`` sits inside a whitespace-delimited token that is a
     URL (``scheme://…`` or ``www.…``)."""

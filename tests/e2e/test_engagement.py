@@ -122,6 +122,9 @@ async def test_hashtag_pages_fold_case_and_skip_urls(gql, make_users):
     ]
     assert (await gql(q, {"n": "notatag"}))["data"]["hashtag"]["posts"]["edges"] == []
     assert (await gql(q, {"n": "#RUN"}))["data"]["hashtag"]["name"] == "run"
+    # A name that is not one tag finds nothing (it once looked up its first word).
+    for name in ("café run", "run.", "#", "", "x" * 51):
+        assert (await gql(q, {"n": name}))["data"]["hashtag"] is None, name
 
 
 async def test_replies_page_past_the_preview(gql, make_users):
