@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import asyncio
 
+from redis.asyncio import Redis
+from sqlalchemy import text
+
+from domain.db import new_id
 from domain.feed.ranked_windows import RankedWindows
-from domain.feed.ranking_signals import close_key, kinds_key, velocity_key
+from domain.feed.ranking_consumers import ranking_consumer
+from domain.feed.ranking_signals import author_key, close_key, kinds_key, velocity_key
+from domain.feedstore import FeedRedis
+from domain.outbox.events import CommentCreated, LikeCreated
+from domain.posts.create_post import create_post
 from schema.feed.ranked import decode_ranked_cursor
 from schema.ids import decode_global_id
 from tests.support.actions import post
@@ -361,3 +369,43 @@ async def test_unreachable_redis_serves_the_chronological_order(
         # cursors that continue it.
         assert await walk(down_gql, viewer, 3) == await walk(gql, viewer, 3, order="RECENT")
         assert await error_code(down_gql, viewer, window["endCursor"]) == "CURSOR_EXPIRED"
+
+
+async def test_an_engagement_whose_job_runs_after_its_undoing_records_nothing(
+    engine, settings, make_users
+):
+    """Jobs run in any order: a like's job after its unlike, or a comment's after its
+    deletion (or after the actor's purge), finds the engagement gone and records no
+    signal; a like that is there is recorded."""
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        consumer = ranking_consumer(engine, FeedRedis(redis), settings.feed_config.ranking)
+        author, fan = await make_users(2, prefix="ro")
+        p = await create_post(
+            engine, author.id, caption="undone", counter_shards=settings.counter_shards
+        )
+        comment_id = new_id()
+        async with engine.begin() as conn:  # a comment already deleted; no like at all
+            await conn.execute(
+                text(
+                    "INSERT INTO comments (id, post_id, author_id, body, deleted_at)"
+                    " VALUES (:c, :p, :a, 'gone', now())"
+                ),
+                {"c": comment_id, "p": p.id, "a": fan.id},
+            )
+        await consumer[LikeCreated](LikeCreated(p.id, fan.id, author.id), new_id())
+        created = CommentCreated(comment_id, p.id, fan.id, author.id, None, None, "gone")
+        await consumer[CommentCreated](created, new_id())
+        keys = [velocity_key(p.id), close_key(fan.id), kinds_key(fan.id), author_key(author.id)]
+        assert await redis.exists(*keys) == 0
+
+        async with engine.begin() as conn:  # the like is there now: its job records it
+            await conn.execute(
+                text("INSERT INTO likes (post_id, user_id) VALUES (:p, :u)"),
+                {"p": p.id, "u": fan.id},
+            )
+        await consumer[LikeCreated](LikeCreated(p.id, fan.id, author.id), new_id())
+        assert await redis.zscore(velocity_key(p.id), f"l:{fan.id}") is not None
+        assert await redis.exists(*keys) == 4
+    finally:
+        await redis.aclose()
