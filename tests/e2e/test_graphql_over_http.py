@@ -9,21 +9,20 @@ why, only when node or npm is not on the machine.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
 
-from app.asgi import create_app
 from tests.support.polling import PATIENCE_S
-from tests.support.ws import free_port, start_api
+from tests.support.subscriptions import local_server
+from tests.support.ws import start_api
 
 GRAPHQL_HTTP = "graphql-http@1.23.1"
 GRAPHQL_JS = "graphql@16.15.0"
@@ -168,28 +167,10 @@ async def test_subscription_over_http_is_bad_request(client, method, caplog):
 # --- item 11: a client that leaves mid-request -------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def _served(settings, engine):
-    app = create_app(settings, engine=engine)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="info", lifespan="on")
-    )
-    serving = asyncio.create_task(server.serve())
-    try:
-        while True:
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        yield port
-    finally:
-        server.should_exit = True
-        await serving
-
-
 async def test_client_disconnect_mid_request_is_one_info_line(settings, engine, caplog):
     caplog.set_level(logging.DEBUG)
-    async with _served(settings, engine) as port:
+    async with local_server(settings, engine) as (_, url):
+        port = urlsplit(url).port
         for _ in range(5):
             _, writer = await asyncio.open_connection("127.0.0.1", port)
             body = b'{"query": "{ __typename }"}'
