@@ -89,6 +89,8 @@ def _lost(exc: Exception) -> bool:
     connection was lost (its backend gone, its socket closed or reset, its protocol left
     mid-state by a goodbye read while it sat in the pool): the one failure after which
     :func:`fetch` tries again, on a new connection."""
+    if isinstance(exc, TimeoutError):  # an OSError, but a slow statement: never twice
+        return False
     if isinstance(exc, asyncpg.InternalClientError | asyncpg.InterfaceError | OSError):
         return True
     code = getattr(exc, "sqlstate", None) or ""

@@ -138,3 +138,12 @@ def test_an_internal_client_error_drops_the_connection():
     lost = asyncpg.InternalClientError("cannot switch to state 11; another operation (2)")
     assert _survived(Fairy(), lost) is False
     assert _survived(Fairy(), asyncpg.UndefinedTableError("no such table")) is True
+
+
+async def test_a_timed_out_statement_is_not_run_again(small_engine):
+    """A timeout is an OSError, but a slow statement, not a lost connection."""
+    sent = _stale_first(small_engine, [TimeoutError("statement timed out")])
+    with pytest.raises(TimeoutError):
+        await fetch(small_engine, "SELECT 7")
+    assert sent == ["SELECT 7"]
+    assert small_engine.sync_engine.pool.checkedout() == 0
