@@ -15,7 +15,13 @@ from sqlalchemy import text
 
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.ranked_windows import RedisRankedWindows
-from adapters.feedstore.ranking_signals import author_key, close_key, kinds_key, velocity_key
+from adapters.feedstore.ranking_signals import (
+    RedisRankingSignals,
+    author_key,
+    close_key,
+    kinds_key,
+    velocity_key,
+)
 from domain.db import new_id
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.outbox.events import CommentCreated, LikeCreated
@@ -379,7 +385,8 @@ async def test_an_engagement_whose_job_runs_after_its_undoing_records_nothing(
     signal; a like that is there is recorded."""
     redis = Redis.from_url(settings.redis_url)
     try:
-        consumer = ranking_consumer(engine, FeedRedis(redis), settings.feed_config.ranking)
+        signals = RedisRankingSignals(FeedRedis(redis), settings.feed_config.ranking)
+        consumer = ranking_consumer(engine, signals)
         author, fan = await make_users(2, prefix="ro")
         p = await create_post(
             engine, author.id, caption="undone", counter_shards=settings.counter_shards
