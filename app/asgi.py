@@ -1,5 +1,6 @@
 """The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics,
-/exports/<id> (data export downloads)."""
+/exports/<id> (data export downloads), and with MEDIA_STORAGE=local /uploads/<key> and
+/media/<path> (app/media_routes.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
+from adapters.storage.local import LocalObjectStore
 from app import metrics
 from app.container import ApiDeps, build_api
 from app.exports import export_download
@@ -31,6 +33,7 @@ from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
+from app.media_routes import media_routes
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
 from app.request_body import BodyGuard, BodyLimits
@@ -351,6 +354,14 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
             # Data exports: signed, expiring links (README "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
+            # Uploads and published media on local disk (MEDIA_STORAGE=local).
+            *(
+                media_routes(
+                    services.object_store, idle_timeout_s=settings.media_upload_idle_timeout_s
+                )
+                if isinstance(services.object_store, LocalObjectStore)
+                else ()
+            ),
         ],
         middleware=edge_middleware(settings),
         lifespan=lifespan,

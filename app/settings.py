@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -193,6 +194,53 @@ class Settings(BaseSettings):
     data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
+
+    # Media storage (README "Media storage"): `local` keeps uploads and published
+    # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
+    # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
+    # or two of S3-compatible storage. Upload URLs of `local` are signed with
+    # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
+    media_storage: Literal["local"] = Field("local", alias="MEDIA_STORAGE")
+    media_dir: Path | None = Field(None, alias="MEDIA_DIR")
+    media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
+    media_public_base_url: str | None = Field(None, alias="MEDIA_PUBLIC_BASE_URL")
+    media_upload_idle_timeout_s: float = Field(30.0, gt=0, alias="MEDIA_UPLOAD_IDLE_TIMEOUT_S")
+
+    @model_validator(mode="after")
+    def _check_media(self) -> Settings:
+        if self.media_signing_key is not None and len(self.media_signing_key.encode()) < 32:
+            raise ValueError("MEDIA_SIGNING_KEY must be at least 32 bytes.")
+        if self.env == "production":
+            for name, secret in (("MEDIA_SIGNING_KEY", self.media_signing_key),):
+                if secret and secret_in_repository(secret):
+                    raise ValueError(
+                        f"ROOST_ENV=production needs its own {name}: this one is written "
+                        "in Roost's repository."
+                    )
+        return self
+
+    @property
+    def media_root(self) -> Path:
+        """MEDIA_DIR, or ROOST_DATA_DIR/media."""
+        return self.media_dir if self.media_dir is not None else self.data_dir / "media"
+
+    @property
+    def media_signing_secret(self) -> bytes:
+        """The key of local upload URLs: MEDIA_SIGNING_KEY, else HMAC-SHA256 of a fixed
+        label under JWT_SECRET (never the tokens' key itself)."""
+        if self.media_signing_key is not None:
+            return self.media_signing_key.encode()
+        return hmac.new(self.jwt_secret.encode(), b"roost:media-signing:v1", "sha256").digest()
+
+    @property
+    def api_origin(self) -> str:
+        """Where clients reach this API: PUBLIC_BASE_URL, else http://HOST:PORT (a
+        wildcard HOST named as 127.0.0.1)."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
 
     # The real follow graph `roost run` loads on first start: the file shipped in the
     # repository (data/README.md), wherever the command runs from.
