@@ -28,7 +28,9 @@ from typing import Any
 import orjson
 from cross_web import HTTPException
 from starlette.types import Message, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect, WebSocketState
 from strawberry.asgi import ASGIWebSocketAdapter
+from strawberry.http.exceptions import NonJsonMessageReceived, NonTextMessageReceived
 
 from app.http_refusals import RequestRefused
 
@@ -168,9 +170,6 @@ class LimitedWebSocketAdapter(ASGIWebSocketAdapter):
 
 
 async def _messages(adapter: Any, limits: BodyLimits, ignore_parsing_errors: bool) -> Any:
-    from starlette.websockets import WebSocketDisconnect, WebSocketState
-    from strawberry.http.exceptions import NonJsonMessageReceived, NonTextMessageReceived
-
     ws = adapter.ws
     try:
         while ws.application_state != WebSocketState.DISCONNECTED:
