@@ -188,6 +188,12 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
+    # The known-bad media list checked before a post's media publish (adapters.media
+    # .hashlist): a file of `sha256:<hex>` / `phash:<16 hex>` lines (unset: empty list),
+    # and the largest Hamming distance (bits of 64) at which a perceptual hash matches.
+    media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
+    media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
+
     # The account lifecycle (README "Account lifecycle")
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
