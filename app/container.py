@@ -25,6 +25,7 @@ from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
 from adapters.storage.local import LocalObjectStore
+from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
 from app.http_guards import HttpGuards
 from app.jobs import ArqDispatcher
@@ -165,7 +166,23 @@ def build_services(
 
 def build_object_store(settings: Settings) -> ObjectStore:
     """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, uploads received and
-    media served by this API)."""
+    media served by this API) or ``s3`` (S3-compatible storage; its client connects on
+    first use and is closed by ``aclose``)."""
+    if settings.media_storage == "s3":
+        assert settings.s3_quarantine_bucket is not None  # checked by Settings
+        return S3ObjectStore(
+            S3Config(
+                quarantine_bucket=settings.s3_quarantine_bucket,
+                delivery_bucket=settings.s3_delivery_bucket or settings.s3_quarantine_bucket,
+                region=settings.s3_region,
+                endpoint_url=settings.s3_endpoint_url,
+                public_endpoint_url=settings.s3_public_endpoint_url,
+                access_key_id=settings.s3_access_key_id,
+                secret_access_key=settings.s3_secret_access_key,
+                addressing_style=settings.s3_addressing_style,
+                public_base_url=settings.media_public_base_url,
+            )
+        )
     return LocalObjectStore(
         settings.media_root,
         signing_key=settings.media_signing_secret,
