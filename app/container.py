@@ -21,6 +21,9 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.publisher import RedisPublisher
+from adapters.feedstore.stores import feed_stores
 from adapters.storage.local import LocalObjectStore
 from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
@@ -34,7 +37,6 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
-from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
 from domain.media.ports import ObjectStore
 from domain.notifications.consumers import notification_consumer
@@ -84,7 +86,7 @@ class Services:
         """The feed stores on ``feed_redis`` (None without Redis)."""
         if self.feed_redis is None:
             return None
-        return FeedStores.on(
+        return feed_stores(
             self.feed_redis, self.settings.feed_config, rebuild_engine=rebuild_engine
         )
 
@@ -143,7 +145,7 @@ def build_services(
     dispatcher = dispatcher_for(settings, engine=engine)
     if dispatcher is not None:
         closers.append(dispatcher.close)
-    publisher = RealtimePublisher(feed_redis) if feed_redis is not None else None
+    publisher = RedisPublisher(feed_redis) if feed_redis is not None else None
     object_store = build_object_store(settings)
     aclose = getattr(object_store, "aclose", None)
     if aclose is not None:
@@ -357,7 +359,7 @@ def build_worker(
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
         # The ranked feed's signals (likes and comments): README "Home feed".
-        RANKING: ranking_consumer(engine, services.feed_redis, settings.feed_config.ranking),
+        RANKING: ranking_consumer(engine, stores.signals),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

@@ -12,11 +12,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.feedstore import FeedRedis, open_feed_redis
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
-from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -123,6 +123,10 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # What a client sends (app/request_body.py): bytes of a body, query string or
+    # WebSocket message; nesting of JSON arrays and objects.
+    max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
+    max_json_depth: int = Field(32, ge=2, le=512, alias="MAX_JSON_DEPTH")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
