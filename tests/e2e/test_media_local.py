@@ -1,4 +1,4 @@
-"""The local object store (adapters/storage/local.py) against Roost's own endpoints over a
+"""The local object store (adapters/storage/local/) against Roost's own endpoints over a
 real socket (app/media_routes.py): signed uploads with their checks and hard size
 limit, nothing left behind by a refused or broken upload, published media served with
 immutable caching and byte ranges, quarantine never served."""
