@@ -124,10 +124,10 @@ class RawUpload:
         self.received += len(chunk)
         self._buffer += chunk
         if len(self._buffer) >= CHUNK_BYTES:
-            data, self._buffer = bytes(self._buffer), bytearray()
+            data, self._buffer = self._buffer, bytearray()
             await asyncio.to_thread(self._write, data)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | bytearray) -> None:
         if self._file is None:
             self._file = self._tmp.open("xb")
         self._file.write(data)
@@ -139,7 +139,7 @@ class RawUpload:
         if self.received != self.grant.size:
             await self.discard()
             raise ValueError("fewer bytes than the signed size")
-        data, self._buffer = bytes(self._buffer), bytearray()
+        data, self._buffer = self._buffer, bytearray()
         try:
             await asyncio.to_thread(self._commit, data)
         except FileExistsError:
@@ -147,7 +147,7 @@ class RawUpload:
         finally:
             await self.discard()
 
-    def _commit(self, data: bytes) -> None:
+    def _commit(self, data: bytes | bytearray) -> None:
         self._write(data)
         assert self._file is not None
         self._file.flush()
