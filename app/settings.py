@@ -122,6 +122,9 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # Queries run from a plan made once per cached document (app/execution_plan.py);
+    # false: every operation on graphql-core's executor (the same responses, slower).
+    execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
