@@ -79,7 +79,7 @@ class Abandoned(Exception):
 
 
 #: A completer: (run, value, path) -> the response value, or an awaitable of it.
-Completer = Callable[["_Run", Any, Path], Any]
+Completer = Callable[["_Run", Any, Path | None], Any]
 
 
 @dataclass(slots=True)
@@ -141,12 +141,50 @@ class _Run:
         self.variables = executor.variable_values
 
     def object(self, plan: ObjectPlan, source: Any, path: Path | None) -> Any:
+        """The response object of ``plan`` on ``source``, or an awaitable of it."""
         out: dict[str, Any] = {}
         pending: list[str] | None = None
         type_name = plan.type.name
+        is_awaitable = self.is_awaitable
         try:
             for f in plan.fields:
-                pending = self._field(f, source, path, type_name, out, pending)
+                key = f.key
+                if f.typename is not None:
+                    out[key] = f.typename
+                    continue
+                if f.attr is not None:
+                    value = getattr(source, f.attr)
+                    field_path = Path(path, key, type_name) if f.needs_path else path
+                    if f.leaf and type(value) in _PLAIN:
+                        out[key] = f.complete(self, value, field_path)
+                        continue
+                else:
+                    field_path = Path(path, key, type_name)
+                    field_def = f.field_def
+                    assert field_def is not None
+                    info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
+                    if f.direct is not None:
+                        value = f.direct(source, info)
+                    else:
+                        args = f.args
+                        if args is None:
+                            try:
+                                args = get_argument_values(field_def, f.nodes[0], self.variables)
+                            except GraphQLError as exc:
+                                raise Abandoned from exc
+                        value = field_def.resolve(source, info, **args)  # type: ignore[misc]
+                if is_awaitable(value):
+                    value = self._later(f.complete, value, field_path)
+                else:
+                    value = f.complete(self, value, field_path)
+                    if f.leaf:
+                        out[key] = value
+                        continue
+                out[key] = value
+                if is_awaitable(value):
+                    if pending is None:
+                        pending = []
+                    pending.append(key)
         except BaseException:
             _discard(out[k] for k in pending or ())
             raise
@@ -154,57 +192,7 @@ class _Run:
             return out
         return self._gather_fields(out, pending)
 
-    def _field(
-        self,
-        f: FieldPlan,
-        source: Any,
-        path: Path | None,
-        type_name: str,
-        out: dict[str, Any],
-        pending: list[str] | None,
-    ) -> list[str] | None:
-        """Resolve and complete one field into ``out``; the keys still awaited."""
-        if f.typename is not None:
-            out[f.key] = f.typename
-            return pending
-        if f.attr is not None:
-            value = getattr(source, f.attr)
-            field_path = Path(path, f.key, type_name) if f.needs_path else path
-            if f.leaf and type(value) in _PLAIN:
-                out[f.key] = f.complete(self, value, field_path)
-                return pending
-        elif f.direct is not None:
-            field_path = Path(path, f.key, type_name)
-            field_def = f.field_def
-            assert field_def is not None
-            value = f.direct(source, self.build_info(field_def, f.nodes, f.parent_type, field_path))
-        else:
-            field_path = Path(path, f.key, type_name)
-            field_def = f.field_def
-            assert field_def is not None
-            info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
-            args = f.args
-            if args is None:
-                try:
-                    args = get_argument_values(field_def, f.nodes[0], self.variables)
-                except GraphQLError as exc:
-                    raise Abandoned from exc
-            value = field_def.resolve(source, info, **args)  # type: ignore[misc]
-        if self.is_awaitable(value):
-            value = self._later(f.complete, value, field_path)
-        else:
-            value = f.complete(self, value, field_path)
-            if f.leaf:
-                out[f.key] = value
-                return pending
-        out[f.key] = value
-        if self.is_awaitable(value):
-            if pending is None:
-                pending = []
-            pending.append(f.key)
-        return pending
-
-    async def _later(self, complete: Completer, value: Any, path: Path) -> Any:
+    async def _later(self, complete: Completer, value: Any, path: Path | None) -> Any:
         done = complete(self, await value, path)
         if self.is_awaitable(done):
             done = await done
@@ -245,7 +233,7 @@ _PLAIN = frozenset({type(None), bool, int, float, str})
 
 
 def _non_null(inner: Completer) -> Completer:
-    def complete(run: _Run, value: Any, path: Path) -> Any:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
         if value is None or isinstance(value, Exception):
             raise Abandoned
         return inner(run, value, path)
@@ -254,7 +242,7 @@ def _non_null(inner: Completer) -> Completer:
 
 
 def _nullable(inner: Completer) -> Completer:
-    def complete(run: _Run, value: Any, path: Path) -> Any:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
         if value is None or value is Undefined:
             return None
         if isinstance(value, Exception):
@@ -265,7 +253,37 @@ def _nullable(inner: Completer) -> Completer:
 
 
 def _leaf(coerce: Callable[[Any], Any]) -> Completer:
-    def complete(run: _Run, value: Any, path: Path) -> Any:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        out = coerce(value)
+        if out is None or out is Undefined:
+            raise Abandoned
+        return out
+
+    return complete
+
+
+def _non_null_leaf(coerce: Callable[[Any], Any]) -> Completer:
+    """``_non_null(_leaf(coerce))`` in one call."""
+
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or isinstance(value, Exception):
+            raise Abandoned
+        out = coerce(value)
+        if out is None or out is Undefined:
+            raise Abandoned
+        return out
+
+    return complete
+
+
+def _nullable_leaf(coerce: Callable[[Any], Any]) -> Completer:
+    """``_nullable(_leaf(coerce))`` in one call."""
+
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or value is Undefined:
+            return None
+        if isinstance(value, Exception):
+            raise Abandoned
         out = coerce(value)
         if out is None or out is Undefined:
             raise Abandoned
@@ -275,7 +293,7 @@ def _leaf(coerce: Callable[[Any], Any]) -> Completer:
 
 
 def _list(item: Completer) -> Completer:
-    def complete(run: _Run, value: Any, path: Path) -> Any:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
         if not isinstance(value, list | tuple):
             raise Abandoned  # generators, async iterables, non-iterables: graphql-core's
         out: list[Any] = []
@@ -319,15 +337,15 @@ def _object(plan: ObjectPlan, field: FieldPlan | None) -> Completer:
     check = plan.type.is_type_of
     if check is None:
 
-        def complete(run: _Run, value: Any, path: Path) -> Any:
+        def complete(run: _Run, value: Any, path: Path | None) -> Any:
             return run.object(plan, value, path)
 
         return complete
     if not _is_strawberry_type_check(check):
         raise Unplannable(f"{plan.type.name}.is_type_of is not Strawberry's")
 
-    def checked(run: _Run, value: Any, path: Path) -> Any:
-        if check(value, None) is not True:
+    def checked(run: _Run, value: Any, path: Path | None) -> Any:
+        if check(value, None) is not True:  # type: ignore[arg-type]
             raise Abandoned
         return run.object(plan, value, path)
 
@@ -419,7 +437,7 @@ class _Planner:
         if cond is type_:
             return True
         if cond is not None and is_abstract_type(cond):
-            return self.schema.is_sub_type(cond, type_)  # type: ignore[arg-type]
+            return self.schema.is_sub_type(cond, type_)
         return False
 
     def field_plan(self, parent: GraphQLObjectType, key: str, nodes: list[FieldNode]) -> FieldPlan:
@@ -460,7 +478,11 @@ class _Planner:
     def completer(self, type_: GraphQLOutputType, nodes: list[FieldNode]) -> Completer:
         if is_non_null_type(type_):
             assert isinstance(type_, GraphQLNonNull)
+            if is_leaf_type(type_.of_type):
+                return _non_null_leaf(type_.of_type.coerce_output_value)
             return _non_null(self._inner(type_.of_type, nodes))
+        if is_leaf_type(type_):
+            return _nullable_leaf(type_.coerce_output_value)
         return _nullable(self._inner(type_, nodes))
 
     def _inner(self, type_: Any, nodes: list[FieldNode]) -> Completer:
@@ -475,7 +497,7 @@ class _Planner:
         raise Unplannable(f"abstract type {type_}")
 
 
-def _unused(run: _Run, value: Any, path: Path) -> Any:  # pragma: no cover
+def _unused(run: _Run, value: Any, path: Path | None) -> Any:  # pragma: no cover
     return value
 
 
