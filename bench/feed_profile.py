@@ -8,7 +8,8 @@ prints, per scenario, the API's CPU per request and its split by phase:
 
 - ``http``: uvicorn, starlette, httptools/h11 and Roost's HTTP guards (``app/``);
 - ``auth``: JWT decoding and the session check;
-- ``parse`` / ``validate`` / ``execute``: graphql-core's three steps;
+- ``parse`` / ``validate`` / ``execute``: graphql-core's three steps (``execute``
+  includes Roost's planned execution, app/execution_plan.py);
 - ``strawberry``: Strawberry's schema, extensions and field wrappers;
 - ``dataloader``: aiodataloader;
 - ``resolvers``: Roost's own ``schema/``, ``resolvers/`` and ``domain/`` code;
@@ -77,7 +78,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dataloader", ("aiodataloader",)),
     ("parse", ("graphql/language/",)),
     ("validate", ("graphql/validation/",)),
-    ("execute", ("graphql/",)),
+    ("execute", ("graphql/", "app/execution_plan")),
     ("strawberry", ("strawberry/",)),
     ("auth", ("jwt/", "app/sessions", "domain/identity/")),
     ("resolvers", ("schema/", "resolvers/", "domain/")),
