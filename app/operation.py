@@ -46,6 +46,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.await_maybe import await_maybe
 from strawberry.utils.operation import get_first_operation, get_operation_type
 
+from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 from app.document_limits import DocumentLimiter
 from app.execution_plan import Plan, build_plan
 from app.http_edge import REQUEST_ID
@@ -56,7 +57,6 @@ from app.parsing import (
     parse_document,
 )
 from domain.identity.errors import AccountUnavailableError
-from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from schema.read_routing import after_operation, before_operation
 
 log = logging.getLogger("roost.graphql")
@@ -156,7 +156,7 @@ _UNAVAILABLE_MESSAGES = {
 
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
     """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
-    (``domain.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    (``adapters.unavailable.POSTGRES`` or ``REDIS``) is down."""
     return _UNAVAILABLE_MESSAGES[dependency], {
         "code": "SERVICE_UNAVAILABLE",
         "dependency": dependency,
