@@ -34,6 +34,7 @@ from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
+from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -281,9 +282,13 @@ class WorkerDeps:
     delivery: Delivery | None = None
     max_attempts: int = 5
     services: Services | None = None
-    # Set by the worker's start-up: its relay loop and its metrics server.
+    media: MediaServices | None = None  # the media consumer's store, processor and list
+    # Set by the worker's start-up: its relay loop, its metrics server, and the media
+    # queue's own worker loop (workers/media.py).
     relay: asyncio.Task[None] | None = None
     metrics: WorkerMetrics | None = None
+    media_worker: Any = None
+    media_task: asyncio.Task[None] | None = None
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""
