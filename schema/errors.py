@@ -114,16 +114,17 @@ class CannotMuteSelfError(Error):
     pass
 
 
-@strawberry.enum(description="Why an upload cannot go into a post.")
-class UploadProblem(Enum):
-    USED = strawberry.enum_value("USED", description="Another post has it (or this one twice).")
-    EXPIRED = strawberry.enum_value(
-        "EXPIRED", description="Its upload window passed: reserve a new one and send it again."
-    )
-    NOT_UPLOADED = strawberry.enum_value(
-        "NOT_UPLOADED", description="No bytes arrived, or not as many as declared."
-    )
-    FAILED = strawberry.enum_value("FAILED", description="Its bytes were refused.")
+@strawberry.enum(
+    description="Why an upload cannot go into a post: USED (another post has it, or this "
+    "one twice), EXPIRED (its upload window passed: reserve a new one and send it again), "
+    "NOT_UPLOADED (no bytes arrived, or not as many as declared), FAILED (its bytes were "
+    "refused)."
+)
+class UploadProblem(str, Enum):
+    USED = "USED"
+    EXPIRED = "EXPIRED"
+    NOT_UPLOADED = "NOT_UPLOADED"
+    FAILED = "FAILED"
 
 
 @strawberry.type(
@@ -152,9 +153,6 @@ class MediaUrlNotAllowedError(Error):
 
 
 _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
-    (dmedia.UploadUnusableError, UploadUnusableError),
-    (dmedia.UploadNotFoundError, UploadNotFoundError),
-    (dmedia.MediaUrlNotAllowedError, MediaUrlNotAllowedError),
     (di.UsernameTakenError, UsernameTakenError),
     (di.EmailTakenError, EmailTakenError),
     (di.InvalidCredentialsError, InvalidCredentialsError),
@@ -169,6 +167,9 @@ _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
     (ds.BlockedError, BlockedError),
     (dp.NotPostAuthorError, NotPostAuthorError),
     (de.NotCommentModeratorError, NotCommentModeratorError),
+    (dmedia.UploadUnusableError, UploadUnusableError),
+    (dmedia.UploadNotFoundError, UploadNotFoundError),
+    (dmedia.MediaUrlNotAllowedError, MediaUrlNotAllowedError),
     (d.ValidationError, ValidationError),
     (d.NotFoundError, NotFoundError),
 ]
@@ -266,7 +267,7 @@ def error_from_domain(exc: d.DomainError) -> Error:
             kwargs: dict[str, Any] = {"message": exc.message, "code": exc.code}
             for name in vars(gql_cls).get("__annotations__", {}):  # its own: field, …
                 kwargs[name] = getattr(exc, name)
-            if gql_cls is UploadUnusableError:
+            if gql_cls is UploadUnusableError:  # the enum member of the domain's code
                 kwargs["reason"] = UploadProblem(str(kwargs["reason"]))
             return gql_cls(**kwargs)
     raise exc
