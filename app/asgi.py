@@ -1,5 +1,6 @@
 """The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics,
-/exports/<id> (data export downloads)."""
+/exports/<id> (data export downloads), and with MEDIA_STORAGE=local /uploads/<key> and
+/media/<path> (app/media_routes.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
+from adapters.storage.local import LocalObjectStore
 from app import metrics
 from app.container import ApiDeps, build_api
 from app.exports import export_download
@@ -31,12 +33,13 @@ from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
+from app.media_routes import media_routes
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
-from schema.context import Context, Limits, Realtime
+from schema.context import Context, Limits, MediaAccess, Realtime
 
 log = logging.getLogger("roost")
 
@@ -105,6 +108,12 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        # Uploads (signed targets, arrival checks) and the public URLs of media.
+        self.media = (
+            MediaAccess(deps.services.object_store, settings.media_config)
+            if deps.services.object_store is not None
+            else None
+        )
         self.guards = deps.guards  # app/http_guards.py
         # What resolvers see of the hub: the domain's port (domain.realtime.ports).
         self.realtime = (
@@ -153,6 +162,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            media=self.media,
             bearer=bearer,
             request=request,
             response=response,
@@ -346,6 +356,14 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
             # Data exports: signed, expiring links (README "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
+            # Uploads and published media on local disk (MEDIA_STORAGE=local).
+            *(
+                media_routes(
+                    services.object_store, idle_timeout_s=settings.media_upload_idle_timeout_s
+                )
+                if isinstance(services.object_store, LocalObjectStore)
+                else ()
+            ),
         ],
         middleware=edge_middleware(settings),
         lifespan=lifespan,

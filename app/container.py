@@ -21,6 +21,7 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.storage.local import LocalObjectStore
 from app.database import ReadRouting, create_engine
 from app.http_guards import HttpGuards
 from app.jobs import ArqDispatcher
@@ -34,6 +35,7 @@ from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
+from domain.media.ports import ObjectStore
 from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
@@ -63,7 +65,8 @@ class Services:
 
     ``redis``: REDIS_URL's client (None without Redis); ``feed_redis``: the feed store's
     (that Redis, or the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES);
-    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis).
+    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis);
+    ``object_store``: where media bytes are kept (:func:`build_object_store`).
     """
 
     settings: Settings
@@ -74,6 +77,7 @@ class Services:
     registry: Registry
     dispatcher: ArqDispatcher | None
     publisher: RealtimePublisher | None
+    object_store: ObjectStore | None = None
     _closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
 
     def stores(self, *, rebuild_engine: AsyncEngine | None = None) -> FeedStores | None:
@@ -140,6 +144,10 @@ def build_services(
     if dispatcher is not None:
         closers.append(dispatcher.close)
     publisher = RealtimePublisher(feed_redis) if feed_redis is not None else None
+    object_store = build_object_store(settings)
+    aclose = getattr(object_store, "aclose", None)
+    if aclose is not None:
+        closers.append(aclose)
     return Services(
         settings=settings,
         engine=engine,
@@ -149,7 +157,19 @@ def build_services(
         registry=registry,
         dispatcher=dispatcher,
         publisher=publisher,
+        object_store=object_store,
         _closers=closers,
+    )
+
+
+def build_object_store(settings: Settings) -> ObjectStore:
+    """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, uploads received and
+    media served by this API)."""
+    return LocalObjectStore(
+        settings.media_root,
+        signing_key=settings.media_signing_secret,
+        upload_base_url=settings.api_origin,
+        public_base_url=settings.media_public_base_url or settings.api_origin,
     )
 
 
@@ -319,7 +339,15 @@ def build_worker(
     realtime = services.publisher
     delivery = Delivery(engine, push=push, publisher=publisher or realtime)
     feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
+    media = build_media(settings, services)
     consumers: dict[str, Consumer] = {
+        # Process, check and publish posts with uploads; delete deleted posts' objects.
+        MEDIA: media_consumer(
+            engine,
+            media,
+            counter_shards=settings.counter_shards,
+            dispatcher=services.dispatcher,
+        ),
         FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
@@ -337,6 +365,26 @@ def build_worker(
         delivery=delivery,
         max_attempts=settings.job_attempts,
         services=services,
+        media=media,
+    )
+
+
+def build_media(settings: Settings, services: Services) -> MediaServices:
+    """The media worker's services: the object store, the Pillow/PyAV processor and the
+    known-bad hash list of MEDIA_HASHLIST_PATH (read once: a malformed file fails the
+    start)."""
+    from adapters.media.hashlist import HashList
+    from adapters.media.processor import PillowAvProcessor
+
+    store = services.object_store or build_object_store(settings)
+    known_bad = HashList.from_file(
+        settings.media_hashlist_path, max_distance=settings.media_hashlist_max_distance
+    )
+    return MediaServices(
+        store=store,
+        processor=PillowAvProcessor(),
+        known_bad=known_bad,
+        config=settings.media_config,
     )
 
 

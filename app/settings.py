@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -184,6 +185,12 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
+    # The known-bad media list checked before a post's media publish (adapters.media
+    # .hashlist): a file of `sha256:<hex>` / `phash:<16 hex>` lines (unset: empty list),
+    # and the largest Hamming distance (bits of 64) at which a perceptual hash matches.
+    media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
+    media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
+
     # The account lifecycle (README "Account lifecycle")
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
@@ -203,6 +210,52 @@ class Settings(BaseSettings):
     media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
     media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
     media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
+    # Media storage (README "Media storage"): `local` keeps uploads and published
+    # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
+    # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
+    # or two of S3-compatible storage. Upload URLs of `local` are signed with
+    # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
+    media_storage: Literal["local"] = Field("local", alias="MEDIA_STORAGE")
+    media_dir: Path | None = Field(None, alias="MEDIA_DIR")
+    media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
+    media_public_base_url: str | None = Field(None, alias="MEDIA_PUBLIC_BASE_URL")
+    media_upload_idle_timeout_s: float = Field(30.0, gt=0, alias="MEDIA_UPLOAD_IDLE_TIMEOUT_S")
+
+    @model_validator(mode="after")
+    def _check_media(self) -> Settings:
+        if self.media_signing_key is not None and len(self.media_signing_key.encode()) < 32:
+            raise ValueError("MEDIA_SIGNING_KEY must be at least 32 bytes.")
+        if self.env == "production":
+            for name, secret in (("MEDIA_SIGNING_KEY", self.media_signing_key),):
+                if secret and secret_in_repository(secret):
+                    raise ValueError(
+                        f"ROOST_ENV=production needs its own {name}: this one is written "
+                        "in Roost's repository."
+                    )
+        return self
+
+    @property
+    def media_root(self) -> Path:
+        """MEDIA_DIR, or ROOST_DATA_DIR/media."""
+        return self.media_dir if self.media_dir is not None else self.data_dir / "media"
+
+    @property
+    def media_signing_secret(self) -> bytes:
+        """The key of local upload URLs: MEDIA_SIGNING_KEY, else HMAC-SHA256 of a fixed
+        label under JWT_SECRET (never the tokens' key itself)."""
+        if self.media_signing_key is not None:
+            return self.media_signing_key.encode()
+        return hmac.new(self.jwt_secret.encode(), b"roost:media-signing:v1", "sha256").digest()
+
+    @property
+    def api_origin(self) -> str:
+        """Where clients reach this API: PUBLIC_BASE_URL, else http://HOST:PORT (a
+        wildcard HOST named as 127.0.0.1)."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
 
     # The real follow graph `roost run` loads on first start: the file shipped in the
     # repository (data/README.md), wherever the command runs from.

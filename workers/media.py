@@ -21,9 +21,7 @@ from workers.events import consume_outbox_event
 log = logging.getLogger("roost.workers.media")
 
 
-def media_worker(
-    settings: Settings, ctx: dict[str, Any], redis_settings: RedisSettings
-) -> Worker:
+def media_worker(settings: Settings, ctx: dict[str, Any], redis_settings: RedisSettings) -> Worker:
     """An arq worker for the media queue (``<ARQ_QUEUE>:media``) sharing ``ctx``'s
     dependencies: MEDIA_WORKER_JOBS jobs at once, each within MEDIA_JOB_TIMEOUT_S, with
     the retries, backoff and dead letters of every outbox consumer."""

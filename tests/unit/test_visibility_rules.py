@@ -146,9 +146,7 @@ def test_an_unpublished_post_shows_to_its_author_only_and_never_in_a_feed(state)
         assert not reported_post_visible(post, who)
         # Nobody's comment shows on it, not even under the author's own eyes.
         comment = Comment(uuid.uuid4(), post.id, who.id)
-        assert not comment_visible(
-            Viewer(who.id), comment, author=who, post=post, post_author=who
-        )
+        assert not comment_visible(Viewer(who.id), comment, author=who, post=post, post_author=who)
 
 
 def test_a_removed_post_shows_to_nobody():
