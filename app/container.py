@@ -21,6 +21,8 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.media.hashlist import HashList
+from adapters.media.processor import PillowAvProcessor
 from adapters.storage.local import LocalObjectStore
 from app.database import ReadRouting, create_engine
 from app.http_guards import HttpGuards
@@ -35,6 +37,7 @@ from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
+from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
 from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
@@ -46,6 +49,7 @@ from domain.outbox.process import Consumer
 from domain.outbox.registry import (
     ACCOUNTS,
     FEED,
+    MEDIA,
     NOTIFICATIONS,
     RANKING,
     REALTIME,
@@ -373,9 +377,6 @@ def build_media(settings: Settings, services: Services) -> MediaServices:
     """The media worker's services: the object store, the Pillow/PyAV processor and the
     known-bad hash list of MEDIA_HASHLIST_PATH (read once: a malformed file fails the
     start)."""
-    from adapters.media.hashlist import HashList
-    from adapters.media.processor import PillowAvProcessor
-
     store = services.object_store or build_object_store(settings)
     known_bad = HashList.from_file(
         settings.media_hashlist_path, max_distance=settings.media_hashlist_max_distance

@@ -8,7 +8,7 @@ from it by :func:`error_from_domain`.
 from __future__ import annotations
 
 import datetime as dt
-from enum import Enum
+from enum import StrEnum
 from typing import Any, overload
 
 import strawberry
@@ -120,7 +120,7 @@ class CannotMuteSelfError(Error):
     "NOT_UPLOADED (no bytes arrived, or not as many as declared), FAILED (its bytes were "
     "refused)."
 )
-class UploadProblem(str, Enum):
+class UploadProblem(StrEnum):
     USED = "USED"
     EXPIRED = "EXPIRED"
     NOT_UPLOADED = "NOT_UPLOADED"

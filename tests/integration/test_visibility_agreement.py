@@ -1,10 +1,10 @@
 """The SQL twin of the visibility rule (domain.visibility.sql) and the Python rule
 (domain.visibility.rules, over facts from domain.visibility.readers) agree over the whole
 matrix: author public or private, active, banned, being deleted or deleted; post live or
-deleted, published, processing or failed; the viewer anonymous, the owner, or another account that follows or not and has a block
-either way or none; comments and replies by every such account; and every count a
-viewer sees (likes, comments, followers, following) equals the list the same viewer can
-page through.
+deleted, published, processing or failed; the viewer anonymous, the owner, or another
+account that follows or not and has a block either way or none; comments and replies by
+every such account; and every count a viewer sees (likes, comments, followers,
+following) equals the list the same viewer can page through.
 
 The world is written with plain INSERTs, so it also holds combinations no use case
 writes (a follow beside a block): the two rules must agree on those too.
