@@ -36,6 +36,7 @@ from app.http_view import GuardedGraphQLView
 from app.media_routes import media_routes
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
+from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
@@ -81,9 +82,10 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     return None
 
 
-class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
-    """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
-    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
+class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
+    """Strawberry's ASGI view with Roost's typed context; what clients send is bounded
+    and decoded by app/request_body.py; WebSockets authenticate in their connection_init
+    (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
     graphql_transport_ws_handler_class = GuardedTransportWSHandler
     graphql_ws_handler_class = GuardedWSHandler
@@ -95,6 +97,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
+        self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
         # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
@@ -226,7 +229,9 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             )
         finally:
             if labels is not None:
-                labels.operation = operation_label(request_data.operation_name, request_data.query)
+                labels.operation = operation_label(
+                    request_data.operation_name, request_data.query, self.guards.config.max_tokens
+                )
         outcome = "ok"
         for error in result.errors or ():
             extensions = error.extensions or {}

@@ -26,12 +26,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from adapters.storage.local import (
-    LocalObjectStore,
-    UploadRefusedError,
-    UploadTooLargeError,
-    normalized_content_type,
-)
+from adapters.storage.keys import normalized_content_type
+from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadTooLargeError
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 

@@ -35,15 +35,13 @@ from pathlib import Path
 from typing import IO, Literal
 from urllib.parse import quote, urlencode
 
-from adapters.storage.keys import InvalidKeyError, delivery_key, raw_key
+from adapters.storage.keys import InvalidKeyError, delivery_key, normalized_content_type, raw_key
 from domain.media.ports import StoredObject, UploadTarget
 
 #: The HMAC message's first line: a signature of another kind never verifies here.
 _CONTEXT = "roost:media-upload:v1"
 #: Bytes a receiving upload buffers before one write to disk.
 WRITE_BUFFER_BYTES = 1 << 20
-#: ``type/subtype`` as a signed content type must be (lower case, no parameters).
-_CONTENT_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,63}/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}")
 _DIGITS = re.compile(r"[0-9]{1,19}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -81,13 +79,6 @@ class DeliveredFile:
     path: Path
     stat: os.stat_result
     content_type: str
-
-
-def normalized_content_type(value: str) -> str | None:
-    """``value`` as a signed content type is compared (lower case, trimmed), or None
-    when it is not a bare ``type/subtype``."""
-    v = value.strip().lower()
-    return v if _CONTENT_TYPE.fullmatch(v) else None
 
 
 class LocalObjectStore:
