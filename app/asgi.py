@@ -36,10 +36,11 @@ from app.http_view import GuardedGraphQLView
 from app.media_routes import media_routes
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
+from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
-from schema.context import Context, Limits, Realtime
+from schema.context import Context, Limits, MediaAccess, Realtime
 
 log = logging.getLogger("roost")
 
@@ -81,9 +82,10 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     return None
 
 
-class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
-    """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
-    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
+class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
+    """Strawberry's ASGI view with Roost's typed context; what clients send is bounded
+    and decoded by app/request_body.py; WebSockets authenticate in their connection_init
+    (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
     graphql_transport_ws_handler_class = GuardedTransportWSHandler
     graphql_ws_handler_class = GuardedWSHandler
@@ -95,6 +97,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
+        self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
         # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
@@ -108,6 +111,12 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        # Uploads (signed targets, arrival checks) and the public URLs of media.
+        self.media = (
+            MediaAccess(deps.services.object_store, settings.media_config)
+            if deps.services.object_store is not None
+            else None
+        )
         self.guards = deps.guards  # app/http_guards.py
         # What resolvers see of the hub: the domain's port (domain.realtime.ports).
         self.realtime = (
@@ -156,6 +165,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            media=self.media,
             bearer=bearer,
             request=request,
             response=response,
@@ -219,7 +229,9 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             )
         finally:
             if labels is not None:
-                labels.operation = operation_label(request_data.operation_name, request_data.query)
+                labels.operation = operation_label(
+                    request_data.operation_name, request_data.query, self.guards.config.max_tokens
+                )
         outcome = "ok"
         for error in result.errors or ():
             extensions = error.extensions or {}

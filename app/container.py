@@ -21,7 +21,13 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.publisher import RedisPublisher
+from adapters.feedstore.stores import feed_stores
+from adapters.media.hashlist import HashList
+from adapters.media.processor import PillowAvProcessor
 from adapters.storage.local import LocalObjectStore
+from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
 from app.http_guards import HttpGuards
 from app.jobs import ArqDispatcher
@@ -33,9 +39,10 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
-from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
+from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
+from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -45,6 +52,7 @@ from domain.outbox.process import Consumer
 from domain.outbox.registry import (
     ACCOUNTS,
     FEED,
+    MEDIA,
     NOTIFICATIONS,
     RANKING,
     REALTIME,
@@ -83,7 +91,7 @@ class Services:
         """The feed stores on ``feed_redis`` (None without Redis)."""
         if self.feed_redis is None:
             return None
-        return FeedStores.on(
+        return feed_stores(
             self.feed_redis, self.settings.feed_config, rebuild_engine=rebuild_engine
         )
 
@@ -142,7 +150,7 @@ def build_services(
     dispatcher = dispatcher_for(settings, engine=engine)
     if dispatcher is not None:
         closers.append(dispatcher.close)
-    publisher = RealtimePublisher(feed_redis) if feed_redis is not None else None
+    publisher = RedisPublisher(feed_redis) if feed_redis is not None else None
     object_store = build_object_store(settings)
     aclose = getattr(object_store, "aclose", None)
     if aclose is not None:
@@ -163,7 +171,23 @@ def build_services(
 
 def build_object_store(settings: Settings) -> ObjectStore:
     """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, uploads received and
-    media served by this API)."""
+    media served by this API) or ``s3`` (S3-compatible storage; its client connects on
+    first use and is closed by ``aclose``)."""
+    if settings.media_storage == "s3":
+        assert settings.s3_quarantine_bucket is not None  # checked by Settings
+        return S3ObjectStore(
+            S3Config(
+                quarantine_bucket=settings.s3_quarantine_bucket,
+                delivery_bucket=settings.s3_delivery_bucket or settings.s3_quarantine_bucket,
+                region=settings.s3_region,
+                endpoint_url=settings.s3_endpoint_url,
+                public_endpoint_url=settings.s3_public_endpoint_url,
+                access_key_id=settings.s3_access_key_id,
+                secret_access_key=settings.s3_secret_access_key,
+                addressing_style=settings.s3_addressing_style,
+                public_base_url=settings.media_public_base_url,
+            )
+        )
     return LocalObjectStore(
         settings.media_root,
         signing_key=settings.media_signing_secret,
@@ -301,9 +325,13 @@ class WorkerDeps:
     delivery: Delivery | None = None
     max_attempts: int = 5
     services: Services | None = None
-    # Set by the worker's start-up: its relay loop and its metrics server.
+    media: MediaServices | None = None  # the media consumer's store, processor and list
+    # Set by the worker's start-up: its relay loop, its metrics server, and the media
+    # queue's own worker loop (workers/media.py).
     relay: asyncio.Task[None] | None = None
     metrics: WorkerMetrics | None = None
+    media_worker: Any = None
+    media_task: asyncio.Task[None] | None = None
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""
@@ -334,13 +362,21 @@ def build_worker(
     realtime = services.publisher
     delivery = Delivery(engine, push=push, publisher=publisher or realtime)
     feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
+    media = build_media(settings, services)
     consumers: dict[str, Consumer] = {
+        # Process, check and publish posts with uploads; delete deleted posts' objects.
+        MEDIA: media_consumer(
+            engine,
+            media,
+            counter_shards=settings.counter_shards,
+            dispatcher=services.dispatcher,
+        ),
         FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
         # The ranked feed's signals (likes and comments): README "Home feed".
-        RANKING: ranking_consumer(engine, services.feed_redis, settings.feed_config.ranking),
+        RANKING: ranking_consumer(engine, stores.signals),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(
@@ -352,6 +388,23 @@ def build_worker(
         delivery=delivery,
         max_attempts=settings.job_attempts,
         services=services,
+        media=media,
+    )
+
+
+def build_media(settings: Settings, services: Services) -> MediaServices:
+    """The media worker's services: the object store, the Pillow/PyAV processor and the
+    known-bad hash list of MEDIA_HASHLIST_PATH (read once: a malformed file fails the
+    start)."""
+    store = services.object_store or build_object_store(settings)
+    known_bad = HashList.from_file(
+        settings.media_hashlist_path, max_distance=settings.media_hashlist_max_distance
+    )
+    return MediaServices(
+        store=store,
+        processor=PillowAvProcessor(),
+        known_bad=known_bad,
+        config=settings.media_config,
     )
 
 

@@ -12,12 +12,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.feedstore import FeedRedis, open_feed_redis
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
-from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
+from domain.media.config import MediaConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
 
@@ -123,6 +124,13 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # Queries run from a plan made once per cached document (app/execution_plan.py);
+    # false: every operation on graphql-core's executor (the same responses, slower).
+    execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
+    # What a client sends (app/request_body.py): bytes of a body, query string or
+    # WebSocket message; nesting of JSON arrays and objects.
+    max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
+    max_json_depth: int = Field(32, ge=2, le=512, alias="MAX_JSON_DEPTH")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
@@ -197,23 +205,50 @@ class Settings(BaseSettings):
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
 
+    # The media pipeline (README "Media"): uploads, limits, the worker's time limit.
+    media_upload_ttl_s: int = Field(900, ge=60, le=86_400, alias="MEDIA_UPLOAD_TTL_S")
+    media_pending_ttl_s: int = Field(3_600, ge=60, alias="MEDIA_PENDING_TTL_S")
+    media_max_image_bytes: int = Field(30 * 1024 * 1024, ge=1, alias="MEDIA_MAX_IMAGE_BYTES")
+    media_max_video_bytes: int = Field(200 * 1024 * 1024, ge=1, alias="MEDIA_MAX_VIDEO_BYTES")
+    media_max_pixels: int = Field(50_000_000, ge=1, alias="MEDIA_MAX_PIXELS")
+    media_max_side: int = Field(12_000, ge=16, alias="MEDIA_MAX_SIDE")
+    media_max_video_seconds: float = Field(60.0, gt=0, alias="MEDIA_MAX_VIDEO_SECONDS")
+    # Hosts (comma-separated) an external https media URL may name; empty: uploads only.
+    media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
+    media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
+    media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
     # Media storage (README "Media storage"): `local` keeps uploads and published
     # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
     # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
     # or two of S3-compatible storage. Upload URLs of `local` are signed with
     # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
-    media_storage: Literal["local"] = Field("local", alias="MEDIA_STORAGE")
+    media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
     media_dir: Path | None = Field(None, alias="MEDIA_DIR")
     media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
     media_public_base_url: str | None = Field(None, alias="MEDIA_PUBLIC_BASE_URL")
     media_upload_idle_timeout_s: float = Field(30.0, gt=0, alias="MEDIA_UPLOAD_IDLE_TIMEOUT_S")
+    s3_endpoint_url: str | None = Field(None, alias="S3_ENDPOINT_URL")
+    s3_public_endpoint_url: str | None = Field(None, alias="S3_PUBLIC_ENDPOINT_URL")
+    s3_region: str = Field("us-east-1", alias="S3_REGION")
+    s3_access_key_id: str | None = Field(None, alias="S3_ACCESS_KEY_ID")
+    s3_secret_access_key: str | None = Field(None, alias="S3_SECRET_ACCESS_KEY")
+    s3_quarantine_bucket: str | None = Field(None, alias="S3_QUARANTINE_BUCKET")
+    s3_delivery_bucket: str | None = Field(None, alias="S3_DELIVERY_BUCKET")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", alias="S3_ADDRESSING_STYLE"
+    )
 
     @model_validator(mode="after")
     def _check_media(self) -> Settings:
+        if self.media_storage == "s3" and not self.s3_quarantine_bucket:
+            raise ValueError("MEDIA_STORAGE=s3 needs S3_QUARANTINE_BUCKET.")
         if self.media_signing_key is not None and len(self.media_signing_key.encode()) < 32:
             raise ValueError("MEDIA_SIGNING_KEY must be at least 32 bytes.")
         if self.env == "production":
-            for name, secret in (("MEDIA_SIGNING_KEY", self.media_signing_key),):
+            for name, secret in (
+                ("MEDIA_SIGNING_KEY", self.media_signing_key),
+                ("S3_SECRET_ACCESS_KEY", self.s3_secret_access_key),
+            ):
                 if secret and secret_in_repository(secret):
                     raise ValueError(
                         f"ROOST_ENV=production needs its own {name}: this one is written "
@@ -351,6 +386,22 @@ class Settings(BaseSettings):
             export_retention=dt.timedelta(hours=self.data_export_retention_hours),
             purge_batch=self.account_purge_batch,
             public_base_url=self.public_base_url,
+        )
+
+    @property
+    def media_config(self) -> MediaConfig:
+        """The media pipeline's knobs for domain.media."""
+        return MediaConfig(
+            upload_ttl=dt.timedelta(seconds=self.media_upload_ttl_s),
+            pending_ttl=dt.timedelta(seconds=self.media_pending_ttl_s),
+            max_image_bytes=self.media_max_image_bytes,
+            max_video_bytes=self.media_max_video_bytes,
+            max_pixels=self.media_max_pixels,
+            max_side=self.media_max_side,
+            max_video_seconds=self.media_max_video_seconds,
+            url_allowed_hosts=frozenset(
+                h.strip().lower() for h in self.media_url_allowed_hosts.split(",") if h.strip()
+            ),
         )
 
     @property

@@ -110,6 +110,12 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
+def uvicorn_limits(settings: Settings) -> dict[str, Any]:
+    """uvicorn's own bounds on what clients send: a WebSocket message past
+    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
+    return {"ws_max_size": settings.max_request_bytes}
+
+
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
@@ -138,6 +144,7 @@ def _serve(
             log_level="info",
             access_log=access_log,
             proxy_headers=True,
+            **uvicorn_limits(settings),
         )
         return
 
@@ -160,6 +167,7 @@ def _serve(
         log_level="info",
         access_log=access_log,
         proxy_headers=True,
+        **uvicorn_limits(settings),
     )
     server = Server(config)
 
@@ -173,6 +181,14 @@ def _serve(
         server.run()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+#: What ``roost run``'s banner says of its shape: one API process with an access log.
+DEVELOPMENT_SERVER = [
+    "  This is a development server: one API process, an access line per request.",
+    "  To serve at full speed (one API process per CPU, no access log), run",
+    "  `roost serve` (and `roost worker`) on the same DATABASE_URL and REDIS_URL.",
+]
 
 
 def _banner(settings: Settings, data: DataState | None = None, worker_note: str = "") -> str:
@@ -197,6 +213,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
         ]
     if worker_note:
         lines.append(f"  {worker_note}")
+    lines += DEVELOPMENT_SERVER
     lines += ["  Ctrl-C stops the API, the worker and the embedded servers.", ""]
     return "\n".join(lines)
 
