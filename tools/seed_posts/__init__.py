@@ -44,8 +44,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.postgres.driver import asyncpg_connection
 from domain.db import utcnow
 from domain.feed.config import FeedStores
-from domain.outbox.dispatch import Dispatcher
 from domain.media.config import MediaConfig
+from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
 from domain.progress import Progress, counted, no_progress
 from tools.seed_posts.feeds import REDIS_BATCH, _drop_timelines, _warm
