@@ -186,6 +186,7 @@ def build_object_store(settings: Settings) -> ObjectStore:
                 secret_access_key=settings.s3_secret_access_key,
                 addressing_style=settings.s3_addressing_style,
                 public_base_url=settings.media_public_base_url,
+                if_none_match=settings.s3_upload_if_none_match,
             )
         )
     return LocalObjectStore(

@@ -10,6 +10,7 @@ by the server itself (``If-None-Match: *``, which moto honours: 412)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import uuid
@@ -233,3 +234,9 @@ def test_s3_settings_are_checked() -> None:
     store = S3ObjectStore(public)
     target = store.presign_upload("raw/x", content_type=JPEG, byte_size=1, expires_at=soon())
     assert target.url.startswith("http://127.0.0.1:9000/q/raw/x?")  # the clients' endpoint
+    # A store that rejects If-None-Match (S3_UPLOAD_IF_NONE_MATCH=false) signs without it.
+    plain = S3ObjectStore(dataclasses.replace(public, if_none_match=False))
+    target = plain.presign_upload("raw/x", content_type=JPEG, byte_size=1, expires_at=soon())
+    assert dict(target.headers) == {"Content-Type": JPEG}
+    signed = parse_qs(urlsplit(target.url).query)["X-Amz-SignedHeaders"][0]
+    assert signed == "content-length;content-type;host"
