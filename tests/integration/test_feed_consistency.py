@@ -30,7 +30,7 @@ from app.embedded import EmbeddedRedis
 from domain.db import new_id
 from domain.feed.config import FeedStores
 from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
-from domain.feed.timelines import SENTINEL, Entry, Timelines
+from domain.feed.timelines import Entry, Timelines
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
@@ -203,7 +203,7 @@ async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_st
     rng = random.Random(7)
     await worker.stop()
     try:
-        await redis.zadd(stores.feeds.key(a.id), {SENTINEL: 0})
+        await stores.feeds.create_empty([a.id])
         for round_ in range(12):
             jobs = []
             for _ in range(rng.randint(2, 5)):

@@ -31,7 +31,6 @@ from app.embedded.redis import _ping
 from app.graphql import build_schema
 from app.jobs import ArqDispatcher
 from domain.feed.config import FeedStores
-from domain.feed.timelines import SENTINEL
 from domain.outbox import registry
 from domain.outbox.append import append
 from domain.outbox.events import Event
@@ -91,8 +90,8 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
     procs: list[asyncio.subprocess.Process] = []
     blocker = await engine.connect()
     try:
-        for f in fans:  # every fan has a complete (empty) cached feed
-            await redis.zadd(stores.feeds.key(f.id), {SENTINEL: 0})
+        # every fan has a complete (empty) cached feed
+        await stores.feeds.create_empty([f.id for f in fans])
         first = await _spawn_worker(env)
         procs.append(first)
         # Hold a lock that the fan-out's follower-page query waits on: the job starts,

@@ -161,8 +161,9 @@ _FEED_SET_SQL = text(
       AND (p.author_id = :u OR EXISTS (
             SELECT 1 FROM follows f WHERE f.follower_id = :u AND f.followee_id = p.author_id
               AND f.deleted_at IS NULL))
-      AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
-              OR (b.blocker_id = p.author_id AND b.blocked_id = :u))
+      AND NOT EXISTS (SELECT 1 FROM blocks b
+              WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
+                 OR (b.blocker_id = p.author_id AND b.blocked_id = :u))
       AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = :u AND m.muted_id = p.author_id)
     """
 )

@@ -9,10 +9,22 @@ from dataclasses import dataclass
 
 from asyncpg.pgproto.pgproto import UUID as _FastUUID
 
+from domain.feedstore import run_stamp as run_stamp
 from domain.keyset import Position
 
 SENTINEL = b""
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def sentinel_score(run: int, *, whole: bool) -> int:
+    """The sentinel's score: ``-(2 * run + whole)`` (exact in a double)."""
+    return -(2 * run + int(whole))
+
+
+def sentinel_parts(score: int | float | bytes) -> tuple[int, bool]:
+    """``(run, whole)`` of a sentinel's score (see :func:`sentinel_score`)."""
+    n = -int(float(score))
+    return n // 2, bool(n % 2)
 
 
 def score_of(ts: dt.datetime) -> int:
