@@ -474,8 +474,7 @@ async def small_feeds(settings, engine, worker: WorkerControl, **knobs):
     their own; the session worker is stopped meanwhile."""
     await worker.stop()
     small = settings.model_copy(
-        update={"arq_queue": f"roost-test-small:{uuid.uuid4().hex[:8]}", "feed_max_len": 20}
-        | knobs
+        update={"arq_queue": f"roost-test-small:{uuid.uuid4().hex[:8]}", "feed_max_len": 20} | knobs
     )
     control = WorkerControl(small, engine)
     await control.start()
