@@ -1,5 +1,6 @@
 """The ASGI application: /graphql (HTTP + WebSocket, GraphiQL), /healthz, /readyz, /metrics,
-/exports/<id> (data export downloads)."""
+/exports/<id> (data export downloads), and with MEDIA_STORAGE=local /uploads/<key> and
+/media/<path> (app/media_routes.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 
+from adapters.storage.local import LocalObjectStore
 from app import metrics
 from app.container import ApiDeps, build_api
 from app.exports import export_download
@@ -31,8 +33,10 @@ from app.graphql import build_schema
 from app.http_edge import edge_middleware, request_labels
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
+from app.media_routes import media_routes
 from app.metrics import operation_label
 from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
+from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
@@ -78,9 +82,10 @@ def _init_authorization(params: dict[str, Any] | None) -> str | None:
     return None
 
 
-class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
-    """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
-    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
+class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
+    """Strawberry's ASGI view with Roost's typed context; what clients send is bounded
+    and decoded by app/request_body.py; WebSockets authenticate in their connection_init
+    (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
     graphql_transport_ws_handler_class = GuardedTransportWSHandler
     graphql_ws_handler_class = GuardedWSHandler
@@ -92,6 +97,7 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
+        self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
         # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
@@ -216,7 +222,9 @@ class RoostGraphQL(GuardedGraphQLView, GraphQL[Context, None]):
             )
         finally:
             if labels is not None:
-                labels.operation = operation_label(request_data.operation_name, request_data.query)
+                labels.operation = operation_label(
+                    request_data.operation_name, request_data.query, self.guards.config.max_tokens
+                )
         outcome = "ok"
         for error in result.errors or ():
             extensions = error.extensions or {}
@@ -346,6 +354,14 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
             # Data exports: signed, expiring links (README "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
+            # Uploads and published media on local disk (MEDIA_STORAGE=local).
+            *(
+                media_routes(
+                    services.object_store, idle_timeout_s=settings.media_upload_idle_timeout_s
+                )
+                if isinstance(services.object_store, LocalObjectStore)
+                else ()
+            ),
         ],
         middleware=edge_middleware(settings),
         lifespan=lifespan,

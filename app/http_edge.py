@@ -55,9 +55,20 @@ EXPOSED_HEADERS = [
     "RateLimit-Reset",
     "RateLimit-Policy",
     "Idempotent-Replayed",
+    "ETag",
+    "Content-Range",
+    "Accept-Ranges",
+    "Content-Length",
 ]
 #: Request headers a browser may send cross-origin.
-ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "X-Request-ID", "Accept"]
+ALLOWED_HEADERS = [
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "X-Request-ID",
+    "Accept",
+    "Range",
+]
 
 
 class RequestMetrics:
@@ -188,7 +199,8 @@ class _Gzip:
 
 def _compressible(start: Message) -> bool:
     for name, value in start.get("headers", ()):
-        if name == b"content-encoding":
+        # Ranges count bytes of the identity body (media: app/media_routes.py).
+        if name in (b"content-encoding", b"accept-ranges", b"content-range"):
             return False
         if name == b"content-type" and value.split(b";")[0].strip() in _INCOMPRESSIBLE:
             return False
@@ -202,6 +214,10 @@ _INCOMPRESSIBLE = frozenset(
         b"image/jpeg",
         b"image/gif",
         b"image/webp",
+        b"image/avif",
+        b"image/heic",
+        b"video/mp4",
+        b"video/quicktime",
         b"application/gzip",
         b"application/zip",
         b"text/event-stream",
@@ -236,7 +252,8 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
                 Cors,
                 allow_origins=[o for o in origins if "*" not in o or o == "*"],
                 allow_origin_regex=_wildcards(origins),
-                allow_methods=["GET", "POST", "OPTIONS"],
+                # PUT: uploads to /uploads/<key> (app/media_routes.py)
+                allow_methods=["GET", "HEAD", "POST", "PUT", "OPTIONS"],
                 allow_headers=ALLOWED_HEADERS,
                 expose_headers=EXPOSED_HEADERS,
                 max_age=settings.cors_max_age_s,

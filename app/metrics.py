@@ -23,6 +23,7 @@ from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from graphql import GraphQLError, OperationDefinitionNode
 from prometheus_client import (
     GC_COLLECTOR,
     PLATFORM_COLLECTOR,
@@ -43,6 +44,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.parsing import parse_document
 from domain import metrics as domain_metrics
 from domain.outbox.process import outbox_health
 
@@ -364,27 +366,34 @@ async def watch_loop_lag(every_s: float = LOOP_LAG_EVERY_S) -> None:
 MAX_OPERATION_NAMES = 200
 
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,63}")
-_DEFINITION = re.compile(r"\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)")
 _names: set[str] = set()
 
 
 @lru_cache(maxsize=1024)
-def _document_name(query: str) -> str:
-    names = _DEFINITION.findall(query)
-    if not names:
-        return "anonymous"
-    return names[0] if len(names) == 1 else "ambiguous"
+def _document_name(query: str, max_tokens: int) -> str:
+    """The name of the document's one operation, read from the parsed document (the
+    parse the request made, cached: app/parsing.py), so no comment or string names it:
+    ``anonymous`` (none), ``ambiguous`` (several operations), ``invalid`` (no parse)."""
+    try:
+        document = parse_document(query, max_tokens)
+    except GraphQLError:
+        return "invalid"
+    ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if len(ops) != 1:
+        return "ambiguous" if ops else "invalid"
+    return ops[0].name.value if ops[0].name is not None else "anonymous"
 
 
-def operation_label(operation_name: str | None, query: str | None) -> str:
+def operation_label(operation_name: str | None, query: str | None, max_tokens: int = 4000) -> str:
     """The ``operation`` label of a request: its ``operationName``, else the name of the
     document's only operation (``anonymous`` when it has none); ``invalid`` for a name
-    that is not a GraphQL name, ``other`` past MAX_OPERATION_NAMES distinct names."""
+    that is not a GraphQL name or a document that does not parse, ``other`` past
+    MAX_OPERATION_NAMES distinct names."""
     if operation_name is None:
         if not query:
             return "unknown"
-        name = _document_name(query)
-        if name in ("anonymous", "ambiguous"):
+        name = _document_name(query, max_tokens)
+        if name in ("anonymous", "ambiguous", "invalid"):
             return name
     else:
         name = operation_name

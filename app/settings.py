@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -11,11 +12,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.feedstore import FeedRedis, open_feed_redis
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
-from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -122,6 +123,10 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # What a client sends (app/request_body.py): bytes of a body, query string or
+    # WebSocket message; nesting of JSON arrays and objects.
+    max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
+    max_json_depth: int = Field(32, ge=2, le=512, alias="MAX_JSON_DEPTH")
 
     # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
@@ -183,12 +188,80 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
+    # The known-bad media list checked before a post's media publish (adapters.media
+    # .hashlist): a file of `sha256:<hex>` / `phash:<16 hex>` lines (unset: empty list),
+    # and the largest Hamming distance (bits of 64) at which a perceptual hash matches.
+    media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
+    media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
+
     # The account lifecycle (README "Account lifecycle")
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
     data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
+
+    # Media storage (README "Media storage"): `local` keeps uploads and published
+    # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
+    # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
+    # or two of S3-compatible storage. Upload URLs of `local` are signed with
+    # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
+    media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
+    media_dir: Path | None = Field(None, alias="MEDIA_DIR")
+    media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
+    media_public_base_url: str | None = Field(None, alias="MEDIA_PUBLIC_BASE_URL")
+    media_upload_idle_timeout_s: float = Field(30.0, gt=0, alias="MEDIA_UPLOAD_IDLE_TIMEOUT_S")
+    s3_endpoint_url: str | None = Field(None, alias="S3_ENDPOINT_URL")
+    s3_public_endpoint_url: str | None = Field(None, alias="S3_PUBLIC_ENDPOINT_URL")
+    s3_region: str = Field("us-east-1", alias="S3_REGION")
+    s3_access_key_id: str | None = Field(None, alias="S3_ACCESS_KEY_ID")
+    s3_secret_access_key: str | None = Field(None, alias="S3_SECRET_ACCESS_KEY")
+    s3_quarantine_bucket: str | None = Field(None, alias="S3_QUARANTINE_BUCKET")
+    s3_delivery_bucket: str | None = Field(None, alias="S3_DELIVERY_BUCKET")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", alias="S3_ADDRESSING_STYLE"
+    )
+
+    @model_validator(mode="after")
+    def _check_media(self) -> Settings:
+        if self.media_storage == "s3" and not self.s3_quarantine_bucket:
+            raise ValueError("MEDIA_STORAGE=s3 needs S3_QUARANTINE_BUCKET.")
+        if self.media_signing_key is not None and len(self.media_signing_key.encode()) < 32:
+            raise ValueError("MEDIA_SIGNING_KEY must be at least 32 bytes.")
+        if self.env == "production":
+            for name, secret in (
+                ("MEDIA_SIGNING_KEY", self.media_signing_key),
+                ("S3_SECRET_ACCESS_KEY", self.s3_secret_access_key),
+            ):
+                if secret and secret_in_repository(secret):
+                    raise ValueError(
+                        f"ROOST_ENV=production needs its own {name}: this one is written "
+                        "in Roost's repository."
+                    )
+        return self
+
+    @property
+    def media_root(self) -> Path:
+        """MEDIA_DIR, or ROOST_DATA_DIR/media."""
+        return self.media_dir if self.media_dir is not None else self.data_dir / "media"
+
+    @property
+    def media_signing_secret(self) -> bytes:
+        """The key of local upload URLs: MEDIA_SIGNING_KEY, else HMAC-SHA256 of a fixed
+        label under JWT_SECRET (never the tokens' key itself)."""
+        if self.media_signing_key is not None:
+            return self.media_signing_key.encode()
+        return hmac.new(self.jwt_secret.encode(), b"roost:media-signing:v1", "sha256").digest()
+
+    @property
+    def api_origin(self) -> str:
+        """Where clients reach this API: PUBLIC_BASE_URL, else http://HOST:PORT (a
+        wildcard HOST named as 127.0.0.1)."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
 
     # The real follow graph `roost run` loads on first start: the file shipped in the
     # repository (data/README.md), wherever the command runs from.

@@ -15,7 +15,9 @@ A socket is admitted at ``connection_init`` (``RoostGraphQL.on_ws_connect``); th
   ended session's socket closes within a second whether or not events flow. A refused
   socket is closed with code 4403 and the reason; nothing more is sent on it.
 
-It also gives every error the socket sends an ``extensions.code``.
+It also refuses an operation past ``MAX_SUBSCRIPTIONS_PER_SOCKET`` running on the socket
+(subscriptions, queries and mutations alike) with an ``error`` message of code
+``TOO_MANY_OPERATIONS``, and gives every error the socket sends an ``extensions.code``.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ T = TypeVar("T")
 
 #: A socket's session is re-checked at most this often (seconds) while it is used.
 RECHECK_S = 1.0
+#: The code of an operation refused because the socket runs MAX_SUBSCRIPTIONS_PER_SOCKET.
+TOO_MANY_OPERATIONS = "TOO_MANY_OPERATIONS"
 #: Close code of a socket whose session or account ended (graphql-transport-ws's
 #: "Forbidden", which clients do not retry with the same token).
 ENDED_CLOSE_CODE = 4403
@@ -177,6 +181,17 @@ def _socket_guard(handler: Any) -> SocketGuard | None:
     return SocketGuard(view, claims, client.host if client else "unknown", close)
 
 
+def too_many_operations(limit: int) -> dict[str, Any]:
+    """The formatted error refusing an operation on a socket already running ``limit``."""
+    return {
+        "message": (
+            f"This socket runs {limit} operations already (MAX_SUBSCRIPTIONS_PER_SOCKET):"
+            " complete one, or open another socket."
+        ),
+        "extensions": {"code": TOO_MANY_OPERATIONS, "limit": limit},
+    }
+
+
 def _with_codes(payload: Any) -> Any:
     """``payload`` (a result or error payload) with a code on each of its errors."""
     if isinstance(payload, list):
@@ -219,6 +234,16 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         return BaseGraphQLTransportWSHandler._get_pre_execution_close_reason(error)
 
     async def handle_subscribe(self, message: Any) -> None:
+        limit = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and limit is not None
+            and message.get("id") not in self.operations
+            and len(self.operations) >= limit
+        ):
+            refusal = too_many_operations(limit)
+            await self.send_message({"id": message["id"], "type": "error", "payload": [refusal]})
+            return
         guard = self.guard
         if guard is not None and message.get("id") not in self.operations:
             error = await guard.refuse_operation(message.get("payload"))
@@ -255,6 +280,20 @@ class GuardedWSHandler(BaseGraphQLWSHandler[Context, None]):
             self.guard = _socket_guard(self)
 
     async def handle_start(self, message: Any) -> None:
+        limit = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and limit is not None
+            and message.get("id") not in self.tasks  # a restart replaces its operation
+            and len(self.tasks) >= limit
+        ):
+            reply = {
+                "type": "error",
+                "id": message.get("id"),
+                "payload": too_many_operations(limit),
+            }
+            await self.send_message(reply)
+            return
         guard = self.guard
         if guard is not None:
             error = await guard.refuse_operation(message.get("payload"))

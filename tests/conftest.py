@@ -36,7 +36,7 @@ def database_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def settings(database_url: str) -> Settings:
+def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings pointing at this run's database (and REDIS_URL from the environment)."""
     return Settings(
         DATABASE_URL=database_url,
@@ -62,6 +62,8 @@ def settings(database_url: str) -> Settings:
         # The suite sends hundreds of requests a minute from one address: no rate limits
         # here (tests/e2e/test_http_guards.py builds apps with tiny ones).
         RATE_LIMIT_ENABLED=False,
+        # The local object store of the run: uploads and published media (adapters/storage).
+        MEDIA_DIR=tmp_path_factory.mktemp("media"),
     )
 
 

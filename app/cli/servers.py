@@ -110,6 +110,12 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
+def uvicorn_limits(settings: Settings) -> dict[str, Any]:
+    """uvicorn's own bounds on what clients send: a WebSocket message past
+    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
+    return {"ws_max_size": settings.max_request_bytes}
+
+
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
@@ -138,6 +144,7 @@ def _serve(
             log_level="info",
             access_log=access_log,
             proxy_headers=True,
+            **uvicorn_limits(settings),
         )
         return
 
@@ -160,6 +167,7 @@ def _serve(
         log_level="info",
         access_log=access_log,
         proxy_headers=True,
+        **uvicorn_limits(settings),
     )
     server = Server(config)
 

@@ -8,7 +8,7 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.accounts.exports import COLUMNS, ExportRecord, to_export
+from domain.accounts.exports import COLUMNS, ExportRecord, latest_export, to_export
 from domain.db import new_id
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import DataExportRequested
@@ -37,13 +37,27 @@ async def request_export(
     One transaction: a ``data_exports`` row and a ``data_export.requested`` outbox event
     (its consumer builds the archive, domain.accounts.build_export), enqueued after the
     commit; earlier archives of the user are deleted. Idempotent while one is being
-    prepared: asking again returns that one and enqueues nothing.
+    prepared: asking again returns that one and enqueues nothing; if it was finished
+    between this request's insert and its look-up (the worker, or a concurrent request
+    whose archive was ready at once), the finished one is returned.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
-        row = (await conn.execute(_INSERT, {"id": new_id(), "u": user_id})).first()
-        if row is None:  # one is in preparation already
-            return to_export((await conn.execute(_PENDING, {"u": user_id})).one())
+        for _ in range(3):
+            row = (await conn.execute(_INSERT, {"id": new_id(), "u": user_id})).first()
+            if row is not None:
+                break
+            # One is in preparation already, or was a moment ago (READ COMMITTED: each
+            # statement sees what committed before it began).
+            pending = (await conn.execute(_PENDING, {"u": user_id})).first()
+            if pending is not None:
+                return to_export(pending)
+            finished = await latest_export(conn, user_id)
+            if finished is not None:
+                return finished
+            # finished and gone (expired, pruned): ask again
+        else:
+            raise RuntimeError("data export request kept losing its race")  # never seen
         record = to_export(row)
         await conn.execute(_OLDER, {"u": user_id})
         await uow.append(DataExportRequested(record.id, user_id))

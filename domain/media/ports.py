@@ -120,8 +120,9 @@ class ProcessedMedia:
 
 class MediaRejectedError(Exception):
     """The source is not media Roost publishes; ``reason`` is a stable code
-    (``UNSUPPORTED_TYPE``, ``KIND_MISMATCH``, ``TRUNCATED``, ``TOO_MANY_PIXELS``,
-    ``TOO_LARGE``, ``TOO_LONG``, ``UNDECODABLE``) and ``message`` what the author reads.
+    (``UNSUPPORTED_TYPE``, ``KIND_MISMATCH``, ``TRUNCATED``, ``POLYGLOT`` (other data
+    after the image or video's end), ``TOO_MANY_PIXELS``, ``TOO_LARGE``, ``TOO_LONG``,
+    ``UNDECODABLE``) and ``message`` what the author reads.
     Final: retrying the same bytes gives the same answer."""
 
     def __init__(self, reason: str, message: str) -> None:

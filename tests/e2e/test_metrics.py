@@ -251,3 +251,35 @@ async def test_a_dead_letter_is_counted_by_topic(engine, make_users) -> None:
     ctx = {DEPS: deps, "job_try": 1}
     assert await consume_outbox_event(ctx, str(event), "broken") == "dead-letter"
     assert sample(WORKER_REGISTRY, "roost_dead_letters_total", topic=topic) == 1
+
+
+def requests_of(operation: str) -> float:
+    """Requests counted under ``operation``, every outcome."""
+    families = text_string_to_metric_families(generate_latest(API_REGISTRY).decode())
+    return sum(
+        s.value
+        for f in families
+        for s in f.samples
+        if s.name == "roost_graphql_request_duration_seconds_count"
+        and s.labels.get("operation") == operation
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "label"),
+    [
+        ("# Run this query with Ctrl-Enter\n{ __typename }", "anonymous"),
+        ('{ a: __typename b: __type(name: "query Foo") { name } }', "anonymous"),
+        ('"""mutation Bar"""\nquery Real { __typename }', "Real"),
+        ("query One { __typename } query Two { __typename }", "ambiguous"),
+        ("{ __typename ", "invalid"),
+    ],
+)
+async def test_operation_label_is_the_parsed_operations_name(client, query, label) -> None:
+    """The label comes from the parsed document: never a word of a comment or string."""
+    names = (label, "with", "Foo", "Bar", "One")
+    before = {name: requests_of(name) for name in names}
+    await client.post("/graphql", json={"query": query})
+    after = {name: requests_of(name) for name in names}
+    assert after[label] == before[label] + 1, (before, after)
+    assert all(after[n] == before[n] for n in names if n != label), (before, after)

@@ -24,13 +24,13 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from sqlalchemy import event, text
 
+from adapters.feedstore.stores import feed_stores
 from app.asgi import create_app
 from app.container import WorkerDeps
 from app.embedded import EmbeddedRedis, redis_server_binary
 from app.embedded.redis import _ping
 from app.graphql import build_schema
 from app.jobs import ArqDispatcher
-from domain.feed.config import FeedStores
 from domain.outbox import registry
 from domain.outbox.append import append
 from domain.outbox.events import Event
@@ -85,7 +85,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
     queue = f"roost-test-kill:{uuid.uuid4().hex[:8]}"
     env = _worker_env(settings, queue)
     redis = Redis.from_url(settings.redis_url)
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     dispatcher = ArqDispatcher(settings.redis_url, queue)
     procs: list[asyncio.subprocess.Process] = []
     blocker = await engine.connect()
@@ -470,7 +470,7 @@ async def test_a_feed_store_restarted_from_an_older_snapshot_never_serves_short_
                 await own.crash()
                 own.start()  # the same port and folder: back at the SAVE
                 # Where the acknowledged writes were lost (printed: the diagnosis).
-                stores = FeedStores.on(snap, own_settings.feed_config)
+                stores = feed_stores(snap, own_settings.feed_config)
                 keys = [stores.feeds.key(u.id) for u in (*readers, pusher, puller)]
                 keys += [stores.author_posts.key(u.id) for u in (pusher, puller, r1)]
                 for key in keys:

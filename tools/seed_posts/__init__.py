@@ -126,7 +126,7 @@ async def seed_posts(
       active, analyze, drop cached timelines, warm feeds, live posts).
 
     Raises ValueError (negative ``count``), SQLAlchemy DBAPIError (the bulk transaction
-    rolls back) and RedisError (after the bulk commit).
+    rolls back) and StoreError (after the bulk commit).
     """
     if count < 0:
         raise ValueError("count must be >= 0")

@@ -13,26 +13,26 @@ lives in one Redis Cluster slot):
   scores > 0 only. The sentinel's score, ``-(2 * run + whole)``, carries two facts:
   ``whole``, the key holds every post it should, with no lower bound (it was rebuilt
   from fewer than ``max_len`` posts and never trimmed since), so older entries may be
-  added to it; and ``run``, the stamp of the Redis server run that built the key
-  (:func:`run_stamp`). A server that restarted (from a snapshot or an append-only file
-  that may lack the last writes) or failed over to a replica has a new run: a read finds
-  the key's stamp differs from the run of the connection it was read on and rebuilds the
-  key, as if it were missing. So a feed store that lost acknowledged writes never serves
-  a key that says it is complete but is not.
+  added to it; and ``run``, the stamp of the Redis server run that built the key (52
+  bits of its ``run_id``). A server that restarted (from a snapshot or an append-only
+  file that may lack the last writes) or failed over to a replica has a new run: a read
+  finds the key's stamp differs from the run of the connection it was read on and
+  rebuilds the key, as if it were missing. So a feed store that lost acknowledged
+  writes never serves a key that says it is complete but is not.
 * a timeline that is not whole is exact from its oldest entry up: writers leave out an
   entry older than that (it would open a gap between it and the window; PostgreSQL
   serves it past the window), and a timeline that is not whole and holds no entry is
   dropped (rebuilt on read).
 
 On a Redis Cluster every script call stays inside one slot: a batch over many owners
-is one script call per slot (usually per owner) sent in one round trip per node, by
-the feed store port (domain/feedstore); on a standalone Redis it is one call for the
-whole batch.
+is one script call per slot (usually per owner) sent in one round trip per node; on a
+standalone Redis it is one call for the whole batch. The store is the
+:class:`domain.feed.ports.Timelines` port (adapters.feedstore.timelines on Redis).
 
 Writers add to timelines that exist (or are being rebuilt) and never create one; a
-missing timeline is rebuilt from PostgreSQL by :meth:`Timelines.rebuild`, which
-first creates a ``:build`` key that concurrent writers also add to, then swaps it in
-atomically, so a post committed during a rebuild is never lost. Removals (deletes,
+missing (or stale) timeline is rebuilt from PostgreSQL by ``Timelines.rebuild``, which
+first drops the timeline and creates a ``:build`` key that concurrent writers add to,
+then swaps it in atomically, so a post committed during a rebuild is never lost. Removals (deletes,
 unfollows) that meet a rebuild record their members in a ``:gone`` set, which the swap
 leaves out of what the rebuild loaded, so a removed post never comes back either.
 """
@@ -40,29 +40,10 @@ leaves out of what the rebuild loaded, so a removed post never comes back either
 from domain.feed.timelines.entries import (
     SENTINEL,
     Entry,
-    run_stamp,
     score_of,
     sentinel_parts,
     sentinel_score,
     time_of,
 )
-from domain.feed.timelines.store import (
-    RebuildBusyError,
-    Timelines,
-    keys_of,
-    read_pages,
-)
 
-__all__ = [
-    "SENTINEL",
-    "Entry",
-    "RebuildBusyError",
-    "Timelines",
-    "keys_of",
-    "read_pages",
-    "run_stamp",
-    "score_of",
-    "sentinel_parts",
-    "sentinel_score",
-    "time_of",
-]
+__all__ = ["SENTINEL", "Entry", "score_of", "sentinel_parts", "sentinel_score", "time_of"]

@@ -1,6 +1,6 @@
 """The Lua scripts of the timelines. Every key of one call belongs to one owner (one
 ``{owner id}`` hash tag, so one Redis Cluster slot); a call may take many owners on a
-standalone Redis, one on a cluster (domain.feedstore groups them).
+standalone Redis, one on a cluster (adapters.feedstore groups them).
 
 The sentinel (member ``""``, rank 0) scores ``-(2 * run + whole)`` (see
 domain.feed.timelines.entries): ``run`` stamps the server run that built the timeline,
@@ -13,7 +13,7 @@ rebuilt on read). A trim that cuts entries makes a timeline not whole.
 
 from __future__ import annotations
 
-from domain.feedstore import Script
+from adapters.feedstore.resp import Script
 
 # add(key, args): adds the score/member pairs of args (from index 3) to the timeline
 # ``key`` (which exists), keeping out those older than the oldest entry of a timeline

@@ -1,0 +1,73 @@
+"""Writing still variants: WebP (the published format) and a JPEG fallback for the
+clients that cannot show WebP, both without any metadata (no EXIF, GPS, XMP, ICC:
+pixels are converted to sRGB first, the colour space a file without a profile is read
+in); and the sRGB conversion itself."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image, ImageCms
+
+from adapters.media.fingerprints import flatten
+from domain.media.ports import Variant
+
+WEBP_QUALITY = 80
+#: libwebp's effort (0 fast .. 6 small): 4 is Pillow's default balance.
+WEBP_METHOD = 4
+JPEG_QUALITY = 82
+#: The fallback's name is the variant's with this suffix (``feed`` -> ``feed_jpeg``).
+FALLBACK_SUFFIX = "_jpeg"
+
+_SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB"))
+
+
+def to_srgb(image: Image.Image, icc_profile: bytes | None) -> Image.Image:
+    """``image`` (RGB, RGBA, L, LA, CMYK, P, ...) as RGB or RGBA pixels in sRGB: an
+    embedded ICC profile (Display P3 of phones, Adobe RGB, CMYK) is applied, then
+    dropped; a broken profile is ignored (the pixels are taken as sRGB)."""
+    if image.mode == "I" or image.mode.startswith("I;16"):  # 16-bit greyscale PNG
+        image = image.convert("I").point(lambda value: value / 256).convert("L")
+    has_alpha = "A" in image.getbands() or "transparency" in image.info
+    target = "RGBA" if has_alpha else "RGB"
+    if icc_profile:
+        try:
+            source = ImageCms.ImageCmsProfile(io.BytesIO(icc_profile))
+            mode = image.mode if image.mode in ("RGB", "RGBA", "CMYK", "L") else target
+            converted = ImageCms.profileToProfile(
+                image if image.mode == mode else image.convert(mode),
+                source,
+                _SRGB,
+                outputMode="RGBA" if mode == "RGBA" else "RGB",
+            )
+            if converted is not None:
+                image = converted
+        except (ImageCms.PyCMSError, OSError, ValueError):
+            pass
+    if image.mode != target:
+        image = image.convert(target)
+    if target == "RGBA" and image.getchannel("A").getextrema() == (255, 255):
+        image = image.convert("RGB")  # transparency declared but every pixel opaque
+    return image
+
+
+def bare(image: Image.Image) -> Image.Image:
+    """``image`` with no metadata carried along (``info`` holds EXIF, XMP, ICC, comments
+    that an encoder could write back)."""
+    image.info = {}
+    return image
+
+
+def write_still(image: Image.Image, out_dir: Path, name: str) -> list[Variant]:
+    """Write ``image`` as ``<name>.webp`` and ``<name>_jpeg.jpg`` (alpha over white) in
+    ``out_dir``; return both variants (WebP first). Neither file carries metadata."""
+    width, height = image.size
+    webp = out_dir / f"{name}.webp"
+    jpeg = out_dir / f"{name}{FALLBACK_SUFFIX}.jpg"
+    bare(image).save(webp, "WEBP", quality=WEBP_QUALITY, method=WEBP_METHOD)
+    bare(flatten(image)).save(jpeg, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    return [
+        Variant(name, webp, "image/webp", width, height),
+        Variant(f"{name}{FALLBACK_SUFFIX}", jpeg, "image/jpeg", width, height),
+    ]

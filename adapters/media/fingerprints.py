@@ -1,0 +1,53 @@
+"""A source's fingerprints: its SHA-256 (streamed), the BlurHash placeholder and the
+64-bit perceptual hash (pHash: DCT of a 32×32 greyscale image, ``imagehash``) of the
+image or poster frame as published (after orientation)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import blurhash
+import imagehash
+from PIL import Image
+
+#: The BlurHash is computed on an image this many pixels on its long side.
+BLURHASH_SIDE = 32
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 (hex) of the file at ``path``, read in blocks."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def blurhash_components(width: int, height: int) -> tuple[int, int]:
+    """BlurHash components along x and y: 4 on the long side, 3 on the short one (the
+    hash then says which way the image is longer)."""
+    return (4, 3) if width >= height else (3, 4)
+
+
+def blurhash_of(image: Image.Image) -> str:
+    """The BlurHash of ``image`` (any mode; alpha over white), from a small downscale."""
+    small = image.copy()
+    small.thumbnail((BLURHASH_SIDE, BLURHASH_SIDE), Image.Resampling.BILINEAR)
+    small = flatten(small)
+    x, y = blurhash_components(*image.size)
+    return str(blurhash.encode(small, x_components=x, y_components=y))
+
+
+def phash_of(image: Image.Image) -> str:
+    """The 64-bit perceptual hash of ``image`` as 16 hex digits."""
+    return str(imagehash.phash(flatten(image)))
+
+
+def flatten(image: Image.Image) -> Image.Image:
+    """``image`` in RGB: transparency composited over white."""
+    if image.mode == "RGB":
+        return image
+    if "A" in image.getbands():
+        rgba = image.convert("RGBA")
+        background = Image.new("RGB", rgba.size, (255, 255, 255))
+        background.paste(rgba, mask=rgba.getchannel("A"))
+        return background
+    return image.convert("RGB")

@@ -1,0 +1,80 @@
+"""The known-bad list (port ``domain.media.ports.KnownBadMedia``) as a local hash list,
+standing in for the PhotoDNA call of docs/seeds/chroma-architecture.md "Media pipeline".
+
+The file (``MEDIA_HASHLIST_PATH``) has one entry a line: ``sha256:<64 hex>`` (the exact
+source bytes) or ``phash:<16 hex>`` (a 64-bit perceptual hash, adapters.media.fingerprints);
+blank lines and ``#`` comments are skipped. A source matches on its SHA-256 (a set) or
+when its pHash is within ``max_distance`` bits (Hamming distance) of a listed one: one
+vectorised XOR and popcount over every listed hash (numpy), O(n) in C. The file is read
+once, when the list is built; a malformed line fails that start-up with its line number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PHASH = re.compile(r"[0-9a-f]{16}")
+
+
+class HashListError(ValueError):
+    """A line of the hash list is not ``sha256:<64 hex>`` nor ``phash:<16 hex>``."""
+
+
+class HashList:
+    """SHA-256 digests and perceptual hashes of known-bad media; ``max_distance``: the
+    largest Hamming distance (bits of 64) at which a pHash matches."""
+
+    def __init__(self, sha256: Iterable[str], phash: Iterable[str], *, max_distance: int) -> None:
+        if not 0 <= max_distance <= 64:
+            raise ValueError("max_distance is a number of bits, 0 to 64")
+        self._sha256 = frozenset(s.lower() for s in sha256)
+        self._phash: npt.NDArray[np.uint64] = np.array([int(p, 16) for p in phash], dtype=np.uint64)
+        self.max_distance = max_distance
+
+    @classmethod
+    def from_file(cls, path: Path | None, *, max_distance: int) -> HashList:
+        """The list in the file at ``path`` (none: an empty list). Raises HashListError
+        for a malformed line, OSError when the file cannot be read."""
+        sha256: list[str] = []
+        phash: list[str] = []
+        if path is not None:
+            with path.open(encoding="utf-8") as f:
+                for number, raw in enumerate(f, start=1):
+                    line = raw.split("#", 1)[0].strip().lower()
+                    if not line:
+                        continue
+                    kind, _, value = line.partition(":")
+                    value = value.strip()
+                    if kind == "sha256" and _SHA256.fullmatch(value):
+                        sha256.append(value)
+                    elif kind == "phash" and _PHASH.fullmatch(value):
+                        phash.append(value)
+                    else:
+                        raise HashListError(
+                            f"{path}:{number}: expected sha256:<64 hex> or phash:<16 hex>"
+                        )
+        return cls(sha256, phash, max_distance=max_distance)
+
+    def __len__(self) -> int:
+        return len(self._sha256) + len(self._phash)
+
+    def matches_now(self, *, sha256: str, phash: str) -> bool:
+        """Whether ``sha256`` (hex) is listed or ``phash`` (16 hex; empty: none) is within
+        ``max_distance`` of a listed pHash."""
+        if sha256.lower() in self._sha256:
+            return True
+        if not phash or self._phash.size == 0:
+            return False
+        distances = np.bitwise_count(self._phash ^ np.uint64(int(phash, 16)))
+        return bool(distances.min() <= self.max_distance)
+
+    async def matches(self, *, sha256: str, phash: str) -> bool:
+        """The port's check (see :meth:`matches_now`); a few microseconds a thousand
+        hashes, so it runs on the event loop."""
+        return self.matches_now(sha256=sha256, phash=phash)

@@ -1,0 +1,139 @@
+"""Photos (JPEG, PNG, WebP, HEIC/HEIF) into their published variants, with Pillow and
+pillow-heif.
+
+Order of work, so that a hostile file costs little: the header alone gives the pixel
+size, held against ``MediaLimits`` before a pixel is decoded (a 50 KB PNG that claims
+30,000 × 30,000 is refused at once). Pillow's own bomb guard (``Image.MAX_IMAGE_PIXELS``,
+left at its default) stays on as a second line and maps to the same ``TOO_MANY_PIXELS``.
+Truncated data is an error (``ImageFile.LOAD_TRUNCATED_IMAGES`` must stay False).
+Then ONE decode: JPEGs in draft mode (libjpeg scales by 1/2, 1/4 or 1/8 while decoding)
+to the smallest size still at least the largest variant; the EXIF orientation is applied
+(``ImageOps.exif_transpose``; HEIF's own ``irot``/``imir`` are applied by libheif); the
+largest variant is resized from the decoded pixels, converted to sRGB, and each smaller
+variant is resized from the one above it. Variants: ``full`` 1440 wide, ``feed`` 1080
+wide, ``thumbnail`` 150 × 150 cropped to the centre, none ever upscaled, each as WebP
+plus a ``<name>_jpeg`` JPEG fallback; no metadata is carried (no EXIF, GPS, XMP, ICC).
+The first frame of an animated file is the photo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pillow_heif
+from PIL import ExifTags, Image, ImageFile, ImageOps, UnidentifiedImageError
+
+from adapters.media.encode import to_srgb, write_still
+from adapters.media.fingerprints import blurhash_of, phash_of
+from adapters.media.sniff import SourceType
+from domain.media.ports import MediaLimits, MediaRejectedError, Variant
+
+pillow_heif.register_heif_opener(thumbnails=False, depth_images=False, aux_images=False)
+
+FULL_WIDTH = 1440
+FEED_WIDTH = 1080
+THUMBNAIL_SIDE = 150
+#: EXIF orientations that swap width and height (a transpose or a quarter turn).
+_SWAPS = frozenset({5, 6, 7, 8})
+#: Modes that Pillow resizes well as they are (others are converted to RGB(A) first).
+_RESIZABLE = frozenset({"RGB", "RGBA", "L", "LA", "CMYK"})
+_RESAMPLE = Image.Resampling.LANCZOS
+
+
+@dataclass(frozen=True, slots=True)
+class Photo:
+    """A processed photo: size after orientation, BlurHash, pHash, the variants."""
+
+    width: int
+    height: int
+    blurhash: str
+    phash: str
+    variants: list[Variant]
+
+
+def too_many_pixels(width: int, height: int, limits: MediaLimits) -> MediaRejectedError | None:
+    """The refusal of a ``width`` × ``height`` picture over ``limits``, or None."""
+    if width * height > limits.max_pixels or max(width, height) > limits.max_side:
+        return MediaRejectedError(
+            "TOO_MANY_PIXELS",
+            f"The picture is {width} × {height} pixels; at most {limits.max_pixels:,}"
+            f" pixels and {limits.max_side:,} on a side are accepted.",
+        )
+    return None
+
+
+def scaled(width: int, height: int, target_width: int) -> tuple[int, int]:
+    """``(width, height)`` scaled to ``target_width`` wide (never up), at least 1 × 1."""
+    if width <= target_width:
+        return width, height
+    return target_width, max(1, round(height * target_width / width))
+
+
+def process_photo(source: Path, out_dir: Path, found: SourceType, limits: MediaLimits) -> Photo:
+    """Decode ``source`` (already sniffed as ``found``) once and write its variants into
+    ``out_dir``. Raises MediaRejectedError (TOO_MANY_PIXELS, TRUNCATED, UNDECODABLE)."""
+    if ImageFile.LOAD_TRUNCATED_IMAGES:
+        raise RuntimeError("ImageFile.LOAD_TRUNCATED_IMAGES must be False: truncation is an error")
+    assert found.pillow_format is not None
+    try:
+        image = Image.open(source, formats=[found.pillow_format])
+    except Image.DecompressionBombError as exc:
+        raise MediaRejectedError("TOO_MANY_PIXELS", "The picture has too many pixels.") from exc
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise MediaRejectedError("UNDECODABLE", "The photo cannot be decoded.") from exc
+    with image:
+        return _photo(image, out_dir, limits)
+
+
+def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Photo:
+    refusal = too_many_pixels(*image.size, limits)
+    if refusal is not None:
+        raise refusal
+    orientation = _orientation(image)
+    width, height = image.size
+    if orientation in _SWAPS:
+        width, height = height, width
+    full_size = scaled(width, height, FULL_WIDTH)
+    if image.format == "JPEG":
+        image.draft(None, full_size[::-1] if orientation in _SWAPS else full_size)
+    icc = image.info.get("icc_profile")
+    try:
+        image.load()
+    except OSError as exc:
+        reason = "TRUNCATED" if "truncat" in str(exc).lower() else "UNDECODABLE"
+        raise MediaRejectedError(reason, "The photo is incomplete or damaged.") from exc
+    except (SyntaxError, ValueError, EOFError) as exc:
+        raise MediaRejectedError("UNDECODABLE", "The photo cannot be decoded.") from exc
+    decoded: Image.Image = image
+    if orientation != 1:
+        decoded = ImageOps.exif_transpose(image)
+    if decoded.mode not in _RESIZABLE:
+        decoded = to_srgb(decoded, icc)
+        icc = None
+    full = _resized(decoded, full_size)
+    full = to_srgb(full, icc)
+    feed = _resized(full, scaled(*full.size, FEED_WIDTH))
+    side = min(THUMBNAIL_SIDE, *feed.size)
+    thumbnail = ImageOps.fit(feed, (side, side), _RESAMPLE, centering=(0.5, 0.5))
+    variants = [
+        *write_still(thumbnail, out_dir, "thumbnail"),
+        *write_still(feed, out_dir, "feed"),
+        *write_still(full, out_dir, "full"),
+    ]
+    return Photo(width, height, blurhash_of(feed), phash_of(feed), variants)
+
+
+def _orientation(image: Image.Image) -> int:
+    """The EXIF orientation (1-8; 1 when absent or unreadable)."""
+    try:
+        value = image.getexif().get(ExifTags.Base.Orientation, 1)
+    except (OSError, SyntaxError, ValueError, TypeError):
+        return 1
+    return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def _resized(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    if image.size == size:
+        return image
+    return image.resize(size, _RESAMPLE, reducing_gap=3.0)

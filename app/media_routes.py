@@ -1,0 +1,150 @@
+"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local.py):
+
+- ``PUT /uploads/<key>?type=…&size=…&expires=…&signature=…`` receives an upload's bytes:
+  the signature (constant time), the expiry, ``Content-Type`` equal to the signed type
+  and ``Content-Length`` equal to the signed size are checked before a byte is read;
+  the body is streamed to disk and the request is cut off as soon as more bytes
+  arrive than declared (or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S). ``201`` with
+  ``{"key", "size"}`` once the whole body is on disk; otherwise nothing is left and
+  the answer is ``{"error": {"code", "message"}}``: 400 ``BAD_REQUEST`` /
+  ``UPLOAD_INCOMPLETE``, 403 ``FORBIDDEN``, 408 ``UPLOAD_TIMEOUT``, 409
+  ``UPLOAD_EXISTS`` (a key is uploaded once), 410 ``LINK_EXPIRED``, 411
+  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``.
+- ``GET|HEAD /media/<path>`` serves the delivery object ``media/<path>`` with its content
+  type, ``Cache-Control: public, max-age=31536000, immutable``, a strong ETag (304 for a
+  matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse).
+  Quarantine is never served: it is another folder, and keys there start ``raw/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from adapters.storage.keys import normalized_content_type
+from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadTooLargeError
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+_REFUSALS: dict[str, tuple[int, str, str]] = {
+    "bad": (400, "BAD_REQUEST", "The upload URL is malformed: use the URL createMediaUpload gave."),
+    "forged": (403, "FORBIDDEN", "The upload URL's signature is not valid."),
+    "expired": (410, "LINK_EXPIRED", "The upload URL has expired: reserve a new upload."),
+    "exists": (409, "UPLOAD_EXISTS", "These bytes were uploaded already; an upload is sent once."),
+    "type": (
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Content-Type must be the one the upload was reserved with.",
+    ),
+    "length": (411, "LENGTH_REQUIRED", "Send Content-Length: the upload's byte size."),
+    "large": (413, "PAYLOAD_TOO_LARGE", "The body is larger than the upload's byte size."),
+    "small": (400, "UPLOAD_INCOMPLETE", "The body is smaller than the upload's byte size."),
+    "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving; send the upload again."),
+}
+
+
+def _refuse(why: str, *, close: bool = False) -> Response:
+    status, code, message = _REFUSALS[why]
+    headers = {"Cache-Control": "no-store"}
+    if close:  # the rest of the body is not read: the connection cannot be reused
+        headers["Connection"] = "close"
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def media_routes(store: LocalObjectStore, *, idle_timeout_s: float) -> list[Route]:
+    """The two routes of this module on ``store``."""
+    return [
+        Route("/uploads/{key:path}", upload_endpoint(store, idle_timeout_s), methods=["PUT"]),
+        Route("/media/{path:path}", media_endpoint(store), methods=["GET", "HEAD"]),
+    ]
+
+
+def upload_endpoint(
+    store: LocalObjectStore, idle_timeout_s: float
+) -> Callable[[Request], Awaitable[Response]]:
+    """``PUT /uploads/<key>`` (module docstring)."""
+
+    async def upload(request: Request) -> Response:
+        key = request.path_params["key"]
+        try:
+            grant = store.check_upload(key, request.query_params)
+        except UploadRefusedError as exc:
+            return _refuse(exc.reason, close=True)
+        sent_type = normalized_content_type(request.headers.get("content-type", ""))
+        if sent_type != grant.content_type:
+            return _refuse("type", close=True)
+        length = request.headers.get("content-length")
+        if length is None or not length.isdigit() or "transfer-encoding" in request.headers:
+            return _refuse("length", close=True)
+        if int(length) > grant.size:
+            return _refuse("large", close=True)
+        if int(length) < grant.size:
+            return _refuse("small", close=True)
+        try:
+            receiver = store.begin_upload(grant)
+        except UploadRefusedError as exc:
+            return _refuse(exc.reason, close=True)
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(idle_timeout_s):
+                        message = await request.receive()
+                except TimeoutError:
+                    await receiver.discard()
+                    return _refuse("idle", close=True)
+                if message["type"] == "http.disconnect":
+                    await receiver.discard()
+                    return Response(status_code=400)  # nobody reads it
+                await receiver.write(message.get("body", b""))
+                if not message.get("more_body", False):
+                    break
+        except UploadTooLargeError:
+            await receiver.discard()
+            return _refuse("large", close=True)
+        except BaseException:
+            await asyncio.shield(receiver.discard())
+            raise
+        try:
+            await receiver.commit()
+        except UploadRefusedError as exc:
+            return _refuse(exc.reason)
+        except ValueError:
+            return _refuse("small")
+        return JSONResponse(
+            {"key": grant.key, "size": grant.size},
+            status_code=201,
+            headers={"Cache-Control": "no-store"},
+        )
+
+    return upload
+
+
+def media_endpoint(store: LocalObjectStore) -> Callable[[Request], Awaitable[Response]]:
+    """``GET|HEAD /media/<path>`` (module docstring)."""
+
+    async def media(request: Request) -> Response:
+        found = await asyncio.to_thread(store.delivery_file, "media/" + request.path_params["path"])
+        if found is None:
+            return JSONResponse(
+                {"error": {"code": "NOT_FOUND", "message": "No such media."}},
+                status_code=404,
+                headers={"Cache-Control": "no-store"},
+            )
+        st = found.stat
+        tag = hashlib.sha256(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
+        etag = f'"{tag[:32]}"'
+        headers = {"Cache-Control": IMMUTABLE, "ETag": etag}
+        if etag in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
+            return Response(status_code=304, headers=headers)
+        return FileResponse(
+            found.path, headers=headers, media_type=found.content_type, stat_result=st
+        )
+
+    return media
