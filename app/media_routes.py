@@ -1,4 +1,4 @@
-"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local.py):
+"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local/):
 
 - ``PUT /uploads/<key>?type=…&size=…&expires=…&signature=…`` receives an upload's bytes:
   the signature (constant time), the expiry, ``Content-Type`` equal to the signed type

@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # Queries run from a plan made once per cached document (app/execution_plan.py);
+    # false: every operation on graphql-core's executor (the same responses, slower).
+    execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
     # What a client sends (app/request_body.py): bytes of a body, query string or
     # WebSocket message; nesting of JSON arrays and objects.
     max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
