@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.feedstore import FeedRedis, open_feed_redis
+from adapters.jwt_codec import JwtCodec
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
@@ -410,6 +411,7 @@ class Settings(BaseSettings):
         """The signing secret and token lifetimes for domain.identity."""
         return TokenConfig(
             secret=self.jwt_secret,
+            codec=JwtCodec(),
             access_ttl=dt.timedelta(minutes=self.access_token_minutes),
             refresh_ttl=dt.timedelta(days=self.refresh_token_days),
             refresh_grace=dt.timedelta(seconds=self.refresh_grace_s),

@@ -27,7 +27,7 @@ from av.container import InputContainer
 from av.video.stream import VideoStream
 
 from adapters.media.encode import write_still
-from adapters.media.fingerprints import blurhash_of, phash_of
+from adapters.media.fingerprints import fingerprints
 from adapters.media.images import too_many_pixels
 from adapters.media.video_out import (
     MAX_FPS,
@@ -260,6 +260,5 @@ class _Transcode:
         frame_s = 1 / float(self.video.average_rate or MAX_FPS)
         duration = declared if declared is not None else self.last_t + frame_s
         width, height = self.size
-        return Clip(
-            width, height, round(duration, 3), blurhash_of(poster), phash_of(poster), variants
-        )
+        blurhash, phash = fingerprints(poster)
+        return Clip(width, height, round(duration, 3), blurhash, phash, variants)
