@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from sqlalchemy import text
 
 from adapters.media.hashlist import HashList
@@ -22,6 +23,15 @@ from domain.media.process_post_media import MediaServices, process_post_media
 from schema.ids import decode_global_id, to_global_id
 from tests.support.media_files import jpeg
 from tests.support.media_posts import create_with, upload
+
+
+@pytest.fixture(autouse=True)
+async def no_worker(worker):
+    """These tests run the media use case themselves: the run's worker (started by other
+    tests) must not take the same posts meanwhile."""
+    await worker.stop()
+    yield
+    await worker.start()
 
 
 class FailsFor:

@@ -26,6 +26,15 @@ from tests.support.media_files import jpeg
 from tests.support.media_posts import create_with, post_as_seen, upload
 
 
+@pytest.fixture(autouse=True)
+async def no_worker(worker):
+    """These tests run the media use case themselves: the run's worker (started by other
+    tests) must not take the same posts meanwhile."""
+    await worker.stop()
+    yield
+    await worker.start()
+
+
 @pytest.fixture
 def store(settings):
     return build_object_store(settings)
