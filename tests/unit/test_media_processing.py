@@ -539,3 +539,17 @@ def test_structures_built_to_make_the_walk_slow_are_refused_at_once(tmp_path: Pa
         started = time.process_time()
         refused(path, reason, kind)
         assert time.process_time() - started < 1.0, path.name
+
+
+def test_a_video_of_more_than_240_frames_a_second_is_refused(tmp_path: Path) -> None:
+    # 1,300 frames in 1 s at a 2 s limit: (2 + 1) s x 240 = 720 frames at most.
+    source = media_files.video(
+        tmp_path / "fast.mp4", seconds=1, width=32, height=32, fps=1300, audio=False
+    )
+    limits = MediaLimits(max_bytes=10**8, max_pixels=10**8, max_side=10_000, max_video_seconds=2)
+    error = refused(source, "UNDECODABLE", "video", limits=limits)
+    assert "240" in error.message
+    slow_motion = media_files.video(
+        tmp_path / "slow.mp4", seconds=1, width=32, height=32, fps=240, audio=False
+    )
+    assert process(slow_motion, "video", limits).duration_s == pytest.approx(1.0, abs=0.05)
