@@ -238,6 +238,7 @@ class Settings(BaseSettings):
     s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
         "auto", alias="S3_ADDRESSING_STYLE"
     )
+    s3_upload_if_none_match: bool = Field(True, alias="S3_UPLOAD_IF_NONE_MATCH")
 
     @model_validator(mode="after")
     def _check_media(self) -> Settings:
