@@ -9,7 +9,8 @@
   the answer is ``{"error": {"code", "message"}}``: 400 ``BAD_REQUEST`` /
   ``UPLOAD_INCOMPLETE``, 403 ``FORBIDDEN``, 408 ``UPLOAD_TIMEOUT``, 409
   ``UPLOAD_EXISTS`` (a key is uploaded once), 410 ``LINK_EXPIRED``, 411
-  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``.
+  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``, 503
+  ``SERVICE_UNAVAILABLE`` (the disk could not take it: logged).
 - ``GET|HEAD /media/<path>`` serves the delivery object ``media/<path>`` with its content
   type, ``Cache-Control: public, max-age=31536000, immutable``, a strong ETag (304 for a
   matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
@@ -28,6 +30,8 @@ from starlette.routing import Route
 
 from adapters.storage.keys import normalized_content_type
 from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadTooLargeError
+
+log = logging.getLogger("roost.media")
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -45,6 +49,11 @@ _REFUSALS: dict[str, tuple[int, str, str]] = {
     "large": (413, "PAYLOAD_TOO_LARGE", "The body is larger than the upload's byte size."),
     "small": (400, "UPLOAD_INCOMPLETE", "The body is smaller than the upload's byte size."),
     "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving; send the upload again."),
+    "storage": (
+        503,
+        "SERVICE_UNAVAILABLE",
+        "The upload could not be stored right now; send it again later.",
+    ),
 }
 
 
@@ -108,6 +117,10 @@ def upload_endpoint(
         except UploadTooLargeError:
             await receiver.discard()
             return _refuse("large", close=True)
+        except OSError:  # the disk is full or failing
+            log.exception("an upload could not be written to %s", store.root)
+            await receiver.discard()
+            return _refuse("storage", close=True)
         except BaseException:
             await asyncio.shield(receiver.discard())
             raise
@@ -117,6 +130,9 @@ def upload_endpoint(
             return _refuse(exc.reason)
         except ValueError:
             return _refuse("small")
+        except OSError:
+            log.exception("an upload could not be written to %s", store.root)
+            return _refuse("storage")
         return JSONResponse(
             {"key": grant.key, "size": grant.size},
             status_code=201,

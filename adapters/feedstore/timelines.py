@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from adapters.feedstore.errors import store_error, translated
 from adapters.feedstore.members import post_id_of
 from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis, as_feed_redis
@@ -24,6 +23,7 @@ from adapters.feedstore.timeline_scripts import (
     _REMOVE,
     _START_REBUILD,
 )
+from adapters.redis_errors import store_error, translated
 from domain.errors import StoreError
 from domain.feed.ports import RebuildBusyError, Timelines
 from domain.feed.timelines.entries import SENTINEL, Entry, sentinel_parts

@@ -7,7 +7,7 @@ delivery is best-effort ... in-app notifications are always written to PostgreSQ
 
 :class:`DevicePushSender` sends each message to every device the recipient registered
 (domain.devices), through a :class:`PushTransport`: :class:`LoggingTransport` (the
-default, logs) or :class:`domain.notifications.fcm.FcmTransport` (Firebase Cloud
+default, logs) or :class:`adapters.fcm.FcmTransport` (Firebase Cloud
 Messaging HTTP v1). A token the provider calls invalid for good is deleted; a
 transient refusal (429, 5xx, a network error) is retried with exponential backoff that
 waits at least the provider's ``Retry-After``, within a time budget that fits the
@@ -102,6 +102,10 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
             return f"{who} replied to your comment{quote}"
         case "mention":
             return f"{who} mentioned you{quote}"
+        case "post_published":
+            return "Your post is published."
+        case "post_failed":
+            return "Your post could not be published."
     return f"{who} did something."
 
 

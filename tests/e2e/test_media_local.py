@@ -453,3 +453,27 @@ async def test_expect_100_continue_as_curl_sends_it(served) -> None:
             assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 415")
     finally:
         writer.close()
+
+
+async def test_a_storage_failure_is_a_503_and_leaves_nothing(served) -> None:
+    _, store = served
+    key = raw_key()
+    target = store.presign_upload(key, content_type=JPEG, byte_size=3_000_000, expires_at=soon())
+    store.tmp.rmdir()
+    store.tmp.write_bytes(b"")  # partial files cannot be made: as a failing disk
+    try:
+        async with httpx.AsyncClient() as http:
+            resp = await http.put(
+                target.url, content=os.urandom(3_000_000), headers={"Content-Type": JPEG}
+            )
+    finally:
+        store.tmp.unlink()
+        store.tmp.mkdir()
+    assert resp.status_code == 503, resp.text
+    assert resp.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert await store.stat_raw(key) is None and leftovers(store) == []
+    async with httpx.AsyncClient() as http:  # the disk is back: the same URL works
+        resp = await http.put(
+            target.url, content=os.urandom(3_000_000), headers={"Content-Type": JPEG}
+        )
+    assert resp.status_code == 201

@@ -40,6 +40,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.jwt_codec import JwtCodec
 from app.database import create_engine
 from app.embedded import EmbeddedPostgres, ensure_database, redis_server_binary
 from app.embedded.redis import _ping
@@ -235,7 +236,7 @@ def servers():
 async def _people(url: str) -> tuple[list[tuple[uuid.UUID, str]], list[tuple[uuid.UUID, str]]]:
     """READERS readers who follow POSTERS posters (all active); (id, token) each."""
     engine = create_engine(url, pool_size=2, max_overflow=2)
-    tokens = TokenConfig(secret=JWT_SECRET)
+    tokens = TokenConfig(codec=JwtCodec(), secret=JWT_SECRET)
     try:
         ids = [new_id() for _ in range(READERS + POSTERS)]
         async with engine.begin() as conn:
