@@ -21,7 +21,11 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.publisher import RedisPublisher
+from adapters.feedstore.stores import feed_stores
 from adapters.storage.local import LocalObjectStore
+from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
 from app.http_guards import HttpGuards
 from app.jobs import ArqDispatcher
@@ -33,7 +37,6 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
-from domain.feedstore import FeedRedis
 from domain.identity.session_store import SessionStore
 from domain.media.ports import ObjectStore
 from domain.notifications.consumers import notification_consumer
@@ -83,7 +86,7 @@ class Services:
         """The feed stores on ``feed_redis`` (None without Redis)."""
         if self.feed_redis is None:
             return None
-        return FeedStores.on(
+        return feed_stores(
             self.feed_redis, self.settings.feed_config, rebuild_engine=rebuild_engine
         )
 
@@ -142,7 +145,7 @@ def build_services(
     dispatcher = dispatcher_for(settings, engine=engine)
     if dispatcher is not None:
         closers.append(dispatcher.close)
-    publisher = RealtimePublisher(feed_redis) if feed_redis is not None else None
+    publisher = RedisPublisher(feed_redis) if feed_redis is not None else None
     object_store = build_object_store(settings)
     aclose = getattr(object_store, "aclose", None)
     if aclose is not None:
@@ -163,7 +166,23 @@ def build_services(
 
 def build_object_store(settings: Settings) -> ObjectStore:
     """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, uploads received and
-    media served by this API)."""
+    media served by this API) or ``s3`` (S3-compatible storage; its client connects on
+    first use and is closed by ``aclose``)."""
+    if settings.media_storage == "s3":
+        assert settings.s3_quarantine_bucket is not None  # checked by Settings
+        return S3ObjectStore(
+            S3Config(
+                quarantine_bucket=settings.s3_quarantine_bucket,
+                delivery_bucket=settings.s3_delivery_bucket or settings.s3_quarantine_bucket,
+                region=settings.s3_region,
+                endpoint_url=settings.s3_endpoint_url,
+                public_endpoint_url=settings.s3_public_endpoint_url,
+                access_key_id=settings.s3_access_key_id,
+                secret_access_key=settings.s3_secret_access_key,
+                addressing_style=settings.s3_addressing_style,
+                public_base_url=settings.media_public_base_url,
+            )
+        )
     return LocalObjectStore(
         settings.media_root,
         signing_key=settings.media_signing_secret,
@@ -340,7 +359,7 @@ def build_worker(
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
         # The ranked feed's signals (likes and comments): README "Home feed".
-        RANKING: ranking_consumer(engine, services.feed_redis, settings.feed_config.ranking),
+        RANKING: ranking_consumer(engine, stores.signals),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

@@ -24,6 +24,9 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adapters.postgres.fetch import fetch
+from domain.reads import use_round_trip
+
 log = logging.getLogger("roost.replicas")
 
 #: Every connection: UTC, named, and no JIT compilation (PostgreSQL's JIT costs
@@ -36,6 +39,10 @@ def async_url(url: str) -> str:
     """Return ``url`` with the ``postgresql+asyncpg`` driver (accepts postgres://, postgresql://)."""
     u = make_url(url.replace("postgres://", "postgresql://", 1))
     return u.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+#: Engines built here read a single statement in one round trip on asyncpg.
+use_round_trip(fetch)
 
 
 def asyncpg_dsn(url: str) -> str:

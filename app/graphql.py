@@ -75,7 +75,9 @@ class RoostSchema(strawberry.Schema):
     extension machinery), everything else (WebSocket operations, subscription events)
     through Strawberry's path with the one :class:`RoostOperation` extension."""
 
-    def __init__(self, *, limiter: DocumentLimiter, max_tokens: int, **kwargs: Any):
+    def __init__(
+        self, *, limiter: DocumentLimiter, max_tokens: int, plans: bool = True, **kwargs: Any
+    ):
         self.operations: RoostOperations | None = None
         super().__init__(
             # A factory: each operation gets its own extension instance.
@@ -88,6 +90,7 @@ class RoostSchema(strawberry.Schema):
             max_tokens,
             executor_class=self.execution_context_class or RoostExecutionContext,
             is_awaitable=optimized_is_awaitable,
+            plans=plans,
         )
 
     def _operations(self) -> RoostOperations:
@@ -139,4 +142,5 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         config=StrawberryConfig(scalar_map=SCALAR_MAP),
         limiter=DocumentLimiter(settings.document_limits),
         max_tokens=settings.max_tokens,
+        plans=settings.execution_plans,
     )

@@ -1,4 +1,4 @@
-"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local.py):
+"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local/):
 
 - ``PUT /uploads/<key>?type=…&size=…&expires=…&signature=…`` receives an upload's bytes:
   the signature (constant time), the expiry, ``Content-Type`` equal to the signed type
@@ -26,12 +26,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from adapters.storage.local import (
-    LocalObjectStore,
-    UploadRefusedError,
-    UploadTooLargeError,
-    normalized_content_type,
-)
+from adapters.storage.keys import normalized_content_type
+from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadTooLargeError
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 

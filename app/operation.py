@@ -29,10 +29,11 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import DocumentNode, GraphQLError, GraphQLSchema, specified_rules, validate
+from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import execute as graphql_execute
 from strawberry.extensions import MaskErrors
 from strawberry.schema.exceptions import (
@@ -45,7 +46,9 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.await_maybe import await_maybe
 from strawberry.utils.operation import get_first_operation, get_operation_type
 
+from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 from app.document_limits import DocumentLimiter
+from app.execution_plan import Plan, build_plan
 from app.http_edge import REQUEST_ID
 from app.parsing import (
     CACHED_DOCUMENT_MAX_CHARS,
@@ -54,7 +57,6 @@ from app.parsing import (
     parse_document,
 )
 from domain.identity.errors import AccountUnavailableError
-from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
 from schema.read_routing import after_operation, before_operation
 
 log = logging.getLogger("roost.graphql")
@@ -76,6 +78,9 @@ class Checked:
 
     document: DocumentNode
     errors: tuple[GraphQLError, ...]
+    #: Execution plans of the document's operations by name (app/execution_plan.py;
+    #: None: not plannable), made on first use; only for documents kept in the cache.
+    plans: dict[str | None, Plan | None] | None = field(default=None, compare=False)
 
 
 class Documents:
@@ -122,9 +127,10 @@ class Documents:
         return self.remember(query, document).errors
 
     def remember(self, query: str, document: DocumentNode) -> Checked:
-        checked = Checked(document, self._errors(query, document))
         if len(query) > CACHED_DOCUMENT_MAX_CHARS:
-            return checked  # not kept: see CACHED_DOCUMENT_MAX_CHARS
+            # not kept (see CACHED_DOCUMENT_MAX_CHARS), and so never planned
+            return Checked(document, self._errors(query, document))
+        checked = Checked(document, self._errors(query, document), {})
         self._cache[query] = checked
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
@@ -150,7 +156,7 @@ _UNAVAILABLE_MESSAGES = {
 
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
     """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
-    (``domain.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    (``adapters.unavailable.POSTGRES`` or ``REDIS``) is down."""
     return _UNAVAILABLE_MESSAGES[dependency], {
         "code": "SERVICE_UNAVAILABLE",
         "dependency": dependency,
@@ -295,12 +301,61 @@ class RoostOperations:
         max_tokens: int,
         executor_class: type,
         is_awaitable: Callable[[Any], bool],
+        plans: bool = True,
     ) -> None:
         self.schema = schema
         self.documents = Documents(schema, limiter, max_tokens)
         self.max_tokens = max_tokens
         self.executor_class = executor_class
         self.is_awaitable = is_awaitable
+        self.plans = plans
+
+    def plan_of(self, checked: Checked, operation_name: str | None) -> Plan | None:
+        """The execution plan of a cached, valid document's operation (made once), or
+        None: not kept, not plannable, or plans turned off (EXECUTION_PLANS)."""
+        plans = checked.plans
+        if plans is None or not self.plans or checked.errors:
+            return None
+        try:
+            return plans[operation_name]
+        except KeyError:
+            plan = plans[operation_name] = build_plan(self.schema, checked.document, operation_name)
+            return plan
+
+    async def run_plan(
+        self,
+        plan: Plan,
+        document: DocumentNode,
+        *,
+        variable_values: dict[str, Any] | None,
+        context_value: Any,
+        root_value: Any,
+        operation_name: str | None,
+        operation_extensions: dict[str, Any] | None,
+    ) -> Any:
+        """The planned run's graphql-core ExecutionResult, or None when graphql-core must
+        run the operation instead (variables that do not coerce, a value off the plan's
+        path: app/execution_plan.py)."""
+        executor = self.executor_class.build(  # type: ignore[attr-defined]
+            self.schema,
+            document,
+            root_value,
+            context_value,
+            variable_values,
+            operation_name,
+            is_awaitable=self.is_awaitable,
+            operation_extensions=operation_extensions,
+        )
+        if isinstance(executor, list) or executor.middleware_manager is not None:
+            return None  # variable errors: graphql-core reports them
+        try:
+            data = await plan.run(executor)
+        except Exception:  # Abandoned, or a resolver's error: graphql-core reports it
+            log.debug("planned execution abandoned; running on graphql-core", exc_info=True)
+            return None
+        finally:
+            executor.async_helpers = None  # the executor's reference cycle, as released
+        return GraphQLExecutionResult(data, None)
 
     async def execute(
         self,
@@ -337,22 +392,29 @@ class RoostOperations:
             log_errors(errors)
             return PreExecutionError(data=None, errors=masking.errors(errors), extensions={})
         masking.executing = True
+        plan = self.plan_of(checked, operation_name) if kind is OperationType.QUERY else None
         try:
             await before_operation(context_value, kind)
-            result = await await_maybe(
-                graphql_execute(
-                    self.schema,
+            result = None
+            if plan is not None:
+                result = await self.run_plan(
+                    plan,
                     document,
-                    root_value=root_value,
                     variable_values=variable_values,
-                    operation_name=operation_name,
                     context_value=context_value,
-                    # Strawberry's predicate returns a bool graphql-core types as a TypeGuard
-                    is_awaitable=self.is_awaitable,  # type: ignore[arg-type]
-                    executor_class=self.executor_class,
+                    root_value=root_value,
+                    operation_name=operation_name,
                     operation_extensions=operation_extensions,
                 )
-            )
+            if result is None:
+                result = await self._generic(
+                    document,
+                    variable_values=variable_values,
+                    context_value=context_value,
+                    root_value=root_value,
+                    operation_name=operation_name,
+                    operation_extensions=operation_extensions,
+                )
             await after_operation(context_value, kind)
         except Exception as exc:  # a fault outside any field (read routing, the executor)
             fault = GraphQLError(str(exc), original_error=exc)
@@ -363,6 +425,32 @@ class RoostOperations:
             log_errors(field_errors)
             field_errors = masking.errors(field_errors)
         return ExecutionResult(data=result.data, errors=field_errors, extensions={})
+
+    async def _generic(
+        self,
+        document: DocumentNode,
+        *,
+        variable_values: dict[str, Any] | None,
+        context_value: Any,
+        root_value: Any,
+        operation_name: str | None,
+        operation_extensions: dict[str, Any] | None,
+    ) -> Any:
+        """graphql-core's execution of the operation (its ExecutionResult)."""
+        return await await_maybe(
+            graphql_execute(
+                self.schema,
+                document,
+                root_value=root_value,
+                variable_values=variable_values,
+                operation_name=operation_name,
+                context_value=context_value,
+                # Strawberry's predicate returns a bool graphql-core types as a TypeGuard
+                is_awaitable=self.is_awaitable,  # type: ignore[arg-type]
+                executor_class=self.executor_class,
+                operation_extensions=operation_extensions,
+            )
+        )
 
 
 class RoostOperation(MaskErrors):

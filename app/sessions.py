@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.unavailable import unavailable_dependency
 from app.throttle import ThrottledLog
 from domain.errors import DomainError
 from domain.feed.activity import note_active
@@ -28,7 +29,6 @@ from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.admit_session import admit_session
 from domain.identity.session_store import Admission, SessionStore, Verdict
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
-from domain.unavailable import unavailable_dependency
 
 log = logging.getLogger("roost.sessions")
 
@@ -38,7 +38,7 @@ ACCOUNT_UNAVAILABLE = "This account is not available."
 
 class AdmissionUnavailable(Exception):
     """The session could not be checked: the server that answers it (``dependency``:
-    ``postgres`` or ``redis``, see ``domain.unavailable``) is down. HTTP answers
+    ``postgres`` or ``redis``, see ``adapters.unavailable``) is down. HTTP answers
     ``SERVICE_UNAVAILABLE`` (503, ``Retry-After``); a socket being opened is refused
     with that code; an open socket keeps its earlier admission until the next check."""
 

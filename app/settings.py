@@ -12,11 +12,11 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.feedstore import FeedRedis, open_feed_redis
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
-from domain.feedstore import FeedRedis, open_feed_redis
 from domain.identity.tokens import TokenConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     # Pairs of fields on one response path that validation compares (app/document_limits.py)
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
+    # Queries run from a plan made once per cached document (app/execution_plan.py);
+    # false: every operation on graphql-core's executor (the same responses, slower).
+    execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
     # What a client sends (app/request_body.py): bytes of a body, query string or
     # WebSocket message; nesting of JSON arrays and objects.
     max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
@@ -206,18 +209,33 @@ class Settings(BaseSettings):
     # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
     # or two of S3-compatible storage. Upload URLs of `local` are signed with
     # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
-    media_storage: Literal["local"] = Field("local", alias="MEDIA_STORAGE")
+    media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
     media_dir: Path | None = Field(None, alias="MEDIA_DIR")
     media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
     media_public_base_url: str | None = Field(None, alias="MEDIA_PUBLIC_BASE_URL")
     media_upload_idle_timeout_s: float = Field(30.0, gt=0, alias="MEDIA_UPLOAD_IDLE_TIMEOUT_S")
+    s3_endpoint_url: str | None = Field(None, alias="S3_ENDPOINT_URL")
+    s3_public_endpoint_url: str | None = Field(None, alias="S3_PUBLIC_ENDPOINT_URL")
+    s3_region: str = Field("us-east-1", alias="S3_REGION")
+    s3_access_key_id: str | None = Field(None, alias="S3_ACCESS_KEY_ID")
+    s3_secret_access_key: str | None = Field(None, alias="S3_SECRET_ACCESS_KEY")
+    s3_quarantine_bucket: str | None = Field(None, alias="S3_QUARANTINE_BUCKET")
+    s3_delivery_bucket: str | None = Field(None, alias="S3_DELIVERY_BUCKET")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", alias="S3_ADDRESSING_STYLE"
+    )
 
     @model_validator(mode="after")
     def _check_media(self) -> Settings:
+        if self.media_storage == "s3" and not self.s3_quarantine_bucket:
+            raise ValueError("MEDIA_STORAGE=s3 needs S3_QUARANTINE_BUCKET.")
         if self.media_signing_key is not None and len(self.media_signing_key.encode()) < 32:
             raise ValueError("MEDIA_SIGNING_KEY must be at least 32 bytes.")
         if self.env == "production":
-            for name, secret in (("MEDIA_SIGNING_KEY", self.media_signing_key),):
+            for name, secret in (
+                ("MEDIA_SIGNING_KEY", self.media_signing_key),
+                ("S3_SECRET_ACCESS_KEY", self.s3_secret_access_key),
+            ):
                 if secret and secret_in_repository(secret):
                     raise ValueError(
                         f"ROOST_ENV=production needs its own {name}: this one is written "

@@ -1,7 +1,8 @@
 """PostGraphile 4 beside Roost, for ``bench.feed_vs_postgraphile``: its install (npm, in
 a scratch folder outside the repository), the SQL API it serves (a schema of the
 bench's own over Roost's tables, created in the throwaway database, never in
-migrations) and the one node process.
+migrations) and its server (``--cluster-workers 2``: a supervisor and two node
+workers).
 
 The API is what a PostGraphile user would write for this feed:
 
@@ -15,7 +16,8 @@ The API is what a PostGraphile user would write for this feed:
   exposes as ``jwt.claims.sub``) and everyone they follow (live follows), each
   author's newest ``first + 1`` live posts through ``posts_author_live_idx``, merged
   newest first by ``(created_at, id)``, authors active, then cut to ``first + 1`` rows
-  (one more than the page, so PostGraphile's ``hasNextPage`` is right). It pages by
+  (one more than the page, so PostGraphile's ``hasNextPage`` is right); an author the
+  viewer muted is left out, as Roost's visibility rule does. It pages by
   keyset: ``afterCreatedAt``/``afterId`` are the last node's ``createdAt``/``id``
   (PostGraphile's own cursors of a function are row numbers, which a feed that gains
   posts cannot honour).
@@ -47,8 +49,11 @@ from app.embedded import _free_port, spawn, stop_process
 PACKAGE = "postgraphile@4"
 #: The bench's own schema in the throwaway database.
 SCHEMA = "pgbench"
-#: PostGraphile's pool (its ``--max-pool-size`` default).
+#: PostGraphile's pool (its ``--max-pool-size`` default), per cluster worker.
 POOL_SIZE = 10
+#: Node processes serving requests (``--cluster-workers``): one per CPU of the 2-core
+#: machine, as PostGraphile's docs advise for production.
+CLUSTER_WORKERS = 2
 
 PLUGIN_JS = """\
 // Prepended Graphile Engine plugin (bench.feed_vs_postgraphile): a SETOF function that
@@ -66,37 +71,22 @@ module.exports = function DropFunctionOwnFirstPlugin(builder) {
 };
 """
 
-SQL = f"""
-CREATE SCHEMA IF NOT EXISTS {SCHEMA};
-DROP FUNCTION IF EXISTS {SCHEMA}.home_feed(integer, timestamptz, uuid);
-DROP FUNCTION IF EXISTS {SCHEMA}.users_follower_count({SCHEMA}.users);
-DROP VIEW IF EXISTS {SCHEMA}.posts;
-DROP VIEW IF EXISTS {SCHEMA}.users;
 
-CREATE VIEW {SCHEMA}.users AS
-    SELECT id, username, display_name FROM public.users;
-COMMENT ON VIEW {SCHEMA}.users IS '@primaryKey id';
-
-CREATE VIEW {SCHEMA}.posts AS
-    SELECT id, author_id, caption, created_at FROM public.posts;
-COMMENT ON VIEW {SCHEMA}.posts IS
-    E'@primaryKey id\\n@foreignKey (author_id) references {SCHEMA}.users (id)|@fieldName author';
-
-CREATE FUNCTION {SCHEMA}.users_follower_count(u {SCHEMA}.users) RETURNS integer
-LANGUAGE sql STABLE AS $$
-    SELECT coalesce(sum(value), 0)::integer FROM public.counter_shards
-    WHERE entity_id = u.id AND kind = 'followers'
-$$;
-
-CREATE FUNCTION {SCHEMA}.home_feed(
-    first integer, after_created_at timestamptz DEFAULT NULL, after_id uuid DEFAULT NULL
-) RETURNS SETOF {SCHEMA}.posts
-LANGUAGE sql STABLE AS $$
+def feed_body(schema: str, size: str) -> str:
+    """The pull feed's SQL (the body of a ``SETOF {schema}.posts`` function): the
+    viewer (``jwt.claims.sub``) and the accounts they follow (live follows), less the
+    ones they muted, active authors only; each author's newest ``size + 1`` live posts
+    after the keyset (``after_created_at``, ``after_id``) through
+    ``posts_author_live_idx``, merged newest first, ``size + 1`` rows (``size``: the
+    page-size argument's name)."""
+    return f"""
     WITH viewer AS (
         SELECT nullif(current_setting('jwt.claims.sub', true), '')::uuid AS id
     ), authors AS (
         SELECT f.followee_id AS id FROM public.follows f JOIN viewer v ON f.follower_id = v.id
         WHERE f.deleted_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM public.mutes m
+                          WHERE m.muter_id = v.id AND m.muted_id = f.followee_id)
         UNION SELECT id FROM viewer
     )
     SELECT p.id, p.author_id, p.caption, p.created_at
@@ -107,12 +97,48 @@ LANGUAGE sql STABLE AS $$
         WHERE author_id = a.id AND deleted_at IS NULL
           AND (after_created_at IS NULL OR (created_at, id) < (after_created_at, after_id))
         ORDER BY created_at DESC, id DESC
-        LIMIT first + 1
+        LIMIT {size} + 1
     ) p
     ORDER BY p.created_at DESC, p.id DESC
-    LIMIT first + 1
-$$;
+    LIMIT {size} + 1
 """
+
+
+def schema_sql(schema: str, size: str) -> str:
+    """The bench's schema ``schema`` (made anew): views ``users`` and ``posts`` with
+    their smart comments, the computed column ``users_follower_count(users)`` and the
+    pull feed ``home_feed(<size>, after_created_at, after_id)`` (:func:`feed_body`)."""
+    return f"""
+CREATE SCHEMA IF NOT EXISTS {schema};
+DROP FUNCTION IF EXISTS {schema}.home_feed(integer, timestamptz, uuid);
+DROP FUNCTION IF EXISTS {schema}.users_follower_count({schema}.users);
+DROP VIEW IF EXISTS {schema}.posts;
+DROP VIEW IF EXISTS {schema}.users;
+
+CREATE VIEW {schema}.users AS
+    SELECT id, username, display_name FROM public.users;
+COMMENT ON VIEW {schema}.users IS '@primaryKey id';
+
+CREATE VIEW {schema}.posts AS
+    SELECT id, author_id, caption, created_at FROM public.posts;
+COMMENT ON VIEW {schema}.posts IS
+    E'@primaryKey id\\n@foreignKey (author_id) references {schema}.users (id)|@fieldName author';
+
+CREATE FUNCTION {schema}.users_follower_count(u {schema}.users) RETURNS integer
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(sum(value), 0)::integer FROM public.counter_shards
+    WHERE entity_id = u.id AND kind = 'followers'
+$$;
+
+CREATE FUNCTION {schema}.home_feed(
+    {size} integer, after_created_at timestamptz DEFAULT NULL, after_id uuid DEFAULT NULL
+) RETURNS SETOF {schema}.posts
+LANGUAGE sql STABLE AS $$
+{feed_body(schema, size)}$$;
+"""
+
+
+SQL = schema_sql(SCHEMA, "first")
 
 
 def feed_query(first: int, *, after: tuple[str, str] | None = None) -> str:
@@ -157,10 +183,10 @@ def install(folder: Path) -> tuple[Path, str]:
 def postgraphile_process(
     folder: Path, cli: Path, database_url: str, jwt_secret: str, log: Path
 ) -> Iterator[tuple[str, psutil.Process]]:
-    """Run one PostGraphile node process over ``database_url`` with the production
+    """Run PostGraphile (``--cluster-workers``) over ``database_url`` with the production
     flags of its docs (no GraphiQL, no query log, no CORS, no watch; NODE_ENV
     production), verifying Roost's HS256 access tokens (issuer ``roost``, no audience).
-    Yields (the /graphql URL, the node process) once it answers; stops it on exit."""
+    Yields (the /graphql URL, the supervisor process) once it answers; stops it on exit."""
     port = _free_port()
     dsn = make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
     cmd = [
@@ -178,11 +204,13 @@ def postgraphile_process(
         "--jwt-verify-algorithms", "HS256",
         "--jwt-verify-issuer", "roost",
         "--jwt-verify-audience", "",
+        "--cluster-workers", str(CLUSTER_WORKERS),
     ]  # fmt: skip
     env = dict(os.environ, NODE_ENV="production")
     with open(log, "ab") as out:
         proc = spawn(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/graphql"
+    root = psutil.Process(proc.pid)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -196,7 +224,13 @@ def postgraphile_process(
             if time.monotonic() > deadline:
                 raise RuntimeError(f"PostGraphile did not answer in 60 s; see {log}")
             time.sleep(0.2)
-        # The npm bin is a node script: the server is this process itself.
-        yield url, psutil.Process(proc.pid)
+        # The npm bin is a node script: the supervisor is this process, its workers
+        # its children.
+        yield url, root
     finally:
+        children = root.children(recursive=True) if proc.poll() is None else []
         stop_process(proc)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        psutil.wait_procs(children, timeout=10)

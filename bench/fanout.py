@@ -51,6 +51,8 @@ from asyncpg.pgproto.pgproto import UUID as PgUUID
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.stores import feed_stores
+from adapters.feedstore.timelines import RedisTimelines
 from app.database import create_engine
 from bench._support import (
     bench_output,
@@ -65,9 +67,9 @@ from bench._support import (
     throwaway_database,
 )
 from domain.db import new_id, utcnow
-from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.config import FeedConfig
 from domain.feed.fan_out import fan_out_post
-from domain.feed.timelines import Entry, Timelines, score_of
+from domain.feed.timelines import Entry, score_of
 from domain.posts.create_post import create_post
 
 GOAL_RATE = 100_000
@@ -86,7 +88,7 @@ def follower_ids(n: int) -> list[uuid.UUID]:
     return [PgUUID(new_id().bytes) for _ in range(n)]
 
 
-def production_writer(timelines: Timelines) -> Writer:
+def production_writer(timelines: RedisTimelines) -> Writer:
     """The production path: ``Timelines.add`` (one script call per page)."""
 
     async def write(owners: Sequence[uuid.UUID], entry: Entry) -> int:
@@ -95,7 +97,7 @@ def production_writer(timelines: Timelines) -> Writer:
     return write
 
 
-def pipeline_writer(timelines: Timelines) -> Writer:
+def pipeline_writer(timelines: RedisTimelines) -> Writer:
     """The baseline: a bare pipeline, ZADD + ZREMRANGEBYRANK + EXPIRE per key."""
     redis, keep, ttl = timelines.redis, timelines.max_len, timelines.ttl_s
 
@@ -169,7 +171,7 @@ async def one_round(
     return Round(variant.name, written, seconds, cpu, s1 - s0, pages)
 
 
-async def check_feeds(timelines: Timelines, owners: Sequence[uuid.UUID], entries: int) -> None:
+async def check_feeds(timelines: RedisTimelines, owners: Sequence[uuid.UUID], entries: int) -> None:
     """Every sampled feed still holds the sentinel + ``entries`` entries and a TTL."""
     redis = timelines.redis
     for owner in owners[:: max(1, len(owners) // 50)]:
@@ -249,7 +251,7 @@ async def redis_part(url: str, args: argparse.Namespace) -> bool:
     try:
         await redis.flushall()
         config = FeedConfig()
-        timelines = Timelines(redis, "feed", max_len=config.max_len, ttl=config.ttl)
+        timelines = RedisTimelines(redis, "feed", max_len=config.max_len, ttl=config.ttl)
         owners = follower_ids(args.feeds)
         t0 = time.perf_counter()
         await fill_feeds(redis, [timelines.key(o) for o in owners], args.entries)
@@ -313,7 +315,7 @@ async def e2e_part(database_url: str, redis_url: str, args: argparse.Namespace) 
         config = dataclasses.replace(
             FeedConfig(), pull_threshold=max(FeedConfig().pull_threshold, n + 1)
         )
-        stores = FeedStores.on(redis, config)
+        stores = feed_stores(redis, config)
         author = new_id()
         t0 = time.perf_counter()
         async with engine.begin() as conn:

@@ -41,6 +41,8 @@ from pathlib import Path
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore import Call, ClusterFeedRedis, FeedRedis
+from adapters.feedstore.stores import feed_stores
 from app.database import create_engine
 from app.embedded import spawn, stop_process
 from app.embedded.cluster import EmbeddedRedisCluster
@@ -54,10 +56,9 @@ from bench._support import (
     throwaway_database,
 )
 from domain.db import new_id
-from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.config import FeedConfig
 from domain.feed.fan_out import fan_out_post
 from domain.feed.timelines import SENTINEL
-from domain.feedstore import Call, ClusterFeedRedis, FeedRedis
 from domain.posts.create_post import create_post
 
 GOAL_CLUSTER_RATIO = 0.8
@@ -163,7 +164,7 @@ async def part1(
         stores = {"one Redis": single, "cluster": clustered}
         t0 = time.perf_counter()
         for store in stores.values():
-            keys = [FeedStores.on(store, config).feeds.key(f) for f in followers]
+            keys = [feed_stores(store, config).feeds.key(f) for f in followers]
             await fill(store, keys, args.entries, payload)
         print(
             f"{n:,} followers, feeds of {args.entries} entries on both stores"
@@ -178,7 +179,7 @@ async def part1(
                 )
                 r0 = await redis_cpu(servers[name])
                 c0, t = time.process_time(), time.perf_counter()
-                result = await fan_out_post(engine, FeedStores.on(store, config), config, post.id)
+                result = await fan_out_post(engine, feed_stores(store, config), config, post.id)
                 took, cpu = time.perf_counter() - t, time.process_time() - c0
                 r1 = await redis_cpu(servers[name])
                 if result.mode != "push" or result.feeds_written != n:
@@ -322,7 +323,7 @@ async def part2(db_url: str, single_url: str, cluster: EmbeddedRedisCluster, arg
         author, followers = await make_author(engine, n)
         config = dataclasses.replace(FeedConfig(), pull_threshold=n + 1)
         payload = await dumped_feed(single_url, args.entries)
-        keys = [FeedStores.on(clustered, config).feeds.key(f) for f in followers]
+        keys = [feed_stores(clustered, config).feeds.key(f) for f in followers]
         await fill(clustered, keys, args.entries, payload)
         results = {}
         with tempfile.TemporaryDirectory(prefix="roost-bench-workers-") as folder:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from adapters.feedstore.timelines import RedisTimelines
 from bench._support import (
     bench_output,
     dedicated_redis,
@@ -66,7 +67,7 @@ from bench.fanout import (
     summarize,
 )
 from domain.feed.config import FeedConfig
-from domain.feed.timelines import Entry, Timelines
+from domain.feed.timelines import Entry
 
 GOAL_BYTES = 50
 GOAL_RATE = 100_000
@@ -101,7 +102,7 @@ class Option:
     negated: bool = False
 
 
-def negated_writer(timelines: Timelines) -> Writer:
+def negated_writer(timelines: RedisTimelines) -> Writer:
     """``Timelines.add`` for negated scores (one script call per page)."""
     script = timelines.redis.register_script(_ADD_NEGATED)
 
@@ -123,7 +124,7 @@ class MemoryFigures:
 
 
 async def measure_memory(
-    redis: Redis, timelines: Timelines, option: Option, feeds: int, entries: int
+    redis: Redis, timelines: RedisTimelines, option: Option, feeds: int, entries: int
 ) -> MemoryFigures:
     """Fill ``feeds`` distinct full feeds and return their bytes per entry."""
     await redis.flushall()
@@ -147,7 +148,7 @@ async def measure_memory(
 
 
 async def measure_fanout(
-    redis: Redis, timelines: Timelines, option: Option, feeds: int, entries: int, rounds: int
+    redis: Redis, timelines: RedisTimelines, option: Option, feeds: int, entries: int, rounds: int
 ) -> tuple[float, float, list[list[object]]]:
     """Fill ``feeds`` full feeds and time one post into all of them per round; return
     the median feeds/s one page after the other, with two pages in flight, and the
@@ -173,7 +174,7 @@ async def bench(url: str, args: argparse.Namespace) -> None:
     redis = Redis.from_url(url)
     try:
         config = FeedConfig()
-        timelines = Timelines(redis, "feed", max_len=config.max_len, ttl=config.ttl)
+        timelines = RedisTimelines(redis, "feed", max_len=config.max_len, ttl=config.ttl)
         print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {await redis_info(redis)}")
         options = [
             Option("skiplist", DEFAULT_LIMIT),

@@ -8,7 +8,8 @@ prints, per scenario, the API's CPU per request and its split by phase:
 
 - ``http``: uvicorn, starlette, httptools/h11 and Roost's HTTP guards (``app/``);
 - ``auth``: JWT decoding and the session check;
-- ``parse`` / ``validate`` / ``execute``: graphql-core's three steps;
+- ``parse`` / ``validate`` / ``execute``: graphql-core's three steps (``execute``
+  includes Roost's planned execution, app/execution_plan.py);
 - ``strawberry``: Strawberry's schema, extensions and field wrappers;
 - ``dataloader``: aiodataloader;
 - ``resolvers``: Roost's own ``schema/``, ``resolvers/`` and ``domain/`` code;
@@ -77,7 +78,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dataloader", ("aiodataloader",)),
     ("parse", ("graphql/language/",)),
     ("validate", ("graphql/validation/",)),
-    ("execute", ("graphql/",)),
+    ("execute", ("graphql/", "app/execution_plan")),
     ("strawberry", ("strawberry/",)),
     ("auth", ("jwt/", "app/sessions", "domain/identity/")),
     ("resolvers", ("schema/", "resolvers/", "domain/")),
@@ -131,10 +132,18 @@ def split(raw: str) -> Counter[str]:
 
 
 def profile(
-    pid: int, url: str, body: bytes, token: str | None, expect: str, seconds: int, clients: int
+    pid: int,
+    url: str,
+    body: bytes,
+    token: str | None,
+    expect: str,
+    seconds: int,
+    clients: int,
+    keep: Path | None = None,
 ) -> tuple[float, float, Counter[str]]:
     """Load ``url`` for ``seconds`` while py-spy samples ``pid``; return (requests per
-    second, API CPU ms per request, samples per phase)."""
+    second, API CPU ms per request, samples per phase). ``keep``: where to write
+    py-spy's raw samples (collapsed stacks) too."""
     proc = psutil.Process(pid)
     with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as out:
         path = out.name
@@ -153,6 +162,8 @@ def profile(
     spy.wait(timeout=seconds + 60)
     raw = Path(path).read_text(errors="replace")
     os.unlink(path)
+    if keep is not None:
+        keep.write_text(raw)
     cpu = (t1.user - t0.user) + (t1.system - t0.system)
     if got.bad or not got.requests:
         raise AssertionError(f"{got.bad} bad answers of {got.requests}: {got.bad_sample}")
@@ -185,7 +196,13 @@ def run(args: argparse.Namespace, url: str, redis_url: str, logs: Path) -> None:
                 expect_count=1,
                 authorization=auth,
             )  # fmt: skip  (warm-up)
-            rps, ms, counts = profile(api.pid, gql, body, token, expect, args.seconds, args.clients)
+            keep = None
+            if args.raw:
+                args.raw.mkdir(parents=True, exist_ok=True)
+                keep = args.raw / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".txt")
+            rps, ms, counts = profile(
+                api.pid, gql, body, token, expect, args.seconds, args.clients, keep
+            )
             print(f"{name}: {rps:,.0f} req/s, API CPU {ms:.2f} ms/request, "
                   f"{sum(counts.values())} samples")  # fmt: skip
             columns.append((name, ms, counts))
@@ -210,6 +227,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--viewers", default="sd195,sd2494", help="comma-separated usernames")
     p.add_argument("--posts", type=int, default=200_000, help="posts to seed (200,000)")
     p.add_argument("--graph", type=Path, default=Settings().graph_path)
+    p.add_argument(
+        "--raw", type=Path, help="a folder for py-spy's raw samples, one file per scenario"
+    )
     return p.parse_args(argv)
 
 

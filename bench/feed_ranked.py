@@ -53,6 +53,8 @@ import httpx
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.ranking_signals import RedisRankingSignals
 from app.database import create_engine
 from bench._support import (
     bench_output,
@@ -64,9 +66,8 @@ from bench._support import (
     throwaway_database,
 )
 from bench.feed_read import Server, make_data, server_process, viewer_token
+from domain.feed.ports import Engagement
 from domain.feed.ranking import RankingConfig
-from domain.feed.ranking_signals import Engagement, RankingSignals
-from domain.feedstore import FeedRedis
 
 GOAL_RATIO = 0.8
 PAGE = 20
@@ -108,7 +109,7 @@ async def write_signals(database_url: str, redis_url: str, viewer: uuid.UUID) ->
     finally:
         await engine.dispose()
     store = FeedRedis(Redis.from_url(redis_url))
-    signals = RankingSignals(store, RankingConfig())
+    signals = RedisRankingSignals(store, RankingConfig())
     now = dt.datetime.now(dt.UTC)
     rng = random.Random(11)
     n = 0

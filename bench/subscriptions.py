@@ -71,6 +71,7 @@ import httpx
 import psutil
 from sqlalchemy import text
 
+from adapters.feedstore.publisher import RedisPublisher
 from app.embedded import _free_port, spawn, stop_process
 from bench._support import (
     bench_output,
@@ -356,7 +357,6 @@ async def _drive(spec: dict) -> None:
     from app.database import create_engine
     from app.jobs import ArqDispatcher
     from domain.engagement.like_post import like_post
-    from domain.realtime import RealtimePublisher
 
     engine = create_engine(spec["database_url"], pool_size=24, max_overflow=8)
     pool = None
@@ -369,7 +369,7 @@ async def _drive(spec: dict) -> None:
             dsn.render_as_string(hide_password=False), min_size=8, max_size=24
         )
     redis = Redis.from_url(spec["redis_url"])
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     dispatcher = (
         ArqDispatcher(spec["redis_url"], spec["queue"]) if spec["engagement"] == "outbox" else None
     )

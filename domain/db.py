@@ -10,9 +10,7 @@ import datetime as dt
 import uuid
 from typing import Any, TypeAlias
 
-import asyncpg
 from sqlalchemy import MetaData, Row
-from sqlalchemy.ext.asyncio import AsyncConnection
 from uuid_utils.compat import uuid7
 
 #: A result row of any shape (what ``text()`` statements return), for row mappers.
@@ -39,14 +37,3 @@ def new_id() -> uuid.UUID:
 def utcnow() -> dt.datetime:
     """Return the current time as an aware UTC datetime (microsecond precision)."""
     return dt.datetime.now(dt.UTC)
-
-
-async def asyncpg_connection(conn: AsyncConnection) -> asyncpg.Connection:
-    """The asyncpg connection under ``conn``, for driver-level calls (``COPY``) that run
-    inside the transaction open on ``conn``. Raises RuntimeError if ``conn`` has been
-    invalidated (SQLAlchemy then holds no driver connection)."""
-    raw = await conn.get_raw_connection()
-    driver = raw.driver_connection
-    if not isinstance(driver, asyncpg.Connection):
-        raise RuntimeError(f"no asyncpg connection under this connection: {driver!r}")
-    return driver

@@ -53,3 +53,10 @@ class PermissionDeniedError(DomainError):
     """The actor may not do this to the target (self-follow, blocked, banned target, …)."""
 
     code = "FORBIDDEN"
+
+
+class StoreError(Exception):
+    """A store behind one of domain's ports failed (a Redis node unreachable, a command
+    refused). Not a use case's answer: the adapter raises it from the driver's error
+    (its ``__cause__``), and callers choose the fallback (PostgreSQL, best effort) or
+    let it propagate (SERVICE_UNAVAILABLE when the cause says the server is down)."""

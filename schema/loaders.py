@@ -2,7 +2,7 @@
 
 Created fresh for every request (and, later, every subscription event) so nothing is
 cached across users. Each batch runs one statement for all the keys collected in that
-tick, directly on asyncpg over a pooled connection (domain.fetch: one round trip, no
+tick, directly on asyncpg over a pooled connection (domain.reads: one round trip, no
 transaction), and answers in key order.
 """
 

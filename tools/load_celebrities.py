@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import asyncpg_connection, new_id, utcnow
+from adapters.postgres.driver import asyncpg_connection
+from domain.db import new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.outbox.dispatch import Dispatcher

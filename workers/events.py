@@ -19,6 +19,7 @@ from typing import Any
 
 from arq import Retry
 
+from adapters.unavailable import unavailable_dependency
 from app.throttle import ThrottledLog
 from domain import metrics
 from domain.outbox.jobs import CONSUME_EVENT, job_id
@@ -30,7 +31,6 @@ from domain.outbox.process import (
     process_delivery,
     redrive_soon,
 )
-from domain.unavailable import unavailable_dependency
 from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.events")
@@ -51,7 +51,7 @@ def backoff(attempt: int, rng: random.Random | None = None) -> float:
 async def consume_outbox_event(ctx: dict[str, Any], event_id: str, consumer: str) -> str:
     """Run ``consumer`` on one outbox event; retry, then dead-letter that pair, on failure.
 
-    A failure because PostgreSQL or Redis is down (domain/unavailable.py) is retried
+    A failure because PostgreSQL or Redis is down (adapters/unavailable.py) is retried
     the same way but never dead-lettered: the event stays in the outbox, due again in a
     second, and the relay re-drives it once the server is back ("deferred").
     """

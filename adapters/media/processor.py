@@ -19,6 +19,7 @@ from adapters.media.containers import check_container
 from adapters.media.fingerprints import sha256_file
 from adapters.media.images import process_photo
 from adapters.media.sniff import check_kind, sniff
+from adapters.media.video import process_video
 from domain.media.ports import MediaKind, MediaLimits, MediaRejectedError, ProcessedMedia
 
 
@@ -65,4 +66,15 @@ class PillowAvProcessor:
                 phash=photo.phash,
                 variants=photo.variants,
             )
-        raise MediaRejectedError("UNSUPPORTED_TYPE", "Videos are not processed yet.")
+        clip = process_video(source, out_dir, limits)
+        return ProcessedMedia(
+            kind="video",
+            mime_type=found.mime_type,
+            width=clip.width,
+            height=clip.height,
+            blurhash=clip.blurhash,
+            sha256=sha256,
+            phash=clip.phash,
+            variants=clip.variants,
+            duration_s=clip.duration_s,
+        )

@@ -183,6 +183,14 @@ def _serve(
         signal.signal(signal.SIGHUP, previous)
 
 
+#: What ``roost run``'s banner says of its shape: one API process with an access log.
+DEVELOPMENT_SERVER = [
+    "  This is a development server: one API process, an access line per request.",
+    "  To serve at full speed (one API process per CPU, no access log), run",
+    "  `roost serve` (and `roost worker`) on the same DATABASE_URL and REDIS_URL.",
+]
+
+
 def _banner(settings: Settings, data: DataState | None = None, worker_note: str = "") -> str:
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     lines = [
@@ -205,6 +213,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
         ]
     if worker_note:
         lines.append(f"  {worker_note}")
+    lines += DEVELOPMENT_SERVER
     lines += ["  Ctrl-C stops the API, the worker and the embedded servers.", ""]
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@ hands it to the bounded queue of every local subscriber of its channel.
 
 It also keeps the presence of the users with an open feed subscription in
 ``rt:online`` (a sorted set scored by expiry), refreshed by a heartbeat, so fan-out
-publishes only to them (see :class:`~domain.realtime.publisher.RealtimePublisher`).
+publishes only to them (see :class:`~adapters.feedstore.publisher.RedisPublisher`).
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from adapters.feedstore import Call, FeedRedis, as_feed_redis
 from app.realtime.links import PlainLink, ShardedLink, open_link
 from domain import metrics
-from domain.feedstore import Call, FeedRedis, as_feed_redis
-from domain.realtime.channels import ONLINE_KEY, decode_event
+from domain.realtime.channels import ONLINE_KEY, decode_event, now_ms
 from domain.realtime.ports import HubClosedError
-from domain.realtime.publisher import now_ms
 
 __all__ = ["BATCH", "Hub", "HubClosedError", "Subscription"]
 

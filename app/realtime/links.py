@@ -28,7 +28,7 @@ from typing import Any
 
 from redis.asyncio.client import PubSub
 
-from domain.feedstore import ClusterFeedRedis, FeedRedis
+from adapters.feedstore import ClusterFeedRedis, FeedRedis
 
 log = logging.getLogger("roost.realtime")
 

@@ -25,7 +25,6 @@ from domain.accounts.config import AccountsConfig
 from domain.accounts.purge_feeds import forget_progress, purge_author_feeds
 from domain.counters import add_deltas
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.ranking_signals import forget_account
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append
@@ -80,7 +79,7 @@ async def purge_due_accounts(
 ) -> PurgeRun:
     """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
     them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Raises
-    DBAPIError / RedisError (the next run resumes)."""
+    DBAPIError / StoreError (the next run resumes)."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []
@@ -145,7 +144,7 @@ async def purge_account(
     await _finish(engine, user_id, counter_shards=counter_shards)
     if stores is not None:
         await forget_progress(stores, user_id)
-        await forget_account(stores.feeds.store, user_id)  # the ranked feed's signals
+        await stores.signals.forget_account(user_id)  # the ranked feed's signals
     return True
 
 

@@ -46,14 +46,10 @@ async def purge_author_feeds(
     at a time, and each page's removal is split so one script call removes at most
     :data:`MAX_REMOVALS_PER_CALL` members. Idempotent: it runs before the follows and
     posts are deleted (once the posts are gone there is nothing left to remove). Raises
-    DBAPIError / RedisError (the job retries).
+    DBAPIError / StoreError (the job retries).
     """
-    redis = stores.feeds.redis
     key = progress_key(author_id)
-    # redis-py types the asyncio client's hash commands as "Awaitable[T] | T" (one
-    # signature for both clients): the [misc] ignores below are for that alone.
-    saved = await redis.hgetall(key)  # type: ignore[misc]
-    state = {k.decode(): v.decode() for k, v in saved.items()}
+    state = await stores.marks.get(key)
     if "done" not in state:
         async with engine.connect() as conn:
             entries = await author_recent_entries(conn, author_id, limit=config.max_len * 2)
@@ -76,11 +72,9 @@ async def purge_author_feeds(
                 break
             if deadline is not None and time.monotonic() > deadline:
                 progress = {"ts": after[0].isoformat(), "id": str(after[1])}
-                await redis.hset(key, mapping=progress)  # type: ignore[misc]
-                await redis.expire(key, PROGRESS_TTL_S)
+                await stores.marks.put(key, progress, PROGRESS_TTL_S)
                 return False
-        await redis.hset(key, "done", "1")  # type: ignore[misc]
-        await redis.expire(key, PROGRESS_TTL_S)
+        await stores.marks.put(key, {"done": "1"}, PROGRESS_TTL_S)
     await stores.feeds.drop(author_id)
     await stores.author_posts.drop(author_id)
     return True
@@ -88,4 +82,4 @@ async def purge_author_feeds(
 
 async def forget_progress(stores: FeedStores, author_id: uuid.UUID) -> None:
     """Once the purge finished: its place in the followers is no longer needed."""
-    await stores.feeds.redis.delete(progress_key(author_id))
+    await stores.marks.delete(progress_key(author_id))

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
 from domain.engagement.hashtags import fold_tag
-from domain.fetch import fetch_rows
 from domain.keyset import Position
+from domain.reads import fetch_rows
 
 
 async def likers_page(

@@ -6,12 +6,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.feed.ports import Marks, RankedWindows, RankingSignals, Timelines
 from domain.feed.ranking import RankingConfig
-from domain.feed.timelines import Timelines
-from domain.feedstore import FeedRedis, as_feed_redis
 
 
 @dataclass(frozen=True)
@@ -29,29 +27,17 @@ class FeedConfig:
 
 @dataclass(frozen=True)
 class FeedStores:
-    """The two timeline families: home feeds (``feed:{user}``) and each author's recent
-    posts (``posts:{author}``, read at merge time for pull authors)."""
+    """The feed's stores (the ports of :mod:`domain.feed.ports`, built by the
+    composition root on one feed store): the two timeline families, home feeds
+    (``feed:{user}``) and each author's recent posts (``posts:{author}``, read at merge
+    time for pull authors); the ranked feed's signals and frozen windows; and the saved
+    places of long jobs."""
 
     feeds: Timelines
     author_posts: Timelines
+    signals: RankingSignals
+    windows: RankedWindows
+    marks: Marks
     #: Where rebuilds load from (the primary; None: the reader's engine). A replica
     #: could lag behind a post whose fan-out already skipped the missing timeline.
     rebuild_engine: AsyncEngine | None = None
-
-    @classmethod
-    def on(
-        cls,
-        redis: Redis | FeedRedis,
-        config: FeedConfig,
-        *,
-        rebuild_engine: AsyncEngine | None = None,
-    ) -> FeedStores:
-        """Build both families on one feed store (a standalone or cluster
-        :class:`~domain.feedstore.FeedRedis`, or a plain ``Redis`` client; binary
-        replies, decode_responses off)."""
-        store = as_feed_redis(redis)
-        return cls(
-            feeds=Timelines(store, "feed", max_len=config.max_len, ttl=config.ttl),
-            author_posts=Timelines(store, "posts", max_len=config.max_len, ttl=config.ttl),
-            rebuild_engine=rebuild_engine,
-        )

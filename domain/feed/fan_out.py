@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import read_counts
 from domain.db import utcnow
+from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.policy import Mode, next_mode
 from domain.feed.sources import active_followers_page, author_recent_entries
@@ -66,7 +66,7 @@ async def fan_out_post(
     * ``listener`` hears of the author's feed, of each page once written, and of a pull
       post once its mode is settled.
 
-    Raises RedisError / DBAPIError on infrastructure failure (the job retries). A feed
+    Raises StoreError / DBAPIError on infrastructure failure (the job retries). A feed
     store node that fails (a Redis Cluster master down) fails only its own feeds' writes:
     the other feeds are all written before the error is raised.
     """
@@ -86,12 +86,12 @@ async def fan_out_post(
     # A feed store node that fails does not stop the others' writes: every reachable
     # feed gets the post now, and the first failure is raised at the end (the job
     # retries, which rewrites everything idempotently, then dead-letters).
-    failures: list[RedisError] = []
+    failures: list[StoreError] = []
 
     async def write(targets: list[uuid.UUID]) -> int:
         try:
             n = await stores.feeds.add(targets, [entry])
-        except RedisError as exc:
+        except StoreError as exc:
             failures.append(exc)
             return 0
         if listener is not None:
@@ -100,7 +100,7 @@ async def fan_out_post(
 
     try:
         await stores.author_posts.add([author_id], [entry])
-    except RedisError as exc:
+    except StoreError as exc:
         failures.append(exc)
     await write([author_id])
 
@@ -146,7 +146,7 @@ def _lag(created_at: dt.datetime) -> float:
     return max(0.0, time.time() - created_at.timestamp())
 
 
-def _raise_first(failures: list[RedisError]) -> None:
+def _raise_first(failures: list[StoreError]) -> None:
     if failures:
         raise failures[0]
 

@@ -38,7 +38,7 @@ async def merge_author_into_feed(
     they flip back to push the follower's feed must already hold their older posts.
 
     Idempotent; returns the number of entries offered (0 when not following any more).
-    Raises DBAPIError / RedisError (the job retries).
+    Raises DBAPIError / StoreError (the job retries).
     """
     async with engine.begin() as conn:
         await advisory_xact_lock(conn, PAIR_LOCK, follower_id, author_id)
@@ -64,7 +64,7 @@ async def remove_author_from_feed(
     follows (the fan-out reads live follows); a fan-out page read just before the
     unfollow committed may still land afterwards, and the read drops any post whose
     author the viewer no longer follows. Returns the number of entries removed.
-    Raises DBAPIError / RedisError (the job retries).
+    Raises DBAPIError / StoreError (the job retries).
     """
     async with engine.begin() as conn:
         await advisory_xact_lock(conn, PAIR_LOCK, follower_id, author_id)

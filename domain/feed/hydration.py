@@ -6,7 +6,7 @@ viewer's relations to that author that the visibility rule decides on (a block e
 way, a live follow, a mute) and, when the query asks for them, the author's counts,
 the post's counts and whether the viewer liked it. Read one loader at a time, that is
 six or seven statements, each on its own pooled connection; here it is one statement,
-on asyncpg directly (domain.fetch), whose every per-author and per-post fact is a probe
+on asyncpg directly (domain.reads), whose every per-author and per-post fact is a probe
 of a primary key or a partial index (a LATERAL ... LIMIT 1 per key, which the planner
 cannot turn into a hashed scan of all the viewer's follows), so its plan (prepared,
 hence generic after a few runs) costs the same however many accounts the viewer
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.fetch import fetch_rows
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
+from domain.reads import fetch_rows
 from domain.visibility.rules import visible_count
 from domain.visibility.sql import (
     BLOCK_PARTNERS,

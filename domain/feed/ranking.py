@@ -32,6 +32,19 @@ from typing import NamedTuple
 
 from domain.feed.timelines.entries import Entry, score_of
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def ms_of(at: dt.datetime) -> int:
+    """``at`` as whole milliseconds since the Unix epoch."""
+    return (at - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
+    """The creation time of a UUIDv7 (its first 48 bits: ms since the epoch)."""
+    return _EPOCH + dt.timedelta(milliseconds=value.int >> 80)
+
+
 #: The media kinds a post can be: ``video`` if it holds a video, else ``image`` if it
 #: holds media, else ``text`` (domain.feed.ranking_queries.KIND_SQL). Preferences are
 #: only ever for a media kind.

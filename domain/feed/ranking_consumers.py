@@ -1,6 +1,6 @@
 """The outbox topics the ranked feed's signals consume (README "Home feed", Ranked
 order): likes and comments feed the post's velocity, the author's average rate and the
-actor's proximity and media preference (:mod:`domain.feed.ranking_signals`); unlikes
+actor's proximity and media preference (the ``RankingSignals`` port); unlikes
 and comment deletions take theirs out of the velocity. Each handler is idempotent; the
 time of an engagement is its outbox event's (a UUIDv7), so a replay records the same."""
 
@@ -12,10 +12,9 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
-from domain.feed.ranking import RankingConfig
+from domain.feed.ports import Engagement, RankingSignals
+from domain.feed.ranking import time_of_uuid7
 from domain.feed.ranking_queries import KIND_SQL
-from domain.feed.ranking_signals import Engagement, RankingSignals, time_of_uuid7
-from domain.feedstore import FeedRedis
 from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
 from domain.outbox.process import Consumer
 
@@ -32,11 +31,10 @@ _COMMENTED_KIND = text(
 )
 
 
-def ranking_consumer(engine: AsyncEngine, store: FeedRedis, config: RankingConfig) -> Consumer:
+def ranking_consumer(engine: AsyncEngine, signals: RankingSignals) -> Consumer:
     """The ``ranking`` consumer (domain.outbox.registry): LikeCreated, LikeRemoved,
     CommentCreated and CommentDeleted; a creation reads the post's media and whether
     the like or comment is still there (one statement)."""
-    signals = RankingSignals(store, config)
 
     async def record(
         still_there: TextClause,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.fetch import fetch_rows
+from domain.reads import fetch_rows
 
 #: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT): ``video`` if any file
 #: is a video, else ``image`` if it has any file, else ``text``.
@@ -29,7 +29,7 @@ async def live_post_facts(
 ) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
     """``{post id: (author id, media kind)}`` of the live posts among ``ids`` (deleted
     and missing ones are absent), in one statement: on an engine, one round trip
-    outside any transaction (:func:`domain.fetch.fetch_rows`). Raises what the
+    outside any transaction (:func:`domain.reads.fetch_rows`). Raises what the
     database driver raises."""
     if not ids:
         return {}

@@ -20,18 +20,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain import metrics
+from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
+from domain.feed.ports import RebuildBusyError, Timelines
 from domain.feed.sources import (
     author_recent_entries,
     authors_entries_sql,
     followed_pull_authors,
     home_entries_sql,
 )
-from domain.feed.timelines import Entry, RebuildBusyError, Timelines, read_pages
+from domain.feed.timelines import Entry
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ async def read_home_feed(
     try:
         source = _RedisSource(engine, stores, config, viewer_id)
         return await _fill(source, first, before, visible, "redis")
-    except RedisError as exc:
+    except StoreError as exc:
         log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
         metrics.current().feed_fallback()
         return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
@@ -187,12 +188,12 @@ class _RedisSource:
         end) rather than a window."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
-        pages = await read_pages(wanted, before, count, strict=False)
+        pages = await feeds.read_pages(wanted, before, count, strict=False)
         misses = pages.count(None)
         metrics.current().feed_timelines_read(len(pages) - misses, misses)
         out: list[tuple[list[Entry], bool]] = []
         for (timelines, owner), page in zip(wanted, pages, strict=True):
-            if isinstance(page, RedisError):
+            if isinstance(page, StoreError):
                 if timelines is feeds:
                     raise page  # the viewer's own feed: the whole page from PostgreSQL
                 # A pull author's store on a feed store node that is down: as if its

@@ -4,12 +4,13 @@ order; docs/design.md "Home feed").
 The first page reads the candidate window the chronological read assembles (the newest
 ``window`` entries of the cached feed merged with the pull authors', through
 :func:`domain.feed.read_feed.read_home_feed`, so ranking adds no per-follower write),
-scores them (:mod:`domain.feed.ranking`, signals from :mod:`domain.feed.ranking_signals`)
-and freezes the ranked order (:mod:`domain.feed.ranked_windows`). Later pages slice the
-frozen window, so no post is repeated or skipped while scores change; past its end the
-feed goes on chronologically from the window's oldest post (the *tail*). Posts that
-became invisible since (deleted, blocked, unfollowed, muted) are dropped by the same
-``visible`` check as the chronological page, and the page scans on past them.
+scores them (:mod:`domain.feed.ranking`, signals from the ``RankingSignals`` port)
+and freezes the ranked order (the ``RankedWindows`` port, :mod:`domain.feed.ports`).
+Later pages slice the frozen window, so no post is repeated or skipped while scores
+change; past its end the feed goes on chronologically from the window's oldest post
+(the *tail*). Posts that became invisible since (deleted, blocked, unfollowed, muted)
+are dropped by the same ``visible`` check as the chronological page, and the page
+scans on past them.
 
 When Redis fails, the signals are read as none (ranked by recency: the chronological
 order) and a window that cannot be frozen makes the page the chronological one, with
@@ -26,14 +27,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.ranked_windows import RankedWindows, Window
+from domain.feed.ports import Window
 from domain.feed.ranking import Candidate, Signals, rank
 from domain.feed.ranking_queries import live_post_facts
-from domain.feed.ranking_signals import RankingSignals
 from domain.feed.read_feed import Visible, read_home_feed
 from domain.feed.timelines import Entry
 
@@ -84,7 +84,7 @@ async def read_ranked_feed(
     position whose window is gone (or unreadable: Redis failed). Never raises for
     Redis trouble otherwise (see the module)."""
     cfg = config.ranking
-    windows = RankedWindows(stores.feeds.store, cfg.freeze)
+    windows = stores.windows
 
     async def chronological(before: Entry | None, n: int) -> RankedPage:
         page = await read_home_feed(
@@ -98,7 +98,7 @@ async def read_ranked_feed(
             return await chronological(after.entry, first)
         try:
             window = await windows.load(viewer_id, window_id)
-        except RedisError:  # as good as gone: the walk starts again (chronological)
+        except StoreError:  # as good as gone: the walk starts again (chronological)
             log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
             window = None
         if window is None:
@@ -117,7 +117,7 @@ async def read_ranked_feed(
     candidates = [
         Candidate(e, *fact) for e in found.entries if (fact := facts.get(e.post_id)) is not None
     ]
-    signals = RankingSignals(stores.feeds.store, cfg)
+    signals = stores.signals
     authors = {c.entry.post_id: c.author_id for c in candidates}
     scored = await _or_none(signals.read(viewer_id, authors, now), viewer_id) or Signals()
     ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
@@ -130,7 +130,7 @@ async def read_ranked_feed(
     )
     if isinstance(page, BaseException):
         raise page
-    if isinstance(saved, RedisError):
+    if isinstance(saved, StoreError):
         log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=saved)
         return await chronological(None, first)
     if isinstance(saved, BaseException):
@@ -142,7 +142,7 @@ async def _or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
     """The signals read, or None when Redis fails (ranked by recency alone)."""
     try:
         return await read
-    except RedisError:
+    except StoreError:
         log.warning("ranking signals of %s unavailable: recency only", viewer_id, exc_info=True)
         return None
 

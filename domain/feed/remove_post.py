@@ -6,10 +6,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable
 
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
+from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.sources import active_followers_page
 
@@ -29,15 +29,15 @@ async def remove_post_from_feeds(
     Whatever the author's mode now: a pull author's post may sit in feeds all the same
     (pushed before a flip, merged by a follow, or loaded by a rebuild). Followers idle
     longer got no pushes and have their feed rebuilt when they return. Idempotent;
-    returns how many feed entries were removed. Raises DBAPIError / RedisError (the
-    job retries), a RedisError only after every reachable feed was done.
+    returns how many feed entries were removed. Raises DBAPIError / StoreError (the
+    job retries), a StoreError only after every reachable feed was done.
     """
-    failures: list[RedisError] = []  # a node down fails its feeds only; raised at the end
+    failures: list[StoreError] = []  # a node down fails its feeds only; raised at the end
 
     async def attempt(removal: Awaitable[int]) -> int:
         try:
             return await removal
-        except RedisError as exc:
+        except StoreError as exc:
             failures.append(exc)
             return 0
 

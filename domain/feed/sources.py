@@ -11,8 +11,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.timelines import Entry, time_of
-from domain.fetch import fetch_rows
 from domain.keyset import Position
+from domain.reads import fetch_rows
 
 
 async def active_followers_page(
@@ -102,7 +102,7 @@ async def home_entries_sql(
 
     Same order and cursor meaning as the Redis feed. One statement: a LATERAL top-N per
     followee through ``posts_author_live_idx``, merged. ``db``: a connection, or an
-    engine (then one round trip on asyncpg, domain.fetch).
+    engine (then one round trip on asyncpg, domain.reads).
     """
     sql = _HOME_SQL.format(after=_AFTER if before else "")
     rows = await fetch_rows(db, sql, viewer_id, limit, *_cursor_args(before))

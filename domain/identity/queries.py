@@ -11,8 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import AnyRow
-from domain.fetch import fetch_rows
 from domain.identity.models import users
+from domain.reads import fetch_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ async def users_by_ids(
     db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, UserRecord]:
     """Return ``{id: UserRecord}`` for the ids that exist, in one statement (on an
-    engine: one round trip, domain.fetch)."""
+    engine: one round trip, domain.reads)."""
     if not ids:
         return {}
     rows = await fetch_rows(

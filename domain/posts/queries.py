@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.fetch import fetch_rows
 from domain.keyset import Position
+from domain.reads import fetch_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ async def posts_by_ids(
     db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, PostRecord]:
     """Return ``{id: PostRecord}`` (deleted ones included, flagged) in one statement (on
-    an engine: one round trip, domain.fetch)."""
+    an engine: one round trip, domain.reads)."""
     if not ids:
         return {}
     rows = await fetch_rows(

@@ -13,10 +13,11 @@ items and notifications of one user) and ``rt:post:{<post id>}`` (engagement of 
 post). ``rt:online`` is the presence registry: the users with an open
 ``feedItemAdded`` subscription somewhere, so fan-out publishes only to them.
 
-Modules: ``channels`` (names, event encoding), ``publisher`` (PUBLISH, presence-filtered
-feed items), ``ports`` (what subscribers use of the hub: ``Subscriptions``,
-``Subscription``, ``HubClosedError``; the hub itself, the per-process multiplexer and
-presence heartbeat, and its Redis pub/sub links live in app/realtime/),
+Modules: ``channels`` (names, event encoding), ``ports`` (``RealtimePublisher``, what
+writers publish through, on Redis in adapters.feedstore.publisher; what subscribers
+use of the hub: ``Subscriptions``, ``Subscription``, ``HubClosedError``; the hub
+itself, the per-process multiplexer and presence heartbeat, and its Redis pub/sub
+links live in app/realtime/),
 ``feed_items`` (the fan-out's listener: push pages and pull authors' online
 followers), ``queries`` (the batched per-subscriber engagement read), ``consumers``
 (outbox handlers publishing engagement changes).
@@ -31,8 +32,12 @@ from domain.realtime.channels import (
     post_channel,
     user_channel,
 )
-from domain.realtime.ports import HubClosedError, Subscription, Subscriptions
-from domain.realtime.publisher import RealtimePublisher
+from domain.realtime.ports import (
+    HubClosedError,
+    RealtimePublisher,
+    Subscription,
+    Subscriptions,
+)
 
 __all__ = [
     "ENGAGEMENT",

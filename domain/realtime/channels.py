@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any
 
@@ -14,6 +15,11 @@ ENGAGEMENT = "engagement"  # {"post_id"} on rt:post:{post}
 #: Sorted set of users with an open feed subscription: member the user id (text),
 #: score the time in epoch milliseconds until which their presence holds.
 ONLINE_KEY = "rt:online"
+
+
+def now_ms() -> int:
+    """Epoch milliseconds: the clock of presence scores."""
+    return int(time.time() * 1000)
 
 
 def user_channel(user_id: uuid.UUID | str) -> str:

@@ -7,7 +7,7 @@ import uuid
 
 from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
 from domain.outbox.process import Consumer
-from domain.realtime.publisher import RealtimePublisher
+from domain.realtime.ports import RealtimePublisher
 
 
 def realtime_consumer(publisher: RealtimePublisher) -> Consumer:

@@ -23,7 +23,7 @@ from domain.counters import read_counts
 from domain.db import utcnow
 from domain.feed.config import FeedConfig
 from domain.feed.sources import active_followers_page
-from domain.realtime.publisher import RealtimePublisher
+from domain.realtime.ports import RealtimePublisher
 
 log = logging.getLogger("roost.realtime")
 
@@ -80,7 +80,7 @@ async def publish_to_online_followers(
 ) -> int:
     """PUBLISH a feed item for ``post_id`` to each follower of ``author_id`` that has an
     open feed subscription; return how many were told. ``followers`` is the author's
-    follower count (chooses the smaller side to walk). Raises RedisError / DBAPIError.
+    follower count (chooses the smaller side to walk). Raises StoreError / DBAPIError.
     """
     if followers <= 0:
         return 0

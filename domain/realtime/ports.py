@@ -1,4 +1,6 @@
-"""The port a GraphQL subscription listens through: what schema/ and resolvers/ (and the
+"""The ports of real-time events: :class:`RealtimePublisher`, what use cases and
+consumers publish through (``adapters.feedstore.publisher`` on Redis pub/sub), and the
+port a GraphQL subscription listens through: what schema/ and resolvers/ (and the
 WebSocket session watch) use of the per-process hub.
 
 The adapter is :class:`app.realtime.hub.Hub`, one Redis pub/sub connection per process,
@@ -10,7 +12,7 @@ resolvers/ see only these protocols and :class:`HubClosedError`, so they never i
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -54,4 +56,36 @@ class Subscriptions(Protocol):
         Raises HubClosedError if the hub is closed, TimeoutError if the subscription is
         not confirmed in time, RedisError if the presence write fails.
         """
+        ...
+
+
+class RealtimePublisher(Protocol):
+    """Publishes id-only events (subscribers re-read and re-check what they point to);
+    best effort. Every method raises :class:`~domain.errors.StoreError` when the store
+    fails; callers that must not fail on it (use cases after their commit) catch it."""
+
+    async def feed_item(
+        self, post_id: uuid.UUID, author_id: uuid.UUID, recipients: Sequence[uuid.UUID]
+    ) -> int:
+        """Tell the ``recipients`` with an open feed subscription that ``post_id``
+        entered their feed; return how many were told."""
+        ...
+
+    async def notification_created(
+        self, recipient_id: uuid.UUID, notification_id: uuid.UUID
+    ) -> None:
+        """Tell ``recipient_id``'s subscriptions that a notification was created."""
+        ...
+
+    async def engagement_changed(self, post_id: uuid.UUID) -> None:
+        """Tell subscribers of ``post_id`` that its likes or comments changed."""
+        ...
+
+    async def online_count(self) -> int:
+        """How many users have an open feed subscription now."""
+        ...
+
+    def online_users(self, *, batch: int = 5_000) -> AsyncIterator[list[uuid.UUID]]:
+        """The users with an open feed subscription, about ``batch`` at a time (a user
+        may come twice)."""
         ...

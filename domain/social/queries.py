@@ -11,8 +11,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import read_counts
-from domain.fetch import fetch_rows
 from domain.keyset import Position
+from domain.reads import fetch_rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids
-from domain.fetch import fetch_rows
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, posts_by_ids
+from domain.reads import fetch_rows
 from domain.social.queries import blocked_among, followees_among, muted_among
 from domain.visibility.rules import visible_count
 from domain.visibility.sql import (

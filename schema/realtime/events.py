@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from graphql import GraphQLError
-from redis.exceptions import RedisError
 
+from domain.errors import StoreError
 from domain.notifications.queries import notifications_by_ids
 from schema import visibility
 from schema.context import Context, Realtime
@@ -105,5 +105,5 @@ async def publish_engagement(ctx: Context, post_id: uuid.UUID) -> None:
         return
     try:
         await rt.publisher.engagement_changed(post_id)
-    except RedisError:
+    except StoreError:
         log.warning("engagement of post %s not published", post_id, exc_info=True)

@@ -1,4 +1,4 @@
-"""The local object store (adapters/storage/local.py) against Roost's own endpoints over a
+"""The local object store (adapters/storage/local/) against Roost's own endpoints over a
 real socket (app/media_routes.py): signed uploads with their checks and hard size
 limit, nothing left behind by a refused or broken upload, published media served with
 immutable caching and byte ranges, quarantine never served."""
@@ -413,3 +413,43 @@ async def _until(check, within: float = 10.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "condition not reached"
         await asyncio.sleep(0.05)
+
+
+async def test_expect_100_continue_as_curl_sends_it(served) -> None:
+    base, store = served
+    key, data = raw_key(), os.urandom(1_500_000)  # curl asks first for bodies over 1 MB
+    target = store.presign_upload(key, content_type=JPEG, byte_size=len(data), expires_at=soon())
+    url = urlsplit(base)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    try:
+        writer.write(
+            (
+                f"PUT {path_of(target.url)} HTTP/1.1\r\nHost: x\r\nContent-Type: {JPEG}\r\n"
+                f"Content-Length: {len(data)}\r\nExpect: 100-continue\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        async with asyncio.timeout(10):
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 100")
+            writer.write(data)
+            await writer.drain()
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 201")
+    finally:
+        writer.close()
+    assert (await store.stat_raw(key)).size == len(data)
+
+    # Refused before the body: no 100, the refusal at once.
+    target = store.presign_upload(raw_key(), content_type=JPEG, byte_size=5, expires_at=soon())
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    try:
+        writer.write(
+            (
+                f"PUT {path_of(target.url)} HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+                "Content-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        async with asyncio.timeout(10):
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 415")
+    finally:
+        writer.close()

@@ -12,9 +12,10 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.publisher import RedisPublisher
 from domain.db import new_id
 from domain.moderation.set_user_status import set_user_status
-from domain.realtime import RealtimePublisher, user_channel
+from domain.realtime import user_channel
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.mute_user import mute_user
@@ -151,7 +152,7 @@ async def test_subscriptions_follow_the_mute_too(gql, engine, make_users, settin
             {"id": note, "me": me.id, "loud": loud.id, "ev": new_id()},
         )
     assert (await notes(gql, me))[1] == []
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     async with served(settings, engine) as url:
         client = await WSClient.open(url, TRANSPORT_WS, me.token)
         try:

@@ -11,9 +11,9 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.stores import feed_stores
 from app.cli.admin import _set_role
 from domain.counters.verify import verify_counts
-from domain.feed.config import FeedStores
 from domain.feed.graph_events import merge_author_into_feed
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
@@ -176,7 +176,7 @@ async def test_moderators_ban_remove_and_resolve_through_the_rule_with_exact_cou
     k = settings.counter_shards
     mod, troll, fan, private, r1, r2 = await make_users(6, prefix="mo")
     await grant(settings, mod)
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     await follow_user(engine, troll.id, fan.id, counter_shards=k)
     await follow_user(engine, fan.id, private.id, counter_shards=k)
     async with engine.begin() as conn:

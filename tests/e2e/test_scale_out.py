@@ -29,9 +29,9 @@ import psutil
 import pytest
 from sqlalchemy import text
 
+from adapters.feedstore.stores import feed_stores
 from app.database import create_engine
 from domain.db import new_id
-from domain.feed.config import FeedStores
 from domain.outbox.events import PostCreated
 from domain.outbox.registry import REGISTRY
 from domain.posts.create_post import create_post
@@ -180,7 +180,7 @@ async def test_cluster_two_api_processes_and_two_workers_deliver_everything_once
     }
     engine = create_engine(own.database_url, pool_size=2, max_overflow=2)
     feed_redis = own.open_feed_redis()
-    stores = FeedStores.on(feed_redis, own.feed_config)
+    stores = feed_stores(feed_redis, own.feed_config)
     make_users = user_maker(engine, own)
     with tempfile.TemporaryDirectory() as tmp, processes(env, Path(tmp)) as (port, serve, logs):
         url = f"http://127.0.0.1:{port}"

@@ -17,9 +17,10 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.publisher import RedisPublisher
 from domain.db import new_id
 from domain.identity.tokens import TokenConfig, issue_access_token
-from domain.realtime import RealtimePublisher, post_channel, user_channel
+from domain.realtime import post_channel, user_channel
 from schema.ids import decode_global_id
 from tests.support.documents import BLOCK, FEED_SUB, FOLLOW, NOTIFICATION_SUB
 from tests.support.polling import PATIENCE_S
@@ -239,7 +240,7 @@ async def test_private_account_post_never_reaches_a_non_follower(
         gid = await create_post(b, private, "followers only")
         assert (await friend.next())["data"]["feedItemAdded"]["id"] == gid
         # Even an event that names the post on the outsider's channel is re-checked.
-        publisher = RealtimePublisher(redis)
+        publisher = RedisPublisher(redis)
         await publisher.feed_item(pid_of(gid), private.id, [outsider.id])
         await other.nothing()
         # ... and the outsider cannot watch its engagement.
@@ -277,7 +278,7 @@ async def test_blocked_user_receives_nothing_more(api_pair, make_users, redis, w
         assert (await watcher.next())["data"]["postEngagementChanged"]["likeCount"] == 0
         await create_post(b, author, "after the block")
         await worker.drain()
-        await RealtimePublisher(redis).feed_item(pid_of(gid), author.id, [blocked.id])
+        await RedisPublisher(redis).feed_item(pid_of(gid), author.id, [blocked.id])
         await victim.nothing()  # neither the new count, nor the post, nor a forged event
     finally:
         await victim.close()
@@ -324,7 +325,7 @@ async def test_events_follow_the_visibility_rule_and_counts_as_the_viewer_sees_t
         assert got["count"] == 2
 
         await set_user_status(engine, banned.id, "banned", counter_shards=settings.counter_shards)
-        publisher = RealtimePublisher(redis)
+        publisher = RedisPublisher(redis)
         await publisher.feed_item(pid_of(banned_gid), banned.id, [watcher.id])
         await publisher.notification_created(author.id, follow_notification)
         await asyncio.gather(client.nothing(), mine.nothing())
@@ -425,7 +426,7 @@ async def test_events_leave_nothing_behind_in_a_long_subscription(
         try:
             await client.subscribe(ENGAGEMENT_SUB, {"id": gid})
             await live(redis, post_channel(pid_of(gid)))
-            publisher = RealtimePublisher(redis)
+            publisher = RedisPublisher(redis)
 
             async def events(n: int) -> None:
                 for _ in range(n):

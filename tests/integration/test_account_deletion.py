@@ -13,6 +13,13 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.ranking_signals import (
+    RedisRankingSignals,
+    author_key,
+    close_key,
+    kinds_key,
+)
+from adapters.feedstore.stores import feed_stores
 from app.container import WorkerDeps
 from domain.accounts.config import AccountsConfig
 from domain.accounts.purge import placeholder_username, purge_account, purge_due_accounts
@@ -21,15 +28,8 @@ from domain.counters.verify import verify_counts
 from domain.db import new_id, utcnow
 from domain.engagement.add_comment import add_comment
 from domain.engagement.like_post import like_post
-from domain.feed.config import FeedStores
 from domain.feed.graph_events import merge_author_into_feed
-from domain.feed.ranking_signals import (
-    Engagement,
-    RankingSignals,
-    author_key,
-    close_key,
-    kinds_key,
-)
+from domain.feed.ports import Engagement
 from domain.identity.sign_up import sign_up
 from domain.moderation.report_user import report_user
 from domain.notifications.queries import UNREAD_KIND
@@ -118,7 +118,7 @@ async def test_deleting_an_account_with_thousands_of_follows_hides_it_then_purge
     gql, engine, make_users, settings, worker, redis
 ):
     k = settings.counter_shards
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     (target,) = await make_users(1, prefix="gone")
     fans = await make_users(FANS, prefix="fan")
     c, b = fans[0], fans[1]  # c writes a comment on target's posts, b replies around
@@ -355,9 +355,9 @@ async def test_the_purge_forgets_the_ranked_feeds_signals_of_the_account(
 ):
     """The ranked feed keeps, per account, whom it engaged with, the media kinds it
     engages with, and its average as an author: personal data that the purge deletes."""
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     target, other = await make_users(2)
-    signals = RankingSignals(stores.feeds.store, settings.feed_config.ranking)
+    signals = RedisRankingSignals(stores.feeds.store, settings.feed_config.ranking)
     now = utcnow()
     # The target likes the other's post (viewer signals), the other likes the target's.
     for actor, author in ((target.id, other.id), (other.id, target.id)):

@@ -13,11 +13,12 @@ import uuid
 import redis as redis_sync
 from redis.asyncio import Redis
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.timelines import RedisTimelines
 from domain import metrics
 from domain.db import new_id
 from domain.feed.read_feed import read_home_feed
-from domain.feed.timelines import SENTINEL, Entry, Timelines
-from domain.feedstore import FeedRedis
+from domain.feed.timelines import SENTINEL, Entry
 from domain.outbox.process import list_dead_letters
 from tests.support.actions import feed_captions, follow_all, post
 from tests.support.checks import in_cached_feed
@@ -58,7 +59,7 @@ async def test_cluster_page_is_one_round_trip_per_master_and_one_script_call_per
     cluster_env, single_env
 ):
     store = cluster_env.redis
-    tl = Timelines(store, f"rt{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
+    tl = RedisTimelines(store, f"rt{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
     owners = [uuid.uuid4() for _ in range(200)]
     for o in owners[:150]:  # 50 have no timeline: skipped, not created
         await store.client.zadd(tl.key(o), {SENTINEL: 0})
@@ -78,7 +79,7 @@ async def test_cluster_page_is_one_round_trip_per_master_and_one_script_call_per
         exists = await store.client.exists(tl.key(o))
         assert exists == (o in owners[:150])
     # ... and on one Redis the same page is a single script call.
-    single = Timelines(single_env.redis, tl.prefix, max_len=20, ttl=dt.timedelta(days=1))
+    single = RedisTimelines(single_env.redis, tl.prefix, max_len=20, ttl=dt.timedelta(days=1))
     for o in owners[:3]:
         await single_env.redis.client.zadd(single.key(o), {SENTINEL: 0})
     assert await single.add(owners[:3], [warm]) == 3  # the script is loaded
@@ -246,7 +247,7 @@ async def test_cluster_batches_follow_a_slot_moving_to_another_master(cluster_en
     """ASK while a slot migrates, MOVED once it has moved: the batch still writes every
     key, on the master that owns it now."""
     store: FeedRedis = cluster_env.redis
-    tl = Timelines(store, f"mv{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
+    tl = RedisTimelines(store, f"mv{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1))
     owner, other = uuid.uuid4(), uuid.uuid4()
     for o in (owner, other):
         await store.client.zadd(tl.key(o), {SENTINEL: 0})

@@ -24,12 +24,13 @@ import httpx
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore.stores import feed_stores
+from adapters.feedstore.timelines import RedisTimelines
 from app.asgi import create_app
 from app.embedded import EmbeddedRedis
 from domain.db import new_id
-from domain.feed.config import FeedStores
 from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
-from domain.feed.timelines import SENTINEL, Entry, Timelines
+from domain.feed.timelines import SENTINEL, Entry
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
@@ -197,7 +198,7 @@ async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_st
     a, b = await make_users(2)
     gids = [await _insert_post(engine, b.id, f"b{i}", dt.datetime.now(dt.UTC)) for i in range(3)]
     redis = Redis.from_url(settings.redis_url)
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     config = settings.feed_config
     rng = random.Random(7)
     await worker.stop()
@@ -468,7 +469,7 @@ async def _walk_with(gql, user, first: int, *, after_page) -> list[str]:
 
 async def test_a_removal_during_a_rebuild_is_not_undone_by_the_rebuild(feed):
     redis = feed.redis.client
-    tl = Timelines(
+    tl = RedisTimelines(
         feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
     )
     owner = uuid.uuid4()

@@ -20,12 +20,12 @@ from arq.worker import Worker, func
 from redis.asyncio import Redis
 from sqlalchemy import event, text
 
+from adapters.feedstore.stores import feed_stores
 from app.asgi import create_app
 from app.container import WorkerDeps
 from app.embedded import EmbeddedRedis
 from app.graphql import build_schema
 from app.jobs import ArqDispatcher
-from domain.feed.config import FeedStores
 from domain.feed.timelines import SENTINEL
 from domain.outbox import registry
 from domain.outbox.append import append
@@ -79,7 +79,7 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
     queue = f"roost-test-kill:{uuid.uuid4().hex[:8]}"
     env = _worker_env(settings, queue)
     redis = Redis.from_url(settings.redis_url)
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     dispatcher = ArqDispatcher(settings.redis_url, queue)
     procs: list[asyncio.subprocess.Process] = []
     blocker = await engine.connect()

@@ -1,4 +1,4 @@
-"""domain.fetch: reads on asyncpg over a connection borrowed from the engine's pool give
+"""adapters.postgres.fetch: reads on asyncpg over a connection borrowed from the engine's pool give
 it back in every outcome: after a refused statement the connection is reused, after a
 lost connection or a cancelled statement it is replaced, and the pool never leaks."""
 
@@ -10,8 +10,8 @@ import asyncpg
 import pytest
 from sqlalchemy import event
 
+from adapters.postgres.fetch import _survived, fetch
 from app.database import create_engine
-from domain.fetch import _survived, fetch
 
 
 @pytest.fixture

@@ -209,6 +209,9 @@ def test_closing_the_terminal_stops_roost_run_without_a_traceback(own_db: str) -
     assert "shutdown on SIGHUP" in text_  # the worker stopped on its own signal
     assert text_.index("Starting worker") < text_.index("Roost is up")
     assert "the sample queries" in text_  # --no-load said so
+    # roost run is one API process with an access log: the banner says so, and how to
+    # serve at full speed.
+    assert "This is a development server" in text_ and "`roost serve`" in text_
 
 
 def test_a_database_loaded_before_the_record_existed_is_not_loaded_again() -> None:

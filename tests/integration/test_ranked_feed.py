@@ -13,11 +13,17 @@ import asyncio
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.ranked_windows import RedisRankedWindows
+from adapters.feedstore.ranking_signals import (
+    RedisRankingSignals,
+    author_key,
+    close_key,
+    kinds_key,
+    velocity_key,
+)
 from domain.db import new_id
-from domain.feed.ranked_windows import RankedWindows
 from domain.feed.ranking_consumers import ranking_consumer
-from domain.feed.ranking_signals import author_key, close_key, kinds_key, velocity_key
-from domain.feedstore import FeedRedis
 from domain.outbox.events import CommentCreated, LikeCreated
 from domain.posts.create_post import create_post
 from schema.feed.ranked import decode_ranked_cursor
@@ -161,7 +167,7 @@ async def test_cursors_are_checked_and_expire_as_typed_errors(feed):
     # The window lives FEED_RANKED_FREEZE_S after its last read, then expires.
     window_id = decode_ranked_cursor(ranked["endCursor"]).window_id
     assert window_id is not None
-    key = RankedWindows.key(viewer.id, window_id)
+    key = RedisRankedWindows.key(viewer.id, window_id)
     ttl = await feed.redis.ttl(key)
     assert 0 < ttl <= feed.settings.feed_ranked_freeze_s
     captions, _ = await page(gql, viewer, 2, ranked["endCursor"])
@@ -379,7 +385,8 @@ async def test_an_engagement_whose_job_runs_after_its_undoing_records_nothing(
     signal; a like that is there is recorded."""
     redis = Redis.from_url(settings.redis_url)
     try:
-        consumer = ranking_consumer(engine, FeedRedis(redis), settings.feed_config.ranking)
+        signals = RedisRankingSignals(FeedRedis(redis), settings.feed_config.ranking)
+        consumer = ranking_consumer(engine, signals)
         author, fan = await make_users(2, prefix="ro")
         p = await create_post(
             engine, author.id, caption="undone", counter_shards=settings.counter_shards

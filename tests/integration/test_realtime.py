@@ -10,18 +10,18 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import event
 
+from adapters.feedstore.publisher import RedisPublisher
 from app.realtime import Hub, HubClosedError
 from domain.db import utcnow
 from domain.realtime import (
     ENGAGEMENT,
     FEED_ITEM,
     ONLINE_KEY,
-    RealtimePublisher,
     post_channel,
     user_channel,
 )
+from domain.realtime.channels import now_ms
 from domain.realtime.feed_items import publish_to_online_followers
-from domain.realtime.publisher import now_ms
 from schema.ids import decode_global_id
 from tests.support.documents import FOLLOW
 from tests.support.polling import arrives, eventually
@@ -53,7 +53,7 @@ async def numsub(redis: Redis, channel: str) -> int:
 async def test_one_redis_subscription_per_channel_whatever_the_local_subscribers(hub, redis):
     pid = uuid.uuid4()
     channel = post_channel(pid)
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     async with hub.subscribe(channel) as first:
         assert await numsub(redis, channel) == 1  # live once the context is entered
         async with hub.subscribe(channel) as second:
@@ -153,7 +153,7 @@ async def test_presence_is_set_refreshed_and_lapses(hub, redis):
 async def test_feed_items_are_published_only_to_present_users(hub, redis):
     here, gone, never = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     await redis.zadd(ONLINE_KEY, {str(gone): now_ms() - 10})
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     async with hub.subscribe(user_channel(here), presence=here) as sub:
         async with hub.subscribe(user_channel(gone)) as stale:  # subscribed, not present
             post, author = uuid.uuid4(), uuid.uuid4()
@@ -176,7 +176,7 @@ async def test_pull_post_reaches_online_followers_by_either_walk(
     strangers = await make_users(3)
     await asyncio.gather(*(gql(FOLLOW, {"id": author.gid}, token=f.token) for f in fans))
     online = [*fans[:4], *strangers]
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     post = uuid.uuid4()
     async with AllSubscribed(hub, online) as subs:
         # followers=<huge> walks the online users; followers=1 walks the followers.
@@ -279,7 +279,7 @@ async def test_hub_subscribes_again_when_its_connection_drops(settings, redis):
     own = Redis.from_url(settings.redis_url, client_name=name)
     hub = Hub(own)
     pid = uuid.uuid4()
-    publisher = RealtimePublisher(redis)
+    publisher = RedisPublisher(redis)
     try:
         async with hub.subscribe(post_channel(pid)) as sub:
             await publisher.engagement_changed(pid)

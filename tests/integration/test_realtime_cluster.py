@@ -16,16 +16,16 @@ import uuid
 import pytest
 import redis as redis_sync
 
+from adapters.feedstore import ClusterFeedRedis
+from adapters.feedstore.publisher import RedisPublisher
 from app.realtime import Hub
-from domain.feedstore import ClusterFeedRedis
 from domain.realtime import (
     ENGAGEMENT,
     FEED_ITEM,
-    RealtimePublisher,
     post_channel,
     user_channel,
 )
-from domain.realtime.publisher import now_ms
+from domain.realtime.channels import now_ms
 from tests.support.polling import PATIENCE_S
 from tests.support.stores import _major, redis_server_for_cluster
 from tests.support.subscriptions import subscribers
@@ -61,7 +61,7 @@ async def test_cluster_hub_hears_channels_of_every_master(store, redis_cluster):
     await store.ready()
     hub = Hub(store, presence_ttl_s=3)
     stack = contextlib.AsyncExitStack()
-    publisher = RealtimePublisher(store)
+    publisher = RedisPublisher(store)
     by_master = channels_on_every_master(store, post_channel)
     try:
         async with asyncio.timeout(30):
@@ -83,7 +83,7 @@ async def test_cluster_feed_items_reach_present_users_on_every_master_only(store
     await store.ready()
     hub = Hub(store, presence_ttl_s=3)
     stack = contextlib.AsyncExitStack()
-    publisher = RealtimePublisher(store)
+    publisher = RedisPublisher(store)
     users = [
         uuid.UUID(c.split("{")[1].rstrip("}"))
         for c in channels_on_every_master(store, user_channel).values()
@@ -120,7 +120,7 @@ async def test_cluster_subscriptions_survive_a_master_restart(store, redis_clust
     await store.ready()
     hub = Hub(store, presence_ttl_s=3)
     stack = contextlib.AsyncExitStack()
-    publisher = RealtimePublisher(store)
+    publisher = RedisPublisher(store)
     by_master = channels_on_every_master(store, post_channel)
     victim = store.node_of(None) if not await store.sharded_pubsub() else next(iter(by_master))
     index = redis_cluster.nodes.index(victim)

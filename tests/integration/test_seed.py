@@ -14,10 +14,10 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore.stores import feed_stores
 from domain.counters import Delta, add_deltas, read_counts
 from domain.db import new_id, utcnow
 from domain.engagement.hashtags import extract_hashtags
-from domain.feed.config import FeedStores
 from domain.text import CAPTION_MAX
 from tools.seed_posts import WINDOW, seed_posts
 
@@ -181,7 +181,7 @@ async def test_live_tail_fans_out_through_the_worker(
     # 45 followers: a pull author at these settings (>= 40); `second` has 1 (push).
     await _follow(engine, [(u, star.id) for u in ids[1:46]] + [(reader.id, second.id)])
     redis = Redis.from_url(settings.redis_url)
-    stores = FeedStores.on(redis, settings.feed_config)
+    stores = feed_stores(redis, settings.feed_config)
     try:
         report = await seed_posts(
             engine,

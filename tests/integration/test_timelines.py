@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
+from adapters.feedstore.timelines import RedisTimelines
 from domain.db import new_id
-from domain.feed.timelines import SENTINEL, Entry, Timelines
+from domain.feed.timelines import SENTINEL, Entry
 
 
 def _entries(n: int) -> list[Entry]:
@@ -17,7 +18,7 @@ def _entries(n: int) -> list[Entry]:
 
 async def test_add_trims_to_max_len_and_skips_missing_timelines(feed):
     redis = feed.redis.client
-    tl = Timelines(
+    tl = RedisTimelines(
         feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
     )
     owner, missing = uuid.uuid4(), uuid.uuid4()
@@ -38,7 +39,7 @@ async def test_add_trims_to_max_len_and_skips_missing_timelines(feed):
 
 async def test_rebuild_keeps_entries_added_meanwhile_and_trims(feed):
     redis = feed.redis.client
-    tl = Timelines(
+    tl = RedisTimelines(
         feed.redis, f"tltest{uuid.uuid4().hex[:6]}", max_len=20, ttl=dt.timedelta(days=1)
     )
     owner = uuid.uuid4()

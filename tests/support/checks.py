@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.stores import feed_stores
 from domain.counters.verify import verify_counts
 from domain.feed.config import FeedStores
-from domain.feedstore import FeedRedis
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.queries import verify_unread_counts
@@ -56,7 +57,7 @@ async def in_cached_feed(stores: FeedStores, user, post_gid: str) -> bool | None
 def stores_for(settings) -> tuple[FeedRedis, FeedStores]:
     """A feed store client of the settings' backend (one Redis or the cluster)."""
     redis = settings.open_feed_redis()
-    return redis, FeedStores.on(redis, settings.feed_config)
+    return redis, feed_stores(redis, settings.feed_config)
 
 
 async def no_count_drift(engine, *ids: uuid.UUID) -> None:

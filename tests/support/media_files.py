@@ -51,7 +51,7 @@ def picture(width: int, height: int, *, seed: int = 1, marker: bool = True) -> I
     if marker:
         base[height * 3 // 4 :, :] = (20, 40, 230)
         base[: max(1, height // 8), : max(1, width // 8)] = (255, 0, 0)
-    return Image.fromarray(np.clip(base, 0, 255).astype(np.uint8), "RGB")
+    return Image.fromarray(np.clip(base, 0, 255).astype(np.uint8))
 
 
 def exif(orientation: int | None = None, gps: bool = True) -> Image.Exif:

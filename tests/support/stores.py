@@ -26,12 +26,13 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.feedstore import FeedRedis
+from adapters.feedstore.stores import feed_stores
 from app.asgi import create_app
 from app.database import create_engine
 from app.embedded.cluster import EmbeddedRedisCluster
 from app.settings import Settings
 from domain.feed.config import FeedStores
-from domain.feedstore import FeedRedis
 
 
 def redis_server_for_cluster() -> str | None:
@@ -139,7 +140,7 @@ async def cluster_env(
                 worker,
                 user_maker(engine, cluster_settings),
                 redis,
-                FeedStores.on(redis, cluster_settings.feed_config),
+                feed_stores(redis, cluster_settings.feed_config),
                 redis_cluster,
             )
     finally:
@@ -167,7 +168,7 @@ async def single_env(
             worker,
             user_maker(engine, settings),
             redis,
-            FeedStores.on(redis, settings.feed_config),
+            feed_stores(redis, settings.feed_config),
         )
     finally:
         await redis.aclose()

@@ -128,7 +128,7 @@ def test_every_route_has_a_handler_in_the_production_consumers():
         NOTIFICATIONS: notification_consumer(None, None, None),  # type: ignore[arg-type]
         REALTIME: realtime_consumer(None),  # type: ignore[arg-type]
         ACCOUNTS: accounts_consumer(None, AccountsConfig()),  # type: ignore[arg-type]
-        RANKING: ranking_consumer(None, None, None),  # type: ignore[arg-type]
+        RANKING: ranking_consumer(None, None),  # type: ignore[arg-type]
     }
     check_routes(REGISTRY, consumers)
     check_routes(registry_for(api_publishes_engagement=True), consumers)

@@ -11,8 +11,10 @@ import uuid
 import pytest
 from graphql import GraphQLError
 
+from adapters.feedstore.members import post_id_of
+from adapters.feedstore.ranked_windows import decode_window, encode_window
 from domain.db import new_id
-from domain.feed.ranked_windows import Window, decode_window, encode_window
+from domain.feed.ports import Window
 from domain.feed.ranking import (
     Candidate,
     RankingConfig,
@@ -20,15 +22,16 @@ from domain.feed.ranking import (
     decayed_rate,
     decayed_rate_us,
     engagement,
+    ms_of,
     preferred_kind,
     rank,
     recency,
     score,
+    time_of_uuid7,
 )
-from domain.feed.ranking_signals import ms_of, time_of_uuid7
 from domain.feed.read_ranked_feed import Position
 from domain.feed.timelines import Entry
-from domain.feed.timelines.entries import post_id_of, score_of
+from domain.feed.timelines.entries import score_of
 from schema.feed.ranked import decode_ranked_cursor, encode_ranked_cursor
 from schema.pagination import encode_cursor
 

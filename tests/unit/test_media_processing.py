@@ -11,6 +11,7 @@ import tracemalloc
 import zipfile
 from pathlib import Path
 
+import av
 import blurhash
 import numpy as np
 import pytest
@@ -340,3 +341,176 @@ def test_sixteen_bit_and_cmyk_sources_keep_their_tones(tmp_path: Path) -> None:
     media_files.picture(400, 300, marker=False).convert("CMYK").save(tmp_path / "cmyk.jpg")
     with Image.open(variants_path(process(tmp_path / "cmyk.jpg"), "feed")) as image:
         assert image.mode == "RGB"
+
+
+# --- videos ------------------------------------------------------------------------------
+
+#: What FFmpeg reports of any MP4's ``ftyp``: the only container metadata allowed out.
+FTYP_KEYS = {"major_brand", "minor_version", "compatible_brands"}
+
+
+def top_level_boxes(path: Path) -> list[bytes]:
+    data, pos, boxes = path.read_bytes(), 0, []
+    while pos < len(data):
+        size = int.from_bytes(data[pos : pos + 4], "big")
+        boxes.append(data[pos + 4 : pos + 8])
+        if size == 1:
+            size = int.from_bytes(data[pos + 8 : pos + 16], "big")
+        pos += size or len(data)
+    return boxes
+
+
+def assert_clean_mp4(path: Path) -> None:
+    """H.264 (+ AAC) in MP4, index first, no container metadata but the ftyp's, no trace
+    of the source's location or title."""
+    with av.open(str(path)) as video:
+        assert set(video.metadata) <= FTYP_KEYS, dict(video.metadata)
+        assert video.format.name.startswith("mov,mp4")
+        assert video.streams.video[0].codec_context.name == "h264"
+        assert all(s.codec_context.name == "aac" for s in video.streams.audio)
+        for stream in video.streams:
+            assert not {"location", "title", "creation_time"} & set(stream.metadata)
+        assert next(video.decode(video=0)).rotation == 0
+    boxes = top_level_boxes(path)
+    assert boxes.index(b"moov") < boxes.index(b"mdat"), boxes  # +faststart
+    raw = path.read_bytes()
+    assert media_files.LOCATION.encode() not in raw and b"at home" not in raw
+    assert b"\xa9xyz" not in raw and b"Lavf" not in raw
+
+
+def test_video_becomes_h264_aac_mp4_with_poster_and_preview(tmp_path: Path) -> None:
+    source = media_files.video(tmp_path / "clip.mp4", seconds=2, width=320, height=240, fps=30)
+    with av.open(str(source)) as original:  # the source really carries a location
+        assert original.metadata["location"] == media_files.LOCATION
+    media = process(source, "video")
+    assert (media.kind, media.mime_type, media.width, media.height) == (
+        "video",
+        "video/mp4",
+        320,
+        240,
+    )
+    assert media.duration_s == pytest.approx(2.0, abs=0.1)
+    assert variants(media) == {
+        "720p": ("video/mp4", 320, 240),  # never upscaled
+        "poster": ("image/webp", 320, 240),
+        "poster_jpeg": ("image/jpeg", 320, 240),
+        "preview": ("image/webp", 320, 240),
+    }
+    assert_clean_mp4(variants_path(media, "720p"))
+    with av.open(str(variants_path(media, "720p"))) as out:
+        assert float(out.duration / av.time_base) == pytest.approx(2.0, abs=0.15)
+        sound, picture = out.streams.audio[0], out.streams.video[0]
+        assert sound.sample_rate == 48_000
+        assert sound.start_time is not None and picture.start_time is not None
+        start_gap = sound.start_time * sound.time_base - picture.start_time * picture.time_base
+        assert abs(float(start_gap)) < 0.05  # in sync: no sound lost before the first picture
+    for name in ("poster", "poster_jpeg", "preview"):
+        assert_bare(variants_path(media, name))
+    with Image.open(variants_path(media, "preview")) as preview:
+        assert preview.n_frames == 20 and preview.info.get("loop") == 0  # 2 s at 10 a second
+    assert blurhash.is_valid_blurhash(media.blurhash) and len(media.phash) == 16
+
+
+def test_a_rotated_phone_video_is_turned_upright(tmp_path: Path) -> None:
+    # Stored 320 x 240 with a display matrix of 90° (counter-clockwise): shown 240 x 320,
+    # the stored top-left corner at the bottom left, as ffmpeg autorotates it.
+    source = media_files.video(
+        tmp_path / "phone.mov", seconds=1.2, width=320, height=240, fps=10, rotation=90,
+        container="mov",
+    )  # fmt: skip
+    media = process(source, "video")
+    assert (media.mime_type, media.width, media.height) == ("video/quicktime", 240, 320)
+    assert variants(media)["720p"][1:] == (240, 320)
+    assert_clean_mp4(variants_path(media, "720p"))
+    with Image.open(variants_path(media, "poster")) as poster:
+        r, g, b = poster.convert("RGB").getpixel((3, poster.height - 4))
+    assert r > 200 and g < 70, (r, g, b)
+
+
+def test_a_1080p_source_gets_720p_and_1080p_at_30_frames_a_second(tmp_path: Path) -> None:
+    source = media_files.video(
+        tmp_path / "hd.mp4", seconds=0.5, width=1920, height=1080, fps=60, audio=False
+    )
+    media = process(source, "video")
+    assert variants(media)["720p"][1:] == (1280, 720)
+    assert variants(media)["1080p"][1:] == (1920, 1080)
+    for name in ("720p", "1080p"):
+        assert_clean_mp4(variants_path(media, name))
+        with av.open(str(variants_path(media, name))) as out:
+            assert sum(1 for _ in out.decode(video=0)) == 15  # 60 a second capped at 30
+            assert not out.streams.audio
+
+
+def test_a_61_second_video_is_too_long(tmp_path: Path) -> None:
+    source = media_files.video(
+        tmp_path / "long.mp4", seconds=61, width=64, height=48, fps=2, audio=False
+    )
+    started = time.process_time()
+    error = refused(source, "TOO_LONG", "video")
+    assert time.process_time() - started < 1.0  # from the header, not by decoding
+    assert "61" in error.message
+
+
+def _lying_durations(path: Path, divide_by: int) -> Path:
+    """``path`` with the durations of its movie, track and media headers divided."""
+    data = bytearray(path.read_bytes())
+    for box, offset in ((b"mvhd", 20), (b"mdhd", 20), (b"tkhd", 24)):
+        at = data.find(box) + 4 + offset - 4
+        value = int.from_bytes(data[at : at + 4], "big")
+        data[at : at + 4] = (value // divide_by).to_bytes(4, "big")
+    liar = path.with_name("liar.mp4")
+    liar.write_bytes(bytes(data))
+    return liar
+
+
+def test_a_video_whose_header_lies_about_its_length_is_stopped_while_decoding(
+    tmp_path: Path,
+) -> None:
+    honest = media_files.video(
+        tmp_path / "v.mp4", seconds=8, width=64, height=48, fps=2, audio=False
+    )
+    liar = _lying_durations(honest, 8)
+    with av.open(str(liar)) as probe:
+        assert probe.duration / av.time_base < 2  # the header says 1 s
+    limits = MediaLimits(max_bytes=10**8, max_pixels=10**8, max_side=10_000, max_video_seconds=5)
+    refused(liar, "TOO_LONG", "video", limits=limits)
+
+
+def test_bad_videos_are_refused(tmp_path: Path) -> None:
+    clip = media_files.video(tmp_path / "v.mp4", seconds=0.5, width=64, height=48).read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(clip[: len(clip) // 2])
+    refused(cut, "TRUNCATED", "video")
+    zipped = tmp_path / "zip.mp4"
+    zipped.write_bytes(clip + _zip())
+    refused(zipped, "POLYGLOT", "video")
+    refused(media_files.video(tmp_path / "w.mp4", seconds=0.3), "KIND_MISMATCH", "image")
+    refused(
+        media_files.video(tmp_path / "big.mp4", seconds=0.3, width=320, height=240),
+        "TOO_MANY_PIXELS",
+        "video",
+        limits=MediaLimits(max_bytes=10**8, max_pixels=10**8, max_side=300, max_video_seconds=60),
+    )
+    refused(
+        media_files.video(tmp_path / "heavy.mp4", seconds=0.3),
+        "TOO_LARGE",
+        "video",
+        limits=MediaLimits(
+            max_bytes=1_000, max_pixels=10**8, max_side=10_000, max_video_seconds=60
+        ),
+    )
+    sound = tmp_path / "sound.mp4"
+    with av.open(str(sound), "w", format="mp4") as out:
+        stream = out.add_stream("aac", rate=48_000)
+        frame = av.AudioFrame.from_ndarray(
+            np.zeros((1, 1024), np.float32), format="fltp", layout="mono"
+        )
+        frame.sample_rate, frame.pts = 48_000, 0
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    refused(sound, "UNSUPPORTED_TYPE", "video")  # no video track
+    garbage = tmp_path / "garbage.mp4"
+    noise = bytes(range(256)) * 16
+    ftyp = clip[: int.from_bytes(clip[:4], "big")]
+    garbage.write_bytes(ftyp + (8 + len(noise)).to_bytes(4, "big") + b"mdat" + noise)
+    refused(garbage, "UNDECODABLE", "video")  # boxes in order, but no movie in them

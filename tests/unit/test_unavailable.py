@@ -1,4 +1,4 @@
-"""domain.unavailable: which failures mean "PostgreSQL or Redis is down" (answered
+"""adapters.unavailable: which failures mean "PostgreSQL or Redis is down" (answered
 SERVICE_UNAVAILABLE and retried) rather than a bug (INTERNAL_SERVER_ERROR)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncpg
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from domain.unavailable import POSTGRES, REDIS, unavailable_dependency
+from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.db import asyncpg_connection, new_id
+from adapters.postgres.driver import asyncpg_connection
+from domain.db import new_id
 from domain.progress import Progress, counted, no_progress
 from tools.load_graph.parse import _Parsed
 

@@ -41,7 +41,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.db import asyncpg_connection, utcnow
+from adapters.postgres.driver import asyncpg_connection
+from domain.db import utcnow
 from domain.feed.config import FeedStores
 from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
@@ -126,7 +127,7 @@ async def seed_posts(
       active, analyze, drop cached timelines, warm feeds, live posts).
 
     Raises ValueError (negative ``count``), SQLAlchemy DBAPIError (the bulk transaction
-    rolls back) and RedisError (after the bulk commit).
+    rolls back) and StoreError (after the bulk commit).
     """
     if count < 0:
         raise ValueError("count must be >= 0")

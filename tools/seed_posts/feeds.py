@@ -9,8 +9,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.config import FeedStores
+from domain.feed.ports import RebuildBusyError
 from domain.feed.sources import home_entries_sql
-from domain.feed.timelines import Entry, RebuildBusyError
+from domain.feed.timelines import Entry
 from domain.progress import Progress, counted, no_progress
 
 #: Users whose timelines are dropped / warmed per Redis round trip.

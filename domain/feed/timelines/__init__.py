@@ -12,12 +12,12 @@ lives in one Redis Cluster slot):
   feed still exists. Reads use scores > 0 only.
 
 On a Redis Cluster every script call stays inside one slot: a batch over many owners
-is one script call per slot (usually per owner) sent in one round trip per node, by
-the feed store port (domain/feedstore); on a standalone Redis it is one call for the
-whole batch.
+is one script call per slot (usually per owner) sent in one round trip per node; on a
+standalone Redis it is one call for the whole batch. The store is the
+:class:`domain.feed.ports.Timelines` port (adapters.feedstore.timelines on Redis).
 
 Writers add to timelines that exist (or are being rebuilt) and never create one; a
-missing timeline is rebuilt from PostgreSQL by :meth:`Timelines.rebuild`, which
+missing timeline is rebuilt from PostgreSQL by ``Timelines.rebuild``, which
 first creates a ``:build`` key that concurrent writers also add to, then swaps it in
 atomically, so a post committed during a rebuild is never lost. Removals (deletes,
 unfollows) that meet a rebuild record their members in a ``:gone`` set, which the swap
@@ -25,20 +25,5 @@ leaves out of what the rebuild loaded, so a removed post never comes back either
 """
 
 from domain.feed.timelines.entries import SENTINEL, Entry, score_of, time_of
-from domain.feed.timelines.store import (
-    RebuildBusyError,
-    Timelines,
-    keys_of,
-    read_pages,
-)
 
-__all__ = [
-    "SENTINEL",
-    "Entry",
-    "RebuildBusyError",
-    "Timelines",
-    "keys_of",
-    "read_pages",
-    "score_of",
-    "time_of",
-]
+__all__ = ["SENTINEL", "Entry", "score_of", "time_of"]

@@ -7,8 +7,6 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from asyncpg.pgproto.pgproto import UUID as _FastUUID
-
 from domain.keyset import Position
 
 SENTINEL = b""
@@ -23,16 +21,6 @@ def score_of(ts: dt.datetime) -> int:
 def time_of(score: int | float) -> dt.datetime:
     """Inverse of :func:`score_of`."""
     return _EPOCH + dt.timedelta(microseconds=int(score))
-
-
-def post_id_of(member: bytes) -> uuid.UUID:
-    """The post id of a 16-byte member (ValueError for another length). The UUID is
-    asyncpg's (a ``uuid.UUID`` subclass, as its rows hold): equal, hashed and ordered
-    like the standard one, but built, hashed and printed in C, about 5x faster, and a
-    ranked window decodes a hundred per page."""
-    if len(member) != 16:
-        raise ValueError(f"a post id is 16 bytes, not {len(member)}")
-    return _FastUUID(member)
 
 
 @dataclass(frozen=True, order=True, slots=True)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
-from domain.feedstore.cluster import ClusterFeedRedis
-from domain.feedstore.resp import Call, Script, encode
-from domain.feedstore.store import FeedRedis, as_feed_redis
+from adapters.feedstore.cluster import ClusterFeedRedis
+from adapters.feedstore.resp import Call, Script, encode
+from adapters.feedstore.store import FeedRedis, as_feed_redis
 
 __all__ = [
     "Call",

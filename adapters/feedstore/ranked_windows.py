@@ -1,5 +1,5 @@
-"""Frozen ranked windows: what keeps the ranked feed's pages stable (README "Home
-feed", Ranked order).
+"""Frozen ranked windows on the feed store (:class:`domain.feed.ports.RankedWindows` on
+Redis): what keeps the ranked feed's pages stable (README "Home feed", Ranked order).
 
 The first ranked page ranks the candidate window once and keeps the ranked order for a
 few minutes under ``rankwin:{<viewer>}:<window id>``; the next pages are slices of it,
@@ -19,25 +19,18 @@ import datetime as dt
 import secrets
 import struct
 import uuid
-from dataclasses import dataclass
 
+from adapters.feedstore.errors import translated
+from adapters.feedstore.members import post_id_of
+from adapters.feedstore.resp import Call
+from adapters.feedstore.store import FeedRedis
+from domain.feed.ports import Window
 from domain.feed.timelines import Entry
-from domain.feed.timelines.entries import post_id_of
-from domain.feedstore import Call, FeedRedis
 
 _FORMAT = struct.Struct(">q16s")
 #: Bytes per entry.
 RECORD = _FORMAT.size
 _NO_TAIL = _FORMAT.pack(0, bytes(16))
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """A frozen window: ``entries`` in rank order, and the ``tail`` entry older posts
-    continue from (None: the feed has nothing older)."""
-
-    entries: list[Entry]
-    tail: Entry | None
 
 
 def encode_window(window: Window) -> bytes:
@@ -57,10 +50,10 @@ def decode_window(raw: bytes) -> Window:
     return Window(records[1:], tail)
 
 
-class RankedWindows:
+class RedisRankedWindows:
     """Saves and loads frozen windows on the feed store (one command each, sent as the
     store's batches are: no redis-py command machinery per page); raises
-    ``redis.exceptions.RedisError`` when it fails."""
+    :class:`~domain.errors.StoreError` (from the RedisError) when it fails."""
 
     def __init__(self, store: FeedRedis, ttl: dt.timedelta) -> None:
         self.store = store
@@ -76,6 +69,7 @@ class RankedWindows:
         """A fresh window id (12 URL-safe characters, 72 random bits)."""
         return secrets.token_urlsafe(9)
 
+    @translated
     async def save(self, viewer_id: uuid.UUID, window_id: str, window: Window) -> None:
         """Store ``window`` under ``window_id`` for the TTL."""
         key = self.key(viewer_id, window_id)
@@ -83,6 +77,7 @@ class RankedWindows:
             [Call.of(key, "SET", key, encode_window(window), "EX", self.ttl_s)]
         )
 
+    @translated
     async def load(self, viewer_id: uuid.UUID, window_id: str) -> Window | None:
         """The window, its TTL refreshed; None when it expired or is not the viewer's."""
         key = self.key(viewer_id, window_id)

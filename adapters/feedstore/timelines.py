@@ -1,4 +1,6 @@
-"""The timeline store: add, remove, page, drop and rebuild, over the feed store port."""
+"""The timelines on the feed store (:class:`domain.feed.ports.Timelines` on Redis): add,
+remove, page, drop and rebuild, each a few scripts or commands in one round trip (per
+cluster node). The layout of a timeline is :mod:`domain.feed.timelines`'s."""
 
 from __future__ import annotations
 
@@ -9,8 +11,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from domain.feed.timelines.entries import Entry, post_id_of
-from domain.feed.timelines.scripts import (
+from adapters.feedstore.errors import store_error, translated
+from adapters.feedstore.members import post_id_of
+from adapters.feedstore.resp import Call
+from adapters.feedstore.store import FeedRedis, as_feed_redis
+from adapters.feedstore.timeline_scripts import (
     _ADD_IF_EXISTS,
     _ADD_TO_LIVE,
     _FINISH_REBUILD,
@@ -18,20 +23,18 @@ from domain.feed.timelines.scripts import (
     _REMOVE,
     _START_REBUILD,
 )
-from domain.feedstore import Call, FeedRedis, as_feed_redis
+from domain.errors import StoreError
+from domain.feed.ports import RebuildBusyError, Timelines
+from domain.feed.timelines.entries import Entry
 
 
-class RebuildBusyError(Exception):
-    """Another process is rebuilding this timeline right now."""
-
-
-class Timelines:
+class RedisTimelines:
     """One family of timelines (``<prefix>:{<owner id>}``) in the feed store.
 
     ``max_len`` entries are kept (the sentinel aside); keys expire ``ttl`` after their
-    last write or read. ``redis`` is a :class:`~domain.feedstore.FeedRedis` (standalone
+    last write or read. ``redis`` is a :class:`~adapters.feedstore.FeedRedis` (standalone
     or cluster) or a plain ``Redis`` client. All methods raise
-    ``redis.exceptions.RedisError`` when Redis fails; callers decide the fallback.
+    :class:`~domain.errors.StoreError` (from the RedisError) when Redis fails.
     """
 
     def __init__(
@@ -47,6 +50,7 @@ class Timelines:
         """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
         return f"{self.prefix}:{{{owner}}}"
 
+    @translated
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
         """Add ``entries`` to the timelines of ``owners`` that exist (or are being
         rebuilt); usually one round trip (per cluster node).
@@ -82,6 +86,7 @@ class Timelines:
         will not bring them back); return how many the timeline held."""
         return await self.remove_from_many([owner], post_ids)
 
+    @translated
     async def remove_from_many(
         self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
     ) -> int:
@@ -104,6 +109,18 @@ class Timelines:
         first), or None where the timeline does not exist; one round trip for all."""
         return await read_pages([(self, o) for o in owners], before, count)  # type: ignore[return-value]
 
+    async def read_pages(
+        self,
+        wanted: Sequence[tuple[Timelines, uuid.UUID]],
+        before: Entry | None,
+        count: int,
+        *,
+        strict: bool = True,
+    ) -> list[list[Entry] | StoreError | None]:
+        """:func:`read_pages` (``wanted`` are RedisTimelines of this one's store)."""
+        return await read_pages(wanted, before, count, strict=strict)
+
+    @translated
     async def exists(self, owner: uuid.UUID) -> bool:
         """Whether the owner's timeline exists (is complete)."""
         key = self.key(owner)
@@ -114,6 +131,7 @@ class Timelines:
         """Delete the owner's timeline, so the next read rebuilds it."""
         await self.drop_many([owner], with_builds=False)
 
+    @translated
     async def drop_many(self, owners: Sequence[uuid.UUID], *, with_builds: bool = True) -> int:
         """Delete the timelines of ``owners`` (and their rebuilds in progress), one
         UNLINK per slot group, one round trip (per cluster node); return keys deleted."""
@@ -126,6 +144,7 @@ class Timelines:
         ]
         return sum(int(r) for r in await self.store.execute(calls))
 
+    @translated
     async def rebuild(
         self, owner: uuid.UUID, load: Callable[[], Awaitable[Sequence[Entry]]]
     ) -> bool:
@@ -162,37 +181,39 @@ def keys_of(keys: Sequence[str], group: Sequence[int], stride: int) -> list[str]
     return [k for i in group for k in keys[i * stride : (i + 1) * stride]]
 
 
+@translated
 async def read_pages(
     wanted: Sequence[tuple[Timelines, uuid.UUID]],
     before: Entry | None,
     count: int,
     *,
     strict: bool = True,
-) -> list[list[Entry] | RedisError | None]:
+) -> list[list[Entry] | StoreError | None]:
     """Read one page from each (timelines, owner) in one pipelined round trip (per
     cluster node).
 
     Per timeline: up to ``count`` entries strictly before ``before`` (newest first), or
     None if the timeline does not exist. Reading refreshes the TTL. Entries tied with
     ``before`` on score are fetched and filtered here, so no entry is skipped or
-    repeated across pages. All the timelines must share one feed store. Raises
-    RedisError, unless ``strict`` is off: then a timeline whose node failed gets the
-    error in its place and the others are read all the same.
+    repeated across pages. All the timelines must be :class:`RedisTimelines` of one
+    feed store. Raises StoreError, unless ``strict`` is off: then a timeline whose node
+    failed gets the error in its place and the others are read all the same.
     """
     if not wanted:
         return []
-    store = wanted[0][0].store
+    family = [_redis(tl) for tl, _ in wanted]
+    store = family[0].store
     fetch = count + 8  # a few extra for entries tied with the cursor
     calls: list[Call] = []
-    for tl, owner in wanted:
-        key = tl.key(owner)
-        calls += [Call.of(key, "EXPIRE", key, tl.ttl_s), _range(key, before, fetch)]
+    for family_tl, (_, owner) in zip(family, wanted, strict=True):
+        key = family_tl.key(owner)
+        calls += [Call.of(key, "EXPIRE", key, family_tl.ttl_s), _range(key, before, fetch)]
     replies = await store.execute(calls, raise_on_error=strict)
-    out: list[list[Entry] | RedisError | None] = []
+    out: list[list[Entry] | StoreError | None] = []
     for (tl, owner), exists, rows in zip(wanted, replies[0::2], replies[1::2], strict=True):
         failed = next((r for r in (exists, rows) if isinstance(r, RedisError)), None)
         if failed is not None:
-            out.append(failed)
+            out.append(store_error(failed))
             continue
         if not exists:
             out.append(None)
@@ -218,3 +239,9 @@ def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
         Entry(int(float(s)), post_id_of(m)) for m, s in zip(rows[0::2], rows[1::2], strict=True)
     ]
     return [e for e in entries if e < before] if before is not None else entries
+
+
+def _redis(timelines: Timelines) -> RedisTimelines:
+    if not isinstance(timelines, RedisTimelines):
+        raise TypeError(f"not timelines of the feed store: {timelines!r}")
+    return timelines

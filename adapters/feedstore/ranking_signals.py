@@ -1,4 +1,5 @@
-"""The ranked feed's signals in the feed store (README "Home feed", Ranked order).
+"""The ranked feed's signals in the feed store (:class:`domain.feed.ports.RankingSignals`
+on Redis; README "Home feed", Ranked order).
 
 Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
 once per ranked window, all in one pipelined round trip. Every key has a TTL, so
@@ -23,23 +24,19 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from domain.feed.ranking import RankingConfig, Signals, decayed_rate_us, preferred_kind
+from adapters.feedstore.errors import translated
+from adapters.feedstore.resp import Call, Script
+from adapters.feedstore.store import FeedRedis
+from domain.feed.ports import Engagement
+from domain.feed.ranking import (
+    RankingConfig,
+    Signals,
+    decayed_rate_us,
+    ms_of,
+    preferred_kind,
+)
 from domain.feed.timelines.entries import score_of
-from domain.feedstore import Call, FeedRedis, Script
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def ms_of(at: dt.datetime) -> int:
-    """``at`` as whole milliseconds since the Unix epoch."""
-    return (at - _EPOCH) // dt.timedelta(milliseconds=1)
-
-
-def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
-    """The creation time of a UUIDv7 (its first 48 bits: ms since the epoch)."""
-    return _EPOCH + dt.timedelta(milliseconds=value.int >> 80)
 
 
 def velocity_key(post_id: uuid.UUID) -> str:
@@ -136,38 +133,16 @@ _RATES = Script(
 )
 
 
-async def forget_account(store: FeedRedis, user_id: uuid.UUID) -> None:
-    """Delete what the ranked feed keeps of an account once it is purged (README
-    "Account lifecycle": no personal data outlives the purge): the authors it engaged
-    with and the media kinds of its interactions (as a viewer), and its engagement
-    average (as an author). The three keys share its hash tag: one call. Velocities
-    (the last hour's engagements of a post, its likers among them) expire on their
-    own within the velocity window. Raises RedisError."""
-    keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
-    await store.execute([Call.of(keys[0], "DEL", *keys)])
-
-
-@dataclass(frozen=True, slots=True)
-class Engagement:
-    """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of
-    media ``kind``) at ``at``; ``ref`` is ``l:<liker>`` or ``c:<comment>``."""
-
-    actor: uuid.UUID
-    post_id: uuid.UUID
-    author_id: uuid.UUID
-    kind: str
-    ref: str
-    at: dt.datetime
-
-
-class RankingSignals:
+class RedisRankingSignals:
     """Records engagements and reads a window's signals on the feed store. Every call
-    raises ``redis.exceptions.RedisError`` when the store fails."""
+    raises :class:`~domain.errors.StoreError` (from the RedisError) when the store
+    fails."""
 
     def __init__(self, store: FeedRedis, config: RankingConfig) -> None:
         self.store = store
         self.config = config
 
+    @translated
     async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
         """Record one engagement (idempotent); return whether it counted as new in the
         post's velocity (an engagement older than the velocity window only feeds the
@@ -207,12 +182,25 @@ class RankingSignals:
         )
         return True
 
+    @translated
+    async def forget_account(self, user_id: uuid.UUID) -> None:
+        """Delete what the ranked feed keeps of an account once it is purged (README
+        "Account lifecycle": no personal data outlives the purge): the authors it
+        engaged with and the media kinds of its interactions (as a viewer), and its
+        engagement average (as an author). The three keys share its hash tag: one call.
+        Velocities (the last hour's engagements of a post, its likers among them) expire
+        on their own within the velocity window."""
+        keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
+        await self.store.execute([Call.of(keys[0], "DEL", *keys)])
+
+    @translated
     async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
         """Take an engagement out of the post's velocity (an unlike, a deleted comment);
         the author's average and the viewer's proximity keep it (it happened)."""
         key = velocity_key(post_id)
         await self.store.execute([Call.of(key, "ZREM", key, ref)])
 
+    @translated
     async def read(
         self, viewer_id: uuid.UUID, authors: Mapping[uuid.UUID, uuid.UUID], now: dt.datetime
     ) -> Signals:

@@ -26,8 +26,8 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from domain.feedstore.resp import Script
-from domain.feedstore.store import FeedRedis
+from adapters.feedstore.resp import Script
+from adapters.feedstore.store import FeedRedis
 
 #: Seconds between two re-reads of the slot map after a node failed.
 REFRESH_EVERY_S = 1.0

@@ -1,7 +1,7 @@
 """The feed store port: where timelines, presence and real-time pub/sub live.
 
 :class:`FeedRedis` is what ``domain.feed`` and ``domain.realtime`` talk to. It sends
-batches of commands (:class:`~domain.feedstore.resp.Call`) grouped by the node that
+batches of commands (:class:`~adapters.feedstore.resp.Call`) grouped by the node that
 owns their keys, one pipelined round trip per node, all nodes at once, and takes care
 of what a batch meets on the way: ``NOSCRIPT`` (the script is loaded on that node and
 the calls sent again), and on a cluster ``MOVED`` (the slot map is refreshed),
@@ -10,7 +10,7 @@ the calls sent again), and on a cluster ``MOVED`` (the slot map is refreshed),
 Two implementations, which differ only where a standalone Redis and a Redis Cluster
 must: how keys group into one script call (:meth:`FeedRedis.slot_groups`: all of a
 page on one Redis; one hash slot each on a cluster) and which node a call goes to.
-The cluster one is in :mod:`domain.feedstore.cluster`.
+The cluster one is in :mod:`adapters.feedstore.cluster`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from domain.feedstore.resp import Call, Script
+from adapters.feedstore.resp import Call, Script
 
 #: Rounds of re-sending per batch (NOSCRIPT, MOVED, ASK, TRYAGAIN), after the first.
 RETRY_ROUNDS = 3

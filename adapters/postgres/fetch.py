@@ -1,6 +1,7 @@
 """Single read statements run directly on asyncpg, over a connection borrowed from the
 engine's pool (docs/design.md "GraphQL API conventions": a page costs a constant, small
-number of round trips).
+number of round trips): domain's :class:`domain.reads.RoundTrip`, installed by
+app/database.py.
 
 A read through an SQLAlchemy ``AsyncConnection`` costs three round trips (``BEGIN``,
 the statement, ``ROLLBACK``) and the Core's compile and result processing; one
@@ -17,11 +18,10 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import greenlet_spawn
 
 #: SQLSTATE classes and codes after which the connection is not to be used again
@@ -51,7 +51,7 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
     repeat, and a stale connection is no reason to fail a request. Otherwise raises
     what asyncpg raises (``asyncpg.PostgresError`` for a statement the server refuses,
     OSError or ``asyncpg.InterfaceError`` when the server is gone: see
-    ``domain.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
+    ``adapters.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
     up in time. A connection that fails other than by a refused statement, or whose
     call is cancelled, is dropped rather than pooled again; a lost connection also
     makes the pool recycle its other connections, as SQLAlchemy does on a disconnect
@@ -124,13 +124,3 @@ def _survived(fairy: Any, exc: BaseException) -> bool:
     code = getattr(exc, "sqlstate", None) or ""
     driver = fairy.driver_connection
     return not code.startswith(_BROKEN) and driver is not None and not driver.is_closed()
-
-
-async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
-    """Run one read statement (``$1``-style parameters) on ``db``: on an engine, by
-    :func:`fetch` (one round trip, no transaction); on a connection (inside a use
-    case's transaction, whose snapshot it must see), through SQLAlchemy on it. Rows
-    answer indexing and unpacking alike either way (not attribute access)."""
-    if isinstance(db, AsyncEngine):
-        return await fetch(db, sql, *args)
-    return (await db.exec_driver_sql(sql, args)).all()

@@ -1,20 +1,24 @@
-"""Publishing real-time events to Redis pub/sub (any process: the API or the worker)."""
+"""Publishing real-time events to Redis pub/sub (:class:`domain.realtime.ports.
+RealtimePublisher` on the feed store; any process: the API or the worker)."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
-from domain.feedstore import Call, FeedRedis, as_feed_redis
+from adapters.feedstore.errors import store_error, translated
+from adapters.feedstore.resp import Call
+from adapters.feedstore.store import FeedRedis, as_feed_redis
 from domain.realtime.channels import (
     ENGAGEMENT,
     FEED_ITEM,
     NOTIFICATION,
     ONLINE_KEY,
     encode_event,
+    now_ms,
     post_channel,
     user_channel,
 )
@@ -23,20 +27,15 @@ from domain.realtime.channels import (
 PUBLISH_CHUNK = 1_000
 
 
-def now_ms() -> int:
-    """Epoch milliseconds: the clock of presence scores."""
-    return int(time.time() * 1000)
-
-
-class RealtimePublisher:
+class RedisPublisher:
     """Publishes id-only events; subscribers re-read and re-check what they point to.
 
     On a Redis Cluster with sharded pub/sub (Redis >= 7) events are SPUBLISHed, to the
     master that owns the channel's slot only; otherwise PUBLISHed (a cluster without it
     forwards every message to every node). Publishing is best effort (pub/sub keeps
     nothing for absent subscribers); every method raises
-    ``redis.exceptions.RedisError`` when Redis fails, and callers that must not fail on
-    it (use cases after their commit) catch it.
+    :class:`~domain.errors.StoreError` (from the RedisError) when Redis fails, and
+    callers that must not fail on it (use cases after their commit) catch it.
     """
 
     def __init__(self, redis: Redis | FeedRedis) -> None:
@@ -50,6 +49,7 @@ class RealtimePublisher:
             self._verb = "SPUBLISH" if await self.store.sharded_pubsub() else "PUBLISH"
         await self.store.execute([Call.of(c, self._verb, c, data) for c, data in messages])
 
+    @translated
     async def feed_item(
         self, post_id: uuid.UUID, author_id: uuid.UUID, recipients: Sequence[uuid.UUID]
     ) -> int:
@@ -72,6 +72,7 @@ class RealtimePublisher:
             await self._publish([(user_channel(u), event) for u in online])
         return len(online)
 
+    @translated
     async def notification_created(
         self, recipient_id: uuid.UUID, notification_id: uuid.UUID
     ) -> None:
@@ -86,11 +87,13 @@ class RealtimePublisher:
             ]
         )
 
+    @translated
     async def engagement_changed(self, post_id: uuid.UUID) -> None:
         """Tell subscribers of ``post_id`` that its likes or comments changed (they read
         the counts themselves, so an event that arrives late never shows old counts)."""
         await self._publish([(post_channel(post_id), encode_event(ENGAGEMENT, post_id=post_id))])
 
+    @translated
     async def online_count(self) -> int:
         """How many users have an open feed subscription now (ZCOUNT, O(log n))."""
         (n,) = await self.store.execute(
@@ -104,9 +107,12 @@ class RealtimePublisher:
         now = now_ms()
         cursor = b"0"
         while True:
-            ((cursor, items),) = await self.store.execute(
-                [Call.of(ONLINE_KEY, "ZSCAN", ONLINE_KEY, cursor, "COUNT", batch)]
-            )
+            try:
+                ((cursor, items),) = await self.store.execute(
+                    [Call.of(ONLINE_KEY, "ZSCAN", ONLINE_KEY, cursor, "COUNT", batch)]
+                )
+            except RedisError as exc:
+                raise store_error(exc) from exc
             users = []
             for member, score in zip(items[0::2], items[1::2], strict=True):
                 if float(score) > now:

@@ -1,10 +1,10 @@
 """The Lua scripts of the timelines. Every key of one call belongs to one owner (one
 ``{owner id}`` hash tag, so one Redis Cluster slot); a call may take many owners on a
-standalone Redis, one on a cluster (domain.feedstore groups them)."""
+standalone Redis, one on a cluster (adapters.feedstore groups them)."""
 
 from __future__ import annotations
 
-from domain.feedstore import Script
+from adapters.feedstore.resp import Script
 
 # KEYS: live timelines; ARGV: maxlen, ttl, then score/member pairs.
 # The fast path of Timelines.add: adds the entries to each timeline that exists, trims

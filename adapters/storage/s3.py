@@ -1,0 +1,261 @@
+"""The object store on S3-compatible storage (MEDIA_STORAGE=s3): AWS S3, MinIO,
+Cloudflare R2, GCS through its S3 interoperability (HMAC keys), with aioboto3.
+
+Quarantine and delivery are two buckets, or one bucket whose keys' prefixes keep them
+apart (``raw/…`` and ``media/…``: adapters/storage/keys.py); only delivery is meant to
+be public (a CDN, or a bucket policy on ``media/*``). A client uploads with a SigV4
+presigned PUT that signs ``Content-Type``, ``Content-Length``, ``If-None-Match: *``
+and the host, valid until the upload's expiry: the storage refuses another type,
+another size or a second upload of the key (412), and nothing reaches Roost.
+
+The presigned URL is made by a plain botocore client on the endpoint clients reach
+(S3_PUBLIC_ENDPOINT_URL: compose's MinIO is ``minio:9000`` inside, ``127.0.0.1:9000``
+outside): signing is local computation, so :meth:`S3ObjectStore.presign_upload` stays
+synchronous. Everything else goes through one aioboto3 client, opened on first use
+and closed by :meth:`S3ObjectStore.aclose`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
+
+import aioboto3
+import botocore.session
+from aiobotocore.config import AioConfig
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from adapters.storage.keys import delivery_key, normalized_content_type, raw_key
+from domain.media.ports import StoredObject, UploadTarget
+
+if TYPE_CHECKING:
+    from types_aiobotocore_s3 import S3Client
+
+#: Cache-Control of every delivery object (immutable: a new variant gets a new key).
+IMMUTABLE = "public, max-age=31536000, immutable"
+#: Bytes read from a download stream at a time.
+CHUNK_BYTES = 1 << 20
+#: Deletions of delivery objects in flight at once.
+DELETE_CONCURRENCY = 16
+#: SigV4 presigned URLs live at most 7 days.
+MAX_PRESIGN_S = 7 * 24 * 3600
+
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+
+
+@dataclass(frozen=True, slots=True)
+class S3Config:
+    """Where the buckets are and how to reach them. ``endpoint_url``: None for AWS;
+    ``public_endpoint_url``: the endpoint clients upload to (unset: ``endpoint_url``);
+    credentials None: botocore's chain (environment, instance role, …);
+    ``public_base_url``: the URL delivery keys are under (unset: the delivery bucket's
+    URL on the public endpoint, or its AWS virtual-host URL)."""
+
+    quarantine_bucket: str
+    delivery_bucket: str
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    public_endpoint_url: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    addressing_style: Literal["auto", "path", "virtual"] = "auto"
+    public_base_url: str | None = None
+
+    @property
+    def delivery_base_url(self) -> str:
+        """``public_base_url``, or where the delivery bucket is read from."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        endpoint = self.public_endpoint_url or self.endpoint_url
+        if endpoint:
+            return f"{endpoint.rstrip('/')}/{self.delivery_bucket}"
+        return f"https://{self.delivery_bucket}.s3.{self.region}.amazonaws.com"
+
+
+class S3ObjectStore:
+    """``domain.media.ports.ObjectStore`` on S3-compatible storage (module docstring)."""
+
+    def __init__(self, config: S3Config) -> None:
+        self.config = config
+        options: dict[str, Any] = {
+            "signature_version": "s3v4",
+            "s3": {"addressing_style": config.addressing_style},
+            "retries": {"max_attempts": 3, "mode": "standard"},
+        }
+        self._botocore_config = Config(**options)
+        self._aio_config = AioConfig(**options)
+        self._session = aioboto3.Session(
+            aws_access_key_id=config.access_key_id,
+            aws_secret_access_key=config.secret_access_key,
+            region_name=config.region,
+        )
+        self._signer: Any = None
+        self._client: S3Client | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._lock = asyncio.Lock()
+
+    # --- clients ----------------------------------------------------------------------
+
+    def _presigner(self) -> Any:
+        if self._signer is None:
+            self._signer = botocore.session.get_session().create_client(
+                "s3",
+                region_name=self.config.region,
+                endpoint_url=self.config.public_endpoint_url or self.config.endpoint_url,
+                aws_access_key_id=self.config.access_key_id,
+                aws_secret_access_key=self.config.secret_access_key,
+                config=self._botocore_config,
+            )
+        return self._signer
+
+    async def _s3(self) -> S3Client:
+        client = self._client
+        if client is None:
+            async with self._lock:
+                client = self._client
+                if client is None:
+                    opening = self._session.client(
+                        "s3",
+                        endpoint_url=self.config.endpoint_url,
+                        region_name=self.config.region,
+                        config=self._aio_config,
+                    )
+                    client = await self._stack.enter_async_context(opening)
+                    self._client = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the client (a later call opens a new one)."""
+        self._client = None
+        await self._stack.aclose()
+        self._stack = contextlib.AsyncExitStack()
+
+    # --- the port ---------------------------------------------------------------------
+
+    def presign_upload(
+        self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
+    ) -> UploadTarget:
+        """A SigV4 presigned ``PUT`` of quarantine ``key`` signing the content type, the
+        length and ``If-None-Match: *``; the client sends the headers returned."""
+        raw_key(key)
+        ctype = normalized_content_type(content_type)
+        if ctype is None:
+            raise ValueError(f"not a type/subtype content type: {content_type[:80]!r}")
+        if byte_size < 0:
+            raise ValueError("byte_size must not be negative")
+        expires_in = min(MAX_PRESIGN_S, max(1, round(expires_at.timestamp() - time.time())))
+        url = self._presigner().generate_presigned_url(
+            "put_object",
+            Params={
+                "Bucket": self.config.quarantine_bucket,
+                "Key": key,
+                "ContentType": ctype,
+                "ContentLength": byte_size,
+                "IfNoneMatch": "*",
+            },
+            ExpiresIn=expires_in,
+        )
+        return UploadTarget(
+            url=url,
+            method="PUT",
+            headers=(("Content-Type", ctype), ("If-None-Match", "*")),
+            expires_at=expires_at,
+        )
+
+    async def stat_raw(self, key: str) -> StoredObject | None:
+        """The quarantined object's size and content type as the storage reports them
+        (None when no bytes arrived)."""
+        s3 = await self._s3()
+        try:
+            head = await s3.head_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
+        except ClientError as exc:
+            if _missing(exc):
+                return None
+            raise
+        return StoredObject(size=head["ContentLength"], content_type=head.get("ContentType"))
+
+    async def download_raw(self, key: str, dest: Path, *, max_bytes: int) -> int:
+        """Stream the quarantined object to ``dest`` 1 MiB at a time; its size.
+        FileNotFoundError when it is gone, ValueError when it is (or grows) over
+        ``max_bytes`` (then ``dest`` is removed)."""
+        s3 = await self._s3()
+        try:
+            obj = await s3.get_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
+        except ClientError as exc:
+            if _missing(exc):
+                raise FileNotFoundError(key) from None
+            raise
+        body = obj["Body"]
+        try:
+            if obj["ContentLength"] > max_bytes:
+                raise ValueError(
+                    f"the object is {obj['ContentLength']} bytes, over the limit of {max_bytes}"
+                )
+            out: IO[bytes] = await asyncio.to_thread(dest.open, "wb")
+            size = 0
+            try:
+                async for chunk in body.iter_chunks(CHUNK_BYTES):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise ValueError(f"the object grew over the limit of {max_bytes}")
+                    await asyncio.to_thread(out.write, chunk)
+            except BaseException:
+                out.close()
+                await asyncio.to_thread(dest.unlink, missing_ok=True)
+                raise
+            out.close()
+            return size
+        finally:
+            body.close()
+
+    async def delete_raw(self, key: str) -> None:
+        """Delete the quarantined object (a missing one is no error)."""
+        s3 = await self._s3()
+        await s3.delete_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
+
+    async def put_delivery(self, key: str, source: Path, *, content_type: str) -> None:
+        """Upload ``source`` to delivery ``key`` with its content type and
+        ``Cache-Control: public, max-age=31536000, immutable`` (multipart past 8 MiB)."""
+        delivery_key(key)
+        ctype = normalized_content_type(content_type)
+        if ctype is None:
+            raise ValueError(f"not a type/subtype content type: {content_type[:80]!r}")
+        s3: Any = await self._s3()  # aioboto3 adds upload_file (s3transfer) to the client
+        await s3.upload_file(
+            str(source),
+            self.config.delivery_bucket,
+            key,
+            ExtraArgs={"ContentType": ctype, "CacheControl": IMMUTABLE},
+        )
+
+    async def delete_delivery(self, keys: Sequence[str]) -> None:
+        """Delete delivered objects, a few at a time (one request each: GCS's XML API
+        has no multi-object delete); missing ones are no error."""
+        for key in keys:
+            delivery_key(key)
+        s3 = await self._s3()
+        gate = asyncio.Semaphore(DELETE_CONCURRENCY)
+
+        async def delete(key: str) -> None:
+            async with gate:
+                await s3.delete_object(Bucket=self.config.delivery_bucket, Key=key)
+
+        await asyncio.gather(*(delete(k) for k in keys))
+
+    def public_url(self, key: str) -> str:
+        """``<delivery base URL>/<key>``."""
+        return f"{self.config.delivery_base_url}/{quote(delivery_key(key))}"
+
+
+def _missing(exc: ClientError) -> bool:
+    error = exc.response.get("Error", {})
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return error.get("Code") in _MISSING or status == 404

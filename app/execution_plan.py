@@ -1,0 +1,583 @@
+"""Execution planned once per document: a query's selection compiled into a tree of
+field plans, run without graphql-core's per-field machinery, giving the same response.
+
+graphql-core executes a document anew each request: for every field of every object it
+groups the selection (memoised per request), looks the field up, builds a resolve info,
+calls the resolver through Strawberry's wrapper, and completes the value by walking the
+return type. A feed page is ~200 such fields. A :class:`Plan` does the document's part
+once (collected fields per object type, response keys, literal arguments, return types
+unwrapped into completers) and, per request, only what depends on the data:
+
+- a field Strawberry resolves by attribute (no resolver) is one ``getattr``;
+- ``__typename`` is its constant;
+- any other field calls the resolver graphql-core would call (``field_def.resolve``,
+  Strawberry's wrapper: permissions, argument conversion, its ``Info``) with the resolve
+  info graphql-core would build (:meth:`Executor.build_resolve_info`, same path);
+- values complete as graphql-core completes them: ``coerce_output_value`` for leaves,
+  ``is_type_of`` for object types that have one, lists item by item; sibling fields and
+  list items that return awaitables are gathered concurrently, in graphql-core's order,
+  so dataloaders batch the same way.
+
+Only what the plan handles exactly is planned (:func:`build_plan` returns None for the
+rest, which runs on graphql-core): queries, without directives or fragment variables,
+no introspection beyond ``__typename``, no abstract return type (interface or union).
+At run time anything off the plain path (a resolver raising, returning an Exception or
+null for a non-null field, a leaf that does not coerce, an ``is_type_of`` refusal, a
+list that is not a list or tuple) abandons the plan (:class:`Abandoned`): the caller
+then runs the operation on graphql-core, which reports it exactly (error paths, null
+propagation, messages). A query has no side effect that running it twice would repeat
+(rate limits and guards are charged once, before execution).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLField,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    OperationType,
+    SelectionSetNode,
+    VariableNode,
+    get_operation_ast,
+    is_abstract_type,
+    is_leaf_type,
+    is_list_type,
+    is_non_null_type,
+    is_object_type,
+)
+from graphql.execution.values import get_argument_values
+from graphql.language import ListValueNode, ObjectValueNode, ValueNode
+from graphql.pyutils import Path, Undefined
+
+#: Strawberry's backreference from a graphql-core field to its StrawberryField.
+_STRAWBERRY_FIELD = "strawberry-definition"
+
+
+class Unplannable(Exception):
+    """The document uses something a plan does not handle: run it on graphql-core."""
+
+
+class Abandoned(Exception):
+    """A planned run met a value off the plain path: run the operation on graphql-core,
+    which reports it exactly."""
+
+
+#: A completer: (run, value, path) -> the response value, or an awaitable of it.
+Completer = Callable[["_Run", Any, Path | None], Any]
+
+
+@dataclass(slots=True)
+class FieldPlan:
+    """One response key of an object: how its value is read and completed."""
+
+    key: str
+    field_def: GraphQLField | None  # None: __typename
+    nodes: list[FieldNode]
+    parent_type: GraphQLObjectType
+    attr: str | None  # read by getattr (Strawberry's default resolver)
+    typename: str | None  # __typename's constant
+    args: dict[str, Any] | None  # literal arguments, coerced once; None: per request
+    complete: Completer
+    #: A Strawberry resolver without GraphQL arguments, field extensions or exception
+    #: handlers, called as Strawberry's wrapper calls it: (source, Strawberry Info).
+    direct: Callable[[Any, Any], Any] | None = None
+    #: Whether the value's completion needs its response path (a resolver below it).
+    needs_path: bool = True
+    #: Whether the completion is a leaf's (never awaitable).
+    leaf: bool = False
+
+
+@dataclass(slots=True)
+class ObjectPlan:
+    """The fields of one selection on one object type, in response order."""
+
+    type: GraphQLObjectType
+    fields: list[FieldPlan]
+
+
+@dataclass(slots=True)
+class Plan:
+    """A query operation, planned: its root object plan."""
+
+    root: ObjectPlan
+
+    async def run(self, executor: Any) -> dict[str, Any]:
+        """The response ``data`` of the operation, executed with ``executor`` (a
+        graphql-core Executor built for this request: its variables, context, root
+        value, resolve infos). Raises :class:`Abandoned` (or what a resolver raised)
+        where graphql-core must run it instead."""
+        run = _Run(executor)
+        data = run.object(self.root, executor.root_value, None)
+        if run.is_awaitable(data):
+            data = await data
+        return data
+
+
+class _Run:
+    """One planned execution: the executor's request state and the walk."""
+
+    __slots__ = ("build_info", "executor", "is_awaitable", "variables")
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+        self.is_awaitable = executor.is_awaitable
+        self.build_info = executor.build_resolve_info
+        self.variables = executor.variable_values
+
+    def object(self, plan: ObjectPlan, source: Any, path: Path | None) -> Any:
+        """The response object of ``plan`` on ``source``, or an awaitable of it."""
+        out: dict[str, Any] = {}
+        pending: list[str] | None = None
+        type_name = plan.type.name
+        is_awaitable = self.is_awaitable
+        try:
+            for f in plan.fields:
+                key = f.key
+                if f.typename is not None:
+                    out[key] = f.typename
+                    continue
+                if f.attr is not None:
+                    value = getattr(source, f.attr)
+                    field_path = Path(path, key, type_name) if f.needs_path else path
+                    if f.leaf and type(value) in _PLAIN:
+                        out[key] = f.complete(self, value, field_path)
+                        continue
+                else:
+                    field_path = Path(path, key, type_name)
+                    field_def = f.field_def
+                    assert field_def is not None
+                    info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
+                    if f.direct is not None:
+                        value = f.direct(source, info)
+                    else:
+                        args = f.args
+                        if args is None:
+                            try:
+                                args = get_argument_values(field_def, f.nodes[0], self.variables)
+                            except GraphQLError as exc:
+                                raise Abandoned from exc
+                        value = field_def.resolve(source, info, **args)  # type: ignore[misc]
+                if is_awaitable(value):
+                    value = self._later(f.complete, value, field_path)
+                else:
+                    value = f.complete(self, value, field_path)
+                    if f.leaf:
+                        out[key] = value
+                        continue
+                out[key] = value
+                if is_awaitable(value):
+                    if pending is None:
+                        pending = []
+                    pending.append(key)
+        except BaseException:
+            _discard(out[k] for k in pending or ())
+            raise
+        if pending is None:
+            return out
+        return self._gather_fields(out, pending)
+
+    async def _later(self, complete: Completer, value: Any, path: Path | None) -> Any:
+        done = complete(self, await value, path)
+        if self.is_awaitable(done):
+            done = await done
+        return done
+
+    async def _gather_fields(self, out: dict[str, Any], pending: list[str]) -> dict[str, Any]:
+        if len(pending) == 1:
+            key = pending[0]
+            out[key] = await out[key]
+            return out
+        values = await _gather([out[k] for k in pending])
+        out.update(zip(pending, values, strict=True))
+        return out
+
+
+def _discard(awaitables: Any) -> None:
+    """Close the coroutines of a run that is given up before they were awaited."""
+    for a in awaitables:
+        close = getattr(a, "close", None)
+        if close is not None:
+            close()
+
+
+async def _gather(awaitables: Sequence[Any]) -> list[Any]:
+    """Await all (concurrently, in order); the first failure once all have settled, so
+    nothing of this run keeps going once the caller falls back."""
+    values = await asyncio.gather(*awaitables, return_exceptions=True)
+    for v in values:
+        if isinstance(v, BaseException):
+            raise v
+    return values
+
+
+# --- completers --------------------------------------------------------------------------
+
+#: Types whose values are never awaitable (Strawberry's fast path of ``is_awaitable``).
+_PLAIN = frozenset({type(None), bool, int, float, str})
+
+
+def _non_null(inner: Completer) -> Completer:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or isinstance(value, Exception):
+            raise Abandoned
+        return inner(run, value, path)
+
+    return complete
+
+
+def _nullable(inner: Completer) -> Completer:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or value is Undefined:
+            return None
+        if isinstance(value, Exception):
+            raise Abandoned
+        return inner(run, value, path)
+
+    return complete
+
+
+def _leaf(coerce: Callable[[Any], Any]) -> Completer:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        out = coerce(value)
+        if out is None or out is Undefined:
+            raise Abandoned
+        return out
+
+    return complete
+
+
+def _non_null_leaf(coerce: Callable[[Any], Any]) -> Completer:
+    """``_non_null(_leaf(coerce))`` in one call."""
+
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or isinstance(value, Exception):
+            raise Abandoned
+        out = coerce(value)
+        if out is None or out is Undefined:
+            raise Abandoned
+        return out
+
+    return complete
+
+
+def _nullable_leaf(coerce: Callable[[Any], Any]) -> Completer:
+    """``_nullable(_leaf(coerce))`` in one call."""
+
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if value is None or value is Undefined:
+            return None
+        if isinstance(value, Exception):
+            raise Abandoned
+        out = coerce(value)
+        if out is None or out is Undefined:
+            raise Abandoned
+        return out
+
+    return complete
+
+
+def _list(item: Completer) -> Completer:
+    def complete(run: _Run, value: Any, path: Path | None) -> Any:
+        if not isinstance(value, list | tuple):
+            raise Abandoned  # generators, async iterables, non-iterables: graphql-core's
+        out: list[Any] = []
+        pending: list[int] | None = None
+        is_awaitable = run.is_awaitable
+        try:
+            for i, v in enumerate(value):
+                item_path = Path(path, i, None)
+                if is_awaitable(v):
+                    done = run._later(item, v, item_path)
+                else:
+                    done = item(run, v, item_path)
+                if is_awaitable(done):
+                    if pending is None:
+                        pending = []
+                    pending.append(i)
+                out.append(done)
+        except BaseException:
+            _discard(out[i] for i in pending or ())
+            raise
+        if pending is None:
+            return out
+        return _gather_items(out, pending)
+
+    return complete
+
+
+async def _gather_items(out: list[Any], pending: list[int]) -> list[Any]:
+    values = await _gather([out[i] for i in pending])
+    for i, v in zip(pending, values, strict=True):
+        out[i] = v
+    return out
+
+
+def _is_strawberry_type_check(fn: Callable[..., Any]) -> bool:
+    """Strawberry's generated ``is_type_of`` (an isinstance test that ignores info)."""
+    return getattr(fn, "__qualname__", "").endswith("_get_is_type_of.<locals>.is_type_of")
+
+
+def _object(plan: ObjectPlan, field: FieldPlan | None) -> Completer:
+    check = plan.type.is_type_of
+    if check is None:
+
+        def complete(run: _Run, value: Any, path: Path | None) -> Any:
+            return run.object(plan, value, path)
+
+        return complete
+    if not _is_strawberry_type_check(check):
+        raise Unplannable(f"{plan.type.name}.is_type_of is not Strawberry's")
+
+    def checked(run: _Run, value: Any, path: Path | None) -> Any:
+        if check(value, None) is not True:  # type: ignore[arg-type]
+            raise Abandoned
+        return run.object(plan, value, path)
+
+    return checked
+
+
+# --- planning ----------------------------------------------------------------------------
+
+
+def build_plan(
+    schema: GraphQLSchema, document: DocumentNode, operation_name: str | None
+) -> Plan | None:
+    """The plan of the operation ``operation_name`` of a valid ``document``, or None
+    when it is not a query the plan handles exactly (see the module)."""
+    try:
+        return _Planner(schema, document).plan(operation_name)
+    except Unplannable:
+        return None
+
+
+class _Planner:
+    def __init__(self, schema: GraphQLSchema, document: DocumentNode) -> None:
+        self.schema = schema
+        self.document = document
+        self.fragments: dict[str, FragmentDefinitionNode] = {}
+        for d in document.definitions:
+            if isinstance(d, FragmentDefinitionNode):
+                if d.directives or getattr(d, "variable_definitions", None):
+                    raise Unplannable("fragment directives or variables")
+                self.fragments[d.name.value] = d
+
+    def plan(self, operation_name: str | None) -> Plan:
+        op = get_operation_ast(self.document, operation_name)
+        if op is None or op.operation is not OperationType.QUERY:
+            raise Unplannable("not a query")
+        if op.directives or any(v.directives for v in op.variable_definitions or ()):
+            raise Unplannable("operation directives")
+        root = self.schema.query_type
+        if root is None:
+            raise Unplannable("no query type")
+        self.operation: OperationDefinitionNode = op
+        return Plan(self.object_plan(root, [op.selection_set]))
+
+    def object_plan(
+        self, type_: GraphQLObjectType, selection_sets: Sequence[SelectionSetNode]
+    ) -> ObjectPlan:
+        grouped: dict[str, list[FieldNode]] = {}
+        for selection_set in selection_sets:
+            self.collect(type_, selection_set, grouped, set())
+        fields = [self.field_plan(type_, key, nodes) for key, nodes in grouped.items()]
+        return ObjectPlan(type_, fields)
+
+    def collect(
+        self,
+        type_: GraphQLObjectType,
+        selection_set: SelectionSetNode,
+        grouped: dict[str, list[FieldNode]],
+        visited: set[str],
+    ) -> None:
+        for sel in selection_set.selections:
+            if sel.directives:
+                raise Unplannable("directives")
+            if isinstance(sel, FieldNode):
+                key = sel.alias.value if sel.alias else sel.name.value
+                grouped.setdefault(key, []).append(sel)
+            elif isinstance(sel, InlineFragmentNode):
+                if self.applies(sel.type_condition, type_):
+                    self.collect(type_, sel.selection_set, grouped, visited)
+            elif isinstance(sel, FragmentSpreadNode):
+                name = sel.name.value
+                if getattr(sel, "arguments", None):
+                    raise Unplannable("fragment arguments")
+                if name in visited:
+                    continue
+                visited.add(name)
+                fragment = self.fragments.get(name)
+                if fragment is None:
+                    raise Unplannable(f"no fragment {name}")
+                if self.applies(fragment.type_condition, type_):
+                    self.collect(type_, fragment.selection_set, grouped, visited)
+            else:
+                raise Unplannable(f"selection {type(sel).__name__}")
+
+    def applies(self, condition: Any, type_: GraphQLObjectType) -> bool:
+        """graphql-core's ``does_fragment_condition_match``."""
+        if condition is None:
+            return True
+        cond = self.schema.get_type(condition.name.value)
+        if cond is type_:
+            return True
+        if cond is not None and is_abstract_type(cond):
+            return self.schema.is_sub_type(cond, type_)
+        return False
+
+    def field_plan(self, parent: GraphQLObjectType, key: str, nodes: list[FieldNode]) -> FieldPlan:
+        name = nodes[0].name.value
+        if name == "__typename":
+            return FieldPlan(key, None, nodes, parent, None, parent.name, None, _unused)
+        if name.startswith("__"):
+            raise Unplannable("introspection")
+        field_def = parent.fields.get(name)
+        if field_def is None:
+            raise Unplannable(f"no field {parent.name}.{name}")
+        complete = self.completer(field_def.type, nodes)
+        named = field_def.type
+        while isinstance(named, GraphQLNonNull | GraphQLList):
+            named = named.of_type
+        leaf = is_leaf_type(named) and not is_list_type(_nullable_of(field_def.type))
+        needs_path = not leaf
+        attr = _attribute(field_def)
+        args: dict[str, Any] | None = {}
+        if attr is None and (field_def.args or nodes[0].arguments):
+            if any(_has_variable(a.value) for a in nodes[0].arguments or ()):
+                args = None  # coerced per request
+            else:
+                try:
+                    args = get_argument_values(field_def, nodes[0], None)
+                except GraphQLError as exc:
+                    raise Unplannable("arguments do not coerce") from exc
+        if attr is not None and (nodes[0].arguments or field_def.args):
+            attr = None  # a default resolver with arguments: through the resolver
+            args = None
+        direct = None
+        if attr is None and not field_def.args and not nodes[0].arguments:
+            direct = _direct_resolver(field_def)
+        return FieldPlan(
+            key, field_def, nodes, parent, attr, None, args, complete, direct, needs_path, leaf
+        )
+
+    def completer(self, type_: GraphQLOutputType, nodes: list[FieldNode]) -> Completer:
+        if is_non_null_type(type_):
+            assert isinstance(type_, GraphQLNonNull)
+            if is_leaf_type(type_.of_type):
+                return _non_null_leaf(type_.of_type.coerce_output_value)
+            return _non_null(self._inner(type_.of_type, nodes))
+        if is_leaf_type(type_):
+            return _nullable_leaf(type_.coerce_output_value)
+        return _nullable(self._inner(type_, nodes))
+
+    def _inner(self, type_: Any, nodes: list[FieldNode]) -> Completer:
+        if is_list_type(type_):
+            assert isinstance(type_, GraphQLList)
+            return _list(self.completer(type_.of_type, nodes))
+        if is_leaf_type(type_):
+            return _leaf(type_.coerce_output_value)
+        if is_object_type(type_):
+            sets = [n.selection_set for n in nodes if n.selection_set]
+            return _object(self.object_plan(type_, sets), None)
+        raise Unplannable(f"abstract type {type_}")
+
+
+def _unused(run: _Run, value: Any, path: Path | None) -> Any:  # pragma: no cover
+    return value
+
+
+def _attribute(field_def: GraphQLField) -> str | None:
+    """The Python attribute a Strawberry field without a resolver reads (its default
+    resolver is ``getattr``), else None."""
+    resolve = field_def.resolve
+    if resolve is None or not getattr(resolve, "_is_default", False):
+        return None
+    field = (field_def.extensions or {}).get(_STRAWBERRY_FIELD)
+    if field is None or getattr(field, "base_resolver", None) is not None:
+        return None
+    if getattr(field, "default_resolver", getattr) is not getattr:
+        return None
+    name = getattr(field, "python_name", None)
+    return name if isinstance(name, str) else None
+
+
+def _nullable_of(type_: Any) -> Any:
+    return type_.of_type if isinstance(type_, GraphQLNonNull) else type_
+
+
+def _direct_resolver(field_def: GraphQLField) -> Callable[[Any, Any], Any] | None:
+    """A call of a Strawberry field's resolver as Strawberry's wrapper makes it, for a
+    field without GraphQL arguments, field extensions (permissions are extensions) or
+    exception handlers: ``(source, graphql-core info) -> the resolver's result``, with
+    the resolver's ``self``/``root``/``parent``/``info`` parameters filled as Strawberry
+    fills them (``strawberry.schema.schema_converter.get_arguments``); None otherwise."""
+    resolve = field_def.resolve
+    if resolve is None or getattr(resolve, "__name__", "") not in ("_resolver", "_async_resolver"):
+        return None
+    code = getattr(resolve, "__code__", None)
+    cells = dict(zip(code.co_freevars, resolve.__closure__ or (), strict=True)) if code else {}
+    try:
+        handlers = cells["field_exception_handlers"].cell_contents
+        make_info = cells["_strawberry_info_from_graphql"].cell_contents
+        info_cells = dict(
+            zip(make_info.__code__.co_freevars, make_info.__closure__ or (), strict=True)
+        )
+        field = info_cells["field"].cell_contents
+    except (KeyError, ValueError, AttributeError):
+        return None
+    if handlers or field.extensions or field.arguments or field.base_resolver is None:
+        return None
+    resolver = field.base_resolver
+    func = resolver.wrapped_func
+    if not callable(func):
+        return None
+    takes_self = resolver.self_parameter is not None
+    names = [p.name for p in (resolver.parent_parameter, resolver.root_parameter) if p is not None]
+    info_name = resolver.info_parameter.name if resolver.info_parameter is not None else None
+    known = {n for n in (*names, info_name) if n}
+    if takes_self:
+        known.add(resolver.self_parameter.name)
+    params = list(resolver.signature.parameters)
+    if inspect.ismethod(func) and params:
+        known.add(params[0])  # a classmethod's ``cls``, bound already
+    if set(params) - known:
+        return None  # a parameter Strawberry would fill otherwise
+    if not names and info_name == "info" and takes_self:
+
+        def call_self_info(source: Any, info: Any) -> Any:
+            return func(source, info=make_info(info))
+
+        return call_self_info
+
+    def call(source: Any, info: Any) -> Any:
+        kwargs: dict[str, Any] = dict.fromkeys(names, source)
+        if info_name is not None:
+            kwargs[info_name] = make_info(info)
+        return func(source, **kwargs) if takes_self else func(**kwargs)
+
+    return call
+
+
+def _has_variable(value: ValueNode) -> bool:
+    if isinstance(value, VariableNode):
+        return True
+    if isinstance(value, ListValueNode):
+        return any(_has_variable(v) for v in value.values)
+    if isinstance(value, ObjectValueNode):
+        return any(_has_variable(f.value) for f in value.fields)
+    return False

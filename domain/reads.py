@@ -1,0 +1,43 @@
+"""Reads of one statement, and the port that runs them in one round trip.
+
+A request's reads (the dataloaders' batches, the home feed's pull authors and
+hydration) are single statements: on an engine they need no transaction, and the
+:class:`RoundTrip` port runs them in one round trip (``adapters.postgres.fetch`` on
+asyncpg, installed by the composition root's engine factory, app/database.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+
+class RoundTrip(Protocol):
+    """Runs one read-only statement (``$1``-style parameters) outside any transaction on
+    a pooled connection of ``engine`` in one round trip; rows answer indexing and
+    unpacking. Raises the driver's errors (a statement refused, the server gone)."""
+
+    async def __call__(self, engine: AsyncEngine, sql: str, *args: Any) -> Sequence[Any]: ...
+
+
+_round_trip: RoundTrip | None = None
+
+
+def use_round_trip(round_trip: RoundTrip) -> None:
+    """Install the :class:`RoundTrip` that :func:`fetch_rows` uses on an engine."""
+    global _round_trip
+    _round_trip = round_trip
+
+
+async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
+    """Run one read statement (``$1``-style parameters) on ``db``: on an engine, by the
+    installed :class:`RoundTrip` (RuntimeError if none is); on a connection (inside a
+    use case's transaction, whose snapshot it must see), through SQLAlchemy on it. Rows
+    answer indexing and unpacking alike either way (not attribute access)."""
+    if isinstance(db, AsyncEngine):
+        if _round_trip is None:
+            raise RuntimeError("no RoundTrip installed: import app.database, which does")
+        return await _round_trip(db, sql, *args)
+    return (await db.exec_driver_sql(sql, args)).all()
