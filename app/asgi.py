@@ -40,7 +40,7 @@ from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
-from schema.context import Context, Limits, Realtime
+from schema.context import Context, Limits, MediaAccess, Realtime
 
 log = logging.getLogger("roost")
 
@@ -111,6 +111,12 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        # Uploads (signed targets, arrival checks) and the public URLs of media.
+        self.media = (
+            MediaAccess(deps.services.object_store, settings.media_config)
+            if deps.services.object_store is not None
+            else None
+        )
         self.guards = deps.guards  # app/http_guards.py
         # What resolvers see of the hub: the domain's port (domain.realtime.ports).
         self.realtime = (
@@ -159,6 +165,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            media=self.media,
             bearer=bearer,
             request=request,
             response=response,

@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
+from adapters.media.hashlist import HashList
+from adapters.media.processor import PillowAvProcessor
 from adapters.storage.local import LocalObjectStore
 from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
@@ -38,7 +40,9 @@ from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
 from domain.identity.session_store import SessionStore
+from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
+from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.fcm import FcmTransport, ServiceAccount
@@ -48,6 +52,7 @@ from domain.outbox.process import Consumer
 from domain.outbox.registry import (
     ACCOUNTS,
     FEED,
+    MEDIA,
     NOTIFICATIONS,
     RANKING,
     REALTIME,
@@ -320,9 +325,13 @@ class WorkerDeps:
     delivery: Delivery | None = None
     max_attempts: int = 5
     services: Services | None = None
-    # Set by the worker's start-up: its relay loop and its metrics server.
+    media: MediaServices | None = None  # the media consumer's store, processor and list
+    # Set by the worker's start-up: its relay loop, its metrics server, and the media
+    # queue's own worker loop (workers/media.py).
     relay: asyncio.Task[None] | None = None
     metrics: WorkerMetrics | None = None
+    media_worker: Any = None
+    media_task: asyncio.Task[None] | None = None
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""
@@ -353,7 +362,15 @@ def build_worker(
     realtime = services.publisher
     delivery = Delivery(engine, push=push, publisher=publisher or realtime)
     feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
+    media = build_media(settings, services)
     consumers: dict[str, Consumer] = {
+        # Process, check and publish posts with uploads; delete deleted posts' objects.
+        MEDIA: media_consumer(
+            engine,
+            media,
+            counter_shards=settings.counter_shards,
+            dispatcher=services.dispatcher,
+        ),
         FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
@@ -371,6 +388,23 @@ def build_worker(
         delivery=delivery,
         max_attempts=settings.job_attempts,
         services=services,
+        media=media,
+    )
+
+
+def build_media(settings: Settings, services: Services) -> MediaServices:
+    """The media worker's services: the object store, the Pillow/PyAV processor and the
+    known-bad hash list of MEDIA_HASHLIST_PATH (read once: a malformed file fails the
+    start)."""
+    store = services.object_store or build_object_store(settings)
+    known_bad = HashList.from_file(
+        settings.media_hashlist_path, max_distance=settings.media_hashlist_max_distance
+    )
+    return MediaServices(
+        store=store,
+        processor=PillowAvProcessor(),
+        known_bad=known_bad,
+        config=settings.media_config,
     )
 
 

@@ -10,14 +10,15 @@ from arq import ArqRedis, create_pool
 from arq.connections import RedisSettings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.jobs import CONSUME_EVENT, job_id
+from domain.outbox.jobs import job_function, job_id, job_queue
 from domain.outbox.process import redrive_soon
 from domain.outbox.registry import REGISTRY, Registry
 
 
 class ArqDispatcher:
     """Implements :class:`domain.outbox.dispatch.Dispatcher` with an arq pool (created on
-    first use): one ``consume_outbox_event`` job per consumer of the event (``registry``),
+    first use): one ``consume_outbox_event`` job (``consume_media_event`` for the media
+    consumer) per consumer of the event (``registry``),
     each under its own job id (domain.outbox.jobs).
 
     With ``engine``, an event it cannot enqueue (Redis down) is made due at once for the
@@ -58,7 +59,11 @@ class ArqDispatcher:
             pool = await self.pool()
             for consumer in consumers:
                 await pool.enqueue_job(
-                    CONSUME_EVENT, str(event_id), consumer, _job_id=job_id(event_id, consumer)
+                    job_function(consumer),
+                    str(event_id),
+                    consumer,
+                    _job_id=job_id(event_id, consumer),
+                    _queue_name=job_queue(consumer, self._queue_name),
                 )
         except Exception:
             if self._engine is not None:

@@ -18,6 +18,7 @@ from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
 from domain.identity.tokens import TokenConfig
+from domain.media.config import MediaConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
 
@@ -204,6 +205,18 @@ class Settings(BaseSettings):
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
 
+    # The media pipeline (README "Media"): uploads, limits, the worker's time limit.
+    media_upload_ttl_s: int = Field(900, ge=60, le=86_400, alias="MEDIA_UPLOAD_TTL_S")
+    media_pending_ttl_s: int = Field(3_600, ge=60, alias="MEDIA_PENDING_TTL_S")
+    media_max_image_bytes: int = Field(30 * 1024 * 1024, ge=1, alias="MEDIA_MAX_IMAGE_BYTES")
+    media_max_video_bytes: int = Field(200 * 1024 * 1024, ge=1, alias="MEDIA_MAX_VIDEO_BYTES")
+    media_max_pixels: int = Field(50_000_000, ge=1, alias="MEDIA_MAX_PIXELS")
+    media_max_side: int = Field(12_000, ge=16, alias="MEDIA_MAX_SIDE")
+    media_max_video_seconds: float = Field(60.0, gt=0, alias="MEDIA_MAX_VIDEO_SECONDS")
+    # Hosts (comma-separated) an external https media URL may name; empty: uploads only.
+    media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
+    media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
+    media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
     # Media storage (README "Media storage"): `local` keeps uploads and published
     # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
     # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
@@ -373,6 +386,22 @@ class Settings(BaseSettings):
             export_retention=dt.timedelta(hours=self.data_export_retention_hours),
             purge_batch=self.account_purge_batch,
             public_base_url=self.public_base_url,
+        )
+
+    @property
+    def media_config(self) -> MediaConfig:
+        """The media pipeline's knobs for domain.media."""
+        return MediaConfig(
+            upload_ttl=dt.timedelta(seconds=self.media_upload_ttl_s),
+            pending_ttl=dt.timedelta(seconds=self.media_pending_ttl_s),
+            max_image_bytes=self.media_max_image_bytes,
+            max_video_bytes=self.media_max_video_bytes,
+            max_pixels=self.media_max_pixels,
+            max_side=self.media_max_side,
+            max_video_seconds=self.media_max_video_seconds,
+            url_allowed_hosts=frozenset(
+                h.strip().lower() for h in self.media_url_allowed_hosts.split(",") if h.strip()
+            ),
         )
 
     @property

@@ -8,6 +8,7 @@ import domain.devices.models
 import domain.engagement.models
 import domain.feed.models
 import domain.identity.models
+import domain.media.models
 import domain.moderation.models
 import domain.notifications.models
 import domain.outbox.models

@@ -8,6 +8,7 @@ from resolvers.accounts import AccountMutations
 from resolvers.devices import DeviceMutations
 from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
+from resolvers.media import MediaMutations
 from resolvers.moderation import ModerationMutations
 from resolvers.mutes import MuteMutations
 from resolvers.notifications import NotificationMutations
@@ -20,6 +21,7 @@ class Mutation(
     IdentityMutations,
     SocialMutations,
     PostMutations,
+    MediaMutations,
     EngagementMutations,
     NotificationMutations,
     DeviceMutations,

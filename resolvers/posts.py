@@ -5,7 +5,9 @@ from __future__ import annotations
 import strawberry
 
 from domain.errors import ValidationError
-from domain.posts.create_post import MediaItem, create_post
+from domain.media.config import MediaConfig
+from domain.media.errors import MediaUrlNotAllowedError, UploadNotFoundError, UploadUnusableError
+from domain.posts.create_post import MEDIA_MAX, MediaItem, create_post
 from domain.posts.delete_post import delete_post
 from domain.posts.errors import NotPostAuthorError, PostNotFoundError
 from schema.context import Info
@@ -20,21 +22,39 @@ from schema.posts.results import (
 )
 from schema.posts.types import Post
 
+MAX_IDS = MEDIA_MAX
+_NO_MEDIA = MediaConfig()
+
 
 @strawberry.type
 class PostMutations:
-    @strawberry.mutation(description="Publish a post; it reaches your followers' feeds.")
+    @strawberry.mutation(
+        description="Create a post: published at once, or with `uploadIds` PROCESSING until "
+        "its media are processed (then PUBLISHED, and it reaches your followers' feeds)."
+    )
     async def create_post(self, info: Info, input: CreatePostInput) -> CreatePostResult:
         ctx = info.context
         viewer = ctx.require_viewer()
+        media = ctx.media
         try:
+            if len(input.upload_ids) > MAX_IDS:
+                raise ValidationError("uploadIds", f"A post has at most {MAX_IDS} media items.")
+            upload_ids = [decode_global_id(u, "MediaUpload", "uploadIds") for u in input.upload_ids]
             post = await ctx.mutate(
                 create_post,
                 viewer,
                 caption=input.caption,
-                media=[MediaItem(m.url, m.kind.value) for m in input.media],
+                media=[MediaItem(m.url, m.kind.value, m.alt_text) for m in input.media],
+                upload_ids=upload_ids,
+                store=media.store if media is not None else None,
+                media_config=media.config if media is not None else _NO_MEDIA,
             )
-        except ValidationError as exc:
+        except (
+            ValidationError,
+            UploadNotFoundError,
+            UploadUnusableError,
+            MediaUrlNotAllowedError,
+        ) as exc:
             return error_from_domain(exc)
         return CreatePostSuccess(post=Post.from_record(post))
 

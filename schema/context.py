@@ -22,6 +22,8 @@ from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
+from domain.media.config import MediaConfig
+from domain.media.ports import ObjectStore
 from domain.outbox.dispatch import Dispatcher
 from domain.realtime import RealtimePublisher, Subscriptions
 from domain.realtime.queries import EngagementReads
@@ -59,6 +61,15 @@ class Realtime:
     publish_engagement: bool = True
 
 
+@dataclass(frozen=True)
+class MediaAccess:
+    """The API's side of the media pipeline: the object store (signed upload targets,
+    arrival checks, public URLs) and the knobs."""
+
+    store: ObjectStore
+    config: MediaConfig
+
+
 @dataclass
 class Context:
     """What every resolver sees: the engine, token config, limits, the bearer token and
@@ -83,6 +94,7 @@ class Context:
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     accounts: AccountsConfig = field(default_factory=AccountsConfig)  # the account lifecycle
+    media: MediaAccess | None = None  # None: no object store (no uploads)
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).

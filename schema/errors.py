@@ -8,13 +8,15 @@ from it by :func:`error_from_domain`.
 from __future__ import annotations
 
 import datetime as dt
-from typing import overload
+from enum import StrEnum
+from typing import Any, overload
 
 import strawberry
 
 from domain import errors as d
 from domain.engagement import errors as de
 from domain.identity import errors as di
+from domain.media import errors as dmedia
 from domain.moderation import errors as dm
 from domain.posts import errors as dp
 from domain.social import errors as ds
@@ -112,6 +114,44 @@ class CannotMuteSelfError(Error):
     pass
 
 
+@strawberry.enum(
+    description="Why an upload cannot go into a post: USED (another post has it, or this "
+    "one twice), EXPIRED (its upload window passed: reserve a new one and send it again), "
+    "NOT_UPLOADED (no bytes arrived, or not as many as declared), FAILED (its bytes were "
+    "refused)."
+)
+class UploadProblem(StrEnum):
+    USED = "USED"
+    EXPIRED = "EXPIRED"
+    NOT_UPLOADED = "NOT_UPLOADED"
+    FAILED = "FAILED"
+
+
+@strawberry.type(
+    description="An upload named in `uploadIds` cannot be used; `index` is its position "
+    "in that list (0-based)."
+)
+class UploadUnusableError(Error):
+    index: int
+    reason: UploadProblem
+
+
+@strawberry.type(
+    description="You have no upload with that id (an upload is only its owner's); `index` "
+    "is its position in `uploadIds` (0-based)."
+)
+class UploadNotFoundError(Error):
+    index: int
+
+
+@strawberry.type(
+    description="External media URLs are accepted only over https from this server's "
+    "allowed hosts (none by default): upload the file with createMediaUpload."
+)
+class MediaUrlNotAllowedError(Error):
+    url: str
+
+
 _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
     (di.UsernameTakenError, UsernameTakenError),
     (di.EmailTakenError, EmailTakenError),
@@ -127,6 +167,9 @@ _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
     (ds.BlockedError, BlockedError),
     (dp.NotPostAuthorError, NotPostAuthorError),
     (de.NotCommentModeratorError, NotCommentModeratorError),
+    (dmedia.UploadUnusableError, UploadUnusableError),
+    (dmedia.UploadNotFoundError, UploadNotFoundError),
+    (dmedia.MediaUrlNotAllowedError, MediaUrlNotAllowedError),
     (d.ValidationError, ValidationError),
     (d.NotFoundError, NotFoundError),
 ]
@@ -189,6 +232,18 @@ def error_from_domain(exc: de.NotCommentModeratorError) -> NotCommentModeratorEr
 
 
 @overload
+def error_from_domain(exc: dmedia.UploadUnusableError) -> UploadUnusableError: ...
+
+
+@overload
+def error_from_domain(exc: dmedia.UploadNotFoundError) -> UploadNotFoundError: ...
+
+
+@overload
+def error_from_domain(exc: dmedia.MediaUrlNotAllowedError) -> MediaUrlNotAllowedError: ...
+
+
+@overload
 def error_from_domain(exc: d.ValidationError) -> ValidationError: ...
 
 
@@ -209,8 +264,10 @@ def error_from_domain(exc: d.DomainError) -> Error:
     """
     for domain_cls, gql_cls in _MAP:
         if isinstance(exc, domain_cls):
-            kwargs = {"message": exc.message, "code": exc.code}
+            kwargs: dict[str, Any] = {"message": exc.message, "code": exc.code}
             for name in vars(gql_cls).get("__annotations__", {}):  # its own: field, …
                 kwargs[name] = getattr(exc, name)
+            if gql_cls is UploadUnusableError:  # the enum member of the domain's code
+                kwargs["reason"] = UploadProblem(str(kwargs["reason"]))
             return gql_cls(**kwargs)
     raise exc

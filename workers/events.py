@@ -22,7 +22,7 @@ from arq import Retry
 from adapters.unavailable import unavailable_dependency
 from app.throttle import ThrottledLog
 from domain import metrics
-from domain.outbox.jobs import CONSUME_EVENT, job_id
+from domain.outbox.jobs import job_function, job_id, job_queue
 from domain.outbox.process import (
     claim_due_events,
     dead_letter,
@@ -107,7 +107,11 @@ async def relay_outbox(ctx: dict[str, Any]) -> int:
             await finish_if_complete(deps.engine, event.id, routed)
         for consumer in todo:
             await ctx["redis"].enqueue_job(
-                CONSUME_EVENT, str(event.id), consumer, _job_id=job_id(event.id, consumer)
+                job_function(consumer),
+                str(event.id),
+                consumer,
+                _job_id=job_id(event.id, consumer),
+                _queue_name=job_queue(consumer, ctx["redis"].default_queue_name),
             )
             enqueued += 1
     await mark_dispatched(deps.engine, nobody)

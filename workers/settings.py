@@ -30,6 +30,7 @@ from workers.accounts import prune_data_exports, purge_accounts
 from workers.counters import compact_counters
 from workers.deps import DEPS, deps_of
 from workers.events import consume_outbox_event, relay_forever
+from workers.media import cleanup_uploads_job, media_worker, stop_media_worker
 from workers.notifications import follow_digest
 from workers.search import refresh_search_ranks_job
 
@@ -82,6 +83,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         # poll every second does not fill the job log.
         if relay:
             deps.relay = asyncio.create_task(relay_forever(ctx))
+        # The media consumer's own loop, on its own queue (workers/media.py).
+        if deps.media is not None:
+            deps.media_worker = media_worker(settings, ctx, redis_settings_for(settings))
+            deps.media_task = asyncio.create_task(deps.media_worker.async_run())
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
         deps.metrics = WorkerMetrics(
             deps.engine, settings.metrics_host, settings.worker_metrics_port
@@ -91,6 +96,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
         if DEPS not in ctx:
             return  # start-up failed before anything was built
         deps = deps_of(ctx)
+        if deps.media_worker is not None and deps.media_task is not None:
+            await stop_media_worker(
+                deps.media_worker, deps.media_task, within=settings.media_job_timeout_s
+            )
         if deps.metrics is not None:
             await deps.metrics.close()
         if deps.relay is not None:
@@ -121,6 +130,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             cron(purge_accounts, second={40}, run_at_startup=False),
             # Hourly: delete expired data export archives.
             cron(prune_data_exports, minute={35}, run_at_startup=False),
+            # Hourly: expire the uploads no post used, deleting their bytes.
+            cron(cleanup_uploads_job, minute={45}, run_at_startup=False),
         ],
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,

@@ -30,7 +30,8 @@ ACTUAL: dict[str, str] = {
         " JOIN users u ON u.id = f.followee_id AND u.status = 'active'"
         " WHERE f.deleted_at IS NULL GROUP BY 1"
     ),
-    "posts": "SELECT author_id, count(*) FROM posts WHERE deleted_at IS NULL GROUP BY 1",
+    "posts": "SELECT author_id, count(*) FROM posts"
+    " WHERE deleted_at IS NULL AND state = 'published' GROUP BY 1",
     "likes": (
         "SELECT l.post_id, count(*) FROM likes l"
         " JOIN users u ON u.id = l.user_id AND u.status = 'active' GROUP BY 1"

@@ -31,16 +31,19 @@ REASONS = (
     "intellectual_property",
     "other",
 )
+#: Reasons only Roost itself files (no reporter): the media worker's known-bad match.
+SYSTEM_REASONS = ("known_bad_media",)
 #: ``open`` until a moderator acts on it (``actioned``: a ban or a removal) or dismisses it.
 REPORT_STATUSES = ("open", "actioned", "dismissed")
 
-_REASONS_SQL = ", ".join(f"'{r}'" for r in REASONS)
+_REASONS_SQL = ", ".join(f"'{r}'" for r in (*REASONS, *SYSTEM_REASONS))
 
 reports = Table(
     "reports",
     metadata,
     Column("id", Uuid, primary_key=True),  # UUIDv7
-    Column("reporter_id", Uuid, ForeignKey("users.id"), nullable=False),
+    # NULL: filed by Roost itself (SYSTEM_REASONS).
+    Column("reporter_id", Uuid, ForeignKey("users.id"), nullable=True),
     Column("subject", Text, nullable=False),  # 'post' or 'user'
     # The reported account, or the reported post's author.
     Column("user_id", Uuid, ForeignKey("users.id"), nullable=False),

@@ -31,7 +31,7 @@ class ReportRecord:
     (``status`` open, actioned or dismissed; by ``resolved_by`` at ``resolved_at``)."""
 
     id: uuid.UUID
-    reporter_id: uuid.UUID
+    reporter_id: uuid.UUID | None  # None: filed by Roost (moderation.models.SYSTEM_REASONS)
     subject: str
     user_id: uuid.UUID
     post_id: uuid.UUID | None
@@ -157,3 +157,19 @@ async def file_report(
         )
     ).one()
     return to_report(row)
+
+
+async def file_system_report(
+    conn: AsyncConnection, *, user_id: uuid.UUID, post_id: uuid.UUID, reason: str, note: str
+) -> uuid.UUID:
+    """In the caller's transaction: an open report of the post filed by Roost itself (no
+    reporter; ``reason`` one of SYSTEM_REASONS); return its id."""
+    report_id = new_id()
+    await conn.execute(
+        text(
+            "INSERT INTO reports (id, reporter_id, subject, user_id, post_id, reason, note)"
+            " VALUES (:id, NULL, 'post', :user, :post, :reason, :note)"
+        ),
+        {"id": report_id, "user": user_id, "post": post_id, "reason": reason, "note": note},
+    )
+    return report_id

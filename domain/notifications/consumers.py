@@ -14,6 +14,7 @@ from domain.notifications.config import NotificationConfig
 from domain.notifications.delivery import Delivery
 from domain.notifications.follows import notify_follow, notify_follow_request
 from domain.notifications.likes import notify_like, withdraw_like
+from domain.notifications.post_processed import notify_post_processed
 from domain.notifications.store import Changes, EventRef
 from domain.outbox.events import (
     CommentCreated,
@@ -22,6 +23,7 @@ from domain.outbox.events import (
     LikeCreated,
     LikeRemoved,
     PostCreated,
+    PostProcessed,
 )
 from domain.outbox.process import Consumer, Handler
 
@@ -31,7 +33,8 @@ def notification_consumer(
 ) -> Consumer:
     """The ``notifications`` consumer (domain.outbox.registry): FollowCreated,
     FollowRequestCreated, LikeCreated, LikeRemoved (the liker leaves the like
-    notification), CommentCreated and PostCreated (caption mentions).
+    notification), CommentCreated, PostCreated (caption mentions) and PostProcessed
+    (the author's "published" or "could not be published").
 
     Each handler is idempotent per event (keyed by the event's id: a job that runs twice
     creates nothing twice), and after its commit ``delivery`` publishes and pushes what
@@ -53,4 +56,5 @@ def notification_consumer(
         LikeRemoved: handler(withdraw_like, "post_id", "user_id"),
         CommentCreated: handler(notify_comment, "comment_id"),
         PostCreated: handler(notify_post_mentions, "post_id"),
+        PostProcessed: handler(notify_post_processed, "post_id", "author_id", "state"),
     }

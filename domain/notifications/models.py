@@ -21,7 +21,17 @@ from sqlalchemy import (
 from domain.db import metadata
 
 #: Notification kinds (the GraphQL enum NotificationKind, upper-cased).
-KINDS = ("follow", "follow_digest", "follow_request", "like", "comment", "reply", "mention")
+KINDS = (
+    "follow",
+    "follow_digest",
+    "follow_request",
+    "like",
+    "comment",
+    "reply",
+    "mention",
+    "post_published",  # to the author: the media worker published the post
+    "post_failed",  # to the author: the post could not be published
+)
 
 #: What a consumer did with one (event, recipient, kind): created a notification,
 #: coalesced it into one (likes), counted it for the daily digest (follows past the cap),

@@ -102,6 +102,10 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
             return f"{who} replied to your comment{quote}"
         case "mention":
             return f"{who} mentioned you{quote}"
+        case "post_published":
+            return "Your post is published."
+        case "post_failed":
+            return "Your post could not be published."
     return f"{who} did something."
 
 

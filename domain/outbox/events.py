@@ -314,6 +314,30 @@ class PostCreated(Event):
 
 
 @dataclass(frozen=True)
+class PostMediaUploaded(Event):
+    """A post naming uploads was created PROCESSING: the media worker processes them,
+    then publishes it (writing ``post.created``) or fails it."""
+
+    topic = "post.media_uploaded"
+    aggregate = "post_id"
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class PostProcessed(Event):
+    """The media worker finished a post: ``state`` ``published`` or ``failed`` (with
+    ``reason``, a stable code); its author is told."""
+
+    topic = "post.processed"
+    aggregate = "post_id"
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+    state: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class PostDeleted(Event):
     """A post was deleted ``by`` its ``author`` or a ``moderator``."""
 

@@ -2,10 +2,11 @@
 ``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
 
 A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,
-``realtime``, ``accounts``, ``ranking``); the worker runs each (event, consumer) pair as its own job
-with its own retries, dead letter and done marker (domain.outbox.process), so a failing
-push never re-runs a fan-out. The consumers' code is wired by the composition root
-(app/container.py) from each area's ``consumers.py``. Events without a consumer (sign
+``realtime``, ``accounts``, ``ranking``, ``media``); the worker runs each (event,
+consumer) pair as its own job with its own retries, dead letter and done marker
+(domain.outbox.process), so a failing push never re-runs a fan-out. The consumers'
+code is wired by the composition root (app/container.py) from each area's
+``consumers.py``. Events without a consumer (sign
 up, reports, …) are an audit trail: the relay marks them dispatched.
 """
 
@@ -24,6 +25,7 @@ NOTIFICATIONS = "notifications"  # in-app records, pushes (domain.notifications.
 REALTIME = "realtime"  # like/comment counts to subscribers (domain.realtime.consumers)
 ACCOUNTS = "accounts"  # data export archives (domain.accounts.consumers)
 RANKING = "ranking"  # the ranked feed's signals (domain.feed.ranking_consumers)
+MEDIA = "media"  # processing, publishing and deleting post media (domain.media.consumers)
 
 #: The events whose real-time publish the API does itself right after the commit when
 #: REALTIME_ENGAGEMENT=api (deleteComment does not know the post: the worker does it).
@@ -78,7 +80,9 @@ REGISTRY = Registry(
     MappingProxyType(
         {
             ev.PostCreated: (FEED, NOTIFICATIONS),  # fan-out; caption mentions
-            ev.PostDeleted: (FEED,),  # out of every cached feed
+            ev.PostMediaUploaded: (MEDIA,),  # process, then publish (post.created) or fail
+            ev.PostProcessed: (NOTIFICATIONS,),  # "your post is published" / "could not be"
+            ev.PostDeleted: (FEED, MEDIA),  # out of every cached feed; its media objects
             ev.FollowCreated: (FEED, NOTIFICATIONS),  # merge the author; "followed you"
             ev.FollowRemoved: (FEED,),  # take the author's posts out
             ev.BlockCreated: (FEED,),  # both ways

@@ -1,44 +1,58 @@
-"""Use case: publish a post (its fan-out runs after the commit, in the worker)."""
+"""Use case: create a post. Without uploads it is published at once (its fan-out runs
+after the commit, in the worker); with uploads it starts PROCESSING, seen by its author
+only, until the media worker publishes or fails it (domain.media.process_post_media)."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import Delta, add_deltas
-from domain.db import new_id
+from domain.db import new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.identity.errors import AccountUnavailableError
+from domain.media.config import MediaConfig, raw_key
+from domain.media.errors import MediaUrlNotAllowedError, UploadNotFoundError, UploadUnusableError
+from domain.media.ports import ObjectStore
 from domain.outbox.dispatch import Dispatcher
-from domain.outbox.events import PostCreated
+from domain.outbox.events import PostCreated, PostMediaUploaded
 from domain.outbox.unit_of_work import unit_of_work
-from domain.posts.queries import PostRecord, to_post
+from domain.posts.queries import POST_COLUMNS, PostRecord, to_post
 from domain.text import CAPTION_MAX, clean_text
 
 MEDIA_MAX = 10
 MEDIA_KINDS = ("image", "video")
 URL_MAX = 2048
+_DEFAULT_MEDIA = MediaConfig()
 
 
 @dataclass(frozen=True)
 class MediaItem:
-    """One attached media file: an http(s) URL and its kind (``image`` or ``video``)."""
+    """One external media file: an https URL on an allowed host, its kind (``image`` or
+    ``video``) and its alt text."""
 
     url: str
     kind: str
+    alt_text: str = ""
 
 
-def clean_media(media: Sequence[MediaItem]) -> list[dict[str, str]]:
+def clean_media(
+    media: Sequence[MediaItem], config: MediaConfig = _DEFAULT_MEDIA
+) -> list[dict[str, str]]:
     """Return the media as JSON-ready dicts; raise ValidationError("media") on more than
-    10 items, an unknown kind, or a URL that is not absolute http(s) of at most 2,048
-    characters."""
+    10 items, an unknown kind, alt text over its limit, or a URL that is not absolute of
+    at most 2,048 characters, and MediaUrlNotAllowedError for one that is not https on a
+    host of MEDIA_URL_ALLOWED_HOSTS (none by default)."""
     if len(media) > MEDIA_MAX:
         raise ValidationError("media", f"A post has at most {MEDIA_MAX} media items.")
     out = []
@@ -50,8 +64,90 @@ def clean_media(media: Sequence[MediaItem]) -> list[dict[str, str]]:
         parts = urlsplit(url) if len(url) <= URL_MAX and "\x00" not in url else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValidationError("media", "Media URLs must be absolute http(s) URLs.")
-        out.append({"url": url, "kind": kind})
+        host = (parts.hostname or "").lower()
+        if (
+            parts.scheme != "https"
+            or parts.username is not None
+            or parts.password is not None
+            or host not in config.url_allowed_hosts
+        ):
+            raise MediaUrlNotAllowedError(url)
+        alt = clean_text("altText", item.alt_text, max_len=config.alt_text_max).strip()
+        entry = {"url": url, "kind": kind}
+        if alt:
+            entry["altText"] = alt
+        out.append(entry)
     return out
+
+
+def _check_upload_ids(upload_ids: Sequence[uuid.UUID], n_urls: int) -> list[uuid.UUID]:
+    ids = list(upload_ids)
+    if len(ids) + n_urls > MEDIA_MAX:
+        raise ValidationError("uploadIds", f"A post has at most {MEDIA_MAX} media items.")
+    if ids and n_urls:
+        raise ValidationError("media", "A post takes uploads or external media URLs, not both.")
+    seen: set[uuid.UUID] = set()
+    for i, upload_id in enumerate(ids):
+        if upload_id in seen:
+            raise UploadUnusableError(upload_id, "USED", "The same upload is named twice.", index=i)
+        seen.add(upload_id)
+    return ids
+
+
+_UPLOADS = """
+    SELECT id, state, byte_size, expires_at FROM uploads
+    WHERE id = ANY(CAST(:ids AS uuid[])) AND owner_id = :owner
+"""
+
+
+def _check_rows(ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any], now: dt.datetime) -> None:
+    for i, upload_id in enumerate(ids):
+        row = rows.get(upload_id)
+        if row is None:
+            raise UploadNotFoundError(upload_id, index=i)
+        if row.state == "failed":
+            raise UploadUnusableError(upload_id, "FAILED", "This upload was refused.", index=i)
+        if row.state == "expired" or (row.state == "pending" and row.expires_at <= now):
+            raise UploadUnusableError(
+                upload_id,
+                "EXPIRED",
+                "This upload expired; reserve a new one and send it again.",
+                index=i,
+            )
+        if row.state != "pending":
+            raise UploadUnusableError(
+                upload_id, "USED", "This upload is already in a post.", index=i
+            )
+
+
+async def _read_uploads(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID], owner: uuid.UUID, *, lock: bool
+) -> dict[uuid.UUID, Any]:
+    sql = _UPLOADS + (" ORDER BY id FOR UPDATE" if lock else "")
+    rows = await conn.execute(text(sql), {"ids": list(ids), "owner": owner})
+    return {r.id: r for r in rows}
+
+
+async def _check_arrived(
+    store: ObjectStore, ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any]
+) -> None:
+    found = await asyncio.gather(*(store.stat_raw(raw_key(i)) for i in ids))
+    for i, (upload_id, obj) in enumerate(zip(ids, found, strict=True)):
+        if obj is None:
+            raise UploadUnusableError(
+                upload_id,
+                "NOT_UPLOADED",
+                "No bytes arrived for this upload; send the file first.",
+                index=i,
+            )
+        declared = rows[upload_id].byte_size
+        if obj.size != declared:
+            raise UploadUnusableError(
+                upload_id,
+                "NOT_UPLOADED",
+                f"This upload has {obj.size} bytes of the {declared} declared; send it again.",
+                index=i,
+            )
 
 
 async def create_post(
@@ -60,38 +156,61 @@ async def create_post(
     *,
     caption: str,
     media: Sequence[MediaItem] = (),
+    upload_ids: Sequence[uuid.UUID] = (),
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
+    store: ObjectStore | None = None,
+    media_config: MediaConfig = _DEFAULT_MEDIA,
 ) -> PostRecord:
-    """Publish a post and return it.
+    """Create a post and return it.
 
-    One transaction: the post row, its hashtags, the author's ``posts`` counter (+1)
-    and a ``post.created`` outbox row; then the event is dispatched to the fan-out worker
-    (the outbox relay re-drives it if that fails). Raises AccountUnavailableError when
-    the author is banned or deleted, ValidationError for a
-    caption over 2,200 code points after NFC, a NUL, bad media, or a post with
-    neither caption nor media.
+    Without ``upload_ids``, one transaction publishes it: the post row, its hashtags,
+    the author's ``posts`` counter (+1) and a ``post.created`` outbox row whose
+    consumers fan it out and notify its mentions. With them (the caller's own pending
+    uploads, at most 10, whose bytes arrived in ``store`` at the declared size), one
+    transaction writes the post PROCESSING, its hashtags, attaches the uploads in order
+    and appends ``post.media_uploaded`` for the media worker; nothing is counted, fanned
+    out or notified until it is published. Events are dispatched after the commit (the
+    outbox relay re-drives them if that fails).
+
+    Raises AccountUnavailableError when the author is banned or deleted;
+    ValidationError for a caption over 2,200 code points after NFC, a NUL, bad media,
+    more than 10 items, uploads mixed with URLs, or a post with neither caption nor
+    media; MediaUrlNotAllowedError; UploadNotFoundError (not the caller's upload);
+    UploadUnusableError (used, expired, failed, or its bytes never arrived).
     """
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
-    items = clean_media(media)
-    if not caption.strip() and not items:
+    items = clean_media(media, media_config)
+    ids = _check_upload_ids(upload_ids, len(items))
+    if not caption.strip() and not items and not ids:
         raise ValidationError("caption", "A post needs a caption or media.")
+    if ids:
+        if store is None:
+            raise ValidationError("uploadIds", "This server takes no uploads.")
+        async with engine.connect() as conn:
+            rows = await _read_uploads(conn, ids, author_id, lock=False)
+        _check_rows(ids, rows, utcnow())
+        await _check_arrived(store, ids, rows)
     post_id = new_id()
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
+        if ids:  # again, locked: a concurrent createPost with the same upload waits here
+            _check_rows(ids, await _read_uploads(conn, ids, author_id, lock=True), utcnow())
         row = (
             await conn.execute(
                 text(
-                    "INSERT INTO posts (id, author_id, caption, media)"
-                    " SELECT :id, id, :caption, CAST(:media AS jsonb) FROM users"
+                    "INSERT INTO posts (id, author_id, caption, media, state, published_at)"
+                    " SELECT :id, id, :caption, CAST(:media AS jsonb), :state,"
+                    " CASE WHEN :state = 'published' THEN now() END FROM users"
                     " WHERE id = :author AND status = 'active'"
-                    " RETURNING id, author_id, caption, media, created_at, deleted_at"
+                    f" RETURNING {POST_COLUMNS}"
                 ),
                 {
                     "id": post_id,
                     "author": author_id,
                     "caption": caption,
                     "media": json.dumps(items),
+                    "state": "processing" if ids else "published",
                 },
             )
         ).first()
@@ -99,6 +218,17 @@ async def create_post(
             raise AccountUnavailableError()
         post = to_post(row)
         await tag_post(conn, post.id, post.created_at, caption)
-        await uow.append(PostCreated(post.id, author_id))
-        await add_deltas(conn, [Delta(author_id, "posts", 1)], shards=counter_shards)
+        if ids:
+            await conn.execute(
+                text(
+                    "UPDATE uploads u SET state = 'attached', post_id = :post, position = o.n"
+                    " FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS o(id, n)"
+                    " WHERE u.id = o.id"
+                ),
+                {"post": post_id, "ids": ids},
+            )
+            await uow.append(PostMediaUploaded(post.id, author_id))
+        else:
+            await uow.append(PostCreated(post.id, author_id))
+            await add_deltas(conn, [Delta(author_id, "posts", 1)], shards=counter_shards)
     return post

@@ -56,12 +56,17 @@ async def mark_deleted(
     by: str = "author",
 ) -> uuid.UUID:
     """In the caller's transaction, on a live post it holds locked (:data:`LOCK_FOR_DELETE`): the
-    soft delete, the author's ``posts`` counter (-1) and the ``post.deleted`` outbox
-    event ``{post_id, author_id, by}`` whose consumer takes the post out of every cached
-    feed (domain.feed.remove_post), dispatched after ``uow`` commits; return the
-    event's id. ``by``: ``author``, or ``moderator`` (domain.moderation.remove_post)."""
+    soft delete, the author's ``posts`` counter (-1, if it was published: only published
+    posts are counted) and the ``post.deleted`` outbox event ``{post_id, author_id, by}``
+    whose consumers take the post out of every cached feed (domain.feed.remove_post) and
+    delete its media objects (domain.media.delete_media), dispatched after ``uow``
+    commits; return the event's id. ``by``: ``author``, or ``moderator``
+    (domain.moderation.remove_post)."""
     conn = uow.conn
-    await conn.execute(text("UPDATE posts SET deleted_at = now() WHERE id = :id"), {"id": post_id})
+    state = await conn.scalar(
+        text("UPDATE posts SET deleted_at = now() WHERE id = :id RETURNING state"), {"id": post_id}
+    )
     event_id = await uow.append(PostDeleted(post_id, author_id, by))
-    await add_deltas(conn, [Delta(author_id, "posts", -1)], shards=counter_shards)
+    if state == "published":
+        await add_deltas(conn, [Delta(author_id, "posts", -1)], shards=counter_shards)
     return event_id

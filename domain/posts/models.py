@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, Table, Text, Uuid, func, text
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Table,
+    Text,
+    Uuid,
+    func,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
@@ -13,10 +24,19 @@ posts = Table(
     Column("id", Uuid, primary_key=True),  # UUIDv7: time-ordered, ties broken by id
     Column("author_id", Uuid, ForeignKey("users.id"), nullable=False),
     Column("caption", Text, nullable=False, server_default=""),
-    # [{"url": "https://…", "kind": "image" | "video"}], at most 10
+    # At most 10 items: {"kind", "url"?, "mimeType"?, "width"?, "height"?, "blurhash"?,
+    # "altText"?, "durationSeconds"?, "variants"?: [{"name", "key", "mimeType", "width",
+    # "height"}]} (domain.media.media_json); empty while the post is processing.
     Column("media", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
+    # processing (its author only sees it) -> published | failed; removed: known-bad media.
+    Column("state", Text, nullable=False, server_default="published"),
+    Column("failure_reason", Text, nullable=True),  # what the author reads when failed
+    Column("published_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint(
+        "state IN ('processing', 'published', 'failed', 'removed')", name="state_known"
+    ),
     # An author's posts, newest first: User.posts, feed rebuilds, pull-author merges.
     Index(
         "posts_author_live_idx",

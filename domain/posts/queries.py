@@ -17,7 +17,9 @@ from domain.reads import fetch_rows
 
 @dataclass(frozen=True, slots=True)
 class PostRecord:
-    """A post as the rest of Roost sees it. ``media`` is a list of {url, kind} dicts."""
+    """A post as the rest of Roost sees it. ``media``: its media items as stored
+    (posts.media); ``state``: ``processing``, ``published``, ``failed`` or ``removed``,
+    with ``failure_reason`` for the author when failed."""
 
     id: uuid.UUID
     author_id: uuid.UUID
@@ -25,6 +27,8 @@ class PostRecord:
     media: list[dict[str, Any]]
     created_at: dt.datetime
     deleted_at: dt.datetime | None
+    state: str
+    failure_reason: str | None
 
     @property
     def position(self) -> Position:
@@ -32,7 +36,9 @@ class PostRecord:
         return (self.created_at, self.id)
 
 
-_COLUMNS = "id, author_id, caption, media, created_at, deleted_at"
+#: The columns :func:`to_post` maps, in order.
+POST_COLUMNS = "id, author_id, caption, media, created_at, deleted_at, state, failure_reason"
+_COLUMNS = POST_COLUMNS
 
 
 def to_post(row: Any) -> PostRecord:
@@ -54,11 +60,20 @@ async def posts_by_ids(
 
 
 async def posts_of_author(
-    conn: AsyncConnection, author_id: uuid.UUID, *, first: int, after: Position | None = None
+    conn: AsyncConnection,
+    author_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+    unpublished: bool = False,
 ) -> tuple[list[PostRecord], bool]:
     """Return up to ``first`` live posts of ``author_id`` newest first, and whether more
-    follow (keyset on (created_at, id), served by ``posts_author_live_idx``)."""
+    follow (keyset on (created_at, id), served by ``posts_author_live_idx``); published
+    ones only unless ``unpublished`` (the author reading their own: processing and
+    failed ones too)."""
     where = "AND (created_at, id) < (:ts, :id)" if after else ""
+    if not unpublished:
+        where += " AND state = 'published'"
     params: dict[str, Any] = {"author": author_id, "limit": first + 1}
     if after:
         params["ts"], params["id"] = after

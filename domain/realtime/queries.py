@@ -37,7 +37,7 @@ _SNAPSHOTS = text(
                     - {hidden_comments_sql("v.id", "p.partners")})::bigint AS comments
     FROM unnest(CAST(:posts AS uuid[]), CAST(:viewers AS uuid[])) WITH ORDINALITY
         AS r(post, viewer, i)
-    CROSS JOIN LATERAL ({visible_post_sql("r.post", "r.viewer")}) v
+    CROSS JOIN LATERAL ({visible_post_sql("r.post", "r.viewer", published=True)}) v
     CROSS JOIN LATERAL (SELECT {_PARTNERS} AS partners) p
     """
 )

@@ -30,8 +30,16 @@ class AccountFacts(Protocol):
     def is_private(self) -> bool: ...
 
 
+#: The only post state anyone but its author may see (README "Media").
+PUBLISHED = "published"
+#: The states its author sees their own post in, with its state: still being processed,
+#: or failed (with a reason).
+AUTHOR_ONLY = frozenset({"processing", "failed"})
+
+
 class PostFacts(Protocol):
-    """A post: its author and whether (since when) it is deleted."""
+    """A post: its author, whether (since when) it is deleted, and its ``state``
+    (``processing``, ``published``, ``failed`` or ``removed``)."""
 
     @property
     def id(self) -> uuid.UUID: ...
@@ -39,6 +47,8 @@ class PostFacts(Protocol):
     def author_id(self) -> uuid.UUID: ...
     @property
     def deleted_at(self) -> dt.datetime | None: ...
+    @property
+    def state(self) -> str: ...
 
 
 class CommentFacts(Protocol):

@@ -12,7 +12,9 @@ A block, either way, hides each side's posts, comments, likes, follows and
 notifications from the other, but not the profile itself when addressed directly (so
 it can be unblocked). A private account's posts and follow lists show only to itself
 and its followers. A deleted post takes its comments with it; a reply shows only
-under a top-level comment that shows. A mute hides the muted account's posts from the
+under a top-level comment that shows. A post that is still processing, or failed, shows
+only to its author; one removed for known-bad media to nobody; only a published post is
+in a home feed, liked or commented on. A mute hides the muted account's posts from the
 muter's home feed and its notifications from the muter's, and nothing else. Moderators
 see reported content whatever its privacy (:func:`reported_account_visible`,
 :func:`reported_post_visible`), only through a report.
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 from domain.visibility.facts import (
     ACTIVE,
+    AUTHOR_ONLY,
+    PUBLISHED,
     AccountFacts,
     CommentFacts,
     NotificationFacts,
@@ -57,22 +61,35 @@ def content_visible(viewer: Viewer, account: AccountFacts | None) -> bool:
 
 
 def post_visible(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
-    """Whether the post may be shown: it exists, is not deleted, and its author's
-    content is visible to the viewer. ``author`` must be the post's author."""
+    """Whether the post may be shown: it exists, is not deleted, its author's content is
+    visible to the viewer, and it is published, or processing or failed and the viewer
+    is its author. ``author`` must be the post's author."""
     return (
         post is not None
         and post.deleted_at is None
         and author is not None
         and author.id == post.author_id
+        and (
+            post.state == PUBLISHED
+            or (post.state in AUTHOR_ONLY and viewer.id is not None and viewer.id == author.id)
+        )
         and content_visible(viewer, author)
     )
+
+
+def post_published_visible(
+    viewer: Viewer, post: PostFacts | None, author: AccountFacts | None
+) -> bool:
+    """Whether the post may be shown and is published: what a like, a comment, a home
+    feed or an engagement event needs (nobody engages with a post still processing)."""
+    return post is not None and post.state == PUBLISHED and post_visible(viewer, post, author)
 
 
 def in_home_feed(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
     """Whether the post belongs in the viewer's home feed now: visible, and the viewer's
     own or by someone the viewer follows and has not muted (so an unfollow, a block or a
     mute takes it out even if its fan-out was still queued; unmuting brings it back)."""
-    if not post_visible(viewer, post, author):
+    if not post_published_visible(viewer, post, author):
         return False
     assert post is not None
     return post.author_id == viewer.id or (
@@ -99,7 +116,11 @@ def comment_visible(
         return False
     if author is None or author.id != comment.author_id or not account_listed(viewer, author):
         return False
-    if post is None or post.id != comment.post_id or not post_visible(viewer, post, post_author):
+    if (
+        post is None
+        or post.id != comment.post_id
+        or not post_published_visible(viewer, post, post_author)
+    ):
         return False
     if comment.parent_id is None:
         return True
@@ -150,6 +171,7 @@ def reported_post_visible(post: PostFacts | None, author: AccountFacts | None) -
     return (
         post is not None
         and post.deleted_at is None
+        and post.state == PUBLISHED
         and author is not None
         and author.id == post.author_id
         and reported_account_visible(author)

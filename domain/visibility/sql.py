@@ -37,23 +37,37 @@ def muted_sql(muter: str, muted: str) -> str:
 
 
 def visible_post_sql(
-    post: str = ":post", viewer: str = ":viewer", *, lock_viewer: bool = False
+    post: str = ":post",
+    viewer: str = ":viewer",
+    *,
+    lock_viewer: bool = False,
+    published: bool = False,
 ) -> str:
     """A statement selecting the post's columns (id, author_id, caption, media,
-    created_at, deleted_at), no row if ``viewer`` may not see it (rules.post_visible):
-    live, active author, no block either way, author public, the viewer, or followed.
+    created_at, deleted_at, state, failure_reason), no row if ``viewer`` may not see it
+    (rules.post_visible): live, active author, no block either way, author public, the
+    viewer, or followed; published, or processing or failed and ``viewer`` its author.
 
     ``post`` and ``viewer`` are SQL expressions (binds, or columns of a LATERAL join).
     ``lock_viewer`` (for writes by the viewer: like, comment) also requires the viewer's
     own account to be active, reading it under ``FOR KEY SHARE`` so that a concurrent
-    ban either waits for this transaction or is seen by it (README "Counters").
+    ban either waits for this transaction or is seen by it (README "Counters"), and the
+    post published (rules.post_published_visible); ``published`` alone asks the latter
+    (engagement events).
     """
     me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
     lock = "FOR KEY SHARE OF v" if lock_viewer else ""
+    state = (
+        "p.state = 'published'"
+        if lock_viewer or published
+        else f"(p.state = 'published' OR (p.state IN ('processing', 'failed')"
+        f" AND p.author_id = {viewer}))"
+    )
     return f"""
-    SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at
+    SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at,
+           p.state, p.failure_reason
     FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active' {me}
-    WHERE p.id = {post} AND p.deleted_at IS NULL
+    WHERE p.id = {post} AND p.deleted_at IS NULL AND {state}
       AND NOT {_blocked("a.id", viewer)}
       AND (NOT a.is_private OR a.id = {viewer} OR EXISTS (
           SELECT 1 FROM follows f
@@ -85,7 +99,7 @@ def visible_comment_sql(
       AND NOT {_blocked("ca.id", viewer)}
       AND (c.parent_id IS NULL OR (
           pc.deleted_at IS NULL AND pa.status = 'active' AND NOT {_blocked("pa.id", viewer)}))
-      AND EXISTS ({visible_post_sql("c.post_id", viewer)})
+      AND EXISTS ({visible_post_sql("c.post_id", viewer, published=True)})
     {locking}
     """
 

@@ -32,6 +32,11 @@ class ReportReason(Enum):
     IMPERSONATION = "impersonation"
     INTELLECTUAL_PROPERTY = "intellectual_property"
     OTHER = "other"
+    KNOWN_BAD_MEDIA = strawberry.enum_value(
+        "known_bad_media",
+        description="Filed by Roost: a post's media matched the known-bad list (it was "
+        "never published). Not a reason a person can give.",
+    )
 
 
 @strawberry.enum(

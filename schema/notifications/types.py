@@ -28,13 +28,21 @@ class NotificationKind(Enum):
     COMMENT = "comment"
     REPLY = "reply"
     MENTION = "mention"
+    POST_PUBLISHED = strawberry.enum_value(
+        "post_published", description="Your post's media were processed: it is published."
+    )
+    POST_FAILED = strawberry.enum_value(
+        "post_failed",
+        description="Your post could not be published: its `failureReason` says why.",
+    )
 
 
 @strawberry.type(
     description="Something that happened to you: a follow (FOLLOW_DIGEST: the day's "
     "followers past the daily cap, `count` of them), a follow request, likes of your post "
     "(coalesced over 10 minutes: `actor` is the latest liker, `count` the distinct people "
-    "who like it), a comment on your post, a reply to your comment, or a mention."
+    "who like it), a comment on your post, a reply to your comment, a mention, or your "
+    "post published (or failed) after its media were processed."
 )
 class Notification(relay.Node):
     pk: relay.NodeID[str]

@@ -22,7 +22,9 @@ async def author_posts_connection(
     of = ("posts", author_id)
     position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
-        records, has_next = await posts_of_author(conn, author_id, first=first, after=position)
+        records, has_next = await posts_of_author(
+            conn, author_id, first=first, after=position, unpublished=ctx.viewer_id == author_id
+        )
     for r in records:
         ctx.loaders.post_by_id.prime(r.id, r)
     ok, counts = await asyncio.gather(

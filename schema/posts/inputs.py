@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import strawberry
 
-from schema.posts.types import MediaKind
+from schema.media.types import MediaKind
 
 
-@strawberry.input(description="A media file to attach: an absolute http(s) URL and its kind.")
+@strawberry.input(
+    description="An external media file: an https URL on one of the server's allowed hosts "
+    "(MEDIA_URL_ALLOWED_HOSTS, none by default), its kind and alt text. Upload files "
+    "instead (createMediaUpload, then `uploadIds`)."
+)
 class MediaInput:
     url: str
     kind: MediaKind
+    alt_text: str = strawberry.field(default="", description="Up to 1,000 characters.")
 
 
 @strawberry.input
 class CreatePostInput:
     caption: str = strawberry.field(default="", description="Up to 2,200 characters.")
-    media: list[MediaInput] = strawberry.field(default_factory=list, description="At most 10.")
+    upload_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Up to 10 of your uploads (createMediaUpload), their bytes sent, in "
+        "order: the post is PROCESSING until they are processed, then PUBLISHED.",
+    )
+    media: list[MediaInput] = strawberry.field(
+        default_factory=list, description="External media (at most 10; not with uploadIds)."
+    )
 
 
 @strawberry.input

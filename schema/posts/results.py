@@ -6,11 +6,22 @@ from typing import Annotated
 
 import strawberry
 
-from schema.errors import NotFoundError, NotPostAuthorError, ValidationError
+from schema.errors import (
+    MediaUrlNotAllowedError,
+    NotFoundError,
+    NotPostAuthorError,
+    UploadNotFoundError,
+    UploadUnusableError,
+    ValidationError,
+)
 from schema.posts.types import Post
 
 
-@strawberry.type(description="The post is published; followers' feeds receive it shortly.")
+@strawberry.type(
+    description="The post is created: PUBLISHED at once (followers' feeds receive it "
+    "shortly), or PROCESSING while its uploads are processed (you are notified when it is "
+    "published or failed)."
+)
 class CreatePostSuccess:
     post: Post
 
@@ -21,7 +32,12 @@ class DeletePostSuccess:
 
 
 CreatePostResult = Annotated[
-    CreatePostSuccess | ValidationError, strawberry.union("CreatePostResult")
+    CreatePostSuccess
+    | ValidationError
+    | UploadNotFoundError
+    | UploadUnusableError
+    | MediaUrlNotAllowedError,
+    strawberry.union("CreatePostResult"),
 ]
 DeletePostResult = Annotated[
     DeletePostSuccess | ValidationError | NotFoundError | NotPostAuthorError,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from enum import Enum
-from typing import Self
+from typing import Any, Self
 
 import strawberry
 from strawberry import relay
@@ -21,30 +20,27 @@ from schema.engagement.connections import comments_connection, likes_connection
 from schema.engagement.types import CommentConnection, LikeConnection
 from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
+from schema.media.types import Media, PostState
 from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, check_page, encode_cursor, page_info
 from schema.refs import UserRef, user_node
 
-
-@strawberry.enum
-class MediaKind(Enum):
-    IMAGE = "image"
-    VIDEO = "video"
-
-
-@strawberry.type(description="A media file attached to a post.")
-class Media:
-    url: str
-    kind: MediaKind
+_STATES = {s.value for s in PostState}
 
 
 @strawberry.type(description="A post: a caption and up to 10 media files.")
 class Post(relay.Node):
     pk: relay.NodeID[str]
     caption: str
-    media: list[Media]
     created_at: dt.datetime
+    state: PostState = strawberry.field(
+        description="PUBLISHED for everyone but its author, who also sees it PROCESSING and FAILED."
+    )
+    failure_reason: str | None = strawberry.field(
+        description="Why the post could not be published (FAILED only), for its author."
+    )
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
+    media_items: strawberry.Private[list[dict[str, Any]]]
     # What a hydrated page already read (schema.visibility.home_feed_posts): the
     # fields below answer from these at once; None: through the dataloaders.
     author_record: strawberry.Private[UserRecord | None] = None
@@ -58,11 +54,22 @@ class Post(relay.Node):
         return cls(
             pk=str(rec.id),
             caption=rec.caption,
-            media=[Media(url=m["url"], kind=MediaKind(m["kind"])) for m in rec.media],
             created_at=rec.created_at,
+            state=PostState(rec.state) if rec.state in _STATES else PostState.FAILED,
+            failure_reason=rec.failure_reason if rec.state == "failed" else None,
             post_id=rec.id,
             author_id=rec.author_id,
+            media_items=rec.media,
         )
+
+    @strawberry.field(
+        description="Its media files, in order (none while PROCESSING), URLs under "
+        "MEDIA_PUBLIC_BASE_URL."
+    )
+    def media(self, info: Info) -> list[Media]:
+        media = info.context.media
+        public_url = media.store.public_url if media is not None else None
+        return [Media.of(m, public_url) for m in self.media_items]
 
     @classmethod
     def from_hydrated(cls, h: HydratedPost) -> Self:

@@ -1,10 +1,10 @@
 """The SQL twin of the visibility rule (domain.visibility.sql) and the Python rule
 (domain.visibility.rules, over facts from domain.visibility.readers) agree over the whole
 matrix: author public or private, active, banned, being deleted or deleted; post live or
-deleted; the viewer anonymous, the owner, or another account that follows or not and has a block
-either way or none; comments and replies by every such account; and every count a
-viewer sees (likes, comments, followers, following) equals the list the same viewer can
-page through.
+deleted, published, processing or failed; the viewer anonymous, the owner, or another
+account that follows or not and has a block either way or none; comments and replies by
+every such account; and every count a viewer sees (likes, comments, followers,
+following) equals the list the same viewer can page through.
 
 The world is written with plain INSERTs, so it also holds combinations no use case
 writes (a follow beside a block): the two rules must agree on those too.
@@ -29,6 +29,7 @@ from domain.visibility.facts import Viewer
 from domain.visibility.rules import (
     account_listed,
     comment_visible,
+    post_published_visible,
     post_visible,
 )
 from domain.visibility.sql import visible_comment_sql, visible_post_sql
@@ -36,6 +37,9 @@ from domain.visibility.sql import visible_comment_sql, visible_post_sql
 STATUSES = ("active", "banned", "pending_deletion", "deleted")
 GONE = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 BLOCKS = ("none", "viewer_blocks", "blocks_viewer")
+#: (deleted, state) of each author's posts: live and deleted published ones, and live
+#: ones still processing or failed (their author alone sees them, nobody engages).
+POST_CASES = ((False, "published"), (True, "published"), (False, "processing"), (False, "failed"))
 
 
 @dataclass
@@ -101,12 +105,20 @@ async def world(engine) -> AsyncIterator[World]:
     for a, b in itertools.permutations(authors, 2):  # followers of every status
         follows.append({"id": new_id(), "follower_id": a, "followee_id": b})
     for a in authors:
-        for deleted in (False, True):
+        for deleted, state in POST_CASES:
             pid = new_id()
             posts.append(
-                {"id": pid, "author_id": a, "caption": "x", "deleted_at": GONE if deleted else None}
+                {
+                    "id": pid,
+                    "author_id": a,
+                    "caption": "x",
+                    "deleted_at": GONE if deleted else None,
+                    "state": state,
+                }
             )
     for p in posts:
+        if p["state"] != "published":
+            continue  # nobody can like or comment on it (the write refuses: see below)
         for a in authors:
             likes.append({"post_id": p["id"], "user_id": a})
             top = new_id()
@@ -241,7 +253,14 @@ async def test_posts_agree_over_the_matrix(engine, world):
                     viewer,
                 )
                 checked += 1
-    assert checked == 16 * 16  # 2 posts x 8 authors; anonymous, 8 owners, 7 others
+    assert checked == 32 * 16  # 4 posts x 8 authors; anonymous, 8 owners, 7 others
+    unpublished = {pid for pid in world.posts if posts[pid].state != "published"}
+    # An unpublished post shows to its author only, and does to them.
+    assert {(p, v) for p, v in sql if p in unpublished} == {
+        (p, posts[p].author_id)
+        for p in unpublished
+        if accounts[posts[p].author_id].status == "active"
+    }
     # Some of each: the matrix is not vacuous.
     assert 0 < len(sql) < checked
 
@@ -300,7 +319,8 @@ async def test_every_count_a_viewer_sees_equals_the_list_they_can_page(engine, w
             seen = await readers.counts_seen_by(conn, viewer_id, world.posts, ["likes", "comments"])
             for pid in world.posts:
                 post = posts[pid]
-                if not post_visible(viewer, post, accounts[post.author_id]):
+                # (an unpublished post has no likes or comments to count)
+                if not post_published_visible(viewer, post, accounts[post.author_id]):
                     continue
                 likers = [a for a in world.authors if account_listed(viewer, accounts[a])]
                 assert seen[(pid, "likes")] == len(likers)
@@ -362,7 +382,8 @@ async def test_the_bulk_engagement_read_agrees_with_the_rule(engine, world):
         for (pid, vid), snap in zip(pairs, snaps, strict=True):
             viewer = await python_viewer(conn, vid, world.authors)
             post = posts[pid]
-            assert (snap is not None) is post_visible(viewer, post, accounts[post.author_id])
+            expected = post_published_visible(viewer, post, accounts[post.author_id])
+            assert (snap is not None) is expected
             if snap is None:
                 continue
             seen_counts = await readers.counts_seen_by(conn, vid, [pid], ["likes", "comments"])

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import datetime as dt
 import typing
+import uuid
 
 import pytest
 
 from domain import errors as d
 from domain.engagement.errors import CommentNotFoundError
 from domain.identity import errors as di
+from domain.media import errors as dmedia
 from domain.posts.errors import PostNotFoundError
 from domain.social import errors as ds
 from schema import errors as gql
@@ -19,6 +21,12 @@ from schema.errors import _MAP, error_from_domain
 
 
 def _instance(cls: type[d.DomainError]) -> d.DomainError:
+    if cls is dmedia.UploadUnusableError:
+        return cls(uuid.uuid4(), "EXPIRED", "Expired.", index=3)
+    if cls is dmedia.UploadNotFoundError:
+        return cls(uuid.uuid4(), index=1)
+    if cls is dmedia.MediaUrlNotAllowedError:
+        return cls("http://169.254.169.254/latest/meta-data/x.jpg")
     if issubclass(cls, d.ValidationError):
         return cls("caption", "Too long.")
     if cls is di.AccountPendingDeletionError:

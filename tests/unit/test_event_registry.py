@@ -17,6 +17,7 @@ from domain.accounts.config import AccountsConfig
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
+from domain.media.consumers import media_consumer
 from domain.notifications.consumers import notification_consumer
 from domain.outbox import events as ev
 from domain.outbox.append import insert_params, insert_sql
@@ -27,6 +28,7 @@ from domain.outbox.registry import (
     ACCOUNTS,
     API_PUBLISHED,
     FEED,
+    MEDIA,
     NOTIFICATIONS,
     RANKING,
     REALTIME,
@@ -129,6 +131,7 @@ def test_every_route_has_a_handler_in_the_production_consumers():
         REALTIME: realtime_consumer(None),  # type: ignore[arg-type]
         ACCOUNTS: accounts_consumer(None, AccountsConfig()),  # type: ignore[arg-type]
         RANKING: ranking_consumer(None, None),  # type: ignore[arg-type]
+        MEDIA: media_consumer(None, None, counter_shards=1, dispatcher=None),  # type: ignore[arg-type]
     }
     check_routes(REGISTRY, consumers)
     check_routes(registry_for(api_publishes_engagement=True), consumers)

@@ -38,6 +38,7 @@ class Post:
     id: uuid.UUID
     author_id: uuid.UUID
     deleted_at: dt.datetime | None = None
+    state: str = "published"
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,37 @@ def test_the_home_feed_holds_own_posts_and_followed_authors_only():
     assert in_home_feed(Viewer(author.id), post, author)
     blocked = Viewer.of(uuid.uuid4(), follows=[author.id], blocked=[author.id])
     assert not in_home_feed(blocked, post, author)
+
+
+@pytest.mark.parametrize("state", ["processing", "failed"])
+def test_an_unpublished_post_shows_to_its_author_only_and_never_in_a_feed(state):
+    author = account()
+    private = account(is_private=True)
+    for who in (author, private):
+        post = Post(uuid.uuid4(), who.id, state=state)
+        assert post_visible(Viewer(who.id), post, who)
+        assert not in_home_feed(Viewer(who.id), post, who)
+        for viewer in (
+            Viewer.anonymous(),
+            Viewer(uuid.uuid4()),
+            Viewer.of(uuid.uuid4(), follows=[who.id]),
+        ):
+            assert not post_visible(viewer, post, who)
+            assert not in_home_feed(viewer, post, who)
+        assert not reported_post_visible(post, who)
+        # Nobody's comment shows on it, not even under the author's own eyes.
+        comment = Comment(uuid.uuid4(), post.id, who.id)
+        assert not comment_visible(Viewer(who.id), comment, author=who, post=post, post_author=who)
+
+
+def test_a_removed_post_shows_to_nobody():
+    author = account()
+    post = Post(uuid.uuid4(), author.id, deleted_at=NOW, state="removed")
+    assert not post_visible(Viewer(author.id), post, author)
+    # and an undeleted row in an unknown state shows to nobody either
+    odd = Post(uuid.uuid4(), author.id, state="removed")
+    assert not post_visible(Viewer(author.id), odd, author)
+    assert not post_visible(Viewer.anonymous(), odd, author)
 
 
 def thread(

@@ -1,0 +1,59 @@
+"""The media pipeline's knobs (README "Media"; set from app/settings.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from domain.media.ports import MediaKind, MediaLimits
+
+#: The content types an upload may declare, by kind (the worker decides by the bytes).
+CONTENT_TYPES: dict[str, tuple[str, ...]] = {
+    "image": ("image/jpeg", "image/png", "image/webp", "image/heic", "image/heif"),
+    "video": ("video/mp4", "video/quicktime"),
+}
+
+
+@dataclass(frozen=True)
+class MediaConfig:
+    """``upload_ttl``: how long a signed upload target is valid (15 minutes);
+    ``pending_ttl``: after how long an upload no post named is expired and its bytes
+    deleted (1 hour); ``max_image_bytes`` / ``max_video_bytes``: the largest declared
+    size of each kind; ``max_pixels`` / ``max_side``: decoded image limits;
+    ``max_video_seconds``; ``url_allowed_hosts``: the https hosts an external media
+    URL may name (none: uploads only); ``alt_text_max``: code points of alt text;
+    ``cleanup_batch``: uploads the cleanup handles per statement."""
+
+    upload_ttl: dt.timedelta = dt.timedelta(minutes=15)
+    pending_ttl: dt.timedelta = dt.timedelta(hours=1)
+    max_image_bytes: int = 30 * 1024 * 1024
+    max_video_bytes: int = 200 * 1024 * 1024
+    max_pixels: int = 50_000_000
+    max_side: int = 12_000
+    max_video_seconds: float = 60.0
+    url_allowed_hosts: frozenset[str] = frozenset()
+    alt_text_max: int = 1_000
+    cleanup_batch: int = 200
+
+    def max_bytes(self, kind: str) -> int:
+        """The largest declared (and accepted) size of an upload of ``kind``, in bytes."""
+        return self.max_video_bytes if kind == "video" else self.max_image_bytes
+
+    def limits(self, kind: MediaKind) -> MediaLimits:
+        """What the processor accepts for a source of ``kind``."""
+        return MediaLimits(
+            max_bytes=self.max_bytes(kind),
+            max_pixels=self.max_pixels,
+            max_side=self.max_side,
+            max_video_seconds=self.max_video_seconds,
+        )
+
+
+def raw_key(upload_id: object) -> str:
+    """The quarantine key of an upload's raw bytes."""
+    return f"raw/{upload_id}"
+
+
+def delivery_key(post_id: object, upload_id: object, variant: str, ext: str) -> str:
+    """The delivery key of one variant of one of a post's media."""
+    return f"media/{post_id}/{upload_id}/{variant}.{ext}"

@@ -1,0 +1,46 @@
+"""Typed errors of the media area (README "Media")."""
+
+from __future__ import annotations
+
+import uuid
+
+from domain.errors import DomainError
+
+
+class UploadUnusableError(DomainError):
+    """An upload a post names cannot be used: ``reason`` is ``USED`` (another post has
+    it, or this one twice), ``EXPIRED`` (its target expired, or it was cleaned up),
+    ``NOT_UPLOADED`` (no bytes arrived, or not the declared number) or ``FAILED``."""
+
+    code = "UPLOAD_UNUSABLE"
+
+    def __init__(self, upload_id: uuid.UUID, reason: str, message: str, *, index: int) -> None:
+        super().__init__(message)
+        self.upload_id = upload_id
+        self.reason = reason
+        self.index = index  # its position in the post's list of uploads (0-based)
+
+
+class UploadNotFoundError(DomainError):
+    """No upload of the caller has that id (someone else's is not the caller's)."""
+
+    code = "UPLOAD_NOT_FOUND"
+
+    def __init__(self, upload_id: uuid.UUID, *, index: int) -> None:
+        super().__init__("You have no upload with that id.")
+        self.upload_id = upload_id
+        self.index = index  # its position in the post's list of uploads (0-based)
+
+
+class MediaUrlNotAllowedError(DomainError):
+    """An external media URL whose host is not in MEDIA_URL_ALLOWED_HOSTS (or not https):
+    media come from uploads."""
+
+    code = "MEDIA_URL_NOT_ALLOWED"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            "External media URLs are accepted only over https from the allowed hosts; "
+            "upload the file with createMediaUpload instead."
+        )
+        self.url = url

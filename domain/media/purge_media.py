@@ -1,0 +1,51 @@
+"""A step of an account's purge: its media objects and upload rows (README "Account
+lifecycle")."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.media.config import raw_key
+from domain.media.ports import ObjectStore
+
+_BATCH = text(
+    """
+    SELECT u.id, p.media FROM uploads u LEFT JOIN posts p ON p.id = u.post_id
+    WHERE u.owner_id = :u ORDER BY u.id LIMIT :n
+    """
+)
+
+
+async def purge_owner_media(
+    engine: AsyncEngine, store: ObjectStore, owner_id: uuid.UUID, *, batch: int
+) -> int:
+    """Delete one batch of ``owner_id``'s uploads: the raw object, every delivered
+    variant made from it, then the row. Returns how many uploads went (fewer than
+    ``batch``: none are left). The objects go before the rows, so a failure part way
+    leaves rows that the next run finds again."""
+    async with engine.connect() as conn:
+        found = (await conn.execute(_BATCH, {"u": owner_id, "n": batch})).all()
+    if not found:
+        return 0
+    ids = {str(r.id) for r in found}
+    keys = [
+        v["key"]
+        for r in found
+        for item in (r.media or ())
+        if isinstance(item, dict) and item.get("uploadId") in ids
+        for v in item.get("variants") or ()
+        if isinstance(v, dict) and isinstance(v.get("key"), str)
+    ]
+    if keys:
+        await store.delete_delivery(list(dict.fromkeys(keys)))
+    await asyncio.gather(*(store.delete_raw(raw_key(r.id)) for r in found))
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("DELETE FROM uploads WHERE id = ANY(CAST(:ids AS uuid[]))"),
+            {"ids": [r.id for r in found]},
+        )
+    return len(found)

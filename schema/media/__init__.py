@@ -1,0 +1,2 @@
+"""Media: uploads (createMediaUpload), the Media of a post and its variants, and the
+post's processing state."""
