@@ -21,11 +21,14 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.fcm import FcmTransport, ServiceAccount
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
 from adapters.media.hashlist import HashList
 from adapters.media.processor import PillowAvProcessor
+from adapters.search_snapshots import RedisRankedSnapshots
+from adapters.session_cache import RedisSessionStore
 from adapters.storage.local import LocalObjectStore
 from adapters.storage.s3 import S3Config, S3ObjectStore
 from app.database import ReadRouting, create_engine
@@ -39,13 +42,11 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
-from domain.identity.session_store import SessionStore
 from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
 from domain.media.process_post_media import MediaServices
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
-from domain.notifications.fcm import FcmTransport, ServiceAccount
 from domain.notifications.publish import NotificationPublisher
 from domain.notifications.push import DevicePushSender, LoggingTransport, PushTransport, RetryPolicy
 from domain.outbox.process import Consumer
@@ -186,6 +187,7 @@ def build_object_store(settings: Settings) -> ObjectStore:
                 secret_access_key=settings.s3_secret_access_key,
                 addressing_style=settings.s3_addressing_style,
                 public_base_url=settings.media_public_base_url,
+                if_none_match=settings.s3_upload_if_none_match,
             )
         )
     return LocalObjectStore(
@@ -217,7 +219,7 @@ class ApiDeps:
     engagement_reads: EngagementReads | None
     reads: ReadRouting | None
     guards: HttpGuards
-    sessions: SessionStore | None
+    sessions: RedisSessionStore | None
     doorkeeper: Doorkeeper
     ranked_snapshots: RankedSnapshots | None
 
@@ -264,7 +266,7 @@ def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDe
         guards=guards,
     )
     snapshots = (
-        RankedSnapshots(services.redis, settings.search_config.snapshot_ttl)
+        RedisRankedSnapshots(services.redis, settings.search_config.snapshot_ttl)
         if services.redis is not None
         else None
     )
@@ -374,7 +376,7 @@ def build_worker(
         FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
-        ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
+        ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
         # The ranked feed's signals (likes and comments): README "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
     }

@@ -15,6 +15,7 @@ from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from adapters.session_cache import admit_reply as session_reply
 from app.guard_rules import OperationInfo
 from app.idempotency import (
     Claim,
@@ -25,7 +26,6 @@ from app.persisted_queries import PersistedQueryStore
 from app.ratelimit import ALLOWED, Budget, Charge, Decision, RateLimiter
 from app.sessions import Doorkeeper, Refusal
 from app.settings import Settings
-from domain.identity.session_store import admit_reply as session_reply
 from domain.identity.tokens import AccessClaims
 
 log = logging.getLogger("roost.http")

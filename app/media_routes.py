@@ -4,12 +4,14 @@
   the signature (constant time), the expiry, ``Content-Type`` equal to the signed type
   and ``Content-Length`` equal to the signed size are checked before a byte is read;
   the body is streamed to disk and the request is cut off as soon as more bytes
-  arrive than declared (or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S). ``201`` with
+  arrive than declared, or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S, or the body is not in
+  by that timeout plus its size at MIN_UPLOAD_RATE. ``201`` with
   ``{"key", "size"}`` once the whole body is on disk; otherwise nothing is left and
   the answer is ``{"error": {"code", "message"}}``: 400 ``BAD_REQUEST`` /
   ``UPLOAD_INCOMPLETE``, 403 ``FORBIDDEN``, 408 ``UPLOAD_TIMEOUT``, 409
   ``UPLOAD_EXISTS`` (a key is uploaded once), 410 ``LINK_EXPIRED``, 411
-  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``.
+  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``, 503
+  ``SERVICE_UNAVAILABLE`` (the disk could not take it: logged).
 - ``GET|HEAD /media/<path>`` serves the delivery object ``media/<path>`` with its content
   type, ``Cache-Control: public, max-age=31536000, immutable``, a strong ETag (304 for a
   matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
@@ -28,6 +31,12 @@ from starlette.routing import Route
 
 from adapters.storage.keys import normalized_content_type
 from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadTooLargeError
+
+log = logging.getLogger("roost.media")
+
+#: Bytes a second an upload must average (beyond MEDIA_UPLOAD_IDLE_TIMEOUT_S): 16 KiB/s,
+#: a 100 MB video may take 100 minutes.
+MIN_UPLOAD_RATE = 16 * 1024
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -44,7 +53,12 @@ _REFUSALS: dict[str, tuple[int, str, str]] = {
     "length": (411, "LENGTH_REQUIRED", "Send Content-Length: the upload's byte size."),
     "large": (413, "PAYLOAD_TOO_LARGE", "The body is larger than the upload's byte size."),
     "small": (400, "UPLOAD_INCOMPLETE", "The body is smaller than the upload's byte size."),
-    "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving; send the upload again."),
+    "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving (or crawled); send it again."),
+    "storage": (
+        503,
+        "SERVICE_UNAVAILABLE",
+        "The upload could not be stored right now; send it again later.",
+    ),
 }
 
 
@@ -91,10 +105,15 @@ def upload_endpoint(
             receiver = store.begin_upload(grant)
         except UploadRefusedError as exc:
             return _refuse(exc.reason, close=True)
+        loop = asyncio.get_running_loop()
+        # A drip-fed body is cut off too: the whole body gets the idle timeout plus its
+        # size at MIN_UPLOAD_RATE (a connection is held in proportion to what it sends).
+        deadline = loop.time() + idle_timeout_s + grant.size / MIN_UPLOAD_RATE
         try:
             while True:
                 try:
-                    async with asyncio.timeout(idle_timeout_s):
+                    wait = min(idle_timeout_s, deadline - loop.time())
+                    async with asyncio.timeout(max(wait, 0)):
                         message = await request.receive()
                 except TimeoutError:
                     await receiver.discard()
@@ -108,6 +127,10 @@ def upload_endpoint(
         except UploadTooLargeError:
             await receiver.discard()
             return _refuse("large", close=True)
+        except OSError:  # the disk is full or failing
+            log.exception("an upload could not be written to %s", store.root)
+            await receiver.discard()
+            return _refuse("storage", close=True)
         except BaseException:
             await asyncio.shield(receiver.discard())
             raise
@@ -117,6 +140,9 @@ def upload_endpoint(
             return _refuse(exc.reason)
         except ValueError:
             return _refuse("small")
+        except OSError:
+            log.exception("an upload could not be written to %s", store.root)
+            return _refuse("storage")
         return JSONResponse(
             {"key": grant.key, "size": grant.size},
             status_code=201,

@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.session_cache import RedisSessionStore
 from adapters.unavailable import unavailable_dependency
 from app.throttle import ThrottledLog
-from domain.errors import DomainError
+from domain.errors import DomainError, StoreError
 from domain.feed.activity import note_active
 from domain.feed.config import FeedConfig, FeedStores
 from domain.identity.admit_session import admit_session
-from domain.identity.session_store import Admission, SessionStore, Verdict
+from domain.identity.session_store import Admission, Verdict
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
 
 log = logging.getLogger("roost.sessions")
@@ -69,13 +69,13 @@ class RedisHealth(Protocol):
         ...
 
 
-def session_store(redis: Redis | None, tokens: TokenConfig) -> SessionStore | None:
+def session_store(redis: Redis | None, tokens: TokenConfig) -> RedisSessionStore | None:
     """The session cache on ``redis`` (None: no Redis, PostgreSQL answers). Its entries
     outlive an access token by a minute, so an ended session's marker outlives every
     token issued for it."""
     if redis is None:
         return None
-    return SessionStore(redis, ttl_s=int(tokens.access_ttl.total_seconds()) + 60)
+    return RedisSessionStore(redis, ttl_s=int(tokens.access_ttl.total_seconds()) + 60)
 
 
 class Doorkeeper:
@@ -86,7 +86,7 @@ class Doorkeeper:
         *,
         engine: AsyncEngine,
         tokens: TokenConfig,
-        store: SessionStore | None,
+        store: RedisSessionStore | None,
         feed_stores: FeedStores | None,
         feed_config: FeedConfig,
         guards: RedisHealth | None = None,
@@ -137,7 +137,7 @@ class Doorkeeper:
         if verdict.marked_active and self.feed_stores is not None:
             try:
                 await note_active(self.engine, self.feed_stores, self.feed_config, claims.user_id)
-            except (RedisError, DBAPIError, OSError) as exc:
+            except (StoreError, DBAPIError, OSError) as exc:
                 # Best effort; during an outage every request lands here: one line a minute.
                 self._activity_failures.warn(
                     "could not record activity (%s: %s); requests go on", type(exc).__name__, exc
@@ -149,7 +149,7 @@ class Doorkeeper:
         if self.store is not None and (self.guards is None or self.guards.redis_up()):
             try:
                 return await admit_session(self.engine, self.store, claims)
-            except RedisError:
+            except StoreError:
                 if self.guards is not None:
                     self.guards.redis_failed("sessions")
         # No cache, or it failed: PostgreSQL answers (slower, still correct).

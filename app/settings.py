@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.feedstore import FeedRedis, open_feed_redis
+from adapters.jwt_codec import JwtCodec
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
@@ -237,6 +238,7 @@ class Settings(BaseSettings):
     s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
         "auto", alias="S3_ADDRESSING_STYLE"
     )
+    s3_upload_if_none_match: bool = Field(True, alias="S3_UPLOAD_IF_NONE_MATCH")
 
     @model_validator(mode="after")
     def _check_media(self) -> Settings:
@@ -409,6 +411,7 @@ class Settings(BaseSettings):
         """The signing secret and token lifetimes for domain.identity."""
         return TokenConfig(
             secret=self.jwt_secret,
+            codec=JwtCodec(),
             access_ttl=dt.timedelta(minutes=self.access_token_minutes),
             refresh_ttl=dt.timedelta(days=self.refresh_token_days),
             refresh_grace=dt.timedelta(seconds=self.refresh_grace_s),

@@ -42,6 +42,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+from adapters.feedstore import run_stamp
 from app.database import async_url
 from app.embedded import (
     _free_port,
@@ -52,7 +53,7 @@ from app.embedded import (
 )
 from app.migrate import upgrade
 from domain.db import new_id, utcnow
-from domain.feed.timelines import SENTINEL, Entry, score_of
+from domain.feed.timelines import SENTINEL, Entry, score_of, sentinel_score
 
 # ----------------------------------------------------------------------------- Redis
 
@@ -142,8 +143,9 @@ async def fill_feeds(
     ttl_s: int = 30 * 86_400,
     negate: bool = False,
 ) -> None:
-    """Give every key of ``keys`` a full feed: the sentinel and ``entries_per_feed``
-    entries, with a TTL, as ``Timelines`` would leave it.
+    """Give every key of ``keys`` a full feed: the sentinel (stamped with the server's
+    run, not whole) and ``entries_per_feed`` entries, with a TTL, as ``Timelines``
+    would leave it.
 
     ``templates`` distinct feeds are written with ZADD, and every key is a server-side
     ``COPY`` of one of them (the encoding follows the server's current limit), which
@@ -152,10 +154,11 @@ async def fill_feeds(
     ``-score`` (``bench.feed_memory``'s newest-at-head layout).
     """
     sign = -1 if negate else 1
+    sentinel = sentinel_score(run_stamp((await redis.info("server"))["run_id"]), whole=False)
     if templates <= 0:
         async with redis.pipeline(transaction=False) as pipe:
             for i, key in enumerate(keys):
-                mapping: dict[bytes, int] = {SENTINEL: 0}
+                mapping: dict[bytes, int] = {SENTINEL: sentinel}
                 mapping.update((e.member, sign * e.score) for e in feed_entries(entries_per_feed))
                 pipe.delete(key)
                 pipe.zadd(key, mapping)
@@ -167,7 +170,7 @@ async def fill_feeds(
     names = [f"bench:template:{i}" for i in range(templates)]
     async with redis.pipeline(transaction=False) as pipe:
         for name in names:
-            mapping = {SENTINEL: 0}
+            mapping = {SENTINEL: sentinel}
             mapping.update((e.member, sign * e.score) for e in feed_entries(entries_per_feed))
             pipe.delete(name)
             pipe.zadd(name, mapping)

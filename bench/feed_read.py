@@ -58,6 +58,7 @@ import psutil
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from adapters.jwt_codec import JwtCodec
 from app.database import create_engine
 from app.embedded import _free_port, spawn, stop_process
 from bench._support import (
@@ -524,7 +525,9 @@ async def viewer_token(database_url: str, viewer) -> str:
     """An access token of a live session of ``viewer`` (tokens name their session)."""
     engine = create_engine(database_url, pool_size=1, max_overflow=0)
     try:
-        (token,) = await open_sessions(engine, TokenConfig(secret=JWT_SECRET), [viewer])
+        (token,) = await open_sessions(
+            engine, TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), [viewer]
+        )
     finally:
         await engine.dispose()
     return token

@@ -38,6 +38,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
+from adapters.jwt_codec import JwtCodec
 from app.embedded import _free_port, spawn, stop_process
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
@@ -210,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             upgrade(pair.url(name))
             viewer = asyncio.run(make_data(pair.url(name), args.authors, args.posts))
             asyncio.run(pair.wait_replayed())
-            token = issue_access_token(TokenConfig(secret=JWT_SECRET), viewer, uuid.uuid4())
+            token = issue_access_token(
+                TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), viewer, uuid.uuid4()
+            )
             urls = {"primary": pair.url(name), "replica": pair.replica_url(name)}
             with (
                 api("primary", {"DATABASE_URL": urls["primary"]}, redis_url) as a,

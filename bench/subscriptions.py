@@ -419,6 +419,7 @@ async def _drive(spec: dict) -> None:
 
 
 async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> int:
+    from adapters.jwt_codec import JwtCodec
     from app.database import create_engine
     from domain.identity.sessions import open_sessions
     from domain.identity.tokens import TokenConfig
@@ -429,7 +430,7 @@ async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> 
     likers_needed = -(-total // args.sockets)
     print(f"open files limit {limit}; seeding {args.sockets} subscribers and posts ...", flush=True)
     s = await seed(database_url, args.sockets, likers_needed)
-    cfg = TokenConfig(secret=JWT_SECRET)
+    cfg = TokenConfig(codec=JwtCodec(), secret=JWT_SECRET)
     engine = create_engine(database_url)
     try:  # every access token names a live session
         tokens = await open_sessions(engine, cfg, s.subscribers)

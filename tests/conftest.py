@@ -64,6 +64,8 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
         RATE_LIMIT_ENABLED=False,
         # The local object store of the run: uploads and published media (adapters/storage).
         MEDIA_DIR=tmp_path_factory.mktemp("media"),
+        # The external media hosts some feed tests post URLs of (none by default).
+        MEDIA_URL_ALLOWED_HOSTS="cdn.example.org,example.com",
     )
 
 

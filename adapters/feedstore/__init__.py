@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 from adapters.feedstore.cluster import ClusterFeedRedis
 from adapters.feedstore.resp import Call, Script, encode
-from adapters.feedstore.store import FeedRedis, as_feed_redis
+from adapters.feedstore.store import FeedRedis, as_feed_redis, run_stamp
 
 __all__ = [
     "Call",
@@ -24,6 +24,7 @@ __all__ = [
     "as_feed_redis",
     "encode",
     "open_feed_redis",
+    "run_stamp",
 ]
 
 

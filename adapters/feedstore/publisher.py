@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from adapters.feedstore.errors import store_error, translated
 from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis, as_feed_redis
+from adapters.redis_errors import store_error, translated
 from domain.realtime.channels import (
     ENGAGEMENT,
     FEED_ITEM,

@@ -20,10 +20,10 @@ import secrets
 import struct
 import uuid
 
-from adapters.feedstore.errors import translated
 from adapters.feedstore.members import post_id_of
 from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis
+from adapters.redis_errors import translated
 from domain.feed.ports import Window
 from domain.feed.timelines import Entry
 

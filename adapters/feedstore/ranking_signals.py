@@ -25,9 +25,9 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping
 
-from adapters.feedstore.errors import translated
 from adapters.feedstore.resp import Call, Script
 from adapters.feedstore.store import FeedRedis
+from adapters.redis_errors import translated
 from domain.feed.ports import Engagement
 from domain.feed.ranking import (
     RankingConfig,

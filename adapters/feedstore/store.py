@@ -16,6 +16,7 @@ The cluster one is in :mod:`adapters.feedstore.cluster`.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -37,6 +38,24 @@ from adapters.feedstore.resp import Call, Script
 RETRY_ROUNDS = 3
 _PENDING = object()
 _ASKING = b"*1\r\n$6\r\nASKING\r\n"
+_INFO_SERVER = b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"
+_RUN_ID = re.compile(rb"run_id:([0-9a-f]{13})")
+
+
+def run_stamp(run_id: bytes | str) -> int:
+    """The stamp of a Redis server run: the first 52 bits of its ``run_id`` (INFO
+    server), new at every start of the server (exact in a double; the timeline scripts
+    compute the same in Lua)."""
+    text = run_id.decode() if isinstance(run_id, bytes) else run_id
+    return int(text[:13], 16)
+
+
+def _run_of(info: bytes) -> int:
+    """The run stamp in an ``INFO server`` reply."""
+    found = _RUN_ID.search(info)
+    if found is None:
+        raise ResponseError("INFO server without a run_id")
+    return run_stamp(found.group(1))
 
 
 class FeedRedis:
@@ -104,7 +123,13 @@ class FeedRedis:
 
     # -- batches -----------------------------------------------------------------------
 
-    async def execute(self, calls: Sequence[Call], *, raise_on_error: bool = True) -> list[Any]:
+    async def execute(
+        self,
+        calls: Sequence[Call],
+        *,
+        raise_on_error: bool = True,
+        runs: list[int | None] | None = None,
+    ) -> list[Any]:
         """Send ``calls``, one pipelined round trip per node (all nodes concurrently),
         and return their replies in order.
 
@@ -113,7 +138,14 @@ class FeedRedis:
         other nodes' calls complete all the same. With ``raise_on_error`` the first
         failed call's exception is raised once every node answered, otherwise the
         exceptions take the place of their replies.
+
+        ``runs``, if given, is filled with the run stamp (:func:`run_stamp`
+        of INFO's ``run_id``) of the server that answered each call, None where it
+        failed: a connection learns its server's run once, when it (re)connects, so a
+        reply and its run always come from the same server run.
         """
+        if runs is not None:
+            runs[:] = [None] * len(calls)
         if not calls:
             return []
         await self._ready()
@@ -140,11 +172,11 @@ class FeedRedis:
                     results[i] = results[unrouted[0]]
             if len(groups) == 1:  # one node (always, on a standalone Redis): no task
                 (((node, ask), idxs),) = groups.items()
-                await self._send(node, ask, idxs, calls, results)
+                await self._send(node, ask, idxs, calls, results, runs)
             else:
                 await asyncio.gather(
                     *(
-                        self._send(node, ask, idxs, calls, results)
+                        self._send(node, ask, idxs, calls, results, runs)
                         for (node, ask), idxs in groups.items()
                     )
                 )
@@ -175,15 +207,21 @@ class FeedRedis:
         idxs: list[int],
         calls: Sequence[Call],
         results: list[Any],
+        runs: list[int | None] | None = None,
     ) -> None:
         """One round trip: every call of ``idxs`` to ``node`` in one write, then their
-        replies. A connection failure fails the calls it left without a reply."""
+        replies (and the server's run into ``runs``). A connection failure fails the
+        calls it left without a reply."""
         if asking:
             data = b"".join(_ASKING + calls[i].data for i in idxs)
         else:
             data = b"".join(calls[i].data for i in idxs)
+        n = len(idxs) * (2 if asking else 1)
         try:
-            replies = await self._round_trip(node, data, len(idxs) * (2 if asking else 1))
+            if runs is None:
+                replies, run = await self._round_trip(node, data, n), None
+            else:
+                replies, run = await self._exchange(node, data, n, learn_run=True)
         except (RedisError, OSError) as exc:
             self._fail(node, idxs, results, exc)
             return
@@ -191,16 +229,39 @@ class FeedRedis:
             replies = replies[1::2]
         for i, reply in zip(idxs, replies, strict=True):
             results[i] = reply
+            if runs is not None:
+                runs[i] = run
 
     async def _round_trip(self, node: Hashable, data: bytes, n: int) -> list[Any]:
         """Write ``data`` (``n`` commands) to ``node`` at once and read the ``n``
         replies (error replies as exception instances). Raises RedisError / OSError if
         the connection fails; the connection is then dropped, never reused half-read."""
+        replies, _ = await self._exchange(node, data, n, learn_run=False)
+        return replies
+
+    async def _exchange(
+        self, node: Hashable, data: bytes, n: int, *, learn_run: bool
+    ) -> tuple[list[Any], int | None]:
+        """:meth:`_round_trip`, and with ``learn_run`` the run stamp of the server the
+        connection talks to: learned with an ``INFO server`` sent ahead of the batch the
+        first time the connection is used after it (re)connected (its stream changed)."""
         pool = self._client_of(node).connection_pool
         conn = await pool.get_connection()
         try:
+            known = getattr(conn, "_roost_run", None)
+            stream = getattr(conn, "_writer", None)
+            learn = learn_run and (known is None or known[0] is not stream)
+            if learn:
+                data, n = _INFO_SERVER + data, n + 1
             await conn.send_packed_command(data, check_health=False)
-            return await _read_replies(conn, n)
+            replies = await _read_replies(conn, n)
+            if learn:
+                info, replies = replies[0], replies[1:]
+                if isinstance(info, Exception):
+                    raise info
+                known = (stream, _run_of(info))
+                setattr(conn, "_roost_run", known)  # noqa: B010 (redis-py's object)
+            return replies, (known[1] if learn_run and known is not None else None)
         except BaseException:  # failed or cancelled mid-batch: replies are left unread
             await conn.disconnect(nowait=True)
             raise

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.feedstore.errors import translated
 from adapters.feedstore.ranked_windows import RedisRankedWindows
 from adapters.feedstore.ranking_signals import RedisRankingSignals
 from adapters.feedstore.store import FeedRedis, as_feed_redis
 from adapters.feedstore.timelines import RedisTimelines
+from adapters.redis_errors import translated
 from domain.feed.config import FeedConfig, FeedStores
 
 

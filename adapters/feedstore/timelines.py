@@ -11,21 +11,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from adapters.feedstore.errors import store_error, translated
 from adapters.feedstore.members import post_id_of
 from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis, as_feed_redis
 from adapters.feedstore.timeline_scripts import (
     _ADD_IF_EXISTS,
     _ADD_TO_LIVE,
+    _CREATE_EMPTY,
     _FINISH_REBUILD,
     _RELEASE,
     _REMOVE,
     _START_REBUILD,
 )
+from adapters.redis_errors import store_error, translated
 from domain.errors import StoreError
 from domain.feed.ports import RebuildBusyError, Timelines
-from domain.feed.timelines.entries import Entry
+from domain.feed.timelines.entries import SENTINEL, Entry, sentinel_parts
 
 
 class RedisTimelines:
@@ -56,7 +57,10 @@ class RedisTimelines:
         rebuilt); usually one round trip (per cluster node).
 
         Idempotent (ZADD by post id). Returns how many timelines were written; owners
-        without a timeline are skipped (theirs is rebuilt on read).
+        without a timeline are skipped (theirs is rebuilt on read). A timeline that is
+        not whole takes only the entries not older than its oldest one (see
+        :mod:`domain.feed.timelines`): merging an author's older posts below a short
+        window never opens a gap in it.
 
         The first round names only the live keys (half the bytes of naming each with its
         ``:build`` key too); the owners it found missing, usually none or a few, go
@@ -121,6 +125,15 @@ class RedisTimelines:
         return await read_pages(wanted, before, count, strict=strict)
 
     @translated
+    async def create_empty(self, owners: Sequence[uuid.UUID]) -> int:
+        """Create an empty, whole timeline (stamped with the server's run) for each
+        owner that has none: for tests and tools, of owners known to have nothing to
+        show. Returns how many were created."""
+        keys = [self.key(o) for o in owners]
+        done = await self.store.eval_by_slot(_CREATE_EMPTY, keys, 1, [self.ttl_s])
+        return sum(int(r) for _, r in done)
+
+    @translated
     async def exists(self, owner: uuid.UUID) -> bool:
         """Whether the owner's timeline exists (is complete)."""
         key = self.key(owner)
@@ -162,7 +175,7 @@ class RedisTimelines:
         if not taken:
             raise RebuildBusyError(key)
         try:
-            await store.execute([_START_REBUILD.call([build, gone], [])])
+            await store.execute([_START_REBUILD.call([key, build, gone], [])])
             entries = await load()
             args: list[int | bytes] = [token, self.max_len, self.ttl_s]
             for e in entries:
@@ -193,7 +206,9 @@ async def read_pages(
     cluster node).
 
     Per timeline: up to ``count`` entries strictly before ``before`` (newest first), or
-    None if the timeline does not exist. Reading refreshes the TTL. Entries tied with
+    None if the timeline does not exist or was built by another run of its server than
+    the one that answered (a restart or a failover since: it may have lost writes, so
+    it is rebuilt like a missing one). Reading refreshes the TTL. Entries tied with
     ``before`` on score are fetched and filtered here, so no entry is skipped or
     repeated across pages. All the timelines must be :class:`RedisTimelines` of one
     feed store. Raises StoreError, unless ``strict`` is off: then a timeline whose node
@@ -207,15 +222,21 @@ async def read_pages(
     calls: list[Call] = []
     for family_tl, (_, owner) in zip(family, wanted, strict=True):
         key = family_tl.key(owner)
-        calls += [Call.of(key, "EXPIRE", key, family_tl.ttl_s), _range(key, before, fetch)]
-    replies = await store.execute(calls, raise_on_error=strict)
+        calls += [
+            Call.of(key, "EXPIRE", key, family_tl.ttl_s),
+            Call.of(key, "ZSCORE", key, SENTINEL),
+            _range(key, before, fetch),
+        ]
+    runs: list[int | None] = []
+    replies = await store.execute(calls, raise_on_error=strict, runs=runs)
     out: list[list[Entry] | StoreError | None] = []
-    for (tl, owner), exists, rows in zip(wanted, replies[0::2], replies[1::2], strict=True):
-        failed = next((r for r in (exists, rows) if isinstance(r, RedisError)), None)
+    for i, (tl, owner) in enumerate(wanted):
+        exists, sentinel, rows = replies[3 * i : 3 * i + 3]
+        failed = next((r for r in (exists, sentinel, rows) if isinstance(r, RedisError)), None)
         if failed is not None:
             out.append(store_error(failed))
             continue
-        if not exists:
+        if not exists or sentinel is None or sentinel_parts(sentinel)[0] != runs[3 * i + 1]:
             out.append(None)
             continue
         entries, n = _after(rows, before), fetch

@@ -30,6 +30,15 @@ TOP_LEVEL_BOXES = frozenset(
     }
 )  # fmt: skip
 
+#: Structure counts past which a file is refused (UNDECODABLE) before its walk costs
+#: seconds: real files have a few dozen JPEG segments, a handful of MPF images, some
+#: thousands of PNG chunks (IDAT split in small pieces) and at most a few thousand
+#: top-level boxes (a fragmented MP4: two a fragment).
+MAX_JPEG_SEGMENTS = 10_000
+MAX_JPEG_IMAGES = 16
+MAX_BOXES = 100_000
+MAX_PNG_CHUNKS = 200_000
+
 #: A JPEG marker that ends entropy-coded data: 0xFF then neither a stuffed 0x00, a
 #: restart marker (RST0-7) nor a fill byte.
 _MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
@@ -76,7 +85,7 @@ def _check_png(path: Path, size: int) -> None:
     with path.open("rb") as f:
         pos = 8
         first = True
-        while True:
+        for _ in range(MAX_PNG_CHUNKS):
             f.seek(pos)
             head = f.read(8)
             if len(head) < 8:
@@ -91,14 +100,19 @@ def _check_png(path: Path, size: int) -> None:
                 raise truncated("PNG")
             if kind == b"IEND":
                 break
+        else:
+            raise MediaRejectedError("UNDECODABLE", "The PNG file has too many chunks.")
     if pos < size:
         raise polyglot("PNG")
 
 
 def _check_bmff(path: Path, size: int) -> None:
     with path.open("rb") as f:
-        pos = 0
+        pos = boxes = 0
         while pos < size:
+            boxes += 1
+            if boxes > MAX_BOXES:
+                raise MediaRejectedError("UNDECODABLE", "The media file has too many boxes.")
             f.seek(pos)
             head = f.read(16)
             if len(head) < 8:
@@ -125,9 +139,11 @@ def _check_bmff(path: Path, size: int) -> None:
 def _check_jpeg(path: Path, size: int) -> None:
     with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         end = jpeg_end(data, 0)
+        images = 1
         while end < size:
-            if data[end : end + 2] == b"\xff\xd8":  # a further MPF image
-                end = jpeg_end(data, end)
+            if data[end : end + 2] == b"\xff\xd8" and images < MAX_JPEG_IMAGES:
+                end = jpeg_end(data, end)  # a further MPF image
+                images += 1
             elif data[end] == 0 and _zeros_to_end(data, end):
                 return
             else:
@@ -147,7 +163,7 @@ def jpeg_end(data: mmap.mmap | bytes, start: int) -> int:
     ``start``. Raises MediaRejectedError ``TRUNCATED`` when the data ends first."""
     size = len(data)
     pos = start + 2
-    while True:
+    for _ in range(MAX_JPEG_SEGMENTS):
         if pos + 2 > size:
             raise truncated("JPEG")
         if data[pos] != 0xFF:
@@ -174,3 +190,4 @@ def jpeg_end(data: mmap.mmap | bytes, start: int) -> int:
             if found is None:
                 raise truncated("JPEG")
             pos = found.start()
+    raise MediaRejectedError("UNDECODABLE", "The JPEG file has too many segments.")

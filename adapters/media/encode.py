@@ -14,8 +14,9 @@ from adapters.media.fingerprints import flatten
 from domain.media.ports import Variant
 
 WEBP_QUALITY = 80
-#: libwebp's effort (0 fast .. 6 small): 4 is Pillow's default balance.
-WEBP_METHOD = 4
+#: libwebp's effort (0 fast .. 6 small). 2 encodes a 1440 × 1920 photo 2.5x faster than
+#: Pillow's default 4 (70 vs 175 ms here) for files within 1% of its size.
+WEBP_METHOD = 2
 JPEG_QUALITY = 82
 #: The fallback's name is the variant's with this suffix (``feed`` -> ``feed_jpeg``).
 FALLBACK_SUFFIX = "_jpeg"

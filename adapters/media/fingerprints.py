@@ -13,12 +13,33 @@ from PIL import Image
 
 #: The BlurHash is computed on an image this many pixels on its long side.
 BLURHASH_SIDE = 32
+#: Both hashes start from one downscale this many pixels on its long side.
+FINGERPRINT_SIDE = 256
 
 
 def sha256_file(path: Path) -> str:
     """The SHA-256 (hex) of the file at ``path``, read in blocks."""
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def fingerprints(image: Image.Image) -> tuple[str, str]:
+    """The BlurHash and the pHash of ``image``, both from one downscale to at most
+    ``FINGERPRINT_SIDE`` pixels (each hash shrinks it further: 32 px)."""
+    small = (
+        image.copy()
+        if max(image.size) <= FINGERPRINT_SIDE
+        else image.resize(
+            _fit(image.size, FINGERPRINT_SIDE), Image.Resampling.BICUBIC, reducing_gap=2.0
+        )
+    )
+    return blurhash_of(small), phash_of(small)
+
+
+def _fit(size: tuple[int, int], side: int) -> tuple[int, int]:
+    width, height = size
+    scale = side / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
 
 
 def blurhash_components(width: int, height: int) -> tuple[int, int]:

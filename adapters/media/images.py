@@ -25,7 +25,7 @@ import pillow_heif
 from PIL import ExifTags, Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from adapters.media.encode import to_srgb, write_still
-from adapters.media.fingerprints import blurhash_of, phash_of
+from adapters.media.fingerprints import fingerprints
 from adapters.media.sniff import SourceType
 from domain.media.ports import MediaLimits, MediaRejectedError, Variant
 
@@ -114,14 +114,14 @@ def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Ph
     full = _resized(decoded, full_size)
     full = to_srgb(full, icc)
     feed = _resized(full, scaled(*full.size, FEED_WIDTH))
-    side = min(THUMBNAIL_SIDE, *feed.size)
-    thumbnail = ImageOps.fit(feed, (side, side), _RESAMPLE, centering=(0.5, 0.5))
+    thumbnail = _centre_square(feed, min(THUMBNAIL_SIDE, *feed.size))
     variants = [
         *write_still(thumbnail, out_dir, "thumbnail"),
         *write_still(feed, out_dir, "feed"),
         *write_still(full, out_dir, "full"),
     ]
-    return Photo(width, height, blurhash_of(feed), phash_of(feed), variants)
+    blurhash, phash = fingerprints(feed)
+    return Photo(width, height, blurhash, phash, variants)
 
 
 def _orientation(image: Image.Image) -> int:
@@ -131,6 +131,15 @@ def _orientation(image: Image.Image) -> int:
     except (OSError, SyntaxError, ValueError, TypeError):
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def _centre_square(image: Image.Image, side: int) -> Image.Image:
+    """The largest centred square of ``image``, resized to ``side`` × ``side``."""
+    width, height = image.size
+    crop = min(width, height)
+    left, top = (width - crop) / 2, (height - crop) / 2
+    box = (left, top, left + crop, top + crop)
+    return image.resize((side, side), _RESAMPLE, box=box, reducing_gap=3.0)
 
 
 def _resized(image: Image.Image, size: tuple[int, int]) -> Image.Image:

@@ -27,7 +27,7 @@ from av.container import InputContainer
 from av.video.stream import VideoStream
 
 from adapters.media.encode import write_still
-from adapters.media.fingerprints import blurhash_of, phash_of
+from adapters.media.fingerprints import fingerprints
 from adapters.media.images import too_many_pixels
 from adapters.media.video_out import (
     MAX_FPS,
@@ -40,6 +40,9 @@ from adapters.media.video_out import (
 from domain.media.ports import MediaLimits, MediaRejectedError, Variant
 
 POSTER_AT_S = 1.0
+#: Frames a second a source may have (phones film slow motion at 240), which bounds the
+#: decoding work of a video within the length limit.
+MAX_SOURCE_FPS = 240
 #: Sound decoded before the first picture is kept up to this many seconds.
 EARLY_AUDIO_S = 5.0
 
@@ -124,6 +127,8 @@ class _Transcode:
         self.first_pts: int | None = None
         self.last_slot = -1
         self.last_t = 0.0
+        self.decoded = 0
+        self.max_frames = math.ceil((limits.max_video_seconds + 1) * MAX_SOURCE_FPS)
         self.resampler = audio_resampler()
         self.early_audio: list[av.AudioFrame] = []
 
@@ -158,6 +163,11 @@ class _Transcode:
             self.first_pts = frame.pts
             self._start(frame)
         t = float((frame.pts - self.first_pts) * self.time_base)
+        self.decoded += 1
+        if self.decoded > self.max_frames:  # every frame is decoded, even those dropped
+            raise MediaRejectedError(
+                "UNDECODABLE", f"The video has over {MAX_SOURCE_FPS} frames a second."
+            )
         if t > self.limits.max_video_seconds:
             raise too_long(t, self.limits)
         slot = math.floor(t * MAX_FPS + 1e-6)
@@ -260,6 +270,5 @@ class _Transcode:
         frame_s = 1 / float(self.video.average_rate or MAX_FPS)
         duration = declared if declared is not None else self.last_t + frame_s
         width, height = self.size
-        return Clip(
-            width, height, round(duration, 3), blurhash_of(poster), phash_of(poster), variants
-        )
+        blurhash, phash = fingerprints(poster)
+        return Clip(width, height, round(duration, 3), blurhash, phash, variants)

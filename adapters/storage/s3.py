@@ -11,7 +11,8 @@ another size or a second upload of the key (412), and nothing reaches Roost.
 The presigned URL is made by a plain botocore client on the endpoint clients reach
 (S3_PUBLIC_ENDPOINT_URL: compose's MinIO is ``minio:9000`` inside, ``127.0.0.1:9000``
 outside): signing is local computation, so :meth:`S3ObjectStore.presign_upload` stays
-synchronous. Everything else goes through one aioboto3 client, opened on first use
+synchronous (with static keys; keys from an instance role are fetched, and refreshed,
+by botocore on that path). Everything else goes through one aioboto3 client, opened on first use
 and closed by :meth:`S3ObjectStore.aclose`.
 """
 
@@ -57,7 +58,9 @@ class S3Config:
     ``public_endpoint_url``: the endpoint clients upload to (unset: ``endpoint_url``);
     credentials None: botocore's chain (environment, instance role, …);
     ``public_base_url``: the URL delivery keys are under (unset: the delivery bucket's
-    URL on the public endpoint, or its AWS virtual-host URL)."""
+    URL on the public endpoint, or its AWS virtual-host URL); ``if_none_match``: sign
+    ``If-None-Match: *`` into upload URLs (AWS S3, MinIO, R2 refuse a second upload of
+    the key; off for a store that rejects the header)."""
 
     quarantine_bucket: str
     delivery_bucket: str
@@ -68,6 +71,7 @@ class S3Config:
     secret_access_key: str | None = None
     addressing_style: Literal["auto", "path", "virtual"] = "auto"
     public_base_url: str | None = None
+    if_none_match: bool = True
 
     @property
     def delivery_base_url(self) -> str:
@@ -97,24 +101,20 @@ class S3ObjectStore:
             aws_secret_access_key=config.secret_access_key,
             region_name=config.region,
         )
-        self._signer: Any = None
+        # Built now (loading botocore's models takes ~0.1 s), not on a request's path.
+        self._signer: Any = botocore.session.get_session().create_client(
+            "s3",
+            region_name=config.region,
+            endpoint_url=config.public_endpoint_url or config.endpoint_url,
+            aws_access_key_id=config.access_key_id,
+            aws_secret_access_key=config.secret_access_key,
+            config=self._botocore_config,
+        )
         self._client: S3Client | None = None
         self._stack = contextlib.AsyncExitStack()
         self._lock = asyncio.Lock()
 
     # --- clients ----------------------------------------------------------------------
-
-    def _presigner(self) -> Any:
-        if self._signer is None:
-            self._signer = botocore.session.get_session().create_client(
-                "s3",
-                region_name=self.config.region,
-                endpoint_url=self.config.public_endpoint_url or self.config.endpoint_url,
-                aws_access_key_id=self.config.access_key_id,
-                aws_secret_access_key=self.config.secret_access_key,
-                config=self._botocore_config,
-            )
-        return self._signer
 
     async def _s3(self) -> S3Client:
         client = self._client
@@ -144,7 +144,8 @@ class S3ObjectStore:
         self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
     ) -> UploadTarget:
         """A SigV4 presigned ``PUT`` of quarantine ``key`` signing the content type, the
-        length and ``If-None-Match: *``; the client sends the headers returned."""
+        length and (``if_none_match``) ``If-None-Match: *``; the client sends the
+        headers returned."""
         raw_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
@@ -152,23 +153,18 @@ class S3ObjectStore:
         if byte_size < 0:
             raise ValueError("byte_size must not be negative")
         expires_in = min(MAX_PRESIGN_S, max(1, round(expires_at.timestamp() - time.time())))
-        url = self._presigner().generate_presigned_url(
-            "put_object",
-            Params={
-                "Bucket": self.config.quarantine_bucket,
-                "Key": key,
-                "ContentType": ctype,
-                "ContentLength": byte_size,
-                "IfNoneMatch": "*",
-            },
-            ExpiresIn=expires_in,
-        )
-        return UploadTarget(
-            url=url,
-            method="PUT",
-            headers=(("Content-Type", ctype), ("If-None-Match", "*")),
-            expires_at=expires_at,
-        )
+        params: dict[str, object] = {
+            "Bucket": self.config.quarantine_bucket,
+            "Key": key,
+            "ContentType": ctype,
+            "ContentLength": byte_size,
+        }
+        headers = [("Content-Type", ctype)]
+        if self.config.if_none_match:
+            params["IfNoneMatch"] = "*"
+            headers.append(("If-None-Match", "*"))
+        url = self._signer.generate_presigned_url("put_object", Params=params, ExpiresIn=expires_in)
+        return UploadTarget(url=url, method="PUT", headers=tuple(headers), expires_at=expires_at)
 
     async def stat_raw(self, key: str) -> StoredObject | None:
         """The quarantined object's size and content type as the storage reports them

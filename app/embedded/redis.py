@@ -52,8 +52,11 @@ def _ping(url: str, timeout: float = 0.5) -> bool:
 class EmbeddedRedis:
     """A ``redis-server`` child process on a free port of 127.0.0.1, files in ``directory``.
 
-    ``persist=True`` keeps an RDB snapshot (``dump.rdb``, saved every minute when
-    something changed and on shutdown); ``persist=False`` keeps nothing on disk. If
+    ``persist=True`` is as durable as the compose file's Redis: an append-only file
+    (``appendonly.aof``, fsync every second, so a crash loses at most the last second;
+    the feed store notices the restart and rebuilds its timelines) and an RDB snapshot
+    (``dump.rdb``, every minute when something changed, and on shutdown);
+    ``persist=False`` keeps nothing on disk. If
     another process already owns the server of ``directory`` (it holds ``lock``), this
     one reuses it (URL read from ``url``) and :meth:`stop` leaves it running.
     """
@@ -108,7 +111,13 @@ class EmbeddedRedis:
         """Start redis-server on a fresh port; return its URL, or None if the port was
         taken in the meantime. Raises EmbeddedError on any other failure."""
         port = _free_port()
-        save = ["--save", "60", "1", "--dbfilename", "dump.rdb"] if self.persist else ["--save", ""]
+        if self.persist:
+            durability = [
+                "--appendonly", "yes", "--appendfsync", "everysec",
+                "--save", "60", "1", "--dbfilename", "dump.rdb",
+            ]  # fmt: skip
+        else:
+            durability = ["--appendonly", "no", "--save", ""]
         cmd = [
             str(redis_server_binary()),
             "--bind", "127.0.0.1",
@@ -116,8 +125,7 @@ class EmbeddedRedis:
             "--dir", str(self.directory),
             "--logfile", str(self.directory / "redis.log"),
             "--daemonize", "no",
-            "--appendonly", "no",
-            *save,
+            *durability,
         ]  # fmt: skip
         proc = spawn(cmd, own_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._proc = proc

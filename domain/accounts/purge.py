@@ -26,6 +26,8 @@ from domain.accounts.purge_feeds import forget_progress, purge_author_feeds
 from domain.counters import add_deltas
 from domain.feed.config import FeedConfig, FeedStores
 from domain.locks import advisory_xact_lock
+from domain.media.ports import ObjectStore
+from domain.media.purge_media import purge_owner_media
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append
 from domain.outbox.events import UserPurged
@@ -76,6 +78,7 @@ async def purge_due_accounts(
     feed_config: FeedConfig,
     deadline: float | None = None,
     limit: int = 100,
+    media_store: ObjectStore | None = None,
 ) -> PurgeRun:
     """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
     them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Raises
@@ -92,6 +95,7 @@ async def purge_due_accounts(
             stores=stores,
             feed_config=feed_config,
             deadline=deadline,
+            media_store=media_store,
         )
         if not done:
             return PurgeRun(purged, unfinished=True)
@@ -108,9 +112,12 @@ async def purge_account(
     stores: FeedStores | None,
     feed_config: FeedConfig,
     deadline: float | None = None,
+    media_store: ObjectStore | None = None,
 ) -> bool:
     """Purge one account if its deletion is due: its posts out of its followers' cached
-    feeds and its own timelines gone (Redis, when ``stores``); then its posts (with
+    feeds and its own timelines gone (Redis, when ``stores``); its uploads, their raw
+    bytes and every variant delivered from them (``media_store``:
+    domain.media.purge_media); then its posts (with
     everyone's likes and comments on them), its comments elsewhere (with the threads
     under them), likes, follows, blocks, mutes, follow requests, reports, notifications,
     sessions, push devices and data exports deleted, batch by batch; last, in one
@@ -128,6 +135,12 @@ async def purge_account(
         return False
     batch, shards = config.purge_batch, counter_shards
     steps: list[Callable[[], Awaitable[int]]] = [
+        # Before the posts: the delivery keys are read from the posts' media.
+        *(
+            [lambda: purge_owner_media(engine, media_store, user_id, batch=batch)]
+            if media_store is not None
+            else []
+        ),
         lambda: rows.purge_posts(engine, user_id, batch=batch, shards=shards),
         lambda: rows.purge_own_comments(engine, user_id, batch=batch, shards=shards),
         lambda: rows.purge_follows(engine, user_id, batch=batch, shards=shards),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -15,39 +14,20 @@ from domain.feed.config import FeedConfig, FeedStores
 ACTIVITY_GRANULARITY = dt.timedelta(hours=1)
 
 
-async def record_activity(
-    engine: AsyncEngine,
-    redis: Redis,
-    stores: FeedStores,
-    config: FeedConfig,
-    user_id: uuid.UUID,
-) -> bool:
-    """Note that ``user_id`` is active now; return True if PostgreSQL was written.
-
-    One Redis ``SET NX`` per call; only the first call in ACTIVITY_GRANULARITY updates
-    ``users.last_active_at``. A user coming back after more than ``active_window`` got
-    no pushes meanwhile, so their cached feed is dropped and rebuilt on the next read.
-    """
-    marker = activity_key(user_id)
-    if not await redis.set(marker, b"1", nx=True, ex=int(ACTIVITY_GRANULARITY.total_seconds())):
-        return False
-    await note_active(engine, stores, config, user_id)
-    return True
-
-
 def activity_key(user_id: uuid.UUID) -> str:
     """``active:{<user id>}``: set (NX, for ACTIVITY_GRANULARITY) by the user's first
     request of the period; the session check sets it in the same round trip
-    (domain.identity.session_store)."""
+    (adapters.session_cache)."""
     return f"active:{{{user_id}}}"
 
 
 async def note_active(
     engine: AsyncEngine, stores: FeedStores, config: FeedConfig, user_id: uuid.UUID
 ) -> None:
-    """The PostgreSQL half of :func:`record_activity`, once its marker was newly set:
-    update ``users.last_active_at``; drop the cached feed of a user back after more than
-    ``active_window`` (it got no pushes meanwhile; rebuilt on the next read)."""
+    """Once the session cache newly set the user's activity marker (:func:`activity_key`,
+    at most once per :data:`ACTIVITY_GRANULARITY`): update ``users.last_active_at``;
+    drop the cached feed of a user back after more than ``active_window`` (it got no
+    pushes meanwhile; rebuilt on the next read)."""
     async with engine.begin() as conn:
         previous = (
             await conn.execute(

@@ -38,7 +38,8 @@ async def admit_session(
     One Redis round trip when the session cache knows it; on a miss, one PostgreSQL read
     and a second round trip that fills the cache. Without the cache (``store`` None)
     PostgreSQL answers every time: slower, still correct. Raises
-    ``redis.exceptions.RedisError`` when Redis fails (the caller asks again without it).
+    :class:`domain.errors.StoreError` when the cache fails (the caller asks again
+    without it).
     """
     if store is not None:
         verdict = await store.admit(claims.user_id, claims.session_id)

@@ -8,12 +8,12 @@ import logging
 import uuid
 from collections.abc import Iterable
 
-from redis.exceptions import RedisError
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import utcnow
 from domain.devices.store import end_session_devices
+from domain.errors import StoreError
 from domain.identity.models import sessions
 from domain.identity.session_store import SessionStore
 
@@ -50,5 +50,5 @@ async def announce_ended(
         return
     try:
         await store.end(user_id, family_ids, status=status)
-    except RedisError:
+    except StoreError:
         log.error("sessions of %s ended, but the session cache was not told", user_id)

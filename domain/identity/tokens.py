@@ -3,7 +3,8 @@
 Access tokens live ``access_ttl`` (15 min by default), name their session (``sid``) and
 are checked without a database read (their session against the Redis session cache);
 refresh tokens are 256-bit strings whose SHA-256 is stored in ``sessions`` so they can
-be rotated and revoked (30 days by default).
+be rotated and revoked (30 days by default). Signing and verifying a JWT is the
+:class:`AccessTokenCodec` port's (``adapters.jwt_codec`` on PyJWT).
 """
 
 from __future__ import annotations
@@ -16,22 +17,48 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
-
-import jwt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from domain.db import utcnow
 from domain.identity.errors import InvalidTokenError
 
-_ALGORITHM = "HS256"
 _ISSUER = "roost"
+_REQUIRED = ("exp", "iat", "sub", "iss", "sid")
+
+
+class TokenRejectedError(Exception):
+    """The codec refused a token: malformed, forged (bad signature or algorithm), of
+    another issuer, or missing a required claim."""
+
+
+class TokenExpiredError(TokenRejectedError):
+    """The codec found a token well signed but past its ``exp``."""
+
+
+class AccessTokenCodec(Protocol):
+    """Signs and verifies access tokens (JWTs signed with HMAC-SHA-256 under a secret)."""
+
+    def sign(self, claims: Mapping[str, Any], secret: str) -> str:
+        """The signed token of ``claims`` (datetimes as epoch seconds)."""
+        ...
+
+    def verify(
+        self, token: str, secret: str, *, issuer: str, required: Sequence[str]
+    ) -> dict[str, Any]:
+        """The claims of a token signed under ``secret`` by ``issuer``, unexpired and
+        holding every ``required`` claim; raises TokenExpiredError or
+        TokenRejectedError."""
+        ...
 
 
 @dataclass(frozen=True)
 class TokenConfig:
-    """Signing secret and lifetimes; built from settings by the wiring layer."""
+    """Signing secret, codec and lifetimes; built from settings by the wiring layer."""
 
     secret: str
+    codec: AccessTokenCodec = field(kw_only=True)
     access_ttl: dt.timedelta = dt.timedelta(minutes=15)
     refresh_ttl: dt.timedelta = dt.timedelta(days=30)
     # A rotated refresh token presented again within this gets the same successor.
@@ -49,7 +76,7 @@ def issue_access_token(config: TokenConfig, user_id: uuid.UUID, session_id: uuid
         "exp": now + config.access_ttl,
         "typ": "access",
     }
-    return jwt.encode(claims, config.secret, algorithm=_ALGORITHM)
+    return config.codec.sign(claims, config.secret)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,16 +128,10 @@ def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
 
 def _verify_access_token(config: TokenConfig, token: str) -> AccessClaims:
     try:
-        claims = jwt.decode(
-            token,
-            config.secret,
-            algorithms=[_ALGORITHM],
-            issuer=_ISSUER,
-            options={"require": ["exp", "iat", "sub", "iss", "sid"]},
-        )
-    except jwt.ExpiredSignatureError as exc:
+        claims = config.codec.verify(token, config.secret, issuer=_ISSUER, required=_REQUIRED)
+    except TokenExpiredError as exc:
         raise InvalidTokenError("The access token has expired; refresh the session.") from exc
-    except jwt.PyJWTError as exc:
+    except TokenRejectedError as exc:
         raise InvalidTokenError("The access token is invalid.") from exc
     if claims.get("typ") != "access":
         raise InvalidTokenError("The access token is invalid.")

@@ -7,7 +7,7 @@ delivery is best-effort ... in-app notifications are always written to PostgreSQ
 
 :class:`DevicePushSender` sends each message to every device the recipient registered
 (domain.devices), through a :class:`PushTransport`: :class:`LoggingTransport` (the
-default, logs) or :class:`domain.notifications.fcm.FcmTransport` (Firebase Cloud
+default, logs) or :class:`adapters.fcm.FcmTransport` (Firebase Cloud
 Messaging HTTP v1). A token the provider calls invalid for good is deleted; a
 transient refusal (429, 5xx, a network error) is retried with exponential backoff that
 waits at least the provider's ``Retry-After``, within a time budget that fits the

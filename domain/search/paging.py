@@ -13,8 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
-
+from domain.errors import StoreError
 from domain.search.ranking import Ranked
 from domain.search.snapshots import RankedSnapshots
 
@@ -81,7 +80,7 @@ async def ranked_page(
             got = await snapshots.slice(
                 ranked.owner, ranked.kind, ranked.fingerprint, after.snapshot_id, start, room
             )
-        except RedisError:
+        except StoreError:
             log.warning("reading a %s snapshot failed; ranking live", ranked.kind, exc_info=True)
             got = None
         if got is not None:
@@ -104,7 +103,7 @@ async def _first_page(
             snapshot_id = await snapshots.save(
                 ranked.owner, ranked.kind, ranked.fingerprint, entries
             )
-        except RedisError:
+        except StoreError:
             log.warning("saving a %s snapshot failed", ranked.kind, exc_info=True)
     return _page(entries[:room], snapshot_id, 0, len(entries) > room)
 

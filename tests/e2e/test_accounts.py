@@ -268,7 +268,7 @@ async def test_log_out_ends_the_access_tokens_of_its_sessions(gql):
 async def test_session_check_falls_back_to_postgres_without_the_cache(gql, settings):
     from redis.asyncio import Redis
 
-    from domain.identity.session_store import auth_key
+    from adapters.session_cache import auth_key
 
     res = await _sign_up(gql)
     assert (await gql(VIEWER, token=res["accessToken"]))["data"]["viewer"]

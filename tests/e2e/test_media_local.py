@@ -453,3 +453,63 @@ async def test_expect_100_continue_as_curl_sends_it(served) -> None:
             assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 415")
     finally:
         writer.close()
+
+
+async def test_a_storage_failure_is_a_503_and_leaves_nothing(served) -> None:
+    _, store = served
+    key = raw_key()
+    target = store.presign_upload(key, content_type=JPEG, byte_size=3_000_000, expires_at=soon())
+    store.tmp.rmdir()
+    store.tmp.write_bytes(b"")  # partial files cannot be made: as a failing disk
+    try:
+        async with httpx.AsyncClient() as http:
+            resp = await http.put(
+                target.url, content=os.urandom(3_000_000), headers={"Content-Type": JPEG}
+            )
+    finally:
+        store.tmp.unlink()
+        store.tmp.mkdir()
+    assert resp.status_code == 503, resp.text
+    assert resp.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert await store.stat_raw(key) is None and leftovers(store) == []
+    async with httpx.AsyncClient() as http:  # the disk is back: the same URL works
+        resp = await http.put(
+            target.url, content=os.urandom(3_000_000), headers={"Content-Type": JPEG}
+        )
+    assert resp.status_code == 201
+
+
+async def test_a_drip_fed_body_is_cut_off(served) -> None:
+    # Idle timeout 1 s here: 20,000 bytes may take 1 s + 20,000 / 16 KiB/s ≈ 2.2 s.
+    _, store = served
+    key, size = raw_key(), 20_000
+    target = store.presign_upload(key, content_type=JPEG, byte_size=size, expires_at=soon())
+    url = urlsplit(store.upload_base_url)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    started = time.monotonic()
+    try:
+        writer.write(
+            (
+                f"PUT {path_of(target.url)} HTTP/1.1\r\nHost: x\r\nContent-Type: {JPEG}\r\n"
+                f"Content-Length: {size}\r\n\r\n"
+            ).encode()
+        )
+        answer = b""
+        for _ in range(40):  # 1,000 bytes every 0.4 s: never idle, 8 s in all
+            try:
+                writer.write(b"x" * 1_000)
+                await writer.drain()
+            except ConnectionError:  # answered and closed meanwhile
+                answer = await asyncio.wait_for(reader.read(4096), 5)
+                break
+            try:
+                answer = await asyncio.wait_for(reader.read(4096), 0.4)
+            except TimeoutError:
+                continue
+            break
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408") and b"UPLOAD_TIMEOUT" in answer, answer[:200]
+    assert 1.5 < time.monotonic() - started < 5
+    await _until(lambda: leftovers(store) == [])
+    assert await store.stat_raw(key) is None

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 
 from adapters.feedstore.publisher import RedisPublisher
+from adapters.jwt_codec import JwtCodec
 from domain.db import new_id
 from domain.identity.tokens import TokenConfig, issue_access_token
 from domain.realtime import post_channel, user_channel
@@ -342,7 +343,11 @@ async def test_socket_without_a_valid_token_is_refused(api_pair, make_users, set
     a, _ = api_pair
     (user,) = await make_users(1)
     expired = issue_access_token(
-        TokenConfig(secret=settings.jwt_secret, access_ttl=-settings.token_config.access_ttl),
+        TokenConfig(
+            codec=JwtCodec(),
+            secret=settings.jwt_secret,
+            access_ttl=-settings.token_config.access_ttl,
+        ),
         user.id,
         new_id(),
     )
@@ -396,7 +401,9 @@ async def test_an_expired_token_ends_the_stream_at_the_next_event(
     ttl = dt.timedelta(seconds=8)
     expires_at = time.time() + ttl.total_seconds()
     brief = issue_access_token(
-        TokenConfig(secret=settings.jwt_secret, access_ttl=ttl), watcher.id, watcher.session_id
+        TokenConfig(codec=JwtCodec(), secret=settings.jwt_secret, access_ttl=ttl),
+        watcher.id,
+        watcher.session_id,
     )
     client = await WSClient.open(a.ws, protocol, brief)
     try:

@@ -19,8 +19,8 @@ from sqlalchemy import text
 from websockets.exceptions import ConnectionClosed
 
 import app.ws_guards
+from adapters.session_cache import auth_key
 from app.sessions import session_store
-from domain.identity.session_store import auth_key
 from domain.moderation.set_user_status import set_user_status
 from domain.realtime import post_channel
 from schema.ids import decode_global_id

@@ -73,6 +73,14 @@ EXTRA = [
     "query($u: String!) { user(username: $u) { dataExport { status } } }",
     "query($n: Int!) { viewer { feed(first: $n) { edges { cursor } } } }",
     "{ viewer { feed(first: 1) { edges { cursor } } } viewer2: viewer { username } }",
+    # A field error at a non-null field nulls its nearest nullable parent (feed): once
+    # in one edge, and in several edges at once (concurrent siblings).
+    "{ viewer { username feed(first: 1) { edges { cursor node { id likes(first: -1) {"
+    " edges { cursor } } } } pageInfo { hasNextPage } } } }",
+    "{ viewer { feed(first: 3) { edges { node { id comments(first: -1) { edges { cursor } }"
+    " } } } } }",
+    '{ viewer { posts(first: 2, after: "nope") { totalCount } feed(first: 1) { edges {'
+    " cursor } } } }",
 ]
 
 
@@ -280,3 +288,36 @@ async def test_planned_and_generic_responses_are_byte_identical(
     assert compared >= 3 * len(documents) - 12, (compared, unstable)
     # The plans ran (did not fall back) for a good part of the corpus.
     assert runs["planned"] >= len(documents), runs
+
+
+async def test_a_failing_dependency_is_tried_once_and_reported_as_graphql_core_does(
+    apps, make_users, monkeypatch
+):
+    """A resolver that fails (no pooled PostgreSQL connection freed up in time: a wait
+    of DB_POOL_TIMEOUT_S) runs once on the planned path, not again on graphql-core's: the
+    same SERVICE_UNAVAILABLE at viewer.feed."""
+    from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+
+    from schema.users import types as user_types
+
+    planned_client, generic_client = apps
+    (viewer,) = await make_users(1, prefix="planfail")
+    calls = []
+
+    async def refused(info, first, after):
+        calls.append(first)
+        raise PoolTimeoutError("QueuePool limit of size 10 overflow 20 reached, timed out")
+
+    monkeypatch.setattr(user_types, "home_feed_connection", refused)
+    body = {"query": "{ viewer { username feed(first: 2) { edges { cursor } } } }"}
+    headers = {"Authorization": f"Bearer {viewer.token}"}
+    planned = await planned_client.post("/graphql", json=body, headers=headers)
+    assert calls == [2]
+    generic = await generic_client.post("/graphql", json=body, headers=headers)
+    assert calls == [2, 2]
+    assert (planned.status_code, planned.content) == (generic.status_code, generic.content)
+    doc = planned.json()
+    assert doc["data"] == {"viewer": {"username": viewer.username, "feed": None}}
+    (error,) = doc["errors"]
+    assert error["path"] == ["viewer", "feed"]
+    assert error["extensions"]["code"] == "SERVICE_UNAVAILABLE"

@@ -14,6 +14,7 @@ Session settings (tests/conftest.py): pull at >= 40 followers, push again under 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import random
 import tempfile
@@ -30,7 +31,7 @@ from app.asgi import create_app
 from app.embedded import EmbeddedRedis
 from domain.db import new_id
 from domain.feed.graph_events import merge_author_into_feed, remove_author_from_feed
-from domain.feed.timelines import SENTINEL, Entry
+from domain.feed.timelines import Entry
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
 from domain.social.unblock_user import unblock_user
@@ -203,7 +204,7 @@ async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_st
     rng = random.Random(7)
     await worker.stop()
     try:
-        await redis.zadd(stores.feeds.key(a.id), {SENTINEL: 0})
+        await stores.feeds.create_empty([a.id])
         for round_ in range(12):
             jobs = []
             for _ in range(rng.randint(2, 5)):
@@ -462,6 +463,60 @@ async def _walk_with(gql, user, first: int, *, after_page) -> list[str]:
         if not feed["pageInfo"]["hasNextPage"]:
             return seen
         after = feed["pageInfo"]["endCursor"]
+
+
+# -- 4. merges into a short cached window ------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def small_feeds(settings, engine, worker: WorkerControl, **knobs):
+    """A GraphQL client and a worker of their own with FEED_MAX_LEN=20 (and ``knobs``),
+    on the run's Redis (its feed keys are of the test's fresh users) and a queue of
+    their own; the session worker is stopped meanwhile."""
+    await worker.stop()
+    small = settings.model_copy(
+        update={"arq_queue": f"roost-test-small:{uuid.uuid4().hex[:8]}", "feed_max_len": 20} | knobs
+    )
+    control = WorkerControl(small, engine)
+    await control.start()
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(small, engine=engine)),
+            base_url="http://roost.test",
+        ) as client:
+            yield GQL(client), control
+    finally:
+        await control.stop()
+        await worker.start()
+
+
+async def test_a_follow_merged_below_a_short_cached_window_leaves_no_gap(
+    make_users, worker: WorkerControl, settings, engine
+):
+    """FEED_MAX_LEN=20: B posts b1-b3, then A posts a1-a22; V follows A and reads (its
+    cached feed: the newest 20, a3-a22); A deletes a22 and a21 (18 entries left); V
+    follows B, whose three posts are older than the window's oldest entry. Every page
+    size walks the same 23 posts: the merge must not extend the window over a gap
+    (a1, a2 are in no cached entry)."""
+    async with small_feeds(settings, engine, worker) as (gql, control):
+        a, b, v = await make_users(3)
+        for i in range(1, 4):
+            await post(gql, b, f"b{i}")
+        a_posts = [await post(gql, a, f"a{i}") for i in range(1, 23)]
+        await follow_all(gql, [v], a)
+        await control.drain()
+        assert await feed_captions(gql, v, 1) == ["a22"]  # v's cached feed: a3-a22
+        for gid in a_posts[-2:]:
+            out = await gql(DELETE, {"id": gid}, token=a.token)
+            assert out["data"]["deletePost"]["__typename"] == "DeletePostSuccess"
+        await control.drain()
+        await follow_all(gql, [v], b)
+        await control.drain()
+        expected = [f"a{i}" for i in range(20, 0, -1)] + ["b3", "b2", "b1"]
+        walks = {first: await walk_feed(gql, v, first) for first in (19, 50, 1, 7, 20)}
+        missing = {first: sorted(set(expected) - set(w)) for first, w in walks.items()}
+        assert missing == {first: [] for first in walks}
+        assert walks == {first: expected for first in walks}
 
 
 # -- timelines: a removal during a rebuild -----------------------------------------------

@@ -4,11 +4,14 @@ consumers that keep failing (dead letters), and SQL round trips per page."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import signal
+import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +21,16 @@ from arq import create_pool
 from arq.connections import RedisSettings
 from arq.worker import Worker, func
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import event, text
 
 from adapters.feedstore.stores import feed_stores
 from app.asgi import create_app
 from app.container import WorkerDeps
-from app.embedded import EmbeddedRedis
+from app.embedded import EmbeddedRedis, redis_server_binary
+from app.embedded.redis import _ping
 from app.graphql import build_schema
 from app.jobs import ArqDispatcher
-from domain.feed.timelines import SENTINEL
 from domain.outbox import registry
 from domain.outbox.append import append
 from domain.outbox.events import Event
@@ -36,10 +40,12 @@ from domain.outbox.registry import Registry
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
 from schema.context import Context, Limits
-from tests.support.actions import feed_captions, follow_all, post
+from tests.support.actions import feed_captions, follow_all, post, walk_feed
+from tests.support.checks import feed_audit
 from tests.support.documents import FEED
 from tests.support.graphql import GQL
 from tests.support.polling import PATIENCE_S, eventually
+from tests.support.servers import free_port
 from tests.support.worker import WorkerControl
 from workers.deps import DEPS
 from workers.events import consume_outbox_event
@@ -84,8 +90,8 @@ async def test_sigkilled_worker_mid_fan_out_delivers_once_after_restart(
     procs: list[asyncio.subprocess.Process] = []
     blocker = await engine.connect()
     try:
-        for f in fans:  # every fan has a complete (empty) cached feed
-            await redis.zadd(stores.feeds.key(f.id), {SENTINEL: 0})
+        # every fan has a complete (empty) cached feed
+        await stores.feeds.create_empty([f.id for f in fans])
         first = await _spawn_worker(env)
         procs.append(first)
         # Hold a lock that the fan-out's follower-page query waits on: the job starts,
@@ -357,3 +363,152 @@ async def test_home_feed_without_a_configured_redis_is_service_unavailable(
     assert result.errors is not None and len(result.errors) == 1, result.errors
     assert result.errors[0].extensions == {"code": "SERVICE_UNAVAILABLE"}
     assert result.data == {"viewer": {"feed": None}} or result.data is None
+
+
+def _pk(gid: str) -> uuid.UUID:
+    from schema.ids import decode_global_id
+
+    return decode_global_id(gid, "Post", "id")
+
+
+class SnapshotRedis:
+    """A redis-server of the test's own on a fixed port with RDB snapshots only, as the
+    embedded Redis ran (``--save 60 1``, no append-only file): a restart brings back
+    what the last SAVE held, and nothing written after it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                str(redis_server_binary()),
+                *("--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.folder)),
+                *("--appendonly", "no", "--save", "60 1", "--dbfilename", "dump.rdb"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + PATIENCE_S
+        while not _ping(self.url, timeout=0.2):
+            assert time.monotonic() < deadline and self.proc.poll() is None, "no redis"
+            time.sleep(0.05)
+
+    async def crash(self) -> None:
+        """SHUTDOWN NOSAVE: everything written since the last save is gone."""
+        client = Redis.from_url(self.url)
+        with contextlib.suppress(RedisError):
+            await client.shutdown(nosave=True)
+        await client.aclose()
+        assert self.proc is not None
+        await asyncio.to_thread(self.proc.wait, 15)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(15)
+            self.proc = None
+
+
+async def test_a_feed_store_restarted_from_an_older_snapshot_never_serves_short_feeds(
+    make_users, worker: WorkerControl, settings, engine
+):
+    """The feed store comes back from a snapshot older than acknowledged writes: posts
+    fanned out (and marked done) after the last SAVE are in no timeline, while every key
+    of the snapshot still says it is complete: the readers' cached feeds (a push author,
+    a reader's own post) and a pull author's store. The store must notice and rebuild
+    those keys; every reader's feed walked through the API equals the SQL set."""
+    await worker.stop()  # this test's events go to its own worker, on its own Redis
+    with tempfile.TemporaryDirectory() as tmp:
+        own = SnapshotRedis(Path(tmp))
+        own.start()
+        knobs = {"pull_threshold": 3, "push_back_threshold": 2}
+        own_settings = settings.model_copy(
+            update={"redis_url": own.url, "arq_queue": f"roost-test-snap:{uuid.uuid4().hex[:8]}"}
+            | knobs
+        )
+        control = WorkerControl(own_settings, engine)
+        await control.start()
+        try:
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=create_app(own_settings, engine=engine)),
+                base_url="http://roost.test",
+            ) as client:
+                gql = GQL(client)
+                pusher, puller, r1, r2, f1, f2 = await make_users(6)
+                readers = [r1, r2]
+                await follow_all(gql, readers, pusher)  # 2 followers: push
+                await follow_all(gql, [*readers, f1, f2], puller)  # 4 >= 3: pull
+                await control.drain()
+                for tag in ("before1", "before2", "before3"):
+                    await post(gql, pusher, f"push-{tag}")
+                    await post(gql, puller, f"pull-{tag}")
+                    await post(gql, r1, f"own-{tag}")
+                await control.drain()
+                for r in readers:  # their cached feeds exist, and so does puller's store
+                    await feed_captions(gql, r)
+                snap = Redis.from_url(own.url)
+                await snap.save()
+                after = {
+                    who.id: await post(gql, who, f"{kind}-after")
+                    for who, kind in ((pusher, "push"), (puller, "pull"), (r1, "own"))
+                }
+                await control.drain()  # fanned out and marked done
+                expected = {
+                    r.username: await walk_feed(gql, r, 2) for r in readers
+                }  # read from the cache, before the crash
+                assert [c for c in expected[r1.username] if c.endswith("after")] == [
+                    "own-after",
+                    "pull-after",
+                    "push-after",
+                ]
+                await control.stop()
+                await own.crash()
+                own.start()  # the same port and folder: back at the SAVE
+                # Where the acknowledged writes were lost (printed: the diagnosis).
+                stores = feed_stores(snap, own_settings.feed_config)
+                keys = [stores.feeds.key(u.id) for u in (*readers, pusher, puller)]
+                keys += [stores.author_posts.key(u.id) for u in (pusher, puller, r1)]
+                for key in keys:
+                    held = set(await snap.zrange(key, 0, -1))
+                    kept = sum(_pk(gid).bytes in held for gid in after.values())
+                    state = "exists" if await snap.exists(key) else "missing"
+                    print(f"after the restart: {key} {state}, holds {kept} of the 3 new posts")
+                await snap.aclose()
+                walks = {r.username: await walk_feed(gql, r, 2) for r in readers}
+                assert walks == expected
+                wrong = await feed_audit(gql, engine, [(u.id, u.token) for u in readers])
+                assert wrong == {}
+        finally:
+            await control.stop()
+            own.stop()
+            await worker.start()
+
+
+async def test_the_embedded_redis_keeps_acknowledged_writes_across_a_crash():
+    """The embedded Redis of ``make run`` is as durable as compose's (append-only file,
+    fsync every second): a write acknowledged before a SHUTDOWN NOSAVE (no snapshot at
+    exit) is there after a restart from the same folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        first = EmbeddedRedis(Path(tmp), persist=True)
+        client = Redis.from_url(first.start())
+        try:
+            config = await client.config_get("append*")
+            assert (config["appendonly"], config["appendfsync"]) == ("yes", "everysec"), config
+            await client.set("acknowledged", b"1")
+            with contextlib.suppress(RedisError):
+                await client.shutdown(nosave=True)
+        finally:
+            await client.aclose()
+            first.stop()
+        again = EmbeddedRedis(Path(tmp), persist=True)
+        client = Redis.from_url(again.start())
+        try:
+            assert await client.get("acknowledged") == b"1"
+        finally:
+            await client.aclose()
+            again.stop()

@@ -10,6 +10,7 @@ by the server itself (``If-None-Match: *``, which moto honours: 412)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import uuid
@@ -18,35 +19,21 @@ from urllib.parse import parse_qs, urlsplit
 import aioboto3
 import httpx
 import pytest
-from moto.server import ThreadedMotoServer
 
 from adapters.storage.keys import InvalidKeyError
 from adapters.storage.s3 import IMMUTABLE, S3Config, S3ObjectStore
 from app.container import build_object_store
 from app.settings import Settings
-from tests.support.servers import free_port
+from tests.support.s3 import CREDENTIALS, allow_public_reads, make_buckets, s3_server
 
 JPEG = "image/jpeg"
-CREDENTIALS = {"aws_access_key_id": "roost-test", "aws_secret_access_key": "roost-test-secret"}
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
     """The URL of a moto S3 server of this module's own."""
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
-
-
-async def make_buckets(endpoint: str, *names: str) -> None:
-    session = aioboto3.Session(**CREDENTIALS, region_name="us-east-1")
-    async with session.client("s3", endpoint_url=endpoint) as s3:
-        for name in names:
-            await s3.create_bucket(Bucket=name)
+    with s3_server() as url:
+        yield url
 
 
 @pytest.fixture
@@ -55,6 +42,7 @@ async def store(s3_endpoint):
     tag = uuid.uuid4().hex[:10]
     quarantine, delivery = f"roost-raw-{tag}", f"roost-media-{tag}"
     await make_buckets(s3_endpoint, quarantine, delivery)
+    await allow_public_reads(s3_endpoint, delivery)
     s = S3ObjectStore(
         S3Config(
             quarantine_bucket=quarantine,
@@ -93,6 +81,9 @@ async def test_a_presigned_put_uploads_and_the_store_reads_it_back(store, tmp_pa
         assert again.status_code == 412, again.text
     stored = await store.stat_raw(key)
     assert stored is not None and (stored.size, stored.content_type) == (len(data), JPEG)
+    async with httpx.AsyncClient() as http:  # quarantine is private
+        got = await http.get(f"{store.config.endpoint_url}/{store.config.quarantine_bucket}/{key}")
+        assert got.status_code == 403
 
     dest = tmp_path / "raw"
     assert await store.download_raw(key, dest, max_bytes=len(data)) == len(data)
@@ -173,6 +164,7 @@ async def test_published_variants_are_public_and_immutable(store, tmp_path) -> N
 async def test_one_bucket_keeps_quarantine_and_delivery_apart_by_prefix(s3_endpoint, tmp_path):
     bucket = f"roost-one-{uuid.uuid4().hex[:10]}"
     await make_buckets(s3_endpoint, bucket)
+    await allow_public_reads(s3_endpoint, bucket, "media/")
     settings = Settings(
         DATABASE_URL="postgresql://x/y",
         MEDIA_STORAGE="s3",
@@ -196,6 +188,9 @@ async def test_one_bucket_keeps_quarantine_and_delivery_apart_by_prefix(s3_endpo
         (tmp_path / "f").write_bytes(b"webp")
         await store.put_delivery(media, tmp_path / "f", content_type="image/webp")
         assert store.public_url(media) == f"https://cdn.example/{media}"
+        async with httpx.AsyncClient() as http:  # what the policy makes public: media/ only
+            assert (await http.get(f"{s3_endpoint}/{bucket}/{media}")).status_code == 200
+            assert (await http.get(f"{s3_endpoint}/{bucket}/{raw}")).status_code == 403
         session = aioboto3.Session(**CREDENTIALS, region_name="us-east-1")
         async with session.client("s3", endpoint_url=s3_endpoint) as s3:
             listed = await s3.list_objects_v2(Bucket=bucket)
@@ -233,3 +228,9 @@ def test_s3_settings_are_checked() -> None:
     store = S3ObjectStore(public)
     target = store.presign_upload("raw/x", content_type=JPEG, byte_size=1, expires_at=soon())
     assert target.url.startswith("http://127.0.0.1:9000/q/raw/x?")  # the clients' endpoint
+    # A store that rejects If-None-Match (S3_UPLOAD_IF_NONE_MATCH=false) signs without it.
+    plain = S3ObjectStore(dataclasses.replace(public, if_none_match=False))
+    target = plain.presign_upload("raw/x", content_type=JPEG, byte_size=1, expires_at=soon())
+    assert dict(target.headers) == {"Content-Type": JPEG}
+    signed = parse_qs(urlsplit(target.url).query)["X-Amz-SignedHeaders"][0]
+    assert signed == "content-length;content-type;host"

@@ -16,7 +16,6 @@ from sqlalchemy import text
 from app.cli.maintenance import _dlq_list, _dlq_replay
 from app.container import WorkerDeps, build_worker
 from app.jobs import ArqDispatcher
-from domain.feed.timelines import SENTINEL
 from domain.outbox.jobs import CONSUME_EVENT
 from domain.outbox.process import Consumer, list_dead_letters
 from domain.outbox.registry import FEED, NOTIFICATIONS
@@ -107,7 +106,7 @@ async def test_a_failing_consumer_does_not_rerun_the_others(
     redis = Redis.from_url(settings.redis_url)
     try:
         # The fan's feed exists (complete, empty), so the fan-out writes to it.
-        await redis.zadd(deps.stores.feeds.key(fan.id), {SENTINEL: 0})
+        await deps.stores.feeds.create_empty([fan.id])
         post = await create_post(
             engine,
             author.id,

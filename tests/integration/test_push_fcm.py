@@ -13,10 +13,10 @@ import uuid
 import pytest
 from sqlalchemy import text
 
+from adapters.fcm import FcmTransport, ServiceAccount, retry_after
 from domain.db import new_id, utcnow
 from domain.devices.register_device import register_device
 from domain.notifications.delivery import Delivery
-from domain.notifications.fcm import FcmTransport, ServiceAccount, retry_after
 from domain.notifications.push import DevicePushSender, PushMessage, RetryPolicy
 from domain.notifications.queries import NotificationRecord
 from domain.notifications.store import Changes

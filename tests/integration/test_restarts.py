@@ -12,6 +12,8 @@ a real API process and a real worker process.
   every follower's cached feed (a feed holds a post once), and each post's fan-out is
   marked done exactly once. The fan-out runs at least once per post: an outage between
   a fan-out and its done marker runs the (idempotent) fan-out again.
+- The follower's feed audit, last: every reader's feed walked through the API equals
+  the set of posts computed in SQL, at two page sizes.
 
 The servers are the test's own (an embedded PostgreSQL and a redis-server in a
 temporary folder): the shared ones are never stopped. Each outage lasts
@@ -37,6 +39,7 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from adapters.jwt_codec import JwtCodec
 from app.database import create_engine
 from app.embedded import EmbeddedPostgres, ensure_database, redis_server_binary
 from app.embedded.redis import _ping
@@ -45,6 +48,8 @@ from domain.db import new_id
 from domain.identity.sessions import open_sessions
 from domain.identity.tokens import TokenConfig
 from domain.social.follow_user import follow_user
+from tests.support.checks import feed_audit
+from tests.support.graphql import GQL
 from tests.support.polling import PATIENCE_S, eventually
 from tests.support.servers import free_port
 from tests.support.ws import start_api
@@ -223,7 +228,7 @@ def servers():
 async def _people(url: str) -> tuple[list[tuple[uuid.UUID, str]], list[tuple[uuid.UUID, str]]]:
     """READERS readers who follow POSTERS posters (all active); (id, token) each."""
     engine = create_engine(url, pool_size=2, max_overflow=2)
-    tokens = TokenConfig(secret=JWT_SECRET)
+    tokens = TokenConfig(codec=JwtCodec(), secret=JWT_SECRET)
     try:
         ids = [new_id() for _ in range(READERS + POSTERS)]
         async with engine.begin() as conn:
@@ -338,6 +343,7 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
         assert api.proc.poll() is None, "the API exited"
 
         await _every_post_fanned_out_once(url, redis.url, worker_metrics, log, readers)
+        await _every_feed_walks_to_its_sql_set(url, api.http, readers)
     finally:
         stop.set()
         api.stop()
@@ -347,6 +353,18 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+
+
+async def _every_feed_walks_to_its_sql_set(url: str, base_url: str, readers) -> None:
+    """The follower's feed audit, after the faults: every reader's feed walked through
+    the API (two page sizes) holds exactly the posts computed in SQL, each once."""
+    engine = create_engine(url, pool_size=2, max_overflow=2)
+    try:
+        async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_BOUND_S) as http:
+            wrong = await feed_audit(GQL(http), engine, readers)
+    finally:
+        await engine.dispose()
+    assert wrong == {}, f"(reader, page size): (missing, unexpected, repeated) {wrong}"
 
 
 async def _every_post_fanned_out_once(

@@ -8,7 +8,7 @@ import uuid
 
 from adapters.feedstore.timelines import RedisTimelines
 from domain.db import new_id
-from domain.feed.timelines import SENTINEL, Entry
+from domain.feed.timelines import Entry
 
 
 def _entries(n: int) -> list[Entry]:
@@ -23,7 +23,7 @@ async def test_add_trims_to_max_len_and_skips_missing_timelines(feed):
     )
     owner, missing = uuid.uuid4(), uuid.uuid4()
     try:
-        await redis.zadd(tl.key(owner), {SENTINEL: 0})
+        await tl.create_empty([owner])
         entries = _entries(35)
         assert await tl.add([owner, missing], entries[:25]) == 1  # only the existing one
         for e in entries[25:]:

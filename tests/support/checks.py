@@ -150,3 +150,58 @@ def recorded_statements(engine: AsyncEngine) -> Iterator[list[str]]:
         yield statements
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", _record)
+
+
+#: Every post a user's home feed should hold, computed in SQL: the user's own live posts
+#: and those of every account they follow now, whose author is active and neither
+#: blocks nor is blocked by nor is muted by the user (the visibility rule of the feed).
+_FEED_SET_SQL = text(
+    """
+    SELECT p.id FROM posts p JOIN users a ON a.id = p.author_id
+    WHERE p.deleted_at IS NULL AND a.status = 'active'
+      AND (p.author_id = :u OR EXISTS (
+            SELECT 1 FROM follows f WHERE f.follower_id = :u AND f.followee_id = p.author_id
+              AND f.deleted_at IS NULL))
+      AND NOT EXISTS (SELECT 1 FROM blocks b
+              WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
+                 OR (b.blocker_id = p.author_id AND b.blocked_id = :u))
+      AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = :u AND m.muted_id = p.author_id)
+    """
+)
+
+
+async def walked_feed(gql, token: str, first: int) -> list[uuid.UUID]:
+    """The post ids of a user's whole home feed, walked through the API ``first`` at a
+    time (every page asserted free of errors)."""
+    from schema.ids import decode_global_id
+    from tests.support.documents import FEED
+
+    seen: list[uuid.UUID] = []
+    after = None
+    while True:
+        out = await gql(FEED, {"first": first, "after": after}, token=token)
+        assert "errors" not in out, out
+        feed = out["data"]["viewer"]["feed"]
+        seen += [decode_global_id(e["node"]["id"], "Post", "id") for e in feed["edges"]]
+        if not feed["pageInfo"]["hasNextPage"]:
+            return seen
+        after = feed["pageInfo"]["endCursor"]
+
+
+async def feed_audit(
+    gql, engine: AsyncEngine, users: list[tuple[uuid.UUID, str]], *, firsts=(7, 50)
+) -> dict[tuple[uuid.UUID, int], tuple[int, int, int]]:
+    """Walk every user's feed through the API at each page size of ``firsts`` and
+    compare it with the set computed in SQL. Returns ``{(user, first): (missing,
+    unexpected, repeated)}`` for the walks that differ (empty: every feed is right)."""
+    wrong: dict[tuple[uuid.UUID, int], tuple[int, int, int]] = {}
+    for user_id, token in users:
+        async with engine.connect() as conn:
+            expected = {r[0] for r in await conn.execute(_FEED_SET_SQL, {"u": user_id})}
+        for first in firsts:
+            walk = await walked_feed(gql, token, first)
+            got = set(walk)
+            counts = (len(expected - got), len(got - expected), len(walk) - len(got))
+            if counts != (0, 0, 0):
+                wrong[(user_id, first)] = counts
+    return wrong

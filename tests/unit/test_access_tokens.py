@@ -9,11 +9,12 @@ import uuid
 import jwt
 import pytest
 
+from adapters.jwt_codec import JwtCodec
 from domain.identity import tokens
 from domain.identity.errors import InvalidTokenError
 from domain.identity.tokens import TokenConfig, decode_access_claims, issue_access_token
 
-CONFIG = TokenConfig(secret="unit-test-secret-" + "x" * 32)
+CONFIG = TokenConfig(codec=JwtCodec(), secret="unit-test-secret-" + "x" * 32)
 
 
 def test_a_verified_token_is_remembered_and_gives_the_same_claims(monkeypatch):
@@ -44,7 +45,7 @@ def test_a_remembered_token_is_verified_again_once_expired(monkeypatch):
 def test_another_secret_or_an_altered_token_is_verified_in_full():
     token = issue_access_token(CONFIG, uuid.uuid4(), uuid.uuid4())
     decode_access_claims(CONFIG, token)
-    other = TokenConfig(secret="another-secret-" + "y" * 32)
+    other = TokenConfig(codec=JwtCodec(), secret="another-secret-" + "y" * 32)
     with pytest.raises(InvalidTokenError):
         decode_access_claims(other, token)
     header, payload, signature = token.split(".")
@@ -65,7 +66,9 @@ def test_the_memory_is_bounded(monkeypatch):
 
 
 def test_an_expired_token_is_never_remembered():
-    expired = TokenConfig(secret=CONFIG.secret, access_ttl=dt.timedelta(seconds=-5))
+    expired = TokenConfig(
+        codec=JwtCodec(), secret=CONFIG.secret, access_ttl=dt.timedelta(seconds=-5)
+    )
     token = issue_access_token(expired, uuid.uuid4(), uuid.uuid4())
     for _ in range(2):
         with pytest.raises(InvalidTokenError, match="expired"):

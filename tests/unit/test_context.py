@@ -6,10 +6,11 @@ import pytest
 from graphql import GraphQLError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from adapters.jwt_codec import JwtCodec
 from domain.identity.tokens import TokenConfig
 from schema.context import Context, Limits
 
-TOKENS = TokenConfig(secret="unit-test-secret-" + "x" * 32)
+TOKENS = TokenConfig(codec=JwtCodec(), secret="unit-test-secret-" + "x" * 32)
 
 
 def context() -> Context:

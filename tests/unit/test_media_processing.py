@@ -514,3 +514,42 @@ def test_bad_videos_are_refused(tmp_path: Path) -> None:
     ftyp = clip[: int.from_bytes(clip[:4], "big")]
     garbage.write_bytes(ftyp + (8 + len(noise)).to_bytes(4, "big") + b"mdat" + noise)
     refused(garbage, "UNDECODABLE", "video")  # boxes in order, but no movie in them
+
+
+def test_structures_built_to_make_the_walk_slow_are_refused_at_once(tmp_path: Path) -> None:
+    photo = media_files.jpeg(tmp_path / "p.jpg", 64, 64).read_bytes()
+    clip = media_files.video(tmp_path / "v.mp4", seconds=0.3, audio=False).read_bytes()
+    comments = tmp_path / "segments.jpg"  # two million empty COM segments
+    comments.write_bytes(photo[:2] + b"\xff\xfe\x00\x02" * 2_000_000 + photo[2:])
+    images = tmp_path / "images.jpg"  # two million empty "MPF images"
+    images.write_bytes(photo + b"\xff\xd8\xff\xd9" * 2_000_000)
+    boxes = tmp_path / "boxes.mp4"  # two million empty free boxes
+    boxes.write_bytes(clip + b"\x00\x00\x00\x08free" * 2_000_000)
+    png = tmp_path / "p.png"
+    media_files.picture(64, 64).save(png)
+    head, tail = png.read_bytes()[:33], png.read_bytes()[33:]  # after IHDR
+    chunks = tmp_path / "chunks.png"  # two million empty private chunks
+    chunks.write_bytes(head + b"\x00\x00\x00\x00prVt\x00\x00\x00\x00" * 2_000_000 + tail)
+    for path, reason, kind in (
+        (comments, "UNDECODABLE", "image"),
+        (chunks, "UNDECODABLE", "image"),
+        (images, "POLYGLOT", "image"),
+        (boxes, "UNDECODABLE", "video"),
+    ):
+        started = time.process_time()
+        refused(path, reason, kind)
+        assert time.process_time() - started < 1.0, path.name
+
+
+def test_a_video_of_more_than_240_frames_a_second_is_refused(tmp_path: Path) -> None:
+    # 1,300 frames in 1 s at a 2 s limit: (2 + 1) s x 240 = 720 frames at most.
+    source = media_files.video(
+        tmp_path / "fast.mp4", seconds=1, width=32, height=32, fps=1300, audio=False
+    )
+    limits = MediaLimits(max_bytes=10**8, max_pixels=10**8, max_side=10_000, max_video_seconds=2)
+    error = refused(source, "UNDECODABLE", "video", limits=limits)
+    assert "240" in error.message
+    slow_motion = media_files.video(
+        tmp_path / "slow.mp4", seconds=1, width=32, height=32, fps=240, audio=False
+    )
+    assert process(slow_motion, "video", limits).duration_s == pytest.approx(1.0, abs=0.05)

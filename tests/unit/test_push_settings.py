@@ -9,11 +9,11 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
+from adapters.fcm import FcmConfigError, FcmTransport
 from app.container import push_transport
 from app.settings import Settings
 from domain.db import utcnow
 from domain.devices.store import DeviceRecord
-from domain.notifications.fcm import FcmConfigError, FcmTransport
 from domain.notifications.push import LoggingTransport, PushMessage
 
 

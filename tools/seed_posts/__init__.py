@@ -44,6 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.postgres.driver import asyncpg_connection
 from domain.db import utcnow
 from domain.feed.config import FeedStores
+from domain.media.config import MediaConfig
 from domain.outbox.dispatch import Dispatcher
 from domain.posts.create_post import create_post
 from domain.progress import Progress, counted, no_progress
@@ -84,6 +85,11 @@ __all__ = [
     "SeedReport",
     "seed_posts",
 ]
+
+
+#: The seeded posts' image URLs are on this made-up host: allowed for them alone (README
+#: "Media": an external URL's host must be allowed).
+SEED_MEDIA = MediaConfig(url_allowed_hosts=frozenset({"media.roost.example"}))
 
 
 async def seed_posts(
@@ -236,6 +242,7 @@ async def seed_posts(
             author,
             caption=caption,
             media=media,
+            media_config=SEED_MEDIA,
             counter_shards=counter_shards,
             dispatcher=dispatcher,
         )

@@ -168,6 +168,7 @@ class RawUpload:
 
     def _discard(self) -> None:
         if self._file is not None:
-            self._file.close()
-        with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):
+                self._file.close()
+        with contextlib.suppress(OSError):  # gone, or a failing disk: nothing to keep
             self._tmp.unlink()

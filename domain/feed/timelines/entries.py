@@ -13,6 +13,17 @@ SENTINEL = b""
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
+def sentinel_score(run: int, *, whole: bool) -> int:
+    """The sentinel's score: ``-(2 * run + whole)`` (exact in a double)."""
+    return -(2 * run + int(whole))
+
+
+def sentinel_parts(score: int | float | bytes) -> tuple[int, bool]:
+    """``(run, whole)`` of a sentinel's score (see :func:`sentinel_score`)."""
+    n = -int(float(score))
+    return n // 2, bool(n % 2)
+
+
 def score_of(ts: dt.datetime) -> int:
     """Return ``ts`` as whole microseconds since the Unix epoch (the timeline score)."""
     return (ts - _EPOCH) // dt.timedelta(microseconds=1)

@@ -1,4 +1,4 @@
-"""The feed store's failures as domain sees them: a redis-py error leaves an adapter as
+"""Redis failures as domain sees them: a redis-py error leaves an adapter as
 :class:`domain.errors.StoreError`, the redis-py error its ``__cause__`` (so
 ``adapters.unavailable`` still finds a connection failure under it)."""
 
