@@ -20,7 +20,7 @@ from app.container import build_object_store
 from domain.realtime import user_channel
 from schema.ids import decode_global_id
 from tests.support.documents import FEED, FOLLOW, LIKE
-from tests.support.media_files import jpeg, png_bomb
+from tests.support.media_files import jpeg, png_bomb, video
 from tests.support.media_posts import create_with, post_as_seen, upload
 from tests.support.subscriptions import PROTOCOLS, live, local_server
 from tests.support.ws import WSClient
@@ -236,3 +236,27 @@ async def test_the_author_learns_over_a_subscription_that_processing_finished(
         finally:
             await ws.close()
             await redis.aclose()
+
+
+async def test_a_video_post_publishes_its_transcode_and_poster_and_a_long_one_fails(
+    gql, client, make_users, worker, tmp_path
+):
+    (author,) = await make_users(1)
+    clip = video(tmp_path / "clip.mp4", seconds=2, width=320, height=240).read_bytes()
+    long = video(tmp_path / "long.mp4", seconds=61, width=64, height=48, fps=2).read_bytes()
+    ok = await upload(gql, client, author, clip, "video/mp4", kind="VIDEO")
+    too_long = await upload(gql, client, author, long, "video/mp4", kind="VIDEO")
+    ok_post = (await create_with(gql, author, [ok], "a clip"))["post"]["id"]
+    long_post = (await create_with(gql, author, [too_long], "a long one"))["post"]["id"]
+    await worker.drain()
+    seen = await post_as_seen(gql, ok_post, author)
+    assert seen["state"] == "PUBLISHED", seen
+    (media,) = seen["media"]
+    assert media["kind"] == "VIDEO" and media["mimeType"] in ("video/mp4", "video/quicktime")
+    assert 1.5 <= media["durationSeconds"] <= 2.5
+    assert media["poster"] is not None
+    assert media["url"].endswith(".mp4")
+    got = await client.get(urlsplit(media["url"]).path, headers={"Range": "bytes=0-99"})
+    assert got.status_code == 206 and len(got.content) == 100
+    failed = await post_as_seen(gql, long_post, author)
+    assert failed["state"] == "FAILED" and failed["failureReason"], failed
