@@ -11,7 +11,9 @@ class SignUpInput:
     email: str
     password: str = strawberry.field(description="8–256 Unicode code points.")
     display_name: str = strawberry.field(
-        description="1–50 Unicode code points (after NFC), any script; no bidirectional control characters."
+        description=(
+            "1–50 Unicode code points (after NFC), any script; no bidirectional control characters."
+        )
     )
 
 

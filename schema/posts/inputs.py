@@ -24,7 +24,10 @@ class MediaInput:
 class CreatePostInput:
     caption: str = strawberry.field(
         default="",
-        description="Up to 2,200 Unicode code points (after NFC; an emoji with a skin tone is 2, a family emoji up to 7).",
+        description=(
+            "Up to 2,200 Unicode code points (after NFC; an emoji with a skin tone is 2,"
+            " a family emoji up to 7)."
+        ),
     )
     upload_ids: list[strawberry.ID] = strawberry.field(
         default_factory=list,
