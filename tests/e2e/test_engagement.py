@@ -158,7 +158,8 @@ async def test_a_persian_hashtag_with_a_zwnj_is_found_whole(gql, make_users):
     )
     gid = out["data"]["createPost"]["post"]["id"]
     found = await gql(
-        "query($n: String!) { hashtag(name: $n) { name posts(first: 5) { edges { node { id } } } } }",
+        "query($n: String!) { hashtag(name: $n) { name"
+        " posts(first: 5) { edges { node { id } } } } }",
         {"n": word},
     )
     assert found["data"]["hashtag"]["name"] == word
