@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +23,7 @@ from redis.asyncio import Redis
 from sqlalchemy import text
 
 from app.asgi import create_app
+from domain.media.process_post_media import WORK_PREFIX
 from schema.ids import decode_global_id
 from tests.support.documents import FEED, FOLLOW
 from tests.support.graphql import GQL
@@ -48,6 +50,11 @@ def start_worker(settings, queue: str, log) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "app.cli", "worker"], env=env, stdout=log, stderr=subprocess.STDOUT
     )
+
+
+def leftovers(pid: int) -> list[Path]:
+    """The temporary folders of media jobs of process ``pid``."""
+    return list(Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}{pid}-*"))
 
 
 @pytest.fixture
@@ -88,8 +95,11 @@ async def test_the_worker_killed_mid_job_publishes_the_post_exactly_once(
     try:
         await eventually(lambda: redis.exists(in_progress), within=PATIENCE_S)
         await asyncio.sleep(0.3)  # inside the processor by now
+        killed = worker.pid
         worker.send_signal(signal.SIGKILL)
         worker.wait(timeout=10)
+        left = leftovers(killed)
+        assert left, "the killed job's temporary folder is there (it was mid-job)"
         async with engine.connect() as conn:
             state = await conn.scalar(text("SELECT state FROM posts WHERE id = :p"), {"p": post_id})
         assert state == "processing", "the kill was meant to land before publishing"
@@ -143,6 +153,8 @@ async def test_the_worker_killed_mid_job_publishes_the_post_exactly_once(
             )
         ).one()
     assert (row.created, row.fanned, row.told, row.counted) == (1, 1, 1, 1)
+    # The restarted worker swept the killed one's temporary folder.
+    assert not leftovers(killed)
     feed = await gql(FEED, {"first": 20, "after": None}, token=fan.token)
     ids = [e["node"]["id"] for e in feed["data"]["viewer"]["feed"]["edges"]]
     assert ids.count(gid) == 1
