@@ -67,6 +67,22 @@ def normalize_username(value: str, field: str = "username") -> str:
     return canonical
 
 
+#: The prefix of purged accounts' usernames (domain.accounts.purge): nobody may choose it.
+TOMBSTONE_PREFIX = "deleted."
+
+
+def new_username(value: str, field: str = "username") -> str:
+    """:func:`normalize_username` for a username being chosen (sign-up, a change): also
+    refuses the ``deleted.`` prefix, which names purged accounts."""
+    canonical = normalize_username(value, field)
+    if canonical.startswith(TOMBSTONE_PREFIX):
+        raise ValidationError(
+            field,
+            f"Usernames starting with {TOMBSTONE_PREFIX!r} are reserved for deleted accounts.",
+        )
+    return canonical
+
+
 def clean_display_name(value: str) -> str:
     """Return the NFC display name (free Unicode, 1–50 code points, no NUL, no
     bidirectional control character)."""
