@@ -376,7 +376,7 @@ def build_worker(
         FEED: feed_consumer(engine, stores, settings.feed_config, feed_items),
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
-        ACCOUNTS: accounts_consumer(engine, settings.accounts_config),
+        ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
         # The ranked feed's signals (likes and comments): README "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
     }

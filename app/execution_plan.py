@@ -21,12 +21,16 @@ unwrapped into completers) and, per request, only what depends on the data:
 Only what the plan handles exactly is planned (:func:`build_plan` returns None for the
 rest, which runs on graphql-core): queries, without directives or fragment variables,
 no introspection beyond ``__typename``, no abstract return type (interface or union).
-At run time anything off the plain path (a resolver raising, returning an Exception or
-null for a non-null field, a leaf that does not coerce, an ``is_type_of`` refusal, a
-list that is not a list or tuple) abandons the plan (:class:`Abandoned`): the caller
-then runs the operation on graphql-core, which reports it exactly (error paths, null
-propagation, messages). A query has no side effect that running it twice would repeat
-(rate limits and guards are charged once, before execution).
+An error a resolver raises (or an argument value graphql-core refuses) is handled as
+graphql-core handles it: located at the field's path and recorded, the field null, or,
+at a non-null field, its nearest nullable parent (a failing dependency costs one
+attempt, not two). Anything else off the plain path (a resolver returning an Exception
+or null for a non-null field, a leaf that does not coerce, an ``is_type_of`` refusal, a
+list that is not a list or tuple, a non-null error among concurrent siblings, whose
+later errors graphql-core cancels) abandons the plan (:class:`Abandoned`): the caller
+then runs the operation on graphql-core, which reports it exactly. A query has no side
+effect that running it twice would repeat (rate limits and guards are charged once,
+before execution).
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from graphql import (
     is_non_null_type,
     is_object_type,
 )
+from graphql.error import located_error
 from graphql.execution.values import get_argument_values
 from graphql.language import ListValueNode, ObjectValueNode, ValueNode
 from graphql.pyutils import Path, Undefined
@@ -101,6 +106,8 @@ class FieldPlan:
     needs_path: bool = True
     #: Whether the completion is a leaf's (never awaitable).
     leaf: bool = False
+    #: Whether the field's type is non-null (an error at it nulls the parent).
+    non_null: bool = False
 
 
 @dataclass(slots=True)
@@ -113,32 +120,53 @@ class ObjectPlan:
 
 @dataclass(slots=True)
 class Plan:
-    """A query operation, planned: its root object plan."""
+    """A query operation, planned: its root object plan, and ``static``, the data of an
+    operation that reads nothing (only ``__typename`` at the root, no variables)."""
 
     root: ObjectPlan
+    static: dict[str, Any] | None = None
 
-    async def run(self, executor: Any) -> dict[str, Any]:
-        """The response ``data`` of the operation, executed with ``executor`` (a
-        graphql-core Executor built for this request: its variables, context, root
-        value, resolve infos). Raises :class:`Abandoned` (or what a resolver raised)
-        where graphql-core must run it instead."""
+    async def run(self, executor: Any) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
+        """The response ``data`` of the operation and its field errors, executed with
+        ``executor`` (a graphql-core Executor built for this request: its variables,
+        context, root value, resolve infos, collected errors). An error a resolver
+        raises is handled as graphql-core handles it (located at its path, the field
+        nulled, or its nearest nullable parent when the field is non-null). Raises
+        :class:`Abandoned` where graphql-core must run the operation instead."""
         run = _Run(executor)
-        data = run.object(self.root, executor.root_value, None)
-        if run.is_awaitable(data):
-            data = await data
-        return data
+        try:
+            data = run.object(self.root, executor.root_value, None)
+            if run.is_awaitable(data):
+                data = await data
+        except GraphQLError as error:  # a non-null root field failed: no data
+            run.errors.add(error, None)
+            return None, run.errors.errors
+        return data, run.errors.errors
 
 
 class _Run:
     """One planned execution: the executor's request state and the walk."""
 
-    __slots__ = ("build_info", "executor", "is_awaitable", "variables")
+    __slots__ = ("build_info", "errors", "executor", "is_awaitable", "variables")
 
     def __init__(self, executor: Any) -> None:
         self.executor = executor
         self.is_awaitable = executor.is_awaitable
         self.build_info = executor.build_resolve_info
         self.variables = executor.variable_values
+        self.errors = executor.collected_errors
+
+    def field_error(
+        self, raw: Exception, nodes: list[FieldNode], path: Path, non_null: bool
+    ) -> None:
+        """graphql-core's ``handle_field_error``: raise the located error at a non-null
+        position (its parent handles it), else record it (the value is null)."""
+        if isinstance(raw, Abandoned):
+            raise raw
+        error = located_error(raw, nodes, path.as_list())
+        if non_null:
+            raise error
+        self.errors.add(error, path)
 
     def object(self, plan: ObjectPlan, source: Any, path: Path | None) -> Any:
         """The response object of ``plan`` on ``source``, or an awaitable of it."""
@@ -152,39 +180,40 @@ class _Run:
                 if f.typename is not None:
                     out[key] = f.typename
                     continue
-                if f.attr is not None:
-                    value = getattr(source, f.attr)
-                    field_path = Path(path, key, type_name) if f.needs_path else path
-                    if f.leaf and type(value) in _PLAIN:
-                        out[key] = f.complete(self, value, field_path)
-                        continue
-                else:
-                    field_path = Path(path, key, type_name)
-                    field_def = f.field_def
-                    assert field_def is not None
-                    info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
-                    if f.direct is not None:
-                        value = f.direct(source, info)
+                try:
+                    if f.attr is not None:
+                        value = getattr(source, f.attr)
+                        field_path = Path(path, key, type_name) if f.needs_path else path
+                        if f.leaf and type(value) in _PLAIN:
+                            out[key] = f.complete(self, value, field_path)
+                            continue
                     else:
-                        args = f.args
-                        if args is None:
-                            try:
+                        field_path = Path(path, key, type_name)
+                        field_def = f.field_def
+                        assert field_def is not None
+                        info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
+                        if f.direct is not None:
+                            value = f.direct(source, info)
+                        else:
+                            args = f.args
+                            if args is None:  # a refused value is this field's error
                                 args = get_argument_values(field_def, f.nodes[0], self.variables)
-                            except GraphQLError as exc:
-                                raise Abandoned from exc
-                        value = field_def.resolve(source, info, **args)  # type: ignore[misc]
-                if is_awaitable(value):
-                    value = self._later(f.complete, value, field_path)
-                else:
-                    value = f.complete(self, value, field_path)
-                    if f.leaf:
-                        out[key] = value
-                        continue
-                out[key] = value
-                if is_awaitable(value):
-                    if pending is None:
-                        pending = []
-                    pending.append(key)
+                            value = field_def.resolve(source, info, **args)  # type: ignore[misc]
+                    if is_awaitable(value):
+                        value = self._later_field(f, value, field_path, path, type_name)
+                    else:
+                        value = f.complete(self, value, field_path)
+                        if f.leaf:
+                            out[key] = value
+                            continue
+                    out[key] = value
+                    if is_awaitable(value):
+                        if pending is None:
+                            pending = []
+                        pending.append(key)
+                except Exception as raw:  # graphql-core's handling of a field error
+                    self.field_error(raw, f.nodes, Path(path, key, type_name), f.non_null)
+                    out[key] = None
         except BaseException:
             _discard(out[k] for k in pending or ())
             raise
@@ -192,11 +221,37 @@ class _Run:
             return out
         return self._gather_fields(out, pending)
 
-    async def _later(self, complete: Completer, value: Any, path: Path | None) -> Any:
+    async def _later_field(
+        self, f: FieldPlan, value: Any, field_path: Path | None, path: Path | None, type_name: str
+    ) -> Any:
+        """A field's awaited value, completed; its error handled as graphql-core does."""
+        try:
+            done = f.complete(self, await value, field_path)
+            if self.is_awaitable(done):
+                done = await done
+            return done
+        except Exception as raw:
+            self.field_error(raw, f.nodes, Path(path, f.key, type_name), f.non_null)
+            return None
+
+    async def _later_item(
+        self, complete: Completer, value: Any, path: Path, nodes: list[FieldNode], non_null: bool
+    ) -> Any:
+        """A list item's awaited value, completed (errors: :meth:`_catch_item`)."""
         done = complete(self, await value, path)
         if self.is_awaitable(done):
             done = await done
         return done
+
+    async def _catch_item(
+        self, done: Any, path: Path, nodes: list[FieldNode], non_null: bool
+    ) -> Any:
+        """An awaited list item; its error handled as graphql-core does."""
+        try:
+            return await done
+        except Exception as raw:
+            self.field_error(raw, nodes, path, non_null)
+            return None
 
     async def _gather_fields(self, out: dict[str, Any], pending: list[str]) -> dict[str, Any]:
         if len(pending) == 1:
@@ -217,11 +272,18 @@ def _discard(awaitables: Any) -> None:
 
 
 async def _gather(awaitables: Sequence[Any]) -> list[Any]:
-    """Await all (concurrently, in order); the first failure once all have settled, so
-    nothing of this run keeps going once the caller falls back."""
+    """Await all (concurrently, in order). Field errors are handled inside each; what
+    comes out is a non-null error travelling to a parent, or :class:`Abandoned`. Once all
+    have settled (nothing of this run keeps going), the plan is abandoned: graphql-core
+    cancels the siblings of a failed non-null field, whose later errors it never sees."""
     values = await asyncio.gather(*awaitables, return_exceptions=True)
     for v in values:
+        if isinstance(v, Abandoned):
+            raise v
+    for v in values:
         if isinstance(v, BaseException):
+            if isinstance(v, Exception):
+                raise Abandoned from v
             raise v
     return values
 
@@ -292,7 +354,7 @@ def _nullable_leaf(coerce: Callable[[Any], Any]) -> Completer:
     return complete
 
 
-def _list(item: Completer) -> Completer:
+def _list(item: Completer, nodes: list[FieldNode], item_non_null: bool) -> Completer:
     def complete(run: _Run, value: Any, path: Path | None) -> Any:
         if not isinstance(value, list | tuple):
             raise Abandoned  # generators, async iterables, non-iterables: graphql-core's
@@ -302,11 +364,16 @@ def _list(item: Completer) -> Completer:
         try:
             for i, v in enumerate(value):
                 item_path = Path(path, i, None)
-                if is_awaitable(v):
-                    done = run._later(item, v, item_path)
-                else:
-                    done = item(run, v, item_path)
+                try:
+                    if is_awaitable(v):
+                        done = run._later_item(item, v, item_path, nodes, item_non_null)
+                    else:
+                        done = item(run, v, item_path)
+                except Exception as raw:  # graphql-core's complete_list_item_value
+                    run.field_error(raw, nodes, item_path, item_non_null)
+                    done = None
                 if is_awaitable(done):
+                    done = run._catch_item(done, item_path, nodes, item_non_null)
                     if pending is None:
                         pending = []
                     pending.append(i)
@@ -322,6 +389,10 @@ def _list(item: Completer) -> Completer:
 
 
 async def _gather_items(out: list[Any], pending: list[int]) -> list[Any]:
+    if len(pending) == 1:
+        i = pending[0]
+        out[i] = await out[i]
+        return out
     values = await _gather([out[i] for i in pending])
     for i, v in zip(pending, values, strict=True):
         out[i] = v
@@ -387,7 +458,10 @@ class _Planner:
         if root is None:
             raise Unplannable("no query type")
         self.operation: OperationDefinitionNode = op
-        return Plan(self.object_plan(root, [op.selection_set]))
+        plan = self.object_plan(root, [op.selection_set])
+        if not op.variable_definitions and all(f.typename for f in plan.fields):
+            return Plan(plan, {f.key: f.typename for f in plan.fields})
+        return Plan(plan)
 
     def object_plan(
         self, type_: GraphQLObjectType, selection_sets: Sequence[SelectionSetNode]
@@ -472,7 +546,18 @@ class _Planner:
         if attr is None and not field_def.args and not nodes[0].arguments:
             direct = _direct_resolver(field_def)
         return FieldPlan(
-            key, field_def, nodes, parent, attr, None, args, complete, direct, needs_path, leaf
+            key,
+            field_def,
+            nodes,
+            parent,
+            attr,
+            None,
+            args,
+            complete,
+            direct,
+            needs_path,
+            leaf,
+            is_non_null_type(field_def.type),
         )
 
     def completer(self, type_: GraphQLOutputType, nodes: list[FieldNode]) -> Completer:
@@ -488,7 +573,8 @@ class _Planner:
     def _inner(self, type_: Any, nodes: list[FieldNode]) -> Completer:
         if is_list_type(type_):
             assert isinstance(type_, GraphQLList)
-            return _list(self.completer(type_.of_type, nodes))
+            item_type = type_.of_type
+            return _list(self.completer(item_type, nodes), nodes, is_non_null_type(item_type))
         if is_leaf_type(type_):
             return _leaf(type_.coerce_output_value)
         if is_object_type(type_):

@@ -4,7 +4,8 @@
   the signature (constant time), the expiry, ``Content-Type`` equal to the signed type
   and ``Content-Length`` equal to the signed size are checked before a byte is read;
   the body is streamed to disk and the request is cut off as soon as more bytes
-  arrive than declared (or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S). ``201`` with
+  arrive than declared, or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S, or the body is not in
+  by that timeout plus its size at MIN_UPLOAD_RATE. ``201`` with
   ``{"key", "size"}`` once the whole body is on disk; otherwise nothing is left and
   the answer is ``{"error": {"code", "message"}}``: 400 ``BAD_REQUEST`` /
   ``UPLOAD_INCOMPLETE``, 403 ``FORBIDDEN``, 408 ``UPLOAD_TIMEOUT``, 409
@@ -33,6 +34,10 @@ from adapters.storage.local import LocalObjectStore, UploadRefusedError, UploadT
 
 log = logging.getLogger("roost.media")
 
+#: Bytes a second an upload must average (beyond MEDIA_UPLOAD_IDLE_TIMEOUT_S): 16 KiB/s,
+#: a 100 MB video may take 100 minutes.
+MIN_UPLOAD_RATE = 16 * 1024
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 _REFUSALS: dict[str, tuple[int, str, str]] = {
@@ -48,7 +53,7 @@ _REFUSALS: dict[str, tuple[int, str, str]] = {
     "length": (411, "LENGTH_REQUIRED", "Send Content-Length: the upload's byte size."),
     "large": (413, "PAYLOAD_TOO_LARGE", "The body is larger than the upload's byte size."),
     "small": (400, "UPLOAD_INCOMPLETE", "The body is smaller than the upload's byte size."),
-    "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving; send the upload again."),
+    "idle": (408, "UPLOAD_TIMEOUT", "The body stopped arriving (or crawled); send it again."),
     "storage": (
         503,
         "SERVICE_UNAVAILABLE",
@@ -100,10 +105,15 @@ def upload_endpoint(
             receiver = store.begin_upload(grant)
         except UploadRefusedError as exc:
             return _refuse(exc.reason, close=True)
+        loop = asyncio.get_running_loop()
+        # A drip-fed body is cut off too: the whole body gets the idle timeout plus its
+        # size at MIN_UPLOAD_RATE (a connection is held in proportion to what it sends).
+        deadline = loop.time() + idle_timeout_s + grant.size / MIN_UPLOAD_RATE
         try:
             while True:
                 try:
-                    async with asyncio.timeout(idle_timeout_s):
+                    wait = min(idle_timeout_s, deadline - loop.time())
+                    async with asyncio.timeout(max(wait, 0)):
                         message = await request.receive()
                 except TimeoutError:
                     await receiver.discard()

@@ -48,7 +48,7 @@ from strawberry.utils.operation import get_first_operation, get_operation_type
 
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 from app.document_limits import DocumentLimiter
-from app.execution_plan import Plan, build_plan
+from app.execution_plan import Abandoned, Plan, build_plan
 from app.http_edge import REQUEST_ID
 from app.parsing import (
     CACHED_DOCUMENT_MAX_CHARS,
@@ -333,9 +333,12 @@ class RoostOperations:
         operation_name: str | None,
         operation_extensions: dict[str, Any] | None,
     ) -> Any:
-        """The planned run's graphql-core ExecutionResult, or None when graphql-core must
-        run the operation instead (variables that do not coerce, a value off the plan's
-        path: app/execution_plan.py)."""
+        """The planned run's graphql-core ExecutionResult (field errors included, as
+        graphql-core would report them), or None when graphql-core must run the operation
+        instead (variables that do not coerce, a value off the plan's path:
+        app/execution_plan.py)."""
+        if plan.static is not None:  # { __typename }: nothing to resolve, no variables
+            return GraphQLExecutionResult(dict(plan.static), None)
         executor = self.executor_class.build(  # type: ignore[attr-defined]
             self.schema,
             document,
@@ -349,13 +352,16 @@ class RoostOperations:
         if isinstance(executor, list) or executor.middleware_manager is not None:
             return None  # variable errors: graphql-core reports them
         try:
-            data = await plan.run(executor)
-        except Exception:  # Abandoned, or a resolver's error: graphql-core reports it
-            log.debug("planned execution abandoned; running on graphql-core", exc_info=True)
+            data, errors = await plan.run(executor)
+        except Exception as exc:  # Abandoned (or a fault of the plan): graphql-core runs it
+            log.debug(
+                "planned execution abandoned; running on graphql-core",
+                exc_info=not isinstance(exc, Abandoned),
+            )
             return None
         finally:
             executor.async_helpers = None  # the executor's reference cycle, as released
-        return GraphQLExecutionResult(data, None)
+        return GraphQLExecutionResult(data, errors or None)
 
     async def execute(
         self,

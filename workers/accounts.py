@@ -33,6 +33,7 @@ async def purge_accounts(ctx: dict[str, Any]) -> int:
         stores=deps.stores,
         feed_config=settings.feed_config,
         deadline=time.monotonic() + settings.job_timeout_s * PURGE_SHARE,
+        media_store=deps.media.store if deps.media is not None else None,
     )
     if run.purged or run.unfinished:
         log.info(

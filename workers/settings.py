@@ -25,6 +25,7 @@ from app.container import (
 )
 from app.metrics import WorkerMetrics
 from app.settings import Settings, get_settings
+from domain.media.process_post_media import sweep_work_dirs
 from domain.outbox.jobs import CONSUME_EVENT
 from workers.accounts import prune_data_exports, purge_accounts
 from workers.counters import compact_counters
@@ -85,6 +86,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             deps.relay = asyncio.create_task(relay_forever(ctx))
         # The media consumer's own loop, on its own queue (workers/media.py).
         if deps.media is not None:
+            # Temporary folders of media jobs of processes that were killed mid-job.
+            swept = await asyncio.to_thread(sweep_work_dirs)
+            if swept:
+                log.info("deleted %d temporary folders of interrupted media jobs", swept)
             deps.media_worker = media_worker(settings, ctx, redis_settings_for(settings))
             deps.media_task = asyncio.create_task(deps.media_worker.async_run())
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.

@@ -1,6 +1,7 @@
 """Use case (the worker's): prepare the archive of a data export (README "Account
 lifecycle"): one JSON document of the account's profile, posts, comments, likes,
-follows both ways, blocks, mutes and notifications, gzip-compressed.
+follows both ways, blocks, mutes, notifications and the URLs of its own media,
+gzip-compressed.
 
 PostgreSQL renders each section as JSON (``json_agg``), so a section of 50,000 rows
 costs no Python object per row: the worker only joins the sections and compresses them,
@@ -14,6 +15,7 @@ import datetime as dt
 import gzip
 import json
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -33,8 +35,8 @@ def _ts(column: str) -> str:
 #: rows through an index.
 SECTIONS: dict[str, tuple[str, str]] = {
     "posts": (
-        f'SELECT id, caption, media, {_ts("created_at")} AS "createdAt", created_at AS k1,'
-        " id AS k2 FROM posts WHERE author_id = :u AND deleted_at IS NULL",
+        f'SELECT id, caption, state, media, {_ts("created_at")} AS "createdAt",'
+        " created_at AS k1, id AS k2 FROM posts WHERE author_id = :u AND deleted_at IS NULL",
         "k1, k2",
     ),
     "comments": (
@@ -106,11 +108,54 @@ def _section_sql(select: str, order: str) -> str:
     )
 
 
-async def collect_data(conn: AsyncConnection, user_id: uuid.UUID) -> bytes | None:
+_MEDIA = text(
+    "SELECT p.id, m.item FROM posts p CROSS JOIN LATERAL jsonb_array_elements(p.media)"
+    " WITH ORDINALITY AS m(item, n) WHERE p.author_id = :u AND p.deleted_at IS NULL"
+    " AND m.item ? 'variants' ORDER BY p.created_at, p.id, m.n"
+)
+
+
+async def _media(
+    conn: AsyncConnection, user_id: uuid.UUID, public_url: Callable[[str], str]
+) -> str:
+    out = []
+    for post_id, item in await conn.execute(_MEDIA, {"u": user_id}):
+        out.append(
+            {
+                "postId": str(post_id),
+                "kind": item.get("kind"),
+                "mimeType": item.get("mimeType"),
+                "width": item.get("width"),
+                "height": item.get("height"),
+                "altText": item.get("altText"),
+                "variants": [
+                    {
+                        "name": v["name"],
+                        "url": public_url(v["key"]),
+                        "mimeType": v["mimeType"],
+                        "width": v["width"],
+                        "height": v["height"],
+                    }
+                    for v in item.get("variants") or ()
+                ],
+            }
+        )
+    return json.dumps(out, separators=(",", ":"))
+
+
+async def collect_data(
+    conn: AsyncConnection,
+    user_id: uuid.UUID,
+    *,
+    public_url: Callable[[str], str] | None = None,
+) -> bytes | None:
     """The account's data as one UTF-8 JSON document (None if there is no such
     account), read in the caller's snapshot: ``{"format", "exportedAt", "profile",
     "posts", "comments", "likes", "following", "followers", "blocks", "mutes",
-    "notifications"}``."""
+    "notifications", "media"}``; ``media``: every variant of the account's published
+    uploads, ``{"postId", "kind", "mimeType", "width", "height", "altText", "variants":
+    [{"name", "url", "mimeType", "width", "height"}]}``, its URLs from ``public_url``
+    (a delivery key to its public URL; None: no media section)."""
     profile = await conn.scalar(
         text(f"SELECT to_jsonb(t)::text FROM ({_PROFILE}) t"), {"u": user_id}
     )
@@ -121,11 +166,19 @@ async def collect_data(conn: AsyncConnection, user_id: uuid.UUID) -> bytes | Non
     for section, (select, order) in SECTIONS.items():
         rows = await conn.scalar(text(_section_sql(select, order)), {"u": user_id})
         parts += [f',"{section}":', rows]
+    if public_url is not None:
+        parts += [',"media":', await _media(conn, user_id, public_url)]
     parts.append("}")
     return "".join(parts).encode()
 
 
-async def build_export(engine: AsyncEngine, export_id: uuid.UUID, *, keep: dt.timedelta) -> bool:
+async def build_export(
+    engine: AsyncEngine,
+    export_id: uuid.UUID,
+    *,
+    keep: dt.timedelta,
+    public_url: Callable[[str], str] | None = None,
+) -> bool:
     """Prepare the archive of ``export_id`` if it is still pending: read the account's
     data in one REPEATABLE READ snapshot (domain.accounts.build_export.collect_data),
     gzip it, store it with ``expires_at`` = now + ``keep``; return True if
@@ -142,7 +195,7 @@ async def build_export(engine: AsyncEngine, export_id: uuid.UUID, *, keep: dt.ti
         async with engine.connect() as reader:
             reader = await reader.execution_options(isolation_level="REPEATABLE READ")
             async with reader.begin():
-                document = await collect_data(reader, user_id)
+                document = await collect_data(reader, user_id, public_url=public_url)
         if document is None:
             return False
         archive = await asyncio.to_thread(gzip.compress, document, 6)  # off the event loop

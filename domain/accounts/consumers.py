@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -12,11 +13,16 @@ from domain.outbox.events import DataExportRequested
 from domain.outbox.process import Consumer
 
 
-def accounts_consumer(engine: AsyncEngine, config: AccountsConfig) -> Consumer:
+def accounts_consumer(
+    engine: AsyncEngine,
+    config: AccountsConfig,
+    public_url: Callable[[str], str] | None = None,
+) -> Consumer:
     """The ``accounts`` consumer (domain.outbox.registry): DataExportRequested prepares
-    the archive (idempotent: a prepared one is left alone)."""
+    the archive (idempotent: a prepared one is left alone), its media URLs from
+    ``public_url`` (the object store's)."""
 
     async def prepare(e: DataExportRequested, _: uuid.UUID) -> None:
-        await build_export(engine, e.export_id, keep=config.export_retention)
+        await build_export(engine, e.export_id, keep=config.export_retention, public_url=public_url)
 
     return {DataExportRequested: prepare}

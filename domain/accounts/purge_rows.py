@@ -29,7 +29,8 @@ from domain.notifications.queries import UNREAD_KIND
 # The account's posts, live ones first (posts_author_live_idx, then the deleted ones).
 _POSTS = text(
     """
-    (SELECT id, true AS live FROM posts WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
+    (SELECT id, state = 'published' AS live FROM posts
+     WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
     UNION ALL
     (SELECT id, false FROM posts WHERE author_id = :u AND deleted_at IS NOT NULL LIMIT :n)
     LIMIT :n

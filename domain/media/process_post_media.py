@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Sequence
@@ -74,6 +76,41 @@ class MediaServices:
     processor: MediaProcessor
     known_bad: KnownBadMedia
     config: MediaConfig
+
+
+#: The temporary folders of a run: ``roost-media-<pid>-…`` in the system's temporary
+#: directory, so a worker starting sweeps those of processes that are gone (killed
+#: mid-job) and never a live one's (:func:`sweep_work_dirs`).
+WORK_PREFIX = "roost-media-"
+
+
+def work_prefix() -> str:
+    """The prefix of this process's temporary folders."""
+    return f"{WORK_PREFIX}{os.getpid()}-"
+
+
+def sweep_work_dirs(root: Path | None = None) -> int:
+    """Delete the temporary folders left by media runs of processes that no longer
+    exist (a worker killed mid-job); return how many went."""
+    base = Path(root or tempfile.gettempdir())
+    swept = 0
+    for folder in base.glob(f"{WORK_PREFIX}*-*"):
+        pid = folder.name[len(WORK_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or not folder.is_dir() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        swept += 1
+    return swept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _POST = text("SELECT author_id, state, deleted_at FROM posts WHERE id = :id")
@@ -163,7 +200,7 @@ async def process_post_media(
         return await _fail(
             engine, post_id, [], ("MISSING", "The post's files are gone."), media, dispatcher
         )
-    with tempfile.TemporaryDirectory(prefix="roost-media-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=work_prefix()) as tmp:
         try:
             done = [await _one(Path(tmp), i, u, media) for i, u in enumerate(uploads)]
         except MediaRejectedError as exc:

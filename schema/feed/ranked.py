@@ -62,13 +62,13 @@ def decode_ranked_cursor(cursor: str) -> Position:
 
 async def ranked_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
     """``viewer.feed(order: RANKED)`` (see domain.feed.read_ranked_feed). Raises
-    BAD_USER_INPUT for a malformed cursor and CURSOR_EXPIRED for a window that is gone."""
+    BAD_USER_INPUT for a malformed cursor, CURSOR_EXPIRED for a window that is gone and
+    SERVICE_UNAVAILABLE without a configured Redis."""
     ctx = info.context
     viewer = ctx.require_viewer()
     check_first(first, ctx.limits.max_page_size)
     position = decode_ranked_cursor(after) if after else None
-    if ctx.stores is None:
-        raise RuntimeError("The home feed needs Redis (REDIS_URL).")
+    stores = ctx.feed_stores()  # SERVICE_UNAVAILABLE without a configured Redis
     what = wanted(info)
     kept: dict[uuid.UUID, HydratedPost] = {}
 
@@ -80,7 +80,7 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
     try:
         page = await read_ranked_feed(
             ctx.engine,
-            ctx.stores,
+            stores,
             ctx.feed_config,
             viewer,
             first=first,

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.settings import ROOT
+from tests.support.media_files import jpeg
 from tests.support.polling import PATIENCE_S
 from tests.support.users import TEST_PASSWORD
 from tests.support.ws import start_api
@@ -52,8 +53,11 @@ def built_client() -> Path:
     return folder / "dist" / "client.js"
 
 
-async def test_typescript_client_against_a_real_server(built_client, settings, make_users) -> None:
+async def test_typescript_client_against_a_real_server(
+    built_client, settings, make_users, worker, tmp_path
+) -> None:
     (user,) = await make_users(1)
+    photo = jpeg(tmp_path / "photo.jpg", 1600, 1200)
     api = await asyncio.to_thread(
         start_api,
         {
@@ -65,6 +69,7 @@ async def test_typescript_client_against_a_real_server(built_client, settings, m
             "METRICS_PORT": "0",
             "DB_POOL_SIZE": "3",  # the test server's max_connections is shared
             "DB_MAX_OVERFLOW": "4",
+            "MEDIA_DIR": str(settings.media_dir),  # the worker's
         },
     )
     try:
@@ -76,6 +81,7 @@ async def test_typescript_client_against_a_real_server(built_client, settings, m
                 "ROOST_URL": api.http,
                 "ROOST_USERNAME": user.username,
                 "ROOST_PASSWORD": TEST_PASSWORD,
+                "ROOST_PHOTO": str(photo),
             },
             capture_output=True,
             text=True,
@@ -88,3 +94,11 @@ async def test_typescript_client_against_a_real_server(built_client, settings, m
     assert lines[0] == {"viewer": {"username": user.username, "followingCount": 0}}
     event = lines[1]["event"]
     assert event["likeCount"] in (0, 1) and event["commentCount"] == 0
+    photo = lines[2]["photo"]
+    assert (photo["created"], photo["notified"], photo["state"]) == (
+        "PROCESSING",
+        "POST_PUBLISHED",
+        "PUBLISHED",
+    )
+    assert {"thumbnail", "feed", "full"} <= set(photo["variants"])
+    assert photo["fetched"][0] == 200 and photo["fetched"][1] in ("image/webp", "image/jpeg")

@@ -477,3 +477,39 @@ async def test_a_storage_failure_is_a_503_and_leaves_nothing(served) -> None:
             target.url, content=os.urandom(3_000_000), headers={"Content-Type": JPEG}
         )
     assert resp.status_code == 201
+
+
+async def test_a_drip_fed_body_is_cut_off(served) -> None:
+    # Idle timeout 1 s here: 20,000 bytes may take 1 s + 20,000 / 16 KiB/s ≈ 2.2 s.
+    _, store = served
+    key, size = raw_key(), 20_000
+    target = store.presign_upload(key, content_type=JPEG, byte_size=size, expires_at=soon())
+    url = urlsplit(store.upload_base_url)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    started = time.monotonic()
+    try:
+        writer.write(
+            (
+                f"PUT {path_of(target.url)} HTTP/1.1\r\nHost: x\r\nContent-Type: {JPEG}\r\n"
+                f"Content-Length: {size}\r\n\r\n"
+            ).encode()
+        )
+        answer = b""
+        for _ in range(40):  # 1,000 bytes every 0.4 s: never idle, 8 s in all
+            try:
+                writer.write(b"x" * 1_000)
+                await writer.drain()
+            except ConnectionError:  # answered and closed meanwhile
+                answer = await asyncio.wait_for(reader.read(4096), 5)
+                break
+            try:
+                answer = await asyncio.wait_for(reader.read(4096), 0.4)
+            except TimeoutError:
+                continue
+            break
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408") and b"UPLOAD_TIMEOUT" in answer, answer[:200]
+    assert 1.5 < time.monotonic() - started < 5
+    await _until(lambda: leftovers(store) == [])
+    assert await store.stat_raw(key) is None

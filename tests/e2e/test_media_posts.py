@@ -10,15 +10,20 @@ import io
 import uuid
 from urllib.parse import urlsplit
 
+import pytest
 from PIL import Image
+from redis.asyncio import Redis
 from sqlalchemy import text
 
 from adapters.storage.local import LocalObjectStore
 from app.container import build_object_store
+from domain.realtime import user_channel
 from schema.ids import decode_global_id
 from tests.support.documents import FEED, FOLLOW, LIKE
-from tests.support.media_files import jpeg, png_bomb
+from tests.support.media_files import jpeg, png_bomb, video
 from tests.support.media_posts import create_with, post_as_seen, upload
+from tests.support.subscriptions import PROTOCOLS, live, local_server
+from tests.support.ws import WSClient
 
 NOTIFICATIONS = """query { viewer { notifications(first: 10) { edges { node {
   kind post { id state failureReason } } } } } }"""
@@ -196,3 +201,62 @@ async def test_refused_bytes_fail_the_post_with_a_reason_and_tell_the_author(
             {"p": [decode_global_id(g, "Post", "id") for g in gids.values()]},
         )
         assert {r[0] for r in reasons} <= {"TRUNCATED", "TOO_MANY_PIXELS", "UNSUPPORTED_TYPE"}
+
+
+MEDIA_NOTIFICATIONS = """subscription { notificationAdded { kind post { id state
+  failureReason media { variants { name } } } } }"""
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_the_author_learns_over_a_subscription_that_processing_finished(
+    gql, client, make_users, worker, settings, engine, tmp_path, protocol
+):
+    (author,) = await make_users(1)
+    redis = Redis.from_url(settings.redis_url)
+    async with local_server(settings, engine) as (_, url):
+        ws = await WSClient.open(url, protocol, author.token)
+        try:
+            await ws.subscribe(MEDIA_NOTIFICATIONS)
+            await live(redis, user_channel(author.id))
+            good = await upload(gql, client, author, jpeg_bytes(tmp_path, 400, 300))
+            ok = (await create_with(gql, author, [good], "watch me"))["post"]["id"]
+            got = (await ws.next())["data"]["notificationAdded"]
+            assert got["kind"] == "POST_PUBLISHED" and got["post"]["id"] == ok
+            assert got["post"]["state"] == "PUBLISHED"
+            assert {"thumbnail", "feed", "full"} <= {
+                v["name"] for v in got["post"]["media"][0]["variants"]
+            }
+            bad = await upload(
+                gql, client, author, b"\x89PNG\r\n\x1a\nnot really" * 10, "image/png"
+            )
+            failed = (await create_with(gql, author, [bad], "broken"))["post"]["id"]
+            got = (await ws.next())["data"]["notificationAdded"]
+            assert got["kind"] == "POST_FAILED" and got["post"]["id"] == failed
+            assert got["post"]["state"] == "FAILED" and got["post"]["failureReason"]
+        finally:
+            await ws.close()
+            await redis.aclose()
+
+
+async def test_a_video_post_publishes_its_transcode_and_poster_and_a_long_one_fails(
+    gql, client, make_users, worker, tmp_path
+):
+    (author,) = await make_users(1)
+    clip = video(tmp_path / "clip.mp4", seconds=2, width=320, height=240).read_bytes()
+    long = video(tmp_path / "long.mp4", seconds=61, width=64, height=48, fps=2).read_bytes()
+    ok = await upload(gql, client, author, clip, "video/mp4", kind="VIDEO")
+    too_long = await upload(gql, client, author, long, "video/mp4", kind="VIDEO")
+    ok_post = (await create_with(gql, author, [ok], "a clip"))["post"]["id"]
+    long_post = (await create_with(gql, author, [too_long], "a long one"))["post"]["id"]
+    await worker.drain()
+    seen = await post_as_seen(gql, ok_post, author)
+    assert seen["state"] == "PUBLISHED", seen
+    (media,) = seen["media"]
+    assert media["kind"] == "VIDEO" and media["mimeType"] in ("video/mp4", "video/quicktime")
+    assert 1.5 <= media["durationSeconds"] <= 2.5
+    assert media["poster"] is not None
+    assert media["url"].endswith(".mp4")
+    got = await client.get(urlsplit(media["url"]).path, headers={"Range": "bytes=0-99"})
+    assert got.status_code == 206 and len(got.content) == 100
+    failed = await post_as_seen(gql, long_post, author)
+    assert failed["state"] == "FAILED" and failed["failureReason"], failed

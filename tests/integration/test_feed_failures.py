@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 from arq import create_pool
 from arq.connections import RedisSettings
 from arq.worker import Worker, func
@@ -349,16 +350,18 @@ async def test_a_feed_page_costs_the_same_sql_round_trips_whatever_its_size(
     assert small == large <= 10
 
 
+@pytest.mark.parametrize("order", ["RECENT", "RANKED"])
 async def test_home_feed_without_a_configured_redis_is_service_unavailable(
-    make_users, settings, engine
+    make_users, settings, engine, order
 ):
-    """No Redis configured (Context.stores None): the feed answers SERVICE_UNAVAILABLE,
-    a typed error, never a masked internal one."""
+    """No Redis configured (Context.stores None): the feed answers SERVICE_UNAVAILABLE in
+    either order, a typed error, never a masked internal one."""
     (user,) = await make_users(1)
     schema = build_schema(settings)
     ctx = Context(engine=engine, tokens=settings.token_config, limits=Limits(), bearer=user.token)
     result = await schema.execute(
-        "{ viewer { feed(first: 5) { edges { cursor } } } }", context_value=ctx
+        f"{{ viewer {{ feed(first: 5, order: {order}) {{ edges {{ cursor }} }} }} }}",
+        context_value=ctx,
     )
     assert result.errors is not None and len(result.errors) == 1, result.errors
     assert result.errors[0].extensions == {"code": "SERVICE_UNAVAILABLE"}

@@ -176,7 +176,8 @@ def start_api(env: dict[str, str]) -> ApiProcess:
         ],
         cwd=ROOT,
         # No metrics port unless asked: test processes never take the fixed 9100.
-        env={**os.environ, "METRICS_PORT": "0", **env},
+        # PORT: the origin the API names in its own URLs (upload targets, media).
+        env={**os.environ, "METRICS_PORT": "0", "PORT": str(port), **env},
     )
     api = ApiProcess(proc, port)
     deadline = time.monotonic() + 2 * PATIENCE_S  # imports and the schema build, loaded

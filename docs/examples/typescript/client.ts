@@ -1,5 +1,7 @@
 // A minimal Roost client: fetch for queries and mutations, graphql-ws for subscriptions.
-// ROOST_URL (http://127.0.0.1:8000), ROOST_USERNAME and ROOST_PASSWORD say where and who.
+// ROOST_URL (http://127.0.0.1:8000), ROOST_USERNAME and ROOST_PASSWORD say where and who;
+// ROOST_PHOTO (a JPEG file) is posted as a photo.
+import { readFile } from "node:fs/promises";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 
@@ -74,4 +76,60 @@ done = true;
 console.log(JSON.stringify({ event: first.value?.data?.postEngagementChanged }));
 await nudges;
 await events.return?.();
+
+// 4. A photo post: reserve an upload, send the bytes straight to storage (no GraphQL,
+//    no Roost token), create the post (PROCESSING), hear that it is published, read
+//    its variants and fetch one.
+const photoPath = process.env.ROOST_PHOTO;
+if (photoPath) {
+  const bytes = new Uint8Array(await readFile(photoPath));
+  type Upload = { id: string; url: string; method: string; headers: { name: string; value: string }[] };
+  const { createMediaUpload } = await gql<{ createMediaUpload: { upload?: Upload; code?: string } }>(
+    `mutation($n: Int!) { createMediaUpload(input: { kind: IMAGE, contentType: "image/jpeg",
+       byteSize: $n, altText: "A test picture" }) {
+       ... on CreateMediaUploadSuccess { upload { id url method headers { name value } } }
+       ... on Error { code message } } }`, { n: bytes.length }, token,
+  );
+  const upload = createMediaUpload.upload;
+  if (!upload) throw new Error(`createMediaUpload: ${createMediaUpload.code}`);
+  const sent = await fetch(upload.url, {
+    method: upload.method,
+    headers: Object.fromEntries(upload.headers.map((h) => [h.name, h.value])),
+    body: bytes,
+  });
+  if (!sent.ok) throw new Error(`upload: HTTP ${sent.status} ${await sent.text()}`);
+
+  // Listen first: the author's notification says when processing finished.
+  const finished = ws.iterate<{ notificationAdded: { kind: string; post: { id: string } } }>({
+    query: "subscription { notificationAdded { kind post { id } } }",
+  });
+  const { createPost: photo } = await gql<{ createPost: { post?: { id: string; state: string }; code?: string } }>(
+    `mutation($ids: [ID!]!) { createPost(input: { caption: "A photo", uploadIds: $ids }) {
+       ... on CreatePostSuccess { post { id state } } ... on Error { code message } } }`,
+    { ids: [upload.id] }, token,
+  );
+  if (!photo.post) throw new Error(`createPost: ${photo.code}`);
+  let kind = "";
+  while (kind !== "POST_PUBLISHED" && kind !== "POST_FAILED") {
+    const next = await finished.next();
+    if (next.done) throw new Error("subscription ended");
+    if (next.value.data?.notificationAdded.post?.id === photo.post.id) {
+      kind = next.value.data.notificationAdded.kind;
+    }
+  }
+  await finished.return?.();
+  type Variant = { name: string; url: string; width: number; height: number };
+  const { node } = await gql<{ node: { state: string; media: { width: number; height: number; variants: Variant[] }[] } }>(
+    `query($id: ID!) { node(id: $id) { ... on Post { state
+       media { width height variants { name url width height } } } } }`,
+    { id: photo.post.id }, token,
+  );
+  const feed = node.media[0]?.variants.find((v) => v.name === "feed");
+  const image = feed ? await fetch(feed.url) : undefined;
+  console.log(JSON.stringify({
+    photo: { created: photo.post.state, notified: kind, state: node.state,
+             variants: node.media[0]?.variants.map((v) => v.name),
+             fetched: image ? [image.status, image.headers.get("content-type")] : null },
+  }));
+}
 await ws.dispose();
