@@ -10,18 +10,20 @@ depth and alias limiters are recursive and expand fragments without memory, so a
 of fragments hits Python's recursion limit and a fragment spread twice per level
 expands exponentially.
 
-:func:`check_document` walks every operation and every fragment definition once,
-iteratively (no recursion), expanding fragment spreads (each spread once per chain,
-so cycles end; unknown names are skipped and left to the spec's rules) and stops as
-soon as a limit is passed:
+:func:`check_document` walks every operation, iteratively (no recursion), expanding
+fragment spreads (each spread once per chain, so cycles end; unknown names are skipped
+and left to the spec's rules), then each fragment definition no operation reached, once
+(a spread of a fragment already walked is not expanded again), and stops as soon as a
+limit is passed:
 
 - ``max_depth``: nesting of fields (introspection fields and what they hold are not
   counted, as Strawberry's QueryDepthLimiter did);
 - ``max_aliases``: aliased fields of the operations, fragments expanded;
 - ``max_field_merges``: pairs of fields on the same response path, the work of the
   merging rule (a bound on it, counted over the expanded document);
-- ``max_expanded_fields``: fields and fragment spreads of the document with its
-  fragments expanded (each operation and each fragment definition from its root).
+- ``max_expanded_fields``: fields and fragment spreads of the operations with their
+  fragments expanded, plus those of fragments no operation uses (a chain of n
+  fragments costs n spreads, not n^2/2).
 
 Every refusal is a ``GRAPHQL_VALIDATION_FAILED`` error. The work is bounded by
 ``max_expanded_fields``, whatever the document.
@@ -85,10 +87,24 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
     for root_id, definition in enumerate(document.definitions):
         if isinstance(definition, OperationDefinitionNode):
             stack.append((definition.selection_set, -1 - root_id, 0, frozenset(), True))
-        elif isinstance(definition, FragmentDefinitionNode):
+    # Fragments expanded so far; those no operation reaches are walked afterwards, each
+    # once (a spread of one already walked is not expanded again: linear in the text).
+    walked: set[str] = set()
+    unreached = [
+        (root_id, d)
+        for root_id, d in enumerate(document.definitions)
+        if isinstance(d, FragmentDefinitionNode)
+    ]
+    while True:
+        if not stack:
+            while unreached and unreached[-1][1].name.value in walked:
+                unreached.pop()
+            if not unreached:
+                break
+            root_id, definition = unreached.pop()
+            walked.add(definition.name.value)
             chain = frozenset((definition.name.value,))
             stack.append((definition.selection_set, -1 - root_id, 0, chain, False))
-    while stack:
         selection_set, path, depth, chain, in_operation = stack.pop()
         for sel in selection_set.selections:
             if isinstance(sel, FieldNode):
@@ -127,7 +143,10 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
             elif isinstance(sel, FragmentSpreadNode):
                 name = sel.name.value
                 fragment = fragments.get(name)
-                if fragment is not None and name not in chain:
+                if fragment is None or name in chain:
+                    continue
+                if in_operation or name not in walked:
+                    walked.add(name)
                     expanded += 1  # a chain of spreads costs work without fields
                     if expanded > limits.max_expanded_fields:
                         return _too_large(limits)

@@ -120,9 +120,11 @@ class ObjectPlan:
 
 @dataclass(slots=True)
 class Plan:
-    """A query operation, planned: its root object plan."""
+    """A query operation, planned: its root object plan, and ``static``, the data of an
+    operation that reads nothing (only ``__typename`` at the root, no variables)."""
 
     root: ObjectPlan
+    static: dict[str, Any] | None = None
 
     async def run(self, executor: Any) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
         """The response ``data`` of the operation and its field errors, executed with
@@ -456,7 +458,10 @@ class _Planner:
         if root is None:
             raise Unplannable("no query type")
         self.operation: OperationDefinitionNode = op
-        return Plan(self.object_plan(root, [op.selection_set]))
+        plan = self.object_plan(root, [op.selection_set])
+        if not op.variable_definitions and all(f.typename for f in plan.fields):
+            return Plan(plan, {f.key: f.typename for f in plan.fields})
+        return Plan(plan)
 
     def object_plan(
         self, type_: GraphQLObjectType, selection_sets: Sequence[SelectionSetNode]

@@ -337,6 +337,8 @@ class RoostOperations:
         graphql-core would report them), or None when graphql-core must run the operation
         instead (variables that do not coerce, a value off the plan's path:
         app/execution_plan.py)."""
+        if plan.static is not None:  # { __typename }: nothing to resolve, no variables
+            return GraphQLExecutionResult(dict(plan.static), None)
         executor = self.executor_class.build(  # type: ignore[attr-defined]
             self.schema,
             document,

@@ -1,8 +1,13 @@
 """Normalisation and limits for user-supplied text (docs/design.md "Decided details").
 
-Every limit counts Unicode code points after NFC normalisation. A NUL character
-or text over its limit raises :class:`~domain.errors.ValidationError`, never a
-database error.
+Every limit counts Unicode code points after NFC normalisation (what the messages and
+the schema say: an emoji with a skin tone is two, a family emoji up to seven; Python's
+``len``, PostgreSQL's ``char_length``). A NUL character or text over its limit raises
+:class:`~domain.errors.ValidationError`, never a database error. Names (display names)
+refuse the bidirectional control characters of UAX #9 (embeddings, overrides, isolates
+and the marks): ``"\u202eevil\u202c"`` would show reversed in every client, around
+whatever follows it. Free text (bios, captions, comments) keeps them: right-to-left
+writers use them, and clients show each text isolated.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ COMMENT_MAX = 2200
 EMAIL_MAX = 254
 PASSWORD_MIN = 8
 PASSWORD_MAX = 256
+#: UAX #9 explicit directional formatting characters and marks: LRM, RLM, ALM,
+#: LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI.
+BIDI_CONTROLS = frozenset(
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 _EMAIL_RE = re.compile(r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s\x00]+$")
 
 
@@ -31,9 +41,11 @@ def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str
     value = unicodedata.normalize("NFC", value)
     n = len(value)
     if n > max_len:
-        raise ValidationError(field, f"{field} is {n} characters; the limit is {max_len}.")
+        raise ValidationError(
+            field, f"{field} is {n} code points; the limit is {max_len} (Unicode code points)."
+        )
     if n < min_len:
-        raise ValidationError(field, f"{field} must be at least {min_len} characters.")
+        raise ValidationError(field, f"{field} must be at least {min_len} code points.")
     return value
 
 
@@ -55,9 +67,32 @@ def normalize_username(value: str, field: str = "username") -> str:
     return canonical
 
 
+#: The prefix of purged accounts' usernames (domain.accounts.purge): nobody may choose it.
+TOMBSTONE_PREFIX = "deleted."
+
+
+def new_username(value: str, field: str = "username") -> str:
+    """:func:`normalize_username` for a username being chosen (sign-up, a change): also
+    refuses the ``deleted.`` prefix, which names purged accounts."""
+    canonical = normalize_username(value, field)
+    if canonical.startswith(TOMBSTONE_PREFIX):
+        raise ValidationError(
+            field,
+            f"Usernames starting with {TOMBSTONE_PREFIX!r} are reserved for deleted accounts.",
+        )
+    return canonical
+
+
 def clean_display_name(value: str) -> str:
-    """Return the NFC display name (free Unicode, 1–50 code points, no NUL)."""
+    """Return the NFC display name (free Unicode, 1–50 code points, no NUL, no
+    bidirectional control character)."""
     value = clean_text("displayName", value.strip(), max_len=DISPLAY_NAME_MAX, min_len=1)
+    if not BIDI_CONTROLS.isdisjoint(value):
+        raise ValidationError(
+            "displayName",
+            "displayName must not contain bidirectional control characters (U+200E, U+200F,"
+            " U+061C, U+202A–U+202E, U+2066–U+2069).",
+        )
     return value
 
 

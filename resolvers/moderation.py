@@ -33,6 +33,18 @@ from schema.moderation.results import (
 from schema.moderation.types import Moderation, Report
 
 
+async def _not_a_moderator(info: Info) -> ForbiddenError | None:
+    """The FORBIDDEN answer of a moderator-only mutation for a viewer who is not one,
+    checked before anything of the input is (None: a moderator; the use case checks the
+    role again in its transaction)."""
+    ctx = info.context
+    async with ctx.engine.connect() as conn:
+        allowed = await is_moderator(conn, ctx.viewer_id)
+    if allowed and ctx.viewer_id is not None:
+        return None
+    return error_from_domain(NotModeratorError())
+
+
 async def moderation_root(info: Info) -> Moderation | ForbiddenError:
     """``Query.moderation``: for a moderator, the moderation root; for anyone else
     (anonymous included) a typed ForbiddenError (``FORBIDDEN``), on every transport."""
@@ -86,6 +98,8 @@ class ModerationMutations:
     async def ban_user(self, info: Info, input: BanUserInput) -> BanUserResult:
         ctx = info.context
         viewer = ctx.require_viewer()
+        if (refusal := await _not_a_moderator(info)) is not None:
+            return refusal
         try:
             user_id = decode_global_id(input.user_id, "User", "userId")
             ban = await ctx.mutate(
@@ -108,6 +122,8 @@ class ModerationMutations:
     async def remove_post(self, info: Info, input: RemovePostInput) -> RemovePostResult:
         ctx = info.context
         viewer = ctx.require_viewer()
+        if (refusal := await _not_a_moderator(info)) is not None:
+            return refusal
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
             removal = await ctx.mutate(
@@ -127,6 +143,8 @@ class ModerationMutations:
     async def resolve_report(self, info: Info, input: ResolveReportInput) -> ResolveReportResult:
         ctx = info.context
         viewer = ctx.require_viewer()
+        if (refusal := await _not_a_moderator(info)) is not None:
+            return refusal
         try:
             report_id = decode_global_id(input.report_id, "Report", "reportId")
             rec = await resolve_report(ctx.engine, viewer, report_id, input.status.value)

@@ -3,11 +3,14 @@
 Every keyset connection (a user's posts, the home feed, hashtags, followers and
 following, follow requests, blocked and muted accounts, likes, comments and replies,
 notifications, the moderation queue) pages on the same position, ``(time, id)``
-(:data:`domain.keyset.Position`), and writes it in the same cursor:
-``c1:<microseconds since the epoch>:<id as 32 hex digits>``, URL-safe base64 without
-padding. Cursors of the two formats that came before (``k1:`` ISO time ``|`` id, and
-the post lists' ``e1:`` microseconds ``:`` id) still decode, so a client's cursor
-survives an upgrade. Ranked lists (search, suggestions, the ranked feed) page on a
+(:data:`domain.keyset.Position`), and writes it in the same cursor, which names the
+list it belongs to: ``c2:<list>:<microseconds since the epoch>:<id as 32 hex digits>``,
+URL-safe base64 without padding; ``<list>`` is 8 hex digits of BLAKE2b of the list's
+kind and owner (``posts`` of a user, ``feed`` of a viewer, ``comments`` of a post, ...:
+:data:`ListOf`), so a cursor of another list (or of another user's) is BAD_USER_INPUT.
+Cursors of the formats that came before (``c1:`` microseconds ``:`` id, ``k1:`` ISO
+time ``|`` id, the post lists' ``e1:``) name no list and still decode, so a client's
+cursor survives an upgrade. Ranked lists (search, suggestions, the ranked feed) page on a
 place in a frozen ranking instead; their cursors use :func:`pack` and :func:`unpack`
 with a prefix of their own, so no cursor is ever read as another kind.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import hashlib
 import uuid
 
 from graphql import GraphQLError
@@ -26,7 +30,11 @@ from domain.feed.timelines import score_of, time_of
 from domain.keyset import Position
 
 DEFAULT_PAGE_SIZE = 20
-_PREFIX = "c1:"
+_PREFIX = "c2:"
+#: A keyset list: its kind (``posts``, ``feed``, ``followers``, ...) and its owner (the
+#: user, post, comment, hashtag or status whose list it is).
+ListOf = tuple[str, object]
+OTHER_LIST = "The 'after' cursor belongs to another list."
 #: The range of the timestamps a keyset cursor may hold (UTC): row timestamps are
 #: UUIDv7-era; anything else (a naive time, another offset, year 1 or 9999 pushed out
 #: of range by an offset) is a cursor the server never issued.
@@ -61,20 +69,30 @@ def bad_cursor(message: str = "The 'after' cursor is not valid.") -> GraphQLErro
     return GraphQLError(message, extensions={"code": "BAD_USER_INPUT"})
 
 
-def encode_cursor(position: Position) -> str:
-    """Return the opaque cursor of a keyset position ``(time, id)``; ``time`` must be
-    aware (any offset: the cursor holds the instant)."""
+def list_tag(of: ListOf) -> str:
+    """The 8 hex digits naming the list ``of`` in its cursors."""
+    kind, owner = of
+    return hashlib.blake2b(f"{kind}:{owner}".encode(), digest_size=4).hexdigest()
+
+
+def encode_cursor(position: Position, of: ListOf) -> str:
+    """Return the opaque cursor of a keyset position ``(time, id)`` in the list ``of``;
+    ``time`` must be aware (any offset: the cursor holds the instant)."""
     at, pk = position
-    return pack(f"{_PREFIX}{score_of(at)}:{pk.hex}")
+    return pack(f"{_PREFIX}{list_tag(of)}:{score_of(at)}:{pk.hex}")
 
 
-def decode_cursor(cursor: str) -> Position:
-    """Return the keyset position inside a cursor (its time in UTC); raise a
-    BAD_USER_INPUT GraphQLError if it is malformed or holds what :func:`encode_cursor`
-    never issues (a time that is naive, not UTC, or outside ``CURSOR_MIN`` ..
-    ``CURSOR_MAX``; microseconds outside 1 .. 2^53)."""
+def decode_cursor(cursor: str, of: ListOf) -> Position:
+    """Return the keyset position inside a cursor of the list ``of`` (its time in UTC);
+    raise a BAD_USER_INPUT GraphQLError if it names another list, is malformed or holds
+    what :func:`encode_cursor` never issues (a time that is naive, not UTC, or outside
+    ``CURSOR_MIN`` .. ``CURSOR_MAX``; microseconds outside 1 .. 2^53)."""
     try:
-        prefix, rest = unpack(cursor, _PREFIX, "e1:", "k1:")
+        prefix, rest = unpack(cursor, _PREFIX, "c1:", "e1:", "k1:")
+        if prefix == _PREFIX:
+            tag, rest = rest.split(":", 1)
+            if tag != list_tag(of):
+                raise bad_cursor(OTHER_LIST)
         if prefix == "k1:":  # before the one codec: ISO time | id
             ts, pk = rest.split("|", 1)
             at = dt.datetime.fromisoformat(ts)
@@ -100,11 +118,12 @@ def check_first(first: int, max_page_size: int) -> int:
     return first
 
 
-def check_page(first: int, after: str | None, max_page_size: int) -> Position | None:
-    """Check a keyset connection's arguments: ``first`` as :func:`check_first`, and
-    ``after`` decoded (None for the first page). Raises BAD_USER_INPUT for either."""
+def check_page(first: int, after: str | None, max_page_size: int, of: ListOf) -> Position | None:
+    """Check the arguments of the keyset connection ``of``: ``first`` as
+    :func:`check_first`, and ``after`` decoded (None for the first page). Raises
+    BAD_USER_INPUT for either (a cursor of another list included)."""
     check_first(first, max_page_size)
-    return decode_cursor(after) if after else None
+    return decode_cursor(after, of) if after else None
 
 
 def page_info(cursors: list[str], has_next: bool, after: str | None) -> relay.PageInfo:

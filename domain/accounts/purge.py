@@ -12,13 +12,14 @@ counter correction, to one of them).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.accounts import purge_rows as rows
 from domain.accounts.config import AccountsConfig
@@ -31,6 +32,9 @@ from domain.media.purge_media import purge_owner_media
 from domain.notifications.forget import forget_actor
 from domain.outbox.append import append
 from domain.outbox.events import UserPurged
+from domain.text import TOMBSTONE_PREFIX
+
+log = logging.getLogger("roost.accounts")
 
 #: An account is due when its deletion was asked (or an operator deleted it while it
 #: was) and its grace period is over, until its purge finished.
@@ -55,18 +59,34 @@ _SCRUB = text(
 
 
 def placeholder_username(user_id: uuid.UUID) -> str:
-    """``deleted.<22 hex digits of the id>``: a valid username (30 characters) no
-    sign-up can take from a live account by accident and that names nobody."""
-    return "deleted." + user_id.hex[-22:]
+    """``deleted.<22 hex digits of the id>``: a valid username (30 characters) that
+    names nobody; sign-up refuses the ``deleted.`` prefix (domain.text.new_username)."""
+    return TOMBSTONE_PREFIX + user_id.hex[-22:]
+
+
+_TAKEN = text("SELECT EXISTS (SELECT 1 FROM users WHERE username = :n AND id <> :u)")
+
+
+async def _free_placeholder(conn: AsyncConnection, user_id: uuid.UUID) -> str:
+    """The account's placeholder username, or, when another row holds it (an account
+    signed up with it before the prefix was reserved, or two ids sharing their last 22
+    hex digits), ``deleted.`` and 22 random hex digits that no row holds. The caller
+    holds the status-change lock, under which every purge renames."""
+    name = placeholder_username(user_id)
+    while await conn.scalar(_TAKEN, {"n": name, "u": user_id}):
+        name = TOMBSTONE_PREFIX + uuid.uuid4().hex[:22]
+    return name
 
 
 @dataclass(frozen=True)
 class PurgeRun:
-    """What one run of :func:`purge_due_accounts` did: accounts purged to the end, and
-    whether it stopped at its deadline with work left."""
+    """What one run of :func:`purge_due_accounts` did: accounts purged to the end,
+    whether it stopped at its deadline with work left, and the accounts whose purge
+    failed (retried by the next run)."""
 
     purged: list[uuid.UUID]
     unfinished: bool
+    failed: list[uuid.UUID] = field(default_factory=list)
 
 
 async def purge_due_accounts(
@@ -81,26 +101,34 @@ async def purge_due_accounts(
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
     """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
-    them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Raises
-    DBAPIError / StoreError (the next run resumes)."""
+    them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Each
+    account's failure is its own: it is logged (ERROR, with the account id) and listed
+    in ``failed``, and the run goes on with the next account, so no account holds up
+    the others; the next run tries it again. Raises DBAPIError for the list itself."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []
+    failed: list[uuid.UUID] = []
     for user_id in due:
-        done = await purge_account(
-            engine,
-            user_id,
-            config=config,
-            counter_shards=counter_shards,
-            stores=stores,
-            feed_config=feed_config,
-            deadline=deadline,
-            media_store=media_store,
-        )
+        try:
+            done = await purge_account(
+                engine,
+                user_id,
+                config=config,
+                counter_shards=counter_shards,
+                stores=stores,
+                feed_config=feed_config,
+                deadline=deadline,
+                media_store=media_store,
+            )
+        except Exception:  # this account's failure; the others go on
+            log.exception("the purge of account %s failed; the next run retries it", user_id)
+            failed.append(user_id)
+            continue
         if not done:
-            return PurgeRun(purged, unfinished=True)
+            return PurgeRun(purged, unfinished=True, failed=failed)
         purged.append(user_id)
-    return PurgeRun(purged, unfinished=False)
+    return PurgeRun(purged, unfinished=False, failed=failed)
 
 
 async def purge_account(
@@ -171,5 +199,6 @@ async def _finish(engine: AsyncEngine, user_id: uuid.UUID, *, counter_shards: in
         # status change, this takes it back with the unread counters.
         await add_deltas(conn, await forget_actor(conn, user_id), shards=counter_shards)
         await rows.finish_rows(conn, user_id, shards=counter_shards)
-        await conn.execute(_SCRUB, {"u": user_id, "placeholder": placeholder_username(user_id)})
+        placeholder = await _free_placeholder(conn, user_id)
+        await conn.execute(_SCRUB, {"u": user_id, "placeholder": placeholder})
         await append(conn, UserPurged(user_id, previous))

@@ -32,7 +32,8 @@ async def delete_comment(
     counter drops, in the same transaction, by the deleted comments it counted (those
     of active accounts under an active account's comment: README "Counters"), with a
     ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
-    CommentNotFoundError or NotCommentModeratorError.
+    CommentNotFoundError (also for a comment of a deleted post: nothing changes) or
+    NotCommentModeratorError.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
@@ -40,6 +41,7 @@ async def delete_comment(
             await conn.execute(
                 text(
                     "SELECT c.post_id, c.author_id, c.deleted_at, p.author_id AS post_author,"
+                    " p.deleted_at AS post_deleted_at,"
                     " pc.author_id AS parent_author"
                     " FROM comments c JOIN posts p ON p.id = c.post_id"
                     " LEFT JOIN comments pc ON pc.id = c.parent_id"
@@ -48,7 +50,7 @@ async def delete_comment(
                 {"id": comment_id},
             )
         ).first()
-        if row is None:
+        if row is None or row.post_deleted_at is not None:  # a deleted post's: gone with it
             raise CommentNotFoundError()
         if actor_id not in (row.author_id, row.post_author):
             raise NotCommentModeratorError()

@@ -1,6 +1,8 @@
 """Hashtag extraction (docs/design.md "Decided details", Hashtags).
 
-``#`` followed by letters, combining marks, digits or ``_`` in any script; not inside a
+``#`` followed by letters, combining marks, digits or ``_`` in any script, with a
+zero-width non-joiner or joiner (U+200C, U+200D) kept between two of them, as the
+hashtag identifiers of UAX #31 have it (Persian ``#نرم‌افزار`` is one tag); not inside a
 URL; trailing punctuation is not part of a tag; folded with NFKC + casefold (accents
 kept); at most 30 distinct tags per post, each at most 50 code points (longer runs
 are not tags).
@@ -27,6 +29,24 @@ def _is_tag_char(ch: str) -> bool:
     )
 
 
+#: ZWNJ and ZWJ: part of a tag between two tag characters (UAX #31, hashtag identifiers).
+JOINERS = frozenset("\u200c\u200d")
+
+
+def _tag_end(text: str, start: int) -> int:
+    """The end of the tag body that starts at ``start``: tag characters, and a joiner
+    with a tag character on each side."""
+    j, n = start, len(text)
+    while j < n:
+        if _is_tag_char(text[j]):
+            j += 1
+        elif text[j] in JOINERS and j > start and j + 1 < n and _is_tag_char(text[j + 1]):
+            j += 1
+        else:
+            break
+    return j
+
+
 def fold_tag(tag: str) -> str:
     """Return the canonical form of a tag: NFKC, then casefold (``Café`` → ``café``)."""
     return unicodedata.normalize("NFKC", tag).casefold()
@@ -37,7 +57,7 @@ def tag_named(name: str) -> str | None:
     are ``café``), or None when ``name`` is not exactly one tag: empty, longer than
     MAX_TAG_LEN, or holding a character no tag has (``no such tag``, ``tag.``)."""
     body = name.removeprefix("#")
-    if not body or len(body) > MAX_TAG_LEN or not all(_is_tag_char(ch) for ch in body):
+    if not body or len(body) > MAX_TAG_LEN or _tag_end(body, 0) != len(body):
         return None
     return fold_tag(body)
 
@@ -66,9 +86,7 @@ def extract_hashtags(text: str) -> list[str]:
             i += 1
             continue
         prev = text[i - 1] if i > 0 else " "
-        j = i + 1
-        while j < n and _is_tag_char(text[j]):
-            j += 1
+        j = _tag_end(text, i + 1)
         body = text[i + 1 : j]
         if (
             body

@@ -94,9 +94,11 @@ async def unlike_post(
     dispatcher: Dispatcher | None = None,
 ) -> bool:
     """Remove the user's like; return True if there was one. A second unlike, or an
-    unlike racing it, subtracts nothing (the DELETE matches once). Never raises for a
-    post that is gone: there is nothing to undo. An account that is not active (banned,
-    deleted) unlikes nothing: its likes are not counted while it is inactive."""
+    unlike racing it, subtracts nothing (the DELETE matches once). Raises
+    PostNotFoundError, changing nothing and writing no event, for a post the user may not
+    see (missing, deleted, blocked, private and not followed), as a like does. An
+    account that is not active (banned, deleted) unlikes nothing: its likes are not
+    counted while it is inactive."""
     return await _write(
         engine,
         _UNLIKE,
@@ -128,6 +130,9 @@ async def _write(
             post = await require_visible_post(conn, post_id, user_id, write=True)
             author_id = post.author_id
         else:
+            # An unlike is engagement too: on a post the user may no longer see
+            # (deleted, blocked, private and unfollowed) it changes nothing.
+            await require_visible_post(conn, post_id, user_id)
             row = (await conn.execute(_UNLIKER, {"p": post_id, "u": user_id})).first()
             if row is None or row.status != "active":
                 return False

@@ -15,7 +15,7 @@ from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
 from domain.outbox.append import append
 from domain.outbox.events import UserCreated
-from domain.text import check_password, clean_display_name, clean_email, normalize_username
+from domain.text import check_password, clean_display_name, clean_email, new_username
 
 
 async def sign_up(
@@ -33,7 +33,7 @@ async def sign_up(
     "Decided details"), UsernameTakenError or EmailTakenError. Nothing is written when
     it raises.
     """
-    canonical = normalize_username(username)
+    canonical = new_username(username)
     email = clean_email(email)
     check_password(password)
     display_name = clean_display_name(display_name)

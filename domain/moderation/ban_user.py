@@ -44,13 +44,13 @@ async def ban_user(
     Raises NotModeratorError (also for a target that is a moderator: revoke the role
     first), ValidationError (oneself; an account being deleted or deleted) or
     NotFoundError."""
-    if user_id == moderator_id:
-        raise ValidationError("userId", "You cannot ban yourself.")
     async with engine.begin() as conn:
         # The status-change lock first (change_status takes it again): a status change of
         # the moderator waits for it rather than for the moderator's row in a cycle.
         await advisory_xact_lock(conn, "user-status")
-        await require_moderator(conn, moderator_id)
+        await require_moderator(conn, moderator_id)  # the role before any of the input
+        if user_id == moderator_id:
+            raise ValidationError("userId", "You cannot ban yourself.")
         target = (
             await conn.execute(text("SELECT is_moderator FROM users WHERE id = :x"), {"x": user_id})
         ).first()

@@ -34,10 +34,10 @@ async def resolve_report(
     or ``dismissed``; return it. Idempotent: a closed report is returned as it is.
     One transaction with a ``report.resolved`` outbox event. Raises NotModeratorError,
     ValidationError (another status) or ReportNotFoundError."""
-    if status not in RESOLUTIONS:
-        raise ValidationError("status", f"A report is resolved as {' or '.join(RESOLUTIONS)}.")
     async with engine.begin() as conn:
-        await require_moderator(conn, moderator_id)
+        await require_moderator(conn, moderator_id)  # the role before any of the input
+        if status not in RESOLUTIONS:
+            raise ValidationError("status", f"A report is resolved as {' or '.join(RESOLUTIONS)}.")
         row = (
             await conn.execute(_RESOLVE, {"status": status, "m": moderator_id, "id": report_id})
         ).first()

@@ -2,8 +2,8 @@
 
 A candidate is followed by people the viewer follows; the more of them follow it, the
 higher it ranks (then the ranking signal ``user_search.followers``, then the id). Left
-out: the viewer, whom they already follow or asked to follow, anyone with a block
-between them either way, banned and deleted accounts (no ``user_search`` row).
+out: the viewer, whom they already follow or asked to follow, whom they muted, anyone
+with a block between them either way, banned and deleted accounts (no ``user_search`` row).
 
 Bounded cost: a viewer may follow thousands (sd2494 follows 2,510 of the real graph)
 and each of them thousands more, so the statement reads only the viewer's
@@ -41,6 +41,7 @@ _SQL = """
         UNION ALL SELECT target_id FROM follow_requests WHERE requester_id = :viewer
         UNION ALL SELECT blocked_id FROM blocks WHERE blocker_id = :viewer
         UNION ALL SELECT blocker_id FROM blocks WHERE blocked_id = :viewer
+        UNION ALL SELECT muted_id FROM mutes WHERE muter_id = :viewer
     )
     SELECT s.user_id, c.n AS score, s.followers
     FROM counted c JOIN user_search s ON s.user_id = c.candidate

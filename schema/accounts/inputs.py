@@ -8,7 +8,7 @@ import strawberry
 @strawberry.input
 class ChangePasswordInput:
     current_password: str
-    new_password: str = strawberry.field(description="8–256 characters.")
+    new_password: str = strawberry.field(description="8–256 Unicode code points.")
 
 
 @strawberry.input

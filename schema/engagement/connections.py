@@ -26,7 +26,8 @@ async def likes_connection(
     deleted account, no block either way); ``totalCount`` is the post's likes as this
     viewer sees them, the same number. Raises BAD_USER_INPUT for bad arguments."""
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("likes", post_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         rows, more = await likers_page(
             conn, post_id, first=first, after=position, viewer_id=ctx.viewer_id
@@ -36,7 +37,7 @@ async def likes_connection(
         ctx.loaders.counts_by_post_id.load(post_id),
     )
     edges = [
-        LikeEdge(cursor=encode_cursor((liked_at, uid)), node=user_node(rec), liked_at=liked_at)
+        LikeEdge(cursor=encode_cursor((liked_at, uid), of), node=user_node(rec), liked_at=liked_at)
         for (uid, liked_at), rec in zip(rows, users, strict=True)
         if rec is not None
     ]
@@ -53,7 +54,8 @@ async def comments_connection(
     """``Post.comments``: top-level comments oldest first, replies under each. Raises
     BAD_USER_INPUT for bad arguments."""
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("comments", post_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         records, more = await top_comments_page(conn, post_id, first=first, after=position)
-    return await comment_connection(info, records, more, after)
+    return await comment_connection(info, records, more, after, of)

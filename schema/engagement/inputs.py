@@ -13,7 +13,9 @@ class PostTargetInput:
 @strawberry.input
 class AddCommentInput:
     post_id: strawberry.ID
-    body: str = strawberry.field(description="1 to 2,200 characters.")
+    body: str = strawberry.field(
+        description="1 to 2,200 Unicode code points (after NFC; an emoji with a skin tone is 2)."
+    )
     parent_id: strawberry.ID | None = strawberry.field(
         default=None, description="A top-level Comment to reply to."
     )

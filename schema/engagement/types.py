@@ -16,7 +16,7 @@ from domain.engagement.queries import replies_page
 from schema import visibility
 from schema.context import Info
 from schema.ids import parse_node_ids
-from schema.pagination import check_page, encode_cursor, page_info
+from schema.pagination import ListOf, check_page, encode_cursor, page_info
 from schema.refs import PostRef, UserRef, post_node, user_node
 
 REPLIES_PREVIEW = 3
@@ -71,9 +71,10 @@ class Comment(relay.Node):
         self, info: Info, first: int = REPLIES_PREVIEW, after: str | None = None
     ) -> CommentConnection:
         ctx = info.context
-        position = check_page(first, after, ctx.limits.max_page_size)
+        of = ("replies", self.comment_id)
+        position = check_page(first, after, ctx.limits.max_page_size, of)
         if self.parent_id is not None:
-            return await comment_connection(info, [], False, after)
+            return await comment_connection(info, [], False, after, of)
         if position is None:  # the usual case, batched over every comment of the page
             records, more = await ctx.loaders.first_replies_by_parent_id.load(
                 (self.comment_id, first)
@@ -83,7 +84,7 @@ class Comment(relay.Node):
                 records, more = await replies_page(
                     conn, self.comment_id, first=first, after=position
                 )
-        return await comment_connection(info, records, more, after)
+        return await comment_connection(info, records, more, after, of)
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -124,9 +125,10 @@ class LikeConnection:
 
 
 async def comment_connection(
-    info: Info, records: Sequence[CommentRecord], more: bool, after: str | None
+    info: Info, records: Sequence[CommentRecord], more: bool, after: str | None, of: ListOf
 ) -> CommentConnection:
-    """The connection of a page of comments (top-level or replies, oldest first):
+    """The connection of a page of comments of the list ``of`` (a post's top-level
+    comments or a comment's replies, oldest first):
     those the viewer may see (schema.visibility), each primed in the request's
     comment loader (their replies' visibility reads them as parents)."""
     loader = info.context.loaders.comment_by_id
@@ -134,7 +136,7 @@ async def comment_connection(
         loader.prime(r.id, r)
     ok = await visibility.visible_comments(info.context, records)
     edges = [
-        CommentEdge(cursor=encode_cursor((r.created_at, r.id)), node=Comment.from_record(r))
+        CommentEdge(cursor=encode_cursor((r.created_at, r.id), of), node=Comment.from_record(r))
         for r, keep in zip(records, ok, strict=True)
         if keep
     ]

@@ -12,7 +12,7 @@ from schema import visibility
 from schema.context import Info
 from schema.feed.selection import wanted
 from schema.feed.types import FeedConnection
-from schema.pagination import check_page, page_info
+from schema.pagination import check_page, encode_cursor, page_info
 from schema.posts.types import PostEdge
 
 
@@ -22,7 +22,8 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
     UNAUTHENTICATED without a viewer, BAD_USER_INPUT for bad arguments."""
     ctx = info.context
     viewer = ctx.require_viewer()
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("feed", viewer)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     what = wanted(info)
     kept: dict[uuid.UUID, HydratedPost] = {}
 
@@ -40,7 +41,10 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
         before=Entry.of(*position) if position else None,
         visible=visible,
     )
-    edges = [PostEdge.of_hydrated(kept[e.post_id]) for e in page.entries]
+    posts = [kept[e.post_id] for e in page.entries]
+    edges = [
+        PostEdge.of_hydrated(h, encode_cursor((h.post.created_at, h.post.id), of)) for h in posts
+    ]
     return FeedConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
     )

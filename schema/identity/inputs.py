@@ -9,8 +9,12 @@ import strawberry
 class SignUpInput:
     username: str = strawberry.field(description="3–30 of a-z 0-9 . _ (case-insensitive).")
     email: str
-    password: str = strawberry.field(description="8–256 characters.")
-    display_name: str = strawberry.field(description="1–50 characters, any script.")
+    password: str = strawberry.field(description="8–256 Unicode code points.")
+    display_name: str = strawberry.field(
+        description=(
+            "1–50 Unicode code points (after NFC), any script; no bidirectional control characters."
+        )
+    )
 
 
 @strawberry.input

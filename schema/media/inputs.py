@@ -22,5 +22,6 @@ class CreateMediaUploadInput:
         default=None, description="The file's SHA-256, 64 hex digits (optional)."
     )
     alt_text: str = strawberry.field(
-        default="", description="What the image shows, for screen readers (1,000 characters)."
+        default="",
+        description="What the image shows, for screen readers (1,000 Unicode code points).",
     )

@@ -11,7 +11,7 @@ from schema.moderation.types import ReportReason, ReportResolution
 class ReportInput:
     id: strawberry.ID
     reason: ReportReason
-    note: str = strawberry.field(default="", description="Up to 1,000 characters.")
+    note: str = strawberry.field(default="", description="Up to 1,000 Unicode code points.")
 
 
 @strawberry.input

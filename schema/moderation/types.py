@@ -139,11 +139,12 @@ class Moderation:
         status: ReportStatus = ReportStatus.OPEN,
     ) -> ReportConnection:
         ctx = info.context
-        position = check_page(first, after, ctx.limits.max_page_size)
+        of = ("reports", status.value)
+        position = check_page(first, after, ctx.limits.max_page_size, of)
         async with ctx.engine.connect() as conn:
             records, has_next = await reports_page(conn, status.value, first=first, after=position)
         edges = [
-            ReportEdge(cursor=encode_cursor(r.position), node=Report.from_record(r))
+            ReportEdge(cursor=encode_cursor(r.position, of), node=Report.from_record(r))
             for r in records
         ]
         return ReportConnection(

@@ -26,13 +26,14 @@ async def _relation_page(
     info: Info, kind: Literal["blocked", "muted"], user_id: uuid.UUID, first: int, after: str | None
 ) -> tuple[list[tuple[str, UserRef, dt.datetime]], relay.PageInfo]:
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = (kind, user_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         page = await relation_list(conn, kind, user_id, first=first, after=position)
     # Reached from one's own list: the profile rule (a blocked account is shown here).
     records = await visibility.accounts(ctx, [e.user_id for e in page.edges])
     edges = [
-        (encode_cursor(e.position), user_node(rec), e.position[0])
+        (encode_cursor(e.position, of), user_node(rec), e.position[0])
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None
     ]

@@ -17,14 +17,15 @@ async def notifications_connection(
     """``viewer.notifications``: keyset pages on (created_at, id), newest first; actors,
     posts and comments resolve through the request's dataloaders (constant queries)."""
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("notifications", recipient_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         records, has_next = await notifications_page(
             conn, recipient_id, first=first, after=position
         )
     ok = await visibility.visible_notifications(ctx, records)
     edges = [
-        NotificationEdge(cursor=encode_cursor(r.position), node=Notification.from_record(r))
+        NotificationEdge(cursor=encode_cursor(r.position, of), node=Notification.from_record(r))
         for r, keep in zip(records, ok, strict=True)
         if keep
     ]

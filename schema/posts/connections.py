@@ -19,7 +19,8 @@ async def author_posts_connection(
     batch for visibility; ``totalCount`` is the author's live posts. Raises
     BAD_USER_INPUT for bad arguments."""
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("posts", author_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         records, has_next = await posts_of_author(
             conn, author_id, first=first, after=position, unpublished=ctx.viewer_id == author_id
@@ -29,7 +30,7 @@ async def author_posts_connection(
     ok, counts = await asyncio.gather(
         visibility.visible_posts(ctx, records), ctx.loaders.counts_by_user_id.load(author_id)
     )
-    edges = post_edges([r for r, keep in zip(records, ok, strict=True) if keep])
+    edges = post_edges([r for r, keep in zip(records, ok, strict=True) if keep], of)
     return PostConnection(
         edges=edges,
         page_info=page_info([e.cursor for e in edges], has_next, after),

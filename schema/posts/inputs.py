@@ -15,12 +15,20 @@ from schema.media.types import MediaKind
 class MediaInput:
     url: str
     kind: MediaKind
-    alt_text: str = strawberry.field(default="", description="Up to 1,000 characters.")
+    alt_text: str = strawberry.field(
+        default="", description="Up to 1,000 Unicode code points (after NFC)."
+    )
 
 
 @strawberry.input
 class CreatePostInput:
-    caption: str = strawberry.field(default="", description="Up to 2,200 characters.")
+    caption: str = strawberry.field(
+        default="",
+        description=(
+            "Up to 2,200 Unicode code points (after NFC; an emoji with a skin tone is 2,"
+            " a family emoji up to 7)."
+        ),
+    )
     upload_ids: list[strawberry.ID] = strawberry.field(
         default_factory=list,
         description="Up to 10 of your uploads (createMediaUpload), their bytes sent, in "

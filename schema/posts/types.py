@@ -21,7 +21,7 @@ from schema.engagement.types import CommentConnection, LikeConnection
 from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
 from schema.media.types import Media, PostState
-from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, check_page, encode_cursor, page_info
 from schema.refs import UserRef, user_node
 
 _STATES = {s.value for s in PostState}
@@ -154,17 +154,14 @@ class PostEdge:
     node: Post
 
     @classmethod
-    def of(cls, rec: PostRecord) -> Self:
-        """The edge of a post record: its node and its keyset cursor."""
-        return cls(cursor=encode_cursor((rec.created_at, rec.id)), node=Post.from_record(rec))
+    def of(cls, rec: PostRecord, of: ListOf) -> Self:
+        """The edge of a post record in the list ``of``: its node and its keyset cursor."""
+        return cls(cursor=encode_cursor((rec.created_at, rec.id), of), node=Post.from_record(rec))
 
     @classmethod
-    def of_hydrated(cls, h: HydratedPost, cursor: str | None = None) -> Self:
-        """The edge of a hydrated post: its node, and ``cursor`` or its keyset cursor."""
-        return cls(
-            cursor=cursor or encode_cursor((h.post.created_at, h.post.id)),
-            node=Post.from_hydrated(h),
-        )
+    def of_hydrated(cls, h: HydratedPost, cursor: str) -> Self:
+        """The edge of a hydrated post: its node and ``cursor``."""
+        return cls(cursor=cursor, node=Post.from_hydrated(h))
 
 
 @strawberry.type(description="A page of posts, newest first (Relay connection).")
@@ -185,10 +182,11 @@ class Hashtag:
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection:
         ctx = info.context
-        position = check_page(first, after, ctx.limits.max_page_size)
+        of = ("hashtag", self.name)
+        position = check_page(first, after, ctx.limits.max_page_size, of)
         async with ctx.engine.connect() as conn:
             ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
-        edges = post_edges(await visibility.posts(ctx, ids))
+        edges = post_edges(await visibility.posts(ctx, ids), of)
         return PostConnection(
             edges=edges,
             page_info=page_info([e.cursor for e in edges], more, after),
@@ -196,6 +194,7 @@ class Hashtag:
         )
 
 
-def post_edges(records: Sequence[PostRecord | None]) -> list[PostEdge]:
-    """The edges of the posts of a page that remain (None: dropped by visibility)."""
-    return [PostEdge.of(r) for r in records if r is not None]
+def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:
+    """The edges of the posts of a page of the list ``of`` that remain (None: dropped by
+    visibility)."""
+    return [PostEdge.of(r, of) for r in records if r is not None]

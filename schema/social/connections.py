@@ -19,13 +19,14 @@ async def follow_requests_connection(
     (one statement for the page, one batch for the requesters). Raises BAD_USER_INPUT
     for bad arguments."""
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    of = ("followRequests", target_id)
+    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         page = await follow_request_list(conn, target_id, first=first, after=position)
     records = await visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True)
     edges = [
         FollowRequestEdge(
-            cursor=encode_cursor(e.position), node=user_node(rec), requested_at=e.position[0]
+            cursor=encode_cursor(e.position, of), node=user_node(rec), requested_at=e.position[0]
         )
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None

@@ -134,7 +134,7 @@ class User(relay.Node):
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection | None:
 
-        check_page(first, after, info.context.limits.max_page_size)
+        check_page(first, after, info.context.limits.max_page_size, ("posts", self.uid))
         if not await self.content_visible(info):
             return None
         return await author_posts_connection(info, self.uid, first, after)
@@ -256,7 +256,7 @@ class User(relay.Node):
     async def followers(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
-        check_page(first, after, info.context.limits.max_page_size)
+        check_page(first, after, info.context.limits.max_page_size, ("followers", self.uid))
         if not await self.content_visible(info):
             return None
         return await _follow_connection(info, "followers", self.uid, first, after)
@@ -265,7 +265,7 @@ class User(relay.Node):
     async def following(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
-        check_page(first, after, info.context.limits.max_page_size)
+        check_page(first, after, info.context.limits.max_page_size, ("following", self.uid))
         if not await self.content_visible(info):
             return None
         return await _follow_connection(info, "following", self.uid, first, after)
@@ -294,7 +294,7 @@ async def _follow_connection(
     after: str | None,
 ) -> UserConnection:
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size)
+    position = check_page(first, after, ctx.limits.max_page_size, (direction, user_id))
     async with ctx.engine.connect() as conn:
         page: FollowPage = await follow_list(
             conn, direction, user_id, first=first, after=position, viewer_id=ctx.viewer_id
@@ -304,7 +304,7 @@ async def _follow_connection(
         ctx.loaders.counts_by_user_id.load(user_id),
     )
     edges = [
-        UserEdge(cursor=encode_cursor(e.position), node=User.from_record(rec))
+        UserEdge(cursor=encode_cursor(e.position, (direction, user_id)), node=User.from_record(rec))
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None
     ]

@@ -64,6 +64,21 @@ async def test_a_chain_of_400_fragments_runs_or_is_refused_with_a_code(gql):
         assert out["data"] == {"__typename": "Query"}, out
 
 
+async def test_a_chain_of_141_fragments_with_one_field_runs(gql):
+    chain = "\n".join(f"fragment F{i} on Query {{ ...F{i + 1} }}" for i in range(141))
+    out = await gql("query { ...F0 }\n" + chain + "\nfragment F141 on Query { __typename }")
+    assert out == {"data": {"__typename": "Query"}}, out
+
+
+async def test_an_unused_fragment_bomb_is_a_validation_error(gql):
+    levels = 24  # 2^24 fields, were it expanded
+    frags = "\n".join(
+        f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(levels)
+    )
+    out = await gql("{ __typename }\n" + frags + f"\nfragment F{levels} on Query {{ __typename }}")
+    assert error_code(out) == "GRAPHQL_VALIDATION_FAILED", out
+
+
 async def test_fragment_cycles_are_validation_errors(gql):
     out = await gql("{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }")
     assert error_code(out) == "GRAPHQL_VALIDATION_FAILED", out

@@ -145,3 +145,22 @@ async def test_replies_page_past_the_preview(gql, make_users):
             break
         after = page["replies"]["pageInfo"]["endCursor"]
     assert seen == [f"r{i}" for i in range(5)]
+
+
+async def test_a_persian_hashtag_with_a_zwnj_is_found_whole(gql, make_users):
+    (me,) = await make_users(1)
+    word = "نرم\u200cافزار"  # "software"
+    out = await gql(
+        """mutation($c: String!) { createPost(input: { caption: $c }) {
+          ... on CreatePostSuccess { post { id } } } }""",
+        {"c": f"#{word} آزاد"},
+        token=me.token,
+    )
+    gid = out["data"]["createPost"]["post"]["id"]
+    found = await gql(
+        "query($n: String!) { hashtag(name: $n) { name"
+        " posts(first: 5) { edges { node { id } } } } }",
+        {"n": word},
+    )
+    assert found["data"]["hashtag"]["name"] == word
+    assert [e["node"]["id"] for e in found["data"]["hashtag"]["posts"]["edges"]] == [gid]

@@ -277,3 +277,27 @@ async def _make_mod(settings, make_users):
     (user,) = await make_users(1, prefix="mo")
     await grant(settings, user)
     return user
+
+
+@pytest.mark.parametrize(
+    ("document", "field", "variables"),
+    [
+        (BAN, "banUser", {"id": "not-an-id"}),
+        (BAN, "banUser", {"id": "UG9zdDox"}),  # a global id of another type
+        (REMOVE, "removePost", {"id": "not-an-id"}),
+        (RESOLVE, "resolveReport", {"id": "not-an-id", "s": "DISMISSED"}),
+    ],
+)
+async def test_moderator_mutations_check_the_role_before_the_input(
+    gql, make_users, document, field, variables
+):
+    """A non-moderator is FORBIDDEN whatever the input: the role comes first."""
+    (anyone,) = await make_users(1)
+    out = await gql(document, variables, token=anyone.token)
+    assert out["data"][field]["code"] == "FORBIDDEN", out
+
+
+async def test_banning_oneself_is_forbidden_for_a_non_moderator(gql, make_users):
+    (anyone,) = await make_users(1)
+    out = await gql(BAN, {"id": anyone.gid}, token=anyone.token)
+    assert out["data"]["banUser"]["code"] == "FORBIDDEN", out

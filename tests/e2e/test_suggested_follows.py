@@ -8,6 +8,8 @@ from domain.moderation.set_user_status import set_user_status
 from domain.search.suggested_follows import suggested_follows
 from domain.social.block_user import block_user
 from domain.social.follow_user import follow_user
+from domain.social.mute_user import mute_user
+from domain.social.unmute_user import unmute_user
 from tests.support.actions import make_private, ok
 from tests.support.documents import FOLLOW_OR_REQUEST
 
@@ -139,3 +141,28 @@ async def test_search_and_suggestion_cursors_are_not_each_others(gql, engine, se
     # Each list's own cursor still pages on.
     assert "errors" not in await gql(SEARCH, {"q": "sx", "after": searched}, token=viewer.token)
     assert (await suggestions(gql, viewer, first=1, after=suggested))["edges"]
+
+
+async def test_muted_accounts_are_never_suggested(gql, engine, settings, make_users):
+    """A muted account followed by three of the viewer's followees (it would rank first)
+    is left out; unmuted, it is suggested again."""
+    shards = settings.counter_shards
+    viewer, a, b, c = await make_users(4, prefix="smv")
+    loud, quiet = await make_users(2, prefix="smc")
+    for followee in (a, b, c):
+        assert (await follow_user(engine, viewer.id, followee.id, counter_shards=shards)).created
+        assert (await follow_user(engine, followee.id, loud.id, counter_shards=shards)).created
+    assert (await follow_user(engine, a.id, quiet.id, counter_shards=shards)).created
+    assert [e["node"]["username"] for e in (await suggestions(gql, viewer))["edges"]] == [
+        loud.username,
+        quiet.username,
+    ]
+    await mute_user(engine, viewer.id, loud.id, counter_shards=shards)
+    assert [e["node"]["username"] for e in (await suggestions(gql, viewer))["edges"]] == [
+        quiet.username
+    ]
+    await unmute_user(engine, viewer.id, loud.id)
+    assert [e["node"]["username"] for e in (await suggestions(gql, viewer))["edges"]] == [
+        loud.username,
+        quiet.username,
+    ]

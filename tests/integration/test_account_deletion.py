@@ -28,6 +28,7 @@ from domain.counters.verify import verify_counts
 from domain.db import new_id, utcnow
 from domain.engagement.add_comment import add_comment
 from domain.engagement.like_post import like_post
+from domain.errors import ValidationError
 from domain.feed.graph_events import merge_author_into_feed
 from domain.feed.ports import Engagement
 from domain.identity.sign_up import sign_up
@@ -384,3 +385,58 @@ async def test_the_purge_forgets_the_ranked_feeds_signals_of_the_account(
     )
     assert await redis.exists(*keys) == 0
     assert await redis.exists(close_key(other.id), author_key(other.id)) == 2  # theirs stay
+
+
+async def test_the_tombstone_prefix_is_reserved_at_sign_up(engine, settings):
+    with pytest.raises(ValidationError) as refused:
+        await sign_up(
+            engine,
+            settings.token_config,
+            username="deleted." + uuid.uuid4().hex[:22],
+            email=f"{uuid.uuid4().hex[:8]}@example.org",
+            password=TEST_PASSWORD,
+            display_name="Squatter",
+        )
+    assert refused.value.field == "username" and "reserved" in str(refused.value)
+
+
+async def test_a_squatted_tombstone_name_holds_up_no_purge(engine, make_users, settings):
+    """A row that holds an account's placeholder (signed up before the prefix was
+    reserved) costs that account another tombstone name, and every due account is
+    purged in the same run."""
+    first, second, squatter = await make_users(3)
+    taken = placeholder_username(first.id)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE users SET username = :n WHERE id = :u"), {"n": taken, "u": squatter.id}
+        )
+        for i, u in enumerate((first, second)):  # first is due first
+            await conn.execute(
+                text(
+                    "UPDATE users SET status = 'deleted',"
+                    " deletion_due_at = now() - make_interval(secs => 1000 - :i) WHERE id = :u"
+                ),
+                {"u": u.id, "i": i},
+            )
+    run = await purge_due_accounts(
+        engine,
+        AccountsConfig(),
+        counter_shards=settings.counter_shards,
+        stores=None,
+        feed_config=settings.feed_config,
+        limit=10_000,
+    )
+    assert {first.id, second.id} <= set(run.purged), run
+    assert not run.failed
+    async with engine.connect() as conn:
+        names = dict(
+            (
+                await conn.execute(
+                    text("SELECT id, username FROM users WHERE id = ANY(:ids)"),
+                    {"ids": [first.id, second.id, squatter.id]},
+                )
+            ).all()
+        )
+    assert names[squatter.id] == taken
+    assert names[first.id].startswith("deleted.") and names[first.id] != taken
+    assert names[second.id] == placeholder_username(second.id)

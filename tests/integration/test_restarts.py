@@ -1,6 +1,7 @@
 """Restarts of what Roost depends on, under load: PostgreSQL stopped for a while and
-started again, then Redis, while 32 clients read their home feeds and 4 post, against
-a real API process and a real worker process.
+started again, then Redis, then Redis killed (SIGKILL) and started at once, while 32
+clients read their home feeds and 4 post, against a real API process and a real worker
+process.
 
 - The API and the worker recover by themselves (neither is restarted).
 - While PostgreSQL is down, requests that need it get SERVICE_UNAVAILABLE (HTTP 503,
@@ -104,6 +105,13 @@ class OwnRedis:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()  # SIGTERM: a clean shutdown, AOF flushed
+            self.proc.wait(15)
+            self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL: what the AOF had not fsynced yet (up to a second) is lost."""
+        if self.proc is not None:
+            self.proc.kill()
             self.proc.wait(15)
             self.proc = None
 
@@ -312,6 +320,14 @@ async def test_api_and_worker_ride_out_postgres_and_redis_restarts(servers) -> N
             await eventually(lambda: log.seen("redis down", "ok"))  # served without Redis
             await asyncio.to_thread(redis.start)
             log.phase = "redis back"
+            await _until_ready(http)
+            await asyncio.sleep(1.0)
+
+            # A crash under load: SIGKILL, so the last second of acknowledged writes
+            # (fan-outs already marked done) may be missing from the append-only file.
+            log.phase = "redis crash"
+            await asyncio.to_thread(redis.kill)
+            await asyncio.to_thread(redis.start)
             await _until_ready(http)
             await asyncio.sleep(1.0)
 

@@ -13,7 +13,7 @@ from graphql import GraphQLError
 from domain.errors import ValidationError
 from domain.social.pairs import pair_lock_key
 from schema.ids import decode_global_id, to_global_id
-from schema.pagination import check_first, decode_cursor, encode_cursor
+from schema.pagination import check_first, decode_cursor, encode_cursor, list_tag
 from schema.scalars import parse_datetime, serialize_datetime
 
 
@@ -29,12 +29,14 @@ def urlsafe_b64(text: str) -> str:
 
 # --- cursors ----------------------------------------------------------------------------
 
+LIST = ("posts", uuid.UUID(int=7))
+
 
 def test_cursor_round_trip_keeps_instant_and_microseconds():
     pk = uuid.uuid4()
     ts = dt.datetime(2026, 11, 29, 23, 17, 1, 123456, tzinfo=dt.timezone(dt.timedelta(hours=1)))
-    cursor = encode_cursor((ts, pk))
-    got_ts, got_pk = decode_cursor(cursor)
+    cursor = encode_cursor((ts, pk), LIST)
+    got_ts, got_pk = decode_cursor(cursor, LIST)
     assert got_pk == pk
     assert got_ts == ts and got_ts.utcoffset() == dt.timedelta(0)
     assert got_ts.microsecond == 123456
@@ -42,7 +44,7 @@ def test_cursor_round_trip_keeps_instant_and_microseconds():
 
 def test_cursor_is_url_safe_and_unpadded():
     for _ in range(20):
-        cursor = encode_cursor((dt.datetime.now(dt.UTC), uuid.uuid4()))
+        cursor = encode_cursor((dt.datetime.now(dt.UTC), uuid.uuid4()), LIST)
         assert "=" not in cursor and "+" not in cursor and "/" not in cursor
         assert cursor.isascii()
 
@@ -50,7 +52,8 @@ def test_cursor_is_url_safe_and_unpadded():
 def test_cursors_order_positions_distinctly():
     ts = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     a, b = uuid.uuid4(), uuid.uuid4()
-    assert encode_cursor((ts, a)) != encode_cursor((ts, b))  # equal timestamps, ids break ties
+    # equal timestamps: ids break ties
+    assert encode_cursor((ts, a), LIST) != encode_cursor((ts, b), LIST)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +76,7 @@ def test_cursors_order_positions_distinctly():
 )
 def test_bad_cursor_is_bad_user_input(cursor):
     with pytest.raises(GraphQLError) as info:
-        decode_cursor(cursor)
+        decode_cursor(cursor, LIST)
     assert info.value.extensions == {"code": "BAD_USER_INPUT"}
 
 
@@ -158,23 +161,29 @@ def test_pair_lock_key_is_symmetric_deterministic_and_signed_64_bit():
 
 def test_one_cursor_format_for_every_keyset_list():
     """Posts (and the home feed's entries) and every other (time, id) list share one
-    format: c1:<microseconds>:<id hex>; what a post list issued decodes anywhere."""
+    format: c2:<list>:<microseconds>:<id hex>; a cursor decodes in its own list only."""
     pk = uuid.uuid4()
     ts = dt.datetime(2026, 11, 29, 23, 17, 1, 123456, tzinfo=dt.UTC)
-    cursor = encode_cursor((ts, pk))
+    cursor = encode_cursor((ts, pk), LIST)
     micros = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
     assert base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode() == (
-        f"c1:{micros}:{pk.hex}"
+        f"c2:{list_tag(LIST)}:{micros}:{pk.hex}"
     )
-    assert decode_cursor(cursor) == (ts, pk)
+    assert decode_cursor(cursor, LIST) == (ts, pk)
+    for other in (("posts", uuid.UUID(int=8)), ("following", LIST[1]), ("feed", LIST[1])):
+        with pytest.raises(GraphQLError) as info:
+            decode_cursor(cursor, other)
+        assert info.value.extensions == {"code": "BAD_USER_INPUT"}
+        assert "another list" in info.value.message
 
 
 def test_cursors_issued_before_the_one_format_still_decode():
     pk = uuid.uuid4()
     ts = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
     micros = (ts - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
-    assert decode_cursor(urlsafe_b64(f"k1:{ts.isoformat()}|{pk}")) == (ts, pk)
-    assert decode_cursor(urlsafe_b64(f"e1:{micros}:{pk.hex}")) == (ts, pk)
+    assert decode_cursor(urlsafe_b64(f"k1:{ts.isoformat()}|{pk}"), LIST) == (ts, pk)
+    assert decode_cursor(urlsafe_b64(f"e1:{micros}:{pk.hex}"), LIST) == (ts, pk)
+    assert decode_cursor(urlsafe_b64(f"c1:{micros}:{pk.hex}"), LIST) == (ts, pk)
 
 
 @pytest.mark.parametrize(
@@ -187,11 +196,14 @@ def test_cursors_issued_before_the_one_format_still_decode():
         f"c1:0005:{uuid.uuid4().hex}",
         f"c1:5:{uuid.uuid4()}",  # the id with hyphens: never issued
         "c1:5",
+        f"c2:{list_tag(LIST)}:5:{uuid.uuid4()}",
+        f"c2:{list_tag(LIST)}:0:{uuid.uuid4().hex}",
+        f"c2:5:{uuid.uuid4().hex}",  # no list
         f"rs1:-:1:40:3:{uuid.uuid4().hex}",  # a search cursor
         f"f1:t:5:{uuid.uuid4().hex}",  # a ranked feed cursor
     ],
 )
 def test_cursors_of_other_kinds_or_out_of_range_are_bad_user_input(raw):
     with pytest.raises(GraphQLError) as info:
-        decode_cursor(urlsafe_b64(raw))
+        decode_cursor(urlsafe_b64(raw), LIST)
     assert info.value.extensions == {"code": "BAD_USER_INPUT"}

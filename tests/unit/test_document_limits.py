@@ -48,14 +48,36 @@ def test_depth_skips_introspection_and_aliases_count_in_operations_only():
 
 
 def test_a_chain_of_fragments_needs_no_recursion_and_is_bounded():
-    def chain(n: int) -> str:
-        defs = " ".join(f"fragment F{i} on Q {{ ...F{i + 1} }}" for i in range(n))
-        return "{ ...F0 } " + defs + f" fragment F{n} on Q {{ a }}"
+    def definitions(n: int) -> list[str]:
+        return [f"fragment F{i} on Q {{ ...F{i + 1} }}" for i in range(n)] + [
+            f"fragment F{n} on Q {{ a }}"
+        ]
 
-    # Each definition is a root too: a chain of n costs about n^2/2 spreads.
-    assert refusal(chain(40), DocumentLimits(max_expanded_fields=2_000)) is None
-    message = refusal(chain(5_000), DocumentLimits(max_expanded_fields=10_000))
+    def chain(n: int) -> str:
+        return "{ ...F0 } " + " ".join(definitions(n))
+
+    # Linear: a chain of 141 costs 141 spreads and a field, whichever order the
+    # definitions come in, used by the operation or not.
+    limits = DocumentLimits(max_expanded_fields=143)
+    assert refusal(chain(141), limits) is None
+    assert refusal(chain(142), limits) is not None
+    unused = chain(141).replace("{ ...F0 }", "{ a }")
+    assert refusal(unused, DocumentLimits(max_expanded_fields=143)) is None
+    backwards = "{ a } " + " ".join(reversed(definitions(141)))
+    assert refusal(backwards, DocumentLimits(max_expanded_fields=143)) is None
+    message = refusal(chain(10_001), DocumentLimits(max_expanded_fields=10_000))
     assert "expanded" in message
+
+
+def test_a_fragment_bomb_is_still_refused():
+    # F_i spreads F_{i+1} twice: 2^20 fields once expanded; the message is about the
+    # operation, which really expands so.
+    levels = 20
+    frags = " ".join(f"fragment F{i} on Q {{ ...F{i + 1} ...F{i + 1} }}" for i in range(levels))
+    doc = "{ ...F0 } " + frags + f" fragment F{levels} on Q {{ a }}"
+    assert "expanded" in refusal(doc, DocumentLimits(max_field_merges=10**9))
+    # unused, it is walked once per fragment: its validation is linear too
+    assert refusal(doc.replace("{ ...F0 }", "{ a }")) is None
 
 
 def test_the_limiter_caches_per_query_text():

@@ -189,7 +189,13 @@ def test_ranked_cursors_round_trip_and_refuse_anything_else() -> None:
     e = Entry.of(NOW, new_id())
     for p in (Position("abcDEF_-12", 7, Entry(0, uuid.UUID(int=0))), Position(None, 0, e)):
         assert decode_ranked_cursor(encode_ranked_cursor(p)) == p
-    for bad in ("", "nope", encode_cursor(e.position), "ZjE6dzp4OjA", "ZjE6dzp4Oi0x"):
+    for bad in (
+        "",
+        "nope",
+        encode_cursor(e.position, ("feed", e.post_id)),
+        "ZjE6dzp4OjA",
+        "ZjE6dzp4Oi0x",
+    ):
         with pytest.raises(GraphQLError) as err:
             decode_ranked_cursor(bad)
         assert err.value.extensions == {"code": "BAD_USER_INPUT"}
