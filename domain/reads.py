@@ -2,8 +2,8 @@
 
 A request's reads (the dataloaders' batches, the home feed's pull authors and
 hydration) are single statements: on an engine they need no transaction, and the
-:class:`RoundTrip` port runs them in one round trip (``adapters.postgres.fetch`` on
-asyncpg, installed by the composition root's engine factory, app/database.py).
+:class:`RoundTrip` port runs them in one round trip (``adapters.postgres.fetch``,
+installed by the composition root's engine factory, app/database.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ viewer's relations to that author that the visibility rule decides on (a block e
 way, a live follow, a mute) and, when the query asks for them, the author's counts,
 the post's counts and whether the viewer liked it. Read one loader at a time, that is
 six or seven statements, each on its own pooled connection; here it is one statement,
-on asyncpg directly (domain.reads), whose every per-author and per-post fact is a probe
+in one round trip (domain.reads), whose every per-author and per-post fact is a probe
 of a primary key or a partial index (a LATERAL ... LIMIT 1 per key, which the planner
 cannot turn into a hashed scan of all the viewer's follows), so its plan (prepared,
 hence generic after a few runs) costs the same however many accounts the viewer

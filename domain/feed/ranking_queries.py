@@ -17,7 +17,7 @@ KIND_SQL = (
     " WHEN media <> '[]'::jsonb THEN 'image' ELSE 'text' END"
 )
 
-# One row of three arrays: asyncpg decodes arrays in C, so a window costs one row.
+# One row of three arrays: the driver decodes arrays in C, so a window costs one row.
 _FACTS = (
     f"SELECT array_agg(id), array_agg(author_id), array_agg({KIND_SQL}) FROM posts"
     " WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL"

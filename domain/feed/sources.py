@@ -102,7 +102,7 @@ async def home_entries_sql(
 
     Same order and cursor meaning as the Redis feed. One statement: a LATERAL top-N per
     followee through ``posts_author_live_idx``, merged. ``db``: a connection, or an
-    engine (then one round trip on asyncpg, domain.reads).
+    engine (then one round trip, domain.reads).
     """
     sql = _HOME_SQL.format(after=_AFTER if before else "")
     rows = await fetch_rows(db, sql, viewer_id, limit, *_cursor_args(before))
