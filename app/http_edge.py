@@ -68,6 +68,13 @@ ALLOWED_HEADERS = [
     "X-Request-ID",
     "Accept",
     "Range",
+    # What Apollo Client, Apollo Router's CSRF rule and other GraphQL clients send
+    "apollographql-client-name",
+    "apollographql-client-version",
+    "apollo-require-preflight",
+    "x-apollo-operation-name",
+    "graphql-client-name",
+    "graphql-client-version",
 ]
 
 
@@ -254,7 +261,7 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
                 allow_origin_regex=_wildcards(origins),
                 # PUT: uploads to /uploads/<key> (app/media_routes.py)
                 allow_methods=["GET", "HEAD", "POST", "PUT", "OPTIONS"],
-                allow_headers=ALLOWED_HEADERS,
+                allow_headers=[*ALLOWED_HEADERS, *settings.cors_extra_headers],
                 expose_headers=EXPOSED_HEADERS,
                 max_age=settings.cors_max_age_s,
             )

@@ -117,6 +117,8 @@ class Settings(BaseSettings):
     # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
     cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
     cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
+    # Request headers allowed cross-origin beyond the defaults (app/http_edge.py), comma-separated
+    cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
@@ -316,6 +318,11 @@ class Settings(BaseSettings):
             max_field_merges=self.max_field_merges,
             max_expanded_fields=self.max_expanded_fields,
         )
+
+    @property
+    def cors_extra_headers(self) -> list[str]:
+        """CORS_ALLOW_HEADERS as a list."""
+        return [h.strip() for h in self.cors_allow_headers.split(",") if h.strip()]
 
     @property
     def cors_origins(self) -> list[str]:

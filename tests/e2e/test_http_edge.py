@@ -125,6 +125,37 @@ async def test_cors_preflight_is_204_for_an_allowed_origin(make_client) -> None:
     assert "RateLimit-Remaining" in exposed and "X-Request-ID" in exposed
 
 
+CLIENT_HEADERS = (
+    "apollographql-client-name, apollographql-client-version, apollo-require-preflight,"
+    " x-apollo-operation-name, graphql-client-name, content-type"
+)
+
+
+async def test_cors_allows_the_headers_graphql_clients_send_and_the_configured_ones(
+    make_client,
+) -> None:
+    c = make_client(cors_allow_origins="https://app.example.com", cors_allow_headers=" X-Tenant ,")
+    origin = {"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"}
+    pre = await c.options(
+        "/graphql", headers={**origin, "Access-Control-Request-Headers": CLIENT_HEADERS}
+    )
+    assert pre.status_code == 204, pre.text
+    allowed = {h.strip() for h in pre.headers["access-control-allow-headers"].lower().split(",")}
+    assert {h.strip() for h in CLIENT_HEADERS.split(",")} <= allowed
+    assert "x-tenant" in allowed
+
+    extra = await c.options(
+        "/graphql", headers={**origin, "Access-Control-Request-Headers": "x-tenant"}
+    )
+    assert extra.status_code == 204, extra.text
+    for outside in ("x-not-listed", "apollographql-client-name, cookie2"):
+        refused = await c.options(
+            "/graphql", headers={**origin, "Access-Control-Request-Headers": outside}
+        )
+        assert refused.status_code == 400
+        assert "Disallowed CORS headers" in refused.text
+
+
 async def test_without_an_allow_list_there_is_no_cors(client) -> None:
     pre = await client.options(
         "/graphql", headers={"Origin": "https://app.example.com", **PREFLIGHT}
