@@ -14,7 +14,8 @@
   ``SERVICE_UNAVAILABLE`` (the disk could not take it: logged).
 - ``GET|HEAD /media/<path>`` serves the delivery object ``media/<path>`` with its content
   type, ``Cache-Control: public, max-age=31536000, immutable``, a strong ETag (304 for a
-  matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse).
+  matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse); a
+  ``Range`` that does not parse is ignored (200, the whole file: RFC 9110 "Range").
   Quarantine is never served: it is another folder, and keys there start ``raw/``.
 """
 
@@ -26,7 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, MalformedRangeHeader, Response
 from starlette.routing import Route
 
 from adapters.storage.keys import normalized_content_type
@@ -152,6 +153,18 @@ def upload_endpoint(
     return upload
 
 
+class _MediaFile(FileResponse):
+    """Starlette's FileResponse, answering the whole file for a ``Range`` it cannot
+    parse instead of a plain-text 400."""
+
+    @classmethod
+    def _parse_range_header(cls, http_range: str, file_size: int) -> list[tuple[int, int]]:
+        try:
+            return super()._parse_range_header(http_range, file_size)
+        except MalformedRangeHeader:
+            return []
+
+
 def media_endpoint(store: LocalObjectStore) -> Callable[[Request], Awaitable[Response]]:
     """``GET|HEAD /media/<path>`` (module docstring)."""
 
@@ -169,7 +182,7 @@ def media_endpoint(store: LocalObjectStore) -> Callable[[Request], Awaitable[Res
         headers = {"Cache-Control": IMMUTABLE, "ETag": etag}
         if etag in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
             return Response(status_code=304, headers=headers)
-        return FileResponse(
+        return _MediaFile(
             found.path, headers=headers, media_type=found.content_type, stat_result=st
         )
 

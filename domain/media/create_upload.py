@@ -28,6 +28,9 @@ class ReservedUpload:
     target: UploadTarget
 
 
+_NOUN = {"image": "an image", "video": "a video"}
+
+
 def check_upload(
     config: MediaConfig, kind: str, content_type: str, byte_size: int, sha256: str | None
 ) -> tuple[str, str, str | None]:
@@ -40,10 +43,14 @@ def check_upload(
     content_type = content_type.strip().lower()
     if content_type not in CONTENT_TYPES[kind]:
         allowed = ", ".join(CONTENT_TYPES[kind])
-        raise ValidationError("contentType", f"A {kind} upload is one of: {allowed}.")
+        raise ValidationError(
+            "contentType", f"The content type of {_NOUN[kind]} upload is one of: {allowed}."
+        )
     limit = config.max_bytes(kind)
     if byte_size < 1 or byte_size > limit:
-        raise ValidationError("byteSize", f"byteSize must be between 1 and {limit} for a {kind}.")
+        raise ValidationError(
+            "byteSize", f"byteSize must be between 1 and {limit} bytes for {_NOUN[kind]}."
+        )
     if sha256 is not None:
         sha256 = sha256.strip().lower()
         if not _SHA256.fullmatch(sha256):

@@ -340,6 +340,9 @@ async def test_published_media_are_served_immutable_with_ranges(served) -> None:
         assert part.headers["content-range"] == f"bytes 1000-1999/{len(data)}"
         tail = await http.get(url, headers={"Range": "bytes=-500"})
         assert tail.status_code == 206 and tail.content == data[-500:]
+        for unparsable in ("bytes=abc", "bytes=50-10", "items=0-1", "bytes"):
+            whole = await http.get(url, headers={"Range": unparsable})
+            assert (whole.status_code, whole.content) == (200, data), unparsable
         beyond = await http.get(url, headers={"Range": f"bytes={len(data)}-"})
         assert beyond.status_code == 416
         assert beyond.headers["content-range"] == f"bytes */{len(data)}"
