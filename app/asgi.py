@@ -93,7 +93,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
     def __init__(self, schema, *, settings: Settings, deps: ApiDeps) -> None:
         super().__init__(
             schema,
-            graphql_ide="graphiql",
+            graphql_ide="graphiql" if settings.graphiql_on else None,
             subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL],
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )

@@ -76,7 +76,13 @@ class RoostSchema(strawberry.Schema):
     through Strawberry's path with the one :class:`RoostOperation` extension."""
 
     def __init__(
-        self, *, limiter: DocumentLimiter, max_tokens: int, plans: bool = True, **kwargs: Any
+        self,
+        *,
+        limiter: DocumentLimiter,
+        max_tokens: int,
+        plans: bool = True,
+        introspection: bool = True,
+        **kwargs: Any,
     ):
         self.operations: RoostOperations | None = None
         super().__init__(
@@ -91,6 +97,7 @@ class RoostSchema(strawberry.Schema):
             executor_class=self.execution_context_class or RoostExecutionContext,
             is_awaitable=optimized_is_awaitable,
             plans=plans,
+            introspection=introspection,
         )
 
     def _operations(self) -> RoostOperations:
@@ -143,4 +150,5 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         limiter=DocumentLimiter(settings.document_limits),
         max_tokens=settings.max_tokens,
         plans=settings.execution_plans,
+        introspection=settings.introspection_on,
     )

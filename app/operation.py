@@ -32,7 +32,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema, specified_rules, validate
+from graphql import (
+    DocumentNode,
+    GraphQLError,
+    GraphQLSchema,
+    NoSchemaIntrospectionCustomRule,
+    specified_rules,
+    validate,
+)
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import execute as graphql_execute
 from strawberry.extensions import MaskErrors
@@ -94,8 +101,16 @@ class Documents:
         limiter: DocumentLimiter,
         max_tokens: int,
         maxsize: int = DOCUMENT_CACHE_SIZE,
+        introspection: bool = True,
     ) -> None:
         self.schema = schema
+        #: Without introspection, ``__schema`` and ``__type`` fail validation
+        #: (``__typename`` still answers).
+        self.rules = (
+            VALIDATION_RULES
+            if introspection
+            else (*VALIDATION_RULES, NoSchemaIntrospectionCustomRule)
+        )
         self.limiter = limiter
         self.max_tokens = max_tokens
         self.maxsize = maxsize
@@ -141,7 +156,7 @@ class Documents:
         refusal = self.limiter.check(query, document)
         if refusal is not None:
             return (refusal,)
-        return tuple(validate(self.schema, document, VALIDATION_RULES))
+        return tuple(validate(self.schema, document, self.rules))
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -302,9 +317,10 @@ class RoostOperations:
         executor_class: type,
         is_awaitable: Callable[[Any], bool],
         plans: bool = True,
+        introspection: bool = True,
     ) -> None:
         self.schema = schema
-        self.documents = Documents(schema, limiter, max_tokens)
+        self.documents = Documents(schema, limiter, max_tokens, introspection=introspection)
         self.max_tokens = max_tokens
         self.executor_class = executor_class
         self.is_awaitable = is_awaitable

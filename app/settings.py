@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     # Origins allowed to call the API from a browser: comma-separated, `*` inside an
     # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
     cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
+    # GraphiQL on GET /graphql and schema introspection (`__schema`, `__type`); unset:
+    # off when ROOST_ENV=production, on otherwise
+    graphiql_enabled: bool | None = Field(None, alias="GRAPHIQL_ENABLED")
+    introspection_enabled: bool | None = Field(None, alias="INTROSPECTION_ENABLED")
     cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
     # Request headers allowed cross-origin beyond the defaults (app/http_edge.py), comma-separated
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
@@ -318,6 +322,19 @@ class Settings(BaseSettings):
             max_field_merges=self.max_field_merges,
             max_expanded_fields=self.max_expanded_fields,
         )
+
+    @property
+    def graphiql_on(self) -> bool:
+        """GRAPHIQL_ENABLED, by default off in production."""
+        return (
+            self.graphiql_enabled if self.graphiql_enabled is not None else self.env != "production"
+        )
+
+    @property
+    def introspection_on(self) -> bool:
+        """INTROSPECTION_ENABLED, by default off in production."""
+        on = self.introspection_enabled
+        return on if on is not None else self.env != "production"
 
     @property
     def cors_extra_headers(self) -> list[str]:
