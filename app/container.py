@@ -377,7 +377,8 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals (likes and comments): README "Home feed".
+        # The ranked feed's signals (likes and comments): docs/architecture/home-feed.md
+        # "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
     }
     check_routes(services.registry, consumers)
