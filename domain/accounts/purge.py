@@ -1,5 +1,6 @@
-"""Use case: purge the personal data of an account whose deletion is due (README
-"Account lifecycle"). The worker runs :func:`purge_due_accounts` periodically.
+"""Use case: purge the personal data of an account whose deletion is due
+(docs/api/account-lifecycle.md "Account lifecycle"). The worker runs
+:func:`purge_due_accounts` periodically.
 
 Idempotent and resumable: every step deletes one batch in its own transaction (and
 keeps every counter exact when it commits), the Redis step runs before the rows it reads

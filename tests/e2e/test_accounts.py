@@ -232,7 +232,7 @@ async def test_mutation_without_token_is_unauthenticated(gql):
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
 
-# --- sessions that end (issue 8 items 1 and 2) -------------------------------------------
+# --- sessions that end -------------------------------------------------------------------
 
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code } } }"""
@@ -378,7 +378,7 @@ async def test_an_account_banned_by_hand_cannot_post_even_before_the_cache_learn
     gql, engine, make_users
 ):
     # A status changed in SQL, not through the use case: the cache still admits the
-    # token for a while (README "Sessions"), but createPost checks its author itself.
+    # token for a while (docs/api/sessions.md "Sessions"), but createPost checks its author itself.
     (x,) = await make_users(1)
     assert (await gql(VIEWER, token=x.token))["data"]["viewer"]  # cache warm
     async with engine.begin() as conn:

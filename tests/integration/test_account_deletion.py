@@ -1,8 +1,8 @@
-"""Deleting an account (README "Account lifecycle"): deleteAccount hides it at once and
-moves every count it was part of; after the grace period the purge deletes its personal
-data, batch by batch and resumably, corrects every counter of everyone else (unread
-notifications that pointed at its posts and comments included), cleans the cached
-feeds, and leaves `roost counts verify` without drift."""
+"""Deleting an account (docs/api/account-lifecycle.md "Account lifecycle"): deleteAccount
+hides it at once and moves every count it was part of; after the grace period the purge
+deletes its personal data, batch by batch and resumably, corrects every counter of
+everyone else (unread notifications that pointed at its posts and comments included),
+cleans the cached feeds, and leaves `roost counts verify` without drift."""
 
 from __future__ import annotations
 
