@@ -3,7 +3,8 @@
 For one comment event, each person is notified once, by the most specific kind: the
 author of the comment replied to gets REPLY, the post's author COMMENT (for replies
 too, unless they are the one replied to), and every other user mentioned in the body
-MENTION. A caption's mentions notify on ``post.created``. Mentions only reach existing,
+MENTION. A caption's mentions notify on ``post.created``, and those an edit adds on
+``post.edited`` (nobody is told twice of one post's caption). Mentions only reach existing,
 active users who can see the post (a private author's non-followers are not told),
 never the writer, never across a block.
 """
@@ -15,6 +16,7 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.locks import advisory_xact_lock
 from domain.notifications.config import NotificationConfig
 from domain.notifications.mentions import extract_mentions
 from domain.notifications.store import (
@@ -83,22 +85,37 @@ async def notify_comment(
     return Changes(created=created)
 
 
+_CAPTION = text(
+    "SELECT author_id, caption FROM posts"
+    " WHERE id = :id AND deleted_at IS NULL AND state = 'published'"
+)
+
+#: Who a caption of the post already mentioned (a MENTION with the post and no comment).
+_TOLD = text(
+    "SELECT recipient_id FROM notifications WHERE post_id = :id AND kind = 'mention'"
+    " AND comment_id IS NULL AND recipient_id = ANY(CAST(:ids AS uuid[]))"
+)
+
+
 async def notify_post_mentions(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, post_id: uuid.UUID
 ) -> Changes:
-    """Handle ``post.created`` {post_id, author_id}: a MENTION for every user the caption
-    mentions (read from the posts table; nothing if the post was deleted meanwhile).
-    One transaction, idempotent per event."""
+    """Handle ``post.created`` {post_id, author_id} and ``post.edited`` {post_id,
+    author_id}: a MENTION for every user the caption mentions (read from the posts
+    table, so as it is when the job runs; nothing if the post was deleted meanwhile)
+    whom no caption of this post mentioned before (an edit tells only the people it
+    adds). One transaction, idempotent per event; a transaction-scoped advisory lock on
+    the post serialises the jobs of its creation and edits, so nobody is told twice."""
     async with engine.begin() as conn:
-        row = (
-            await conn.execute(
-                text("SELECT author_id, caption FROM posts WHERE id = :id AND deleted_at IS NULL"),
-                {"id": post_id},
-            )
-        ).first()
+        row = (await conn.execute(_CAPTION, {"id": post_id})).first()
         if row is None or "@" not in row.caption:
             return Changes()
         mentioned = await mentioned_users(conn, row.caption, limit=config.max_mentions)
+        if not mentioned:
+            return Changes()
+        await advisory_xact_lock(conn, "caption-mentions", post_id)
+        told = {r[0] for r in await conn.execute(_TOLD, {"id": post_id, "ids": mentioned})}
+        mentioned = [u for u in mentioned if u not in told]
         ok = await eligible_recipients(conn, row.author_id, mentioned, post_id=post_id)
         drafts = [
             Draft(user_id, "mention", actor_id=row.author_id, post_id=post_id)

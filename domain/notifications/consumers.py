@@ -28,6 +28,7 @@ from domain.outbox.events import (
     LikeCreated,
     LikeRemoved,
     PostCreated,
+    PostEdited,
     PostProcessed,
 )
 from domain.outbox.process import Consumer, Handler
@@ -39,7 +40,7 @@ def notification_consumer(
     """The ``notifications`` consumer (domain.outbox.registry): FollowCreated,
     FollowRequestCreated, FollowRequestApproved (the requester's notice), LikeCreated,
     LikeRemoved (the liker leaves the like notification), CommentCreated, PostCreated
-    (caption mentions) and PostProcessed
+    and PostEdited (caption mentions, each person once) and PostProcessed
     (the author's "published" or "could not be published").
 
     Each handler is idempotent per event (keyed by the event's id: a job that runs twice
@@ -63,5 +64,6 @@ def notification_consumer(
         LikeRemoved: handler(withdraw_like, "post_id", "user_id"),
         CommentCreated: handler(notify_comment, "comment_id"),
         PostCreated: handler(notify_post_mentions, "post_id"),
+        PostEdited: handler(notify_post_mentions, "post_id"),  # the mentions it adds
         PostProcessed: handler(notify_post_processed, "post_id", "author_id", "state"),
     }

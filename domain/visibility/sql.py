@@ -44,7 +44,7 @@ def visible_post_sql(
     published: bool = False,
 ) -> str:
     """A statement selecting the post's columns (id, author_id, caption, media,
-    created_at, deleted_at, state, failure_reason), no row if ``viewer`` may not see it
+    created_at, deleted_at, state, failure_reason, edited_at), no row if ``viewer`` may not see it
     (rules.post_visible): live, active author, no block either way, author public, the
     viewer, or followed; published, or processing or failed and ``viewer`` its author.
 
@@ -66,7 +66,7 @@ def visible_post_sql(
     )
     return f"""
     SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at,
-           p.state, p.failure_reason
+           p.state, p.failure_reason, p.edited_at
     FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active' {me}
     WHERE p.id = {post} AND p.deleted_at IS NULL AND {state}
       AND NOT {_blocked("a.id", viewer)}
