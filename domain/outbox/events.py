@@ -261,6 +261,17 @@ class FollowRequestRejected(Event):
 
 
 @dataclass(frozen=True)
+class FollowRequestApproved(Event):
+    """The private account's owner (``target_id``) approved the request of
+    ``requester_id``, now a follower; keyed by the ``follows`` row's id."""
+
+    topic = "follow_request.approved"
+    aggregate = "target_id"
+    requester_id: uuid.UUID
+    target_id: uuid.UUID
+
+
+@dataclass(frozen=True)
 class BlockCreated(Event):
     """``blocker_id`` blocked ``blocked_id`` (follows both ways ended)."""
 

@@ -87,6 +87,7 @@ REGISTRY = Registry(
             ev.FollowRemoved: (FEED,),  # take the author's posts out
             ev.BlockCreated: (FEED,),  # both ways
             ev.FollowRequestCreated: (NOTIFICATIONS,),
+            ev.FollowRequestApproved: (NOTIFICATIONS,),  # "your request was approved"
             ev.LikeCreated: (NOTIFICATIONS, REALTIME, RANKING),
             ev.LikeRemoved: (NOTIFICATIONS, REALTIME, RANKING),  # the liker leaves the group
             ev.CommentCreated: (NOTIFICATIONS, REALTIME, RANKING),  # comment, reply, mentions
