@@ -22,10 +22,10 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.fcm import FcmTransport, ServiceAccount
-from adapters.mail import LoggingSender, SmtpConfig, SmtpSender
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
+from adapters.mail import LoggingSender, SmtpConfig, SmtpSender
 from adapters.media.hashlist import HashList
 from adapters.media.processor import PillowAvProcessor
 from adapters.search_snapshots import RedisRankedSnapshots
@@ -399,9 +399,10 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals (likes and comments): README "Home feed".
+        # The ranked feed's signals (likes and comments): docs/architecture/home-feed.md
+        # "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
-        # Verification and password reset mails (README "E-mail").
+        # Verification and password reset mails (docs/api/email.md "E-mail").
         MAIL: mail_consumer(
             engine, mail_sender(settings), settings.mail_config, settings.mail_token_key
         ),

@@ -1,5 +1,5 @@
 """The async SQLAlchemy engines (asyncpg): the primary, and read replicas with the routing
-of read-only work to them (README "Scaling out", Read replicas).
+of read-only work to them (docs/operations/scaling.md "Scaling out", Read replicas).
 
 :class:`ReadRouting` decides, per GraphQL query, which engine serves its reads: a
 replica that is reachable and at most REPLICA_MAX_LAG_S behind, unless the viewer wrote

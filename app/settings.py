@@ -109,9 +109,10 @@ class Settings(BaseSettings):
     db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
     redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
 
-    # Operations (README "Metrics"): the API's series on METRICS_HOST:METRICS_PORT (0:
-    # not served there), the worker's on METRICS_HOST:WORKER_METRICS_PORT; /metrics on
-    # the API port only with `Authorization: Bearer <METRICS_TOKEN>`.
+    # Operations (docs/operations/metrics.md "Metrics"): the API's series on
+    # METRICS_HOST:METRICS_PORT (0: not served there), the worker's on
+    # METRICS_HOST:WORKER_METRICS_PORT; /metrics on the API port only with
+    # `Authorization: Bearer <METRICS_TOKEN>`.
     metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
     metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
     metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
@@ -161,7 +162,7 @@ class Settings(BaseSettings):
     fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
-    # The ranked home feed (README "Home feed", Ranked order)
+    # The ranked home feed (docs/architecture/home-feed.md "Home feed", Ranked order)
     feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
@@ -185,14 +186,14 @@ class Settings(BaseSettings):
     # collection over 10,000 sockets' objects stalls the loop for seconds.
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
-    # User search and suggested follows (README "User search", "Suggested follows")
+    # User search and suggested follows (docs/api/search.md, docs/api/suggested-follows.md)
     search_max_results: int = Field(500, ge=1, le=10_000, alias="SEARCH_MAX_RESULTS")
     search_snapshot_ttl_s: int = Field(600, ge=1, alias="SEARCH_SNAPSHOT_TTL_S")
     search_fuzzy_threshold: float = Field(0.45, gt=0, le=1, alias="SEARCH_FUZZY_THRESHOLD")
     suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
     suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
 
-    # Push (README "Push"): log (the default) or fcm (Firebase Cloud Messaging HTTP v1)
+    # Push (docs/api/push.md "Push"): log (the default) or fcm (Firebase Cloud Messaging HTTP v1)
     push_provider: Literal["log", "fcm"] = Field("log", alias="PUSH_PROVIDER")
     fcm_credentials_file: Path | None = Field(None, alias="FCM_CREDENTIALS_FILE")
     fcm_project_id: str | None = Field(None, alias="FCM_PROJECT_ID")
@@ -207,15 +208,13 @@ class Settings(BaseSettings):
     media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
     media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
 
-    # E-mail (README "E-mail"): sent by the worker over SMTP_URL (smtp://[user:pass@]host
-    # [:port], smtps:// for TLS); unset: the worker logs each mail instead (development;
-    # with ROOST_ENV=production the worker refuses to start without it).
+    # E-mail (docs/api/email.md "E-mail"): sent by the worker over SMTP_URL
+    # (smtp://[user:pass@]host[:port], smtps:// for TLS); unset: the worker logs each mail
+    # instead (development; with ROOST_ENV=production the worker refuses to start).
     smtp_url: str | None = Field(None, alias="SMTP_URL")
     mail_from: str = Field("Roost <no-reply@roost.localhost>", alias="MAIL_FROM")
     smtp_timeout_s: float = Field(10.0, gt=0, alias="SMTP_TIMEOUT_S")
-    email_verification_token_hours: float = Field(
-        48, gt=0, alias="EMAIL_VERIFICATION_TOKEN_HOURS"
-    )
+    email_verification_token_hours: float = Field(48, gt=0, alias="EMAIL_VERIFICATION_TOKEN_HOURS")
     password_reset_token_minutes: float = Field(60, gt=0, alias="PASSWORD_RESET_TOKEN_MINUTES")
     mail_per_account_per_hour: int = Field(3, ge=1, alias="MAIL_PER_ACCOUNT_PER_HOUR")
     email_verification_url: str | None = Field(None, alias="EMAIL_VERIFICATION_URL")
@@ -264,14 +263,14 @@ class Settings(BaseSettings):
         the access tokens' key itself)."""
         return hmac.new(self.jwt_secret.encode(), b"roost:mail-token:v1", "sha256").digest()
 
-    # The account lifecycle (README "Account lifecycle")
+    # The account lifecycle (docs/api/account-lifecycle.md "Account lifecycle")
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
     data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
 
-    # The media pipeline (README "Media"): uploads, limits, the worker's time limit.
+    # The media pipeline (docs/api/media.md "Media"): uploads, limits, the worker's time limit.
     media_upload_ttl_s: int = Field(900, ge=60, le=86_400, alias="MEDIA_UPLOAD_TTL_S")
     media_pending_ttl_s: int = Field(3_600, ge=60, alias="MEDIA_PENDING_TTL_S")
     media_max_image_bytes: int = Field(30 * 1024 * 1024, ge=1, alias="MEDIA_MAX_IMAGE_BYTES")
@@ -283,11 +282,11 @@ class Settings(BaseSettings):
     media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
     media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
     media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
-    # Media storage (README "Media storage"): `local` keeps uploads and published
-    # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
-    # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
-    # or two of S3-compatible storage. Upload URLs of `local` are signed with
-    # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
+    # Media storage (docs/operations/media-storage.md "Media storage"): `local` keeps
+    # uploads and published variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media),
+    # received and served by Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket
+    # (prefixes raw/ and media/) or two of S3-compatible storage. Upload URLs of `local`
+    # are signed with MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
     media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
     media_dir: Path | None = Field(None, alias="MEDIA_DIR")
     media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")

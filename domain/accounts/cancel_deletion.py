@@ -1,5 +1,5 @@
 """Use case: the owner cancels the deletion of their account within its grace period,
-and is signed in again (README "Account lifecycle")."""
+and is signed in again (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 

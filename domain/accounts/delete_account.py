@@ -1,5 +1,6 @@
 """Use case: the owner deletes their account. It is hidden at once and restorable for a
-grace period; then the worker purges its personal data (README "Account lifecycle")."""
+grace period; then the worker purges its personal data (docs/api/account-lifecycle.md
+"Account lifecycle")."""
 
 from __future__ import annotations
 

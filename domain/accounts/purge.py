@@ -1,5 +1,6 @@
-"""Use case: purge the personal data of an account whose deletion is due (README
-"Account lifecycle"). The worker runs :func:`purge_due_accounts` periodically.
+"""Use case: purge the personal data of an account whose deletion is due
+(docs/api/account-lifecycle.md "Account lifecycle"). The worker runs
+:func:`purge_due_accounts` periodically.
 
 Idempotent and resumable: every step deletes one batch in its own transaction (and
 keeps every counter exact when it commits), the Redis step runs before the rows it reads
@@ -51,7 +52,7 @@ _LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE"
 _SCRUB = text(
     """
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
-        email = NULL, password_hash = '!', is_private = false, is_moderator = false,
+        email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false, is_moderator = false,
         last_active_at = NULL, status = 'deleted', purged_at = now()
     WHERE id = :u
     """

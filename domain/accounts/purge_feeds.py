@@ -1,5 +1,5 @@
 """The Redis part of an account's purge: its posts out of its followers' cached feeds,
-its own timelines gone (README "Account lifecycle", "Home feed")."""
+its own timelines gone (docs/api/account-lifecycle.md "Account lifecycle", "Home feed")."""
 
 from __future__ import annotations
 

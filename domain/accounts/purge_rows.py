@@ -1,6 +1,6 @@
 """The PostgreSQL part of an account's purge: each step deletes one batch of the
 account's rows in its own transaction and returns how many it took, so the purge can
-stop after any batch and resume (README "Account lifecycle").
+stop after any batch and resume (docs/api/account-lifecycle.md "Account lifecycle").
 
 The account is not active by then (``pending_deletion``, or ``deleted``), so the
 counters of others already leave out everything it did (domain.moderation.
@@ -114,6 +114,8 @@ _SIMPLE: dict[str, str] = {
     " (SELECT id FROM device_tokens WHERE user_id = :u LIMIT :n)",
     "data_exports": "DELETE FROM data_exports WHERE id IN"
     " (SELECT id FROM data_exports WHERE user_id = :u LIMIT :n)",
+    "email_tokens": "DELETE FROM email_tokens WHERE id IN"
+    " (SELECT id FROM email_tokens WHERE user_id = :u LIMIT :n)",
 }
 #: The account's own notifications.
 _OWN_NOTIFICATIONS = text(
@@ -184,7 +186,7 @@ async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, 
     else's counter moves (those of others leave an inactive account out); the account's
     own ``followers``/``following`` lose each live follow of an active account, whose
     status is read under ``FOR KEY SHARE`` (a ban in flight finishes first and is seen:
-    README "Counters"). Returns how many follows went."""
+    docs/architecture/counters.md "Counters"). Returns how many follows went."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
         if not rows:

@@ -57,7 +57,7 @@ async def add_comment(
     The author's account (and a parent's comment and author) are read under ``FOR KEY
     SHARE``, so a concurrent ban or deletion of the parent either waits for this
     comment or is seen by it: the ``comments`` counter only ever counts comments of
-    active accounts in a visible thread (README "Counters").
+    active accounts in a visible thread (docs/architecture/counters.md "Counters").
     """
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():

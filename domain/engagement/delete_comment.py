@@ -30,8 +30,8 @@ async def delete_comment(
 
     Allowed to the comment's author and to the post's author. The post's ``comments``
     counter drops, in the same transaction, by the deleted comments it counted (those
-    of active accounts under an active account's comment: README "Counters"), with a
-    ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
+    of active accounts under an active account's comment: docs/architecture/counters.md
+    "Counters"), with a ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
     CommentNotFoundError (also for a comment of a deleted post: nothing changes) or
     NotCommentModeratorError.
     """

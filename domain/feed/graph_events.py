@@ -8,7 +8,7 @@ event that woke it: the merge adds only while the follow is live, the purge remo
 while it is not. Jobs of one pair therefore run one at a time, and the last of them runs
 after the last follow change committed and so writes the final state, whatever order
 arq ran them in (a late purge can no longer erase a re-follow; a late merge can no
-longer undo a later unfollow). See README "Home feed", Graph changes.
+longer undo a later unfollow). See docs/architecture/home-feed.md "Home feed", Graph changes.
 """
 
 from __future__ import annotations

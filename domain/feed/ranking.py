@@ -1,5 +1,5 @@
 """The ranked home feed's score: a pure function of a post, the viewer's signals and a
-clock (README "Home feed", Ranked order; docs/design.md "Home feed").
+clock (docs/architecture/home-feed.md "Home feed", Ranked order; docs/design.md "Home feed").
 
 ``score = (recency + engagement_weight * engagement) * proximity * preference``:
 

@@ -1,5 +1,5 @@
-"""Use case: read a page of the viewer's ranked home feed (README "Home feed", Ranked
-order; docs/design.md "Home feed").
+"""Use case: read a page of the viewer's ranked home feed (docs/architecture/home-feed.md
+"Home feed", Ranked order; docs/design.md "Home feed").
 
 The first page reads the candidate window the chronological read assembles (the newest
 ``window`` entries of the cached feed merged with the pull authors', through

@@ -1,5 +1,5 @@
-"""Use case: change one's password; every other session of the account ends (README
-"Account lifecycle")."""
+"""Use case: change one's password; every other session of the account ends
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ async def change_password(
     One transaction: the new argon2id hash (only if the hash that was verified is still
     the stored one), the revoked refresh-token families and a ``user.password_changed``
     outbox event; then the session cache learns the ended sessions, so their access
-    tokens are refused from the next request on and their sockets close (README
+    tokens are refused from the next request on and their sockets close (docs/api/sessions.md
     "Sessions"). Raises ValidationError (``newPassword``: 8-256 characters, no NUL),
     WrongPasswordError (``currentPassword``; also when a concurrent change won) or
     AccountUnavailableError (the account is not active: UNAUTHENTICATED).

@@ -23,7 +23,8 @@ from sqlalchemy import (
 from domain.db import metadata
 
 #: Account states; only ``active`` accounts are seen or may act. ``pending_deletion``: the
-#: owner asked to delete it; hidden like a ban until the purge (README "Account lifecycle").
+#: owner asked to delete it; hidden like a ban until the purge
+#: (docs/api/account-lifecycle.md "Account lifecycle").
 USER_STATUSES = ("active", "banned", "pending_deletion", "deleted")
 
 users = Table(

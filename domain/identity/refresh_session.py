@@ -1,5 +1,5 @@
 """Use case: rotate a refresh token into a new token pair, with a grace window for
-concurrent duplicates (README "Sessions")."""
+concurrent duplicates (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 

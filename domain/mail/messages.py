@@ -31,8 +31,11 @@ def verification_mail(
         "",
         "please confirm that this is your e-mail address for Roost.",
         "",
-        *([f"Open this link: {url}", "", "or enter this code in the app:"] if url else
-          ["Enter this code in the app:"]),
+        *(
+            [f"Open this link: {url}", "", "or enter this code in the app:"]
+            if url
+            else ["Enter this code in the app:"]
+        ),
         f"    {token}",
         "",
         f"It works once and for {_lasts(ttl)}. If you did not sign up for Roost, ignore",
@@ -52,8 +55,11 @@ def reset_mail(
         "",
         "someone (we hope you) asked to reset the password of your Roost account.",
         "",
-        *([f"Open this link: {url}", "", "or enter this code in the app:"] if url else
-          ["Enter this code in the app:"]),
+        *(
+            [f"Open this link: {url}", "", "or enter this code in the app:"]
+            if url
+            else ["Enter this code in the app:"]
+        ),
         f"    {token}",
         "",
         f"It works once and for {_lasts(ttl)}; setting a new password signs you out",

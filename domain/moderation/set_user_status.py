@@ -1,5 +1,5 @@
 """Use case: ban, reinstate or delete an account, correcting every count it is part of in
-the same transaction (README "Who sees what", "Counters").
+the same transaction (docs/api/visibility.md "Who sees what", "Counters").
 
 The counters count only what active accounts did: a follow counts if the other side is
 active, a like if its liker is, a comment if its author and the author of the
@@ -82,11 +82,11 @@ async def set_user_status(
     and post it is part of, the removal of what it notified others of, the end of its
     sessions and a ``user.status_changed`` outbox event. After the commit the session
     cache (``sessions``) learns the status and the ended sessions, so the account's
-    tokens are refused and its sockets close at once (README "Sessions"). Idempotent
+    tokens are refused and its sockets close at once (docs/api/sessions.md "Sessions"). Idempotent
     (the same status again changes nothing). Raises NotFoundError (no such account) or
     ValidationError (an unknown status, a deleted account, which stays deleted, or an
     account whose owner is deleting it: it may only be reinstated, within the grace
-    period, or deleted now; README "Account lifecycle").
+    period, or deleted now; docs/api/account-lifecycle.md "Account lifecycle").
     """
     if status not in OPERATOR_STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")

@@ -3,10 +3,11 @@ a withdrawn like back out.
 
 The first like of a post (for its author) creates a LIKE notification; a like by someone
 else within ``like_window`` (10 minutes) of that notification's time joins it: one more
-person behind it (``count`` is the number of distinct people, README "Notifications"),
-the newest liker as its actor ("bob and 2 others liked your post"), unread again. A like
-after the window opens a new notification. Only a new notification is pushed (one push
-per post per 10 minutes at most); joining one is published for real time.
+person behind it (``count`` is the number of distinct people, docs/api/notifications.md
+"Notifications"), the newest liker as its actor ("bob and 2 others liked your post"),
+unread again. A like after the window opens a new notification. Only a new notification
+is pushed (one push per post per 10 minutes at most); joining one is published for real
+time.
 
 The people behind a notification are rows of ``notification_actors``. A repeat like by
 someone already behind it changes nothing and publishes nothing. An unlike withdraws

@@ -94,9 +94,10 @@ notifications = Table(
     ),
 )
 
-#: The people behind a like notification, one row each (README "Notifications"): its
-#: ``count`` is the number of rows not withdrawn, so a repeat like adds nobody and an
-#: unlike takes its liker out again. A block or a ban deletes the account's rows.
+#: The people behind a like notification, one row each (docs/api/notifications.md
+#: "Notifications"): its ``count`` is the number of rows not withdrawn, so a repeat like
+#: adds nobody and an unlike takes its liker out again. A block or a ban deletes the
+#: account's rows.
 notification_actors = Table(
     "notification_actors",
     metadata,

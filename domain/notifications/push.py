@@ -1,4 +1,4 @@
-"""Push delivery to devices, behind an interface (README "Push").
+"""Push delivery to devices, behind an interface (docs/api/push.md "Push").
 
 A sender gets one :class:`PushMessage` per notification created (coalesced likes are
 not pushed again) after the notification committed. Delivery is best effort: whatever a

@@ -8,7 +8,7 @@ graph loader): a ``user_search`` row exists exactly while the account is active,
 (``search_fold``: ``lower(unaccent())``). ``followers`` is the ranking signal,
 refreshed from the exact counters by :func:`domain.search.ranks.refresh_search_ranks`
 (the worker, every 10 minutes): close enough to rank by, and stored beside the names so
-that a ranked prefix scan never reads the counter shards (README "User search").
+that a ranked prefix scan never reads the counter shards (docs/api/search.md "User search").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Use case: find people by username or display name, ranked (README "User search").
+"""Use case: find people by username or display name, ranked (docs/api/search.md "User search").
 
 Match quality comes first, in tiers, then the ranking signal ``followers``, then the
 user id (a total order):

@@ -1,4 +1,5 @@
-"""Use case: suggest accounts to follow, friends of friends (README "Suggested follows").
+"""Use case: suggest accounts to follow, friends of friends (docs/api/suggested-follows.md
+"Suggested follows").
 
 A candidate is followed by people the viewer follows; the more of them follow it, the
 higher it ranks (then the ranking signal ``user_search.followers``, then the id). Left

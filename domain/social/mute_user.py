@@ -1,4 +1,4 @@
-"""Use case: mute an account (README "Mute and blocked list").
+"""Use case: mute an account (docs/api/mute-and-block.md "Mute and blocked list").
 
 A mute hides the muted account's posts from the muter's home feed and its
 notifications from the muter's, without unfollowing, and without anything showing on

@@ -1,4 +1,4 @@
-"""Who may see what: the one rule, pure (README "Who sees what").
+"""Who may see what: the one rule, pure (docs/api/visibility.md "Who sees what").
 
 Every GraphQL edge that returns an account, a post, a comment or a notification asks
 these functions, over facts the per-request dataloaders load in batch

@@ -51,9 +51,10 @@ def visible_post_sql(
     ``post`` and ``viewer`` are SQL expressions (binds, or columns of a LATERAL join).
     ``lock_viewer`` (for writes by the viewer: like, comment) also requires the viewer's
     own account to be active, reading it under ``FOR KEY SHARE`` so that a concurrent
-    ban either waits for this transaction or is seen by it (README "Counters"), and the
-    post published (rules.post_published_visible); ``published`` alone asks the latter
-    (engagement events).
+    ban either waits for this transaction or is seen by it
+    (docs/architecture/counters.md "Counters"), and the post published
+    (rules.post_published_visible); ``published`` alone asks the latter (engagement
+    events).
     """
     me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
     lock = "FOR KEY SHARE OF v" if lock_viewer else ""

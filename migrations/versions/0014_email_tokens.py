@@ -1,4 +1,4 @@
-"""E-mail verification and password reset (README "E-mail").
+"""E-mail verification and password reset (docs/api/email.md "E-mail").
 
 ``users.email_verified_at``: when the owner proved the address theirs (NULL for every
 existing account). ``email_tokens``: one single-use token per mail sent, keyed by the

@@ -377,7 +377,7 @@ async def test_an_account_banned_by_hand_cannot_post_even_before_the_cache_learn
     gql, engine, make_users
 ):
     # A status changed in SQL, not through the use case: the cache still admits the
-    # token for a while (README "Sessions"), but createPost checks its author itself.
+    # token for a while (docs/api/sessions.md "Sessions"), but createPost checks its author itself.
     (x,) = await make_users(1)
     assert (await gql(VIEWER, token=x.token))["data"]["viewer"]  # cache warm
     async with engine.begin() as conn:

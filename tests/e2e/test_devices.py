@@ -1,4 +1,4 @@
-"""Push devices over GraphQL (README "Push"): registerDevice / unregisterDevice are typed
+"""Push devices over GraphQL (docs/api/push.md "Push"): registerDevice / unregisterDevice are typed
 and idempotent, tokens belong to a user and a session, a refresh carries them to the
 new session, and logging out of a session forgets exactly that session's devices."""
 

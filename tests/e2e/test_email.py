@@ -1,7 +1,7 @@
 """E-mail over GraphQL with the real worker and a real SMTP server in the process
-(README "E-mail"): the worker mails a verification code at sign-up, through SMTP, and
-sends a mail again when the server defers it; tests read the mail the server received
-and use its code through GraphQL."""
+(docs/api/email.md "E-mail"): the worker mails a verification code at sign-up, through
+SMTP, and sends a mail again when the server defers it; tests read the mail the server
+received and use its code through GraphQL."""
 
 from __future__ import annotations
 
@@ -43,8 +43,9 @@ async def test_sign_up_mails_a_verification_code_through_smtp(gql, engine, worke
         row = (
             await conn.execute(
                 text(
-                    "SELECT t.purpose, t.email, t.used_at, t.expires_at > now() + interval '47 hours'"
-                    " AS long FROM email_tokens t JOIN users u ON u.id = t.user_id"
+                    "SELECT t.purpose, t.email, t.used_at,"
+                    " t.expires_at > now() + interval '47 hours' AS long"
+                    " FROM email_tokens t JOIN users u ON u.id = t.user_id"
                     " WHERE u.username = :n AND t.token_hash = :h"
                 ),
                 {"n": name, "h": hashlib.sha256(code.encode()).digest()},

@@ -1,5 +1,5 @@
 """Issue 9's six failing inputs, over GraphQL against real PostgreSQL, Redis and the arq
-worker: one visibility rule on every edge, and every count equal to its list (README
+worker: one visibility rule on every edge, and every count equal to its list (docs/api/visibility.md
 "Who sees what")."""
 
 from __future__ import annotations

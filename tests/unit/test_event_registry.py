@@ -28,9 +28,9 @@ from domain.outbox.events import EVENT_TYPES, EventPayloadError, decode
 from domain.outbox.jobs import job_id
 from domain.outbox.registry import (
     ACCOUNTS,
-    MAIL,
     API_PUBLISHED,
     FEED,
+    MAIL,
     MEDIA,
     NOTIFICATIONS,
     RANKING,
