@@ -1,12 +1,7 @@
-"""The one composition root (Cosmic Python's ``bootstrap.py``): builds the engine, the
-Redis clients, the feed stores, the event registry, the dispatcher, the publishers and
-the senders once per process, for the API (app/asgi.py) and the worker
-(workers/settings.py) alike, and closes them in reverse order.
-
-:class:`Services` is what both processes share; :class:`ApiDeps` adds what the API's
-GraphQL view and routes use (the guards, the doorkeeper, the real-time hub, the read
-replicas), and :class:`WorkerDeps` what the worker's jobs need: each is the typed
-object its side reads (instead of building its own, or string keys in arq's ``ctx``).
+"""The one composition root: builds each process's infrastructure once and closes it in
+reverse order. :class:`Services` is what the API (app/asgi.py) and the worker
+(workers/settings.py) share; :class:`ApiDeps` and :class:`WorkerDeps` add what each
+side reads.
 """
 
 from __future__ import annotations
@@ -204,17 +199,9 @@ def build_object_store(settings: Settings) -> ObjectStore:
 
 @dataclass
 class ApiDeps:
-    """What the API process's GraphQL view and routes use, built once by
-    :func:`build_api` on top of :class:`Services` (and closed with them).
-
-    ``stores``: the feed stores (rebuilds read the primary); ``hub``: the process's one
-    Redis pub/sub connection for every subscription, and ``engagement_reads`` the
-    batched reads of its engagement events (both None without Redis: no
-    subscriptions); ``reads``: the read replicas' routing
-    (None without REPLICA_URLS); ``guards``: rate limits, persisted queries and
-    idempotency on their own Redis client (short timeouts, fail open); ``sessions``: the
-    session cache on that client, and ``doorkeeper`` the admission of bearer tokens over
-    it; ``ranked_snapshots``: the frozen rankings of search and suggestions.
+    """What the API's GraphQL view and routes use, built by :func:`build_api` on top of
+    :class:`Services` and closed with them. ``hub`` and ``engagement_reads`` are None
+    without Redis (no subscriptions), ``reads`` without replicas.
     """
 
     services: Services
@@ -229,10 +216,8 @@ class ApiDeps:
 
 
 def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDeps:
-    """The API process's dependencies: the shared :class:`Services` (``engine`` may be
-    passed in: tests) plus what the GraphQL view uses; everything built here is closed by
-    ``deps.services.aclose()``, the last built first. Raises RuntimeError without
-    DATABASE_URL."""
+    """The API's dependencies, closed by ``deps.services.aclose()``. Raises RuntimeError
+    without DATABASE_URL."""
     services = build_services(settings, client="api", engine=engine)
     engine = services.engine
     # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
@@ -365,11 +350,9 @@ class WorkerDeps:
 def build_worker(
     settings: Settings, *, publisher: NotificationPublisher | None = None
 ) -> WorkerDeps:
-    """The worker's dependencies: the shared :class:`Services` plus the push sender, the
-    one :class:`Delivery` (used by the notification consumer and the follow digest) and
-    every consumer of the registry, checked to handle each event type routed to it
-    (RuntimeError otherwise: a wiring bug fails at start, not at the first event).
-    ``publisher`` replaces the real-time publisher of notifications (tests)."""
+    """The worker's dependencies: :class:`Services`, the push sender and every consumer
+    of the registry (RuntimeError when a routed event type has no handler).
+    ``publisher`` replaces the notifications' real-time publisher (tests)."""
     services = build_services(settings, client="worker")
     engine = services.engine
     stores = services.stores()

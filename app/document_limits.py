@@ -5,7 +5,7 @@ Selection Merging" (FieldsInSetCanMerge, GraphQL spec §5.3.2) compares every pa
 fields that land on the same response path, so ``n`` copies of a field cost
 ``n(n-1)/2`` comparisons, multiplied again under each copy's subfields. An 8 KB
 document of 260 copies of ``feed(first: 1) { edges { node { id } } }`` took a second
-of event-loop time to validate (docs/api/limits.md "HTTP guards", issue 8 item 7). Strawberry's
+of event-loop time to validate (docs/api/limits.md "HTTP guards"). Strawberry's
 depth and alias limiters are recursive and expand fragments without memory, so a chain
 of fragments hits Python's recursion limit and a fragment spread twice per level
 expands exponentially.

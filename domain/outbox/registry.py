@@ -1,4 +1,4 @@
-"""The one registry from event type to its consumers (issue 10, Cosmic Python's
+"""The one registry from event type to its consumers (Cosmic Python's
 ``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
 
 A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,

@@ -231,7 +231,7 @@ async def test_mutation_without_token_is_unauthenticated(gql):
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
 
-# --- sessions that end (issue 8 items 1 and 2) -------------------------------------------
+# --- sessions that end -------------------------------------------------------------------
 
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code } } }"""

@@ -1,4 +1,4 @@
-"""Sessions and rate limits over WebSocket, both protocols (issue 8 items 1, 2 and 6).
+"""Sessions and rate limits over WebSocket, both protocols.
 
 Servers are real (uvicorn in this event loop, the test database and Redis); sessions end
 through the use cases over HTTP (the in-process client) or directly, and the sockets of
