@@ -58,6 +58,7 @@ class IdentityMutations:
                 email=input.email,
                 password=input.password,
                 display_name=input.display_name,
+                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, UsernameTakenError, EmailTakenError) as exc:
             return error_from_domain(exc)
