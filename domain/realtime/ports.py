@@ -47,14 +47,10 @@ class Subscriptions(Protocol):
         types: Iterable[str] | None = None,
         presence: uuid.UUID | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
-        """``async with subs.subscribe(channel) as sub``: receive the events of
-        ``channel`` (only those whose ``type`` is in ``types``, if given) while the
-        context is open; it is entered once the subscription is live, so an event
-        published after that is received. With ``presence``, that user counts as online
-        (fan-out publishes feed items to them) until the context closes.
-
-        Raises HubClosedError if the hub is closed, TimeoutError if the subscription is
-        not confirmed in time, RedisError if the presence write fails.
+        """``async with subs.subscribe(channel) as sub``: the events of ``channel`` (of
+        ``types``, if given), entered once live; with ``presence`` that user counts as
+        online meanwhile. Raises HubClosedError, TimeoutError (not confirmed) or
+        RedisError (presence write).
         """
         ...
 
