@@ -1,12 +1,6 @@
-"""The ports of real-time events: :class:`RealtimePublisher`, what use cases and
-consumers publish through (``adapters.feedstore.publisher`` on Redis pub/sub), and the
-port a GraphQL subscription listens through: what schema/ and resolvers/ (and the
-WebSocket session watch) use of the per-process hub.
-
-The adapter is :class:`app.realtime.hub.Hub`, one Redis pub/sub connection per process,
-built by the composition root (app/asgi.py through app/container.py); schema/ and
-resolvers/ see only these protocols and :class:`HubClosedError`, so they never import
-``app``.
+"""The ports of real-time events: :class:`RealtimePublisher` (what writers publish
+through; adapters.feedstore.publisher) and :class:`Subscriptions` (what subscriptions
+listen through; app.realtime.hub.Hub).
 """
 
 from __future__ import annotations
