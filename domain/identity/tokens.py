@@ -102,15 +102,9 @@ _verified: OrderedDict[tuple[str, str], AccessClaims] = OrderedDict()
 
 
 def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
-    """Return the claims of a valid access token. Whether its session is still live is
-    another question (domain.identity.session_store).
-
-    A token verified before (same text, same secret) is not verified again until it
-    expires: only a valid token is remembered, keyed by its exact text, so a forged or
-    altered one is always checked in full; the expiry is checked on every call.
-
-    Raises :class:`InvalidTokenError` if the token is malformed, forged (bad
-    signature or algorithm), expired, or not an access token.
+    """The claims of a valid access token (its session is domain.identity.session_store's
+    question). A valid token is remembered by its exact text until it expires; the
+    expiry is checked on every call. Raises :class:`InvalidTokenError`.
     """
     key = (config.secret, token)
     claims = _verified.get(key)
