@@ -52,8 +52,8 @@ _LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE"
 _SCRUB = text(
     """
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
-        email = NULL, password_hash = '!', is_private = false, is_moderator = false,
-        last_active_at = NULL, status = 'deleted', purged_at = now()
+        email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false,
+        is_moderator = false, last_active_at = NULL, status = 'deleted', purged_at = now()
     WHERE id = :u
     """
 )

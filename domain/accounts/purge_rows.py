@@ -114,6 +114,8 @@ _SIMPLE: dict[str, str] = {
     " (SELECT id FROM device_tokens WHERE user_id = :u LIMIT :n)",
     "data_exports": "DELETE FROM data_exports WHERE id IN"
     " (SELECT id FROM data_exports WHERE user_id = :u LIMIT :n)",
+    "email_tokens": "DELETE FROM email_tokens WHERE id IN"
+    " (SELECT id FROM email_tokens WHERE user_id = :u LIMIT :n)",
 }
 #: The account's own notifications.
 _OWN_NOTIFICATIONS = text(
