@@ -1,11 +1,6 @@
-"""Hashtag extraction (docs/design.md "Decided details", Hashtags).
-
-``#`` followed by letters, combining marks, digits or ``_`` in any script, with a
-zero-width non-joiner or joiner (U+200C, U+200D) kept between two of them, as the
-hashtag identifiers of UAX #31 have it (Persian ``#نرم‌افزار`` is one tag); not inside a
-URL; trailing punctuation is not part of a tag; folded with NFKC + casefold (accents
-kept); at most 30 distinct tags per post, each at most 50 code points (longer runs
-are not tags).
+"""Hashtag extraction (docs/design.md "Decided details", Hashtags): UAX #31 hashtag
+identifiers outside URLs, folded NFKC + casefold; at most 30 distinct tags per post, each
+at most 50 code points.
 """
 
 from __future__ import annotations

@@ -63,14 +63,9 @@ async def like_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Like a post the user can see; return True if the like is new.
-
-    One transaction: the ``likes`` row (primary key (post, user), so concurrent likes by
-    one user insert once), a ``like.created`` event {post_id, user_id, author_id} and
-    the post's ``likes`` counter +1. Raises PostNotFoundError if the post is missing or
-    not visible to the user (deleted, blocked, private and not followed), or the user's
-    account is not active (read under ``FOR KEY SHARE``: a concurrent ban waits for the
-    like or is seen by it, so the counter only counts active accounts' likes).
+    """Like a post the user can see, with ``like.created`` and the counter in one
+    transaction; True if new. Raises PostNotFoundError (not there, not visible, or the
+    user inactive).
     """
     return await _write(
         engine,

@@ -1,11 +1,6 @@
-"""Use cases: notify of comments, replies and ``@mentions`` (in comments and captions).
-
-For one comment event, each person is notified once, by the most specific kind: the
-author of the comment replied to gets REPLY, the post's author COMMENT (for replies
-too, unless they are the one replied to), and every other user mentioned in the body
-MENTION. A caption's mentions notify on ``post.created``. Mentions only reach existing,
-active users who can see the post (a private author's non-followers are not told),
-never the writer, never across a block.
+"""Use cases: notify of comments, replies and ``@mentions``: each person once per event,
+by the most specific kind (REPLY, COMMENT, MENTION), never the writer, never across a
+block, only who can see the post.
 """
 
 from __future__ import annotations

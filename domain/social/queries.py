@@ -72,13 +72,9 @@ async def follow_list(
     after: Position | None = None,
     viewer_id: uuid.UUID | None = None,
 ) -> FollowPage:
-    """Return up to ``first`` live followers (or followees) of ``user_id``, newest first.
-
-    Keyset pagination on the follow's (created_at, id), served by the partial indexes
-    of the seed, so page N costs the same as page 1 and rows arriving between pages
-    never shift what comes next. Banned and deleted users are left out, and those with
-    a block either way with ``viewer_id`` (the SQL twin of the listing rule,
-    domain.visibility.rules.account_listed).
+    """Up to ``first`` live followers (or followees) of ``user_id``, newest first, keyset
+    on the follow's (created_at, id); inactive accounts and those with a block either way
+    with ``viewer_id`` are left out (rules.account_listed).
     """
     sql = _LIST_SQL[direction].format(after=_AFTER if after else "")
     params: dict[str, object] = {"user": user_id, "limit": first + 1, "viewer": viewer_id}
