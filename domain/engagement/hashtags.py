@@ -101,12 +101,8 @@ def extract_hashtags(text: str) -> list[str]:
 async def tag_post(
     conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
 ) -> list[str]:
-    """Record the hashtags of a new post in the caller's transaction; return them.
-
-    Two statements: create the tags that are new (``ON CONFLICT DO NOTHING``), then link
-    the post to all of them, read afresh so a tag another transaction just created is
-    found too.
-    """
+    """Record a new post's hashtags in the caller's transaction (create the new ones,
+    then link them all, read afresh); return them."""
     names = extract_hashtags(caption)
     if not names:
         return []

@@ -88,12 +88,8 @@ async def unlike_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Remove the user's like; return True if there was one. A second unlike, or an
-    unlike racing it, subtracts nothing (the DELETE matches once). Raises
-    PostNotFoundError, changing nothing and writing no event, for a post the user may not
-    see (missing, deleted, blocked, private and not followed), as a like does. An
-    account that is not active (banned, deleted) unlikes nothing: its likes are not
-    counted while it is inactive."""
+    """Remove the user's like; True if there was one (the DELETE matches once). An
+    inactive account unlikes nothing. Raises PostNotFoundError as a like does."""
     return await _write(
         engine,
         _UNLIKE,

@@ -49,13 +49,8 @@ async def mentioned_users(conn: AsyncConnection, body: str, *, limit: int) -> li
 async def notify_comment(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, comment_id: uuid.UUID
 ) -> Changes:
-    """Handle ``comment.created`` {comment_id, ...}: REPLY, COMMENT and MENTION
-    notifications (see the module docstring), all with the post and the comment.
-
-    Re-reads the comment: nothing if it or its post was deleted before the job ran.
-    One transaction; ``ON CONFLICT DO NOTHING`` on the event makes a second run create
-    nothing.
-    """
+    """Handle ``comment.created``: REPLY, COMMENT and MENTION notifications in one
+    transaction; nothing if the comment or post is gone. Idempotent."""
     async with engine.begin() as conn:
         row = (await conn.execute(_COMMENT, {"id": comment_id})).first()
         if row is None:

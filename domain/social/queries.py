@@ -222,12 +222,8 @@ _REQUESTS_AFTER = "AND (r.created_at, r.id) < (:after_ts, :after_id)"
 async def follow_request_list(
     conn: AsyncConnection, target_id: uuid.UUID, *, first: int, after: Position | None = None
 ) -> FollowPage:
-    """Return up to ``first`` pending follow requests to ``target_id``, newest first, as
-    edges of the requesters (position: the request's (created_at, id)).
-
-    Keyset pagination through ``follow_requests_target_recent_idx``; requests of banned
-    or deleted users are left out (they cannot be approved).
-    """
+    """Up to ``first`` pending requests to ``target_id`` from active users, newest first,
+    keyset on the request's (created_at, id)."""
     sql = _REQUESTS_SQL.format(after=_REQUESTS_AFTER if after else "")
     params: dict[str, object] = {"user": target_id, "limit": first + 1}
     if after:
