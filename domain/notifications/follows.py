@@ -237,12 +237,7 @@ async def send_follow_digests(
 
 
 async def prune_sources(engine: AsyncEngine, before: dt.date) -> int:
-    """Delete the per-event records of days before ``before``; return how many.
-
-    After that a dead letter of those days replayed could coalesce a like twice or
-    count a follow again; the retention (NotificationConfig.source_retention, 7 days)
-    is longer than any retry or digest catch-up.
-    """
+    """Delete the per-event records of days before ``before``; return how many."""
     async with engine.begin() as conn:
         result = await conn.execute(
             text("DELETE FROM notification_sources WHERE day < :day"), {"day": before}
