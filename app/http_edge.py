@@ -14,7 +14,8 @@ asks for it; plus CORS when an allow-list is configured.
   that will be compressed: asking costs a small response ~1 µs (Starlette's
   GZipMiddleware builds one per request, ~20 µs; ``bench/http_edge.py``).
 - **CORS** (Starlette's middleware, only when ``CORS_ALLOW_ORIGINS`` is set): a
-  successful preflight answers ``204 No Content``.
+  successful preflight answers ``204 No Content``; :func:`origin_allowed` is the same
+  allow-list for browser WebSocket handshakes (app/asgi.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import os
 import re
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -268,6 +270,20 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
         )
     stack.append(Middleware(HttpEdge))
     return stack
+
+
+def origin_allowed(origins: list[str]) -> Callable[[str], bool]:
+    """Whether an ``Origin`` is on the allow-list ``origins`` (``CORS_ALLOW_ORIGINS``:
+    exact origins, ``*`` for any, or entries with a ``*`` inside), as the CORS layer
+    decides it; browser WebSocket handshakes are admitted by the same rule."""
+    if "*" in origins:
+        return lambda origin: True
+    exact = frozenset(o for o in origins if "*" not in o)
+    wildcards = _wildcards(origins)
+    pattern = re.compile(wildcards) if wildcards else None
+    return lambda origin: (
+        origin in exact or (pattern is not None and pattern.fullmatch(origin) is not None)
+    )
 
 
 def _wildcards(origins: list[str]) -> str | None:
