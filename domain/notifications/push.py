@@ -94,6 +94,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
             return f"{count} {'person' if count == 1 else 'people'} followed you."
         case "follow_request":
             return f"{who} requested to follow you."
+        case "follow_request_approved":
+            return f"{who} approved your follow request."
         case "like":
             return f"{who} liked your post."
         case "comment":
