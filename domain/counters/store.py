@@ -60,13 +60,9 @@ _UPSERT = text(upsert_rows_sql())
 async def add_deltas(
     conn: AsyncConnection, deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
 ) -> None:
-    """Add every delta to a random shard of ``shards`` in one statement, in the caller's
-    transaction.
-
-    Atomic ``value = value + n`` (no read-modify-write), so concurrent writers never
-    lose an update. Rows are locked in (entity_id, kind) order, the same order every
-    writer and :func:`compact` use, so two writers cannot deadlock on each other.
-    """
+    """Add every delta to a random shard of ``shards`` in one atomic statement in the
+    caller's transaction, locking rows in (entity_id, kind) order as every writer and
+    :func:`compact` do (no deadlock)."""
     params = shard_rows(deltas, shards=shards, rng=rng)
     if params["entity_ids"]:
         await conn.execute(_UPSERT, params)

@@ -1,12 +1,7 @@
-"""``@username`` mentions in captions and comments.
-
-A mention is ``@`` followed by a username (docs/design.md "Decided details": ``[a-z0-9._]``,
-3–30 characters after lower-casing, so ``@Alice`` names ``alice``). It counts only where
-it cannot be part of something else: not after a letter, digit or one of ``_ . @ / : + -
-=`` (so ``bob@example.com``, ``a@b`` and ``https://x.com/@alice`` are not mentions), not
-inside a URL token, and not followed by ``@`` (an e-mail address). Trailing dots are
-punctuation (``thanks @alice.`` names ``alice``) unless the name with the dot exists;
-:func:`extract_mentions` returns both candidates and the caller keeps the one that exists.
+"""``@username`` mentions in captions and comments: ``@`` and a username (docs/design.md
+"Decided details"), not after a letter, digit or one of ``_ . @ / : + - =``, not inside
+a URL, not followed by ``@``. A trailing dot is punctuation unless the name with it
+exists (:func:`extract_mentions` returns both).
 """
 
 from __future__ import annotations

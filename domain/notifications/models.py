@@ -25,6 +25,7 @@ KINDS = (
     "follow",
     "follow_digest",
     "follow_request",
+    "follow_request_approved",  # to the requester: the private account approved them
     "like",
     "comment",
     "reply",

@@ -26,14 +26,9 @@ async def delete_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete ``post_id`` if ``actor_id`` wrote it; return True if deleted now.
-
-    Idempotent for the author (a second delete returns False). One transaction with
-    the ``posts`` counter (-1) and a ``post.deleted`` outbox row ``{post_id,
-    author_id}``, dispatched after the commit; its consumer
-    (``domain.feed.remove_post``) removes the post from the author's stores and from
-    the cached feeds of the author's active followers. Raises
-    PostNotFoundError (no such post) or NotPostAuthorError.
+    """Soft-delete ``post_id`` if ``actor_id`` wrote it, with the counter and
+    ``post.deleted``; True if deleted now (False again: idempotent). Raises
+    PostNotFoundError or NotPostAuthorError.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         row = (await uow.conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()

@@ -166,11 +166,12 @@ async def test_log_out_revokes_refresh_token(gql):
     res = await _sign_up(gql)
     out = await gql(
         "mutation($t: String) { logOut(input: { refreshToken: $t }) "
-        "{ ... on LogOutSuccess { revokedSessions } } }",
+        "{ ... on LogOutSuccess { endedSessions revokedSessions } } }",
         {"t": res["refreshToken"]},
         token=res["accessToken"],
     )
-    assert out["data"]["logOut"] == {"revokedSessions": 1}
+    # endedSessions, as changePassword names it; the old name stays, deprecated
+    assert out["data"]["logOut"] == {"endedSessions": 1, "revokedSessions": 1}
     again = (await gql(REFRESH, {"t": res["refreshToken"]}))["data"]["refreshSession"]
     assert again["__typename"] == "InvalidTokenError"
 
@@ -236,7 +237,7 @@ async def test_mutation_without_token_is_unauthenticated(gql):
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code } } }"""
 LOG_OUT = """mutation($t: String) { logOut(input: { refreshToken: $t }) {
-  ... on LogOutSuccess { revokedSessions } } }"""
+  ... on LogOutSuccess { endedSessions } } }"""
 
 
 async def test_log_out_ends_the_access_tokens_of_its_sessions(gql):
@@ -248,12 +249,12 @@ async def test_log_out_ends_the_access_tokens_of_its_sessions(gql):
         assert (await gql(VIEWER, token=auth["accessToken"]))["data"]["viewer"]
     # One session: only its tokens stop, at once.
     one = await gql(LOG_OUT, {"t": second["refreshToken"]}, token=second["accessToken"])
-    assert one["data"]["logOut"] == {"revokedSessions": 1}
+    assert one["data"]["logOut"] == {"endedSessions": 1}
     assert_unauthenticated(await gql(CREATE_POST, {"c": "after"}, token=second["accessToken"]))
     assert (await gql(VIEWER, token=res["accessToken"]))["data"]["viewer"]
     # All of them.
     out = await gql(LOG_OUT, {"t": None}, token=res["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 2}
+    assert out["data"]["logOut"] == {"endedSessions": 2}
     for auth in (res, third):
         assert_unauthenticated(await gql(CREATE_POST, {"c": "after"}, token=auth["accessToken"]))
         assert_unauthenticated(await gql(VIEWER, token=auth["accessToken"]))
