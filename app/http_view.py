@@ -197,11 +197,8 @@ class GuardedGraphQLView:
         )
 
     def encode_json(self, data: object) -> str:
-        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
-        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
-        JSON); the standard library for what orjson refuses (an integer past 64 bits).
-        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
-        graphql-ws clients refuse."""
+        """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
+        binary frames): orjson, else the standard library (integers past 64 bits)."""
         try:
             return orjson.dumps(data).decode()
         except TypeError:
@@ -322,11 +319,9 @@ class GuardedGraphQLView:
     async def _admit_and_charge(
         self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
     ) -> tuple[Refusal | None, Decision] | None:
-        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
-        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
-        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
-        hash). Returns the refusal (None: admitted) and the decision (the caller's one
-        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        """:meth:`_admit` and the rate-limit charge in one Redis round trip when the
+        charge cannot depend on the admission (a signed-in query or POSTed mutation sent
+        as text): the refusal (None: admitted) and the decision; None otherwise."""
         bearer = context.bearer
         query = request_data.query
         extensions = request_data.extensions
