@@ -108,12 +108,8 @@ def _executed(result: ExecutionResult) -> bool:
 
 
 class GuardedGraphQLView:
-    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
-
-    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
-    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
-    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
-    """
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; the view sets
+    ``self.guards`` and ``self.doorkeeper`` in ``__init__``."""
 
     guards: HttpGuards
     doorkeeper: Doorkeeper
@@ -172,12 +168,9 @@ class GuardedGraphQLView:
         )
 
     async def parse_http_body(self, request: Any) -> Any:
-        """Strawberry's parsing, with a JSON body that is not an object (a string, a
-        number) or an ``operationName`` that is not a string refused as
-        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
-        an object (nearly every request) is read here, with Strawberry's checks, without
-        its generic content-type parser (``email.message``, a tenth of the cost of a
-        small request)."""
+        """Strawberry's parsing, refusing a JSON body that is not an object or a
+        non-string ``operationName`` as ``BAD_REQUEST``; a JSON POST is read here,
+        without Strawberry's costly content-type parser."""
         data = await self._parse_json_post(request)
         if data is None:
             try:
@@ -225,11 +218,8 @@ class GuardedGraphQLView:
         )
 
     def encode_json(self, data: object) -> str:
-        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
-        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
-        JSON); the standard library for what orjson refuses (an integer past 64 bits).
-        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
-        graphql-ws clients refuse."""
+        """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
+        binary frames): orjson, else the standard library (integers past 64 bits)."""
         try:
             return orjson.dumps(data).decode()
         except TypeError:
@@ -371,11 +361,9 @@ class GuardedGraphQLView:
     async def _admit_and_charge(
         self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
     ) -> tuple[Refusal | None, Decision] | None:
-        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
-        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
-        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
-        hash). Returns the refusal (None: admitted) and the decision (the caller's one
-        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        """:meth:`_admit` and the rate-limit charge in one Redis round trip when the
+        charge cannot depend on the admission (a signed-in query or POSTed mutation sent
+        as text): the refusal (None: admitted) and the decision; None otherwise."""
         bearer = context.bearer
         query = request_data.query
         extensions = request_data.extensions
@@ -456,14 +444,8 @@ class GuardedGraphQLView:
         info: OperationInfo | None,
         prepaid: Decision | None = None,
     ) -> Decision:
-        """Charge the request to its budgets (``prepaid``: already charged, this is the
-        decision); raise ``RATE_LIMITED`` (429) if one is spent, else return the
-        decision (its ``headers()`` go on the response).
-
-        Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
-        anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
-        """
+        """Charge the request to its budgets (``prepaid``: already charged); raise
+        ``RATE_LIMITED`` (429) if one is spent, else return the decision."""
         decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision

@@ -464,10 +464,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for the streaming path (WebSocket operations and
-    subscription events), built per operation: one hook per phase, running the rules
-    of the module. ``MaskErrors`` supplies the calls on the final result and on each
-    streamed one; the masking itself is :class:`ErrorMasking`'s."""
+    """Strawberry's extension for WebSocket operations and subscription events: one hook
+    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)

@@ -23,12 +23,8 @@ async def active_followers_page(
     after: Position | None,
     limit: int,
 ) -> tuple[list[uuid.UUID], Position | None]:
-    """Return up to ``limit`` followers of ``author_id`` active since ``active_since``
-    and the keyset position to continue from (None when done).
-
-    Walks ``follows_followee_live_idx`` by (created_at, id) descending, so each page
-    costs the same however deep it is.
-    """
+    """Up to ``limit`` followers of ``author_id`` active since ``active_since`` and the
+    keyset position to continue from (None when done)."""
     where = "AND (f.created_at, f.id) < (:ts, :id)" if after else ""
     params: dict[str, object] = {"author": author_id, "since": active_since, "limit": limit}
     if after:

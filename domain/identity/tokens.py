@@ -1,10 +1,6 @@
-"""Access tokens (JWT, HS256) and opaque refresh tokens.
-
-Access tokens live ``access_ttl`` (15 min by default), name their session (``sid``) and
-are checked without a database read (their session against the Redis session cache);
-refresh tokens are 256-bit strings whose SHA-256 is stored in ``sessions`` so they can
-be rotated and revoked (30 days by default). Signing and verifying a JWT is the
-:class:`AccessTokenCodec` port's (``adapters.jwt_codec`` on PyJWT).
+"""Access tokens (JWT, HS256, naming their session ``sid``; signed by the
+:class:`AccessTokenCodec` port) and opaque 256-bit refresh tokens whose SHA-256 is
+stored in ``sessions``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The ports of the media pipeline: where bytes are kept, how they are decoded, and the
-known-bad list checked before anything is published. Adapters live in ``adapters/``.
-
-Object keys are opaque strings chosen by the domain (``raw/<upload id>`` in quarantine,
-``media/<post id>/<upload id>/<variant>.<ext>`` for delivery); they never come from a
-client.
+"""The ports of the media pipeline: object storage, decoding and the known-bad list.
+Keys are chosen by the domain, never by a client: ``raw/<upload id>`` in quarantine,
+``media/<post id>/<upload id>/<variant>.<ext>`` for delivery.
 """
 
 from __future__ import annotations

@@ -24,13 +24,9 @@ def _in_url(text: str, at: int) -> bool:
 
 
 def extract_mentions(text: str, *, limit: int = 20) -> list[tuple[str, ...]]:
-    """Return the mentions of ``text`` in order of first appearance, at most ``limit``
-    distinct ones; each is a tuple of candidate canonical usernames, longest first
-    (``("alice.",  "alice")`` for ``@alice.``, ``("bob",)`` for ``@Bob``).
-
-    Pure: no database. A run of name characters longer than 30 (after trailing dots are
-    dropped) is not a mention, nor is one shorter than 3.
-    """
+    """The mentions of ``text`` in order of first appearance, at most ``limit``, each a
+    tuple of candidate usernames, longest first (``("alice.", "alice")`` for
+    ``@alice.``)."""
     out: list[tuple[str, ...]] = []
     seen: set[str] = set()
     for m in _MENTION.finditer(text):

@@ -65,12 +65,8 @@ class LoggingPushSender:
 
 
 def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = None) -> str:
-    """The push text of a notification, e.g. ``alice and 2 others liked your post.``
-
-    ``actor`` is the actor's username (None for a digest, or an actor who is gone);
-    ``count`` the people behind it; ``excerpt`` the comment's text for comments and
-    replies (cut to EXCERPT_MAX code points).
-    """
+    """The push text of a notification (``alice and 2 others liked your post.``);
+    ``actor`` None for a digest or a gone actor, ``excerpt`` cut to EXCERPT_MAX."""
     who = actor or "Someone"
     others = count - 1
     if others > 0:

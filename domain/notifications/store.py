@@ -100,13 +100,8 @@ async def insert_notifications(
     counter_shards: int,
     ids: Sequence[uuid.UUID] | None = None,
 ) -> list[NotificationRecord]:
-    """Create ``drafts`` for ``event`` in the caller's transaction and return the rows
-    actually inserted; each recipient's unread counter gets +1 per row.
-
-    One statement; ``ON CONFLICT DO NOTHING`` on (source_event_id, recipient_id, kind),
-    so running it again for the same event inserts (and counts) nothing. ``ids`` may
-    fix the new rows' ids (default: fresh UUIDv7s).
-    """
+    """Insert ``drafts`` for ``event`` in the caller's transaction, +1 unread each, in one
+    idempotent statement; return the rows inserted. ``ids`` may fix their ids."""
     if not drafts:
         return []
     rows = (

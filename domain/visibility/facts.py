@@ -1,9 +1,5 @@
-"""The facts the visibility rule decides on (docs/api/visibility.md "Who sees what").
-
-The rule reads accounts, posts, comments and notifications through these protocols, so
-the records the dataloaders already hold (``UserRecord``, ``PostRecord``,
-``CommentRecord``, ``NotificationRecord``) are facts as they are, with no copy; the
-viewer's relations come as a :class:`Viewer`.
+"""The facts the visibility rule decides on: protocols the dataloaders' records satisfy
+as they are, and the viewer's relations (:class:`Viewer`).
 """
 
 from __future__ import annotations
