@@ -4,12 +4,14 @@ its checks do fail on what they look for.
 The short run is the whole soak made small: 5 users, 12 s of load, one fault of each
 kind (worker and API process SIGKILLed, PostgreSQL stopped ``-m immediate``, Redis
 flushed and restarted) against ``roost serve --workers 2`` and ``roost worker`` on
-servers of its own in a temporary folder (the shared ones are never stopped)."""
+servers of its own in a temporary folder (the shared ones are never stopped). It takes
+a minute or two, so it is marked ``soak``: ``make test PYTEST_ARGS="-m soak"`` runs it."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tools.soak import audit
@@ -19,6 +21,7 @@ from tools.soak.run import Config, soak
 from tools.soak.world import Account, World
 
 
+@pytest.mark.soak  # 1-2 minutes: outside `make test`
 async def test_a_short_soak_with_one_fault_of_each_kind_passes_its_audit() -> None:
     # No subscribers: whether an event reaches one during a 1.5 s outage is chance, so
     # a run this short cannot check how subscriptions ride out a fault (make soak does).
