@@ -112,6 +112,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        self.mail = settings.mail_config
         # Uploads (signed targets, arrival checks) and the public URLs of media.
         self.media = (
             MediaAccess(deps.services.object_store, settings.media_config)
@@ -173,6 +174,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            mail=self.mail,
             media=self.media,
             bearer=bearer,
             request=request,

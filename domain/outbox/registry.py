@@ -94,6 +94,7 @@ REGISTRY = Registry(
             ev.UserCreated: (),
             ev.UserUpdated: (),
             ev.PasswordChanged: (),
+            ev.EmailVerified: (),
             ev.UserStatusChanged: (),
             ev.AccountDeletionRequested: (),
             ev.AccountDeletionCancelled: (),
