@@ -20,6 +20,7 @@ from adapters.fcm import FcmTransport, ServiceAccount
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
+from adapters.mail import LoggingSender, SmtpConfig, SmtpSender
 from adapters.media.hashlist import HashList
 from adapters.media.processor import PillowAvProcessor
 from adapters.search_snapshots import RedisRankedSnapshots
@@ -37,6 +38,8 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
+from domain.identity.mail_consumers import mail_consumer
+from domain.mail.ports import MailSender
 from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
 from domain.media.process_post_media import MediaServices
@@ -48,6 +51,7 @@ from domain.outbox.process import Consumer
 from domain.outbox.registry import (
     ACCOUNTS,
     FEED,
+    MAIL,
     MEDIA,
     NOTIFICATIONS,
     RANKING,
@@ -64,13 +68,9 @@ from domain.search.snapshots import RankedSnapshots
 
 @dataclass
 class Services:
-    """The infrastructure of one process, built by :func:`build_services`.
-
-    ``redis``: REDIS_URL's client (None without Redis); ``feed_redis``: the feed store's
-    (that Redis, or the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES);
-    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis);
-    ``object_store``: where media bytes are kept (:func:`build_object_store`).
-    """
+    """The infrastructure of one process, built by :func:`build_services`; ``redis``,
+    ``feed_redis`` (REDIS_URL's, or the cluster's) and ``dispatcher`` are None without
+    Redis."""
 
     settings: Settings
     engine: AsyncEngine
@@ -299,6 +299,24 @@ def push_transport(settings: Settings) -> PushTransport:
     return LoggingTransport()
 
 
+def mail_sender(settings: Settings) -> MailSender:
+    """The sender of SMTP_URL, or without it the logging sender (development). Raises
+    RuntimeError without SMTP_URL when ROOST_ENV=production: verification and reset
+    mails that silently go nowhere would lock people out, so the worker does not start."""
+    if settings.smtp_url:
+        return SmtpSender(
+            SmtpConfig.from_url(
+                settings.smtp_url, settings.mail_from, timeout_s=settings.smtp_timeout_s
+            )
+        )
+    if settings.env == "production":
+        raise RuntimeError(
+            "ROOST_ENV=production needs SMTP_URL (smtp://host:port or smtps://user:pass@host):"
+            " without it verification and password reset mails would go nowhere."
+        )
+    return LoggingSender()
+
+
 @dataclass
 class WorkerDeps:
     """What the worker's jobs use (workers/): typed, built once at the worker's start by
@@ -363,6 +381,10 @@ def build_worker(
         # The ranked feed's signals (likes and comments): docs/architecture/home-feed.md
         # "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
+        # Verification and password reset mails (docs/api/email.md "E-mail").
+        MAIL: mail_consumer(
+            engine, mail_sender(settings), settings.mail_config, settings.mail_token_key
+        ),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

@@ -14,11 +14,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.feedstore import FeedRedis, open_feed_redis
 from adapters.jwt_codec import JwtCodec
+from adapters.mail import SmtpConfig
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
 from domain.identity.tokens import TokenConfig
+from domain.mail.config import LIMITED_ACTIONS, MailConfig
 from domain.media.config import MediaConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -182,6 +184,59 @@ class Settings(BaseSettings):
     # The known-bad media list (adapters.media.hashlist)
     media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
     media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
+
+    # E-mail (docs/api/email.md)
+    smtp_url: str | None = Field(None, alias="SMTP_URL")
+    mail_from: str = Field("Roost <no-reply@roost.localhost>", alias="MAIL_FROM")
+    smtp_timeout_s: float = Field(10.0, gt=0, alias="SMTP_TIMEOUT_S")
+    email_verification_token_hours: float = Field(48, gt=0, alias="EMAIL_VERIFICATION_TOKEN_HOURS")
+    password_reset_token_minutes: float = Field(60, gt=0, alias="PASSWORD_RESET_TOKEN_MINUTES")
+    mail_per_account_per_hour: int = Field(3, ge=1, alias="MAIL_PER_ACCOUNT_PER_HOUR")
+    email_verification_url: str | None = Field(None, alias="EMAIL_VERIFICATION_URL")
+    password_reset_url: str | None = Field(None, alias="PASSWORD_RESET_URL")
+    require_verified_email_for: str = Field("", alias="REQUIRE_VERIFIED_EMAIL_FOR")
+
+    @model_validator(mode="after")
+    def _check_mail(self) -> Settings:
+        if self.smtp_url is not None:
+            SmtpConfig.from_url(self.smtp_url, self.mail_from)  # ValueError: a clear message
+        unknown = self.verified_email_actions - LIMITED_ACTIONS.keys()
+        if unknown:
+            raise ValueError(
+                f"REQUIRE_VERIFIED_EMAIL_FOR: unknown {', '.join(sorted(unknown))}"
+                f" (known: {', '.join(LIMITED_ACTIONS)})"
+            )
+        for name, url in (
+            ("EMAIL_VERIFICATION_URL", self.email_verification_url),
+            ("PASSWORD_RESET_URL", self.password_reset_url),
+        ):
+            if url is not None and "{token}" not in url:
+                raise ValueError(f"{name} must hold {{token}}, where the link puts the token.")
+        return self
+
+    @property
+    def verified_email_actions(self) -> frozenset[str]:
+        """REQUIRE_VERIFIED_EMAIL_FOR as a set of action names."""
+        raw = self.require_verified_email_for
+        return frozenset(a.strip().lower() for a in raw.split(",") if a.strip())
+
+    @property
+    def mail_config(self) -> MailConfig:
+        """The e-mail flows' knobs for domain.identity and domain.mail."""
+        return MailConfig(
+            verification_ttl=dt.timedelta(hours=self.email_verification_token_hours),
+            reset_ttl=dt.timedelta(minutes=self.password_reset_token_minutes),
+            per_account_per_hour=self.mail_per_account_per_hour,
+            verification_link=self.email_verification_url,
+            reset_link=self.password_reset_url,
+            require_verified_for=self.verified_email_actions,
+        )
+
+    @property
+    def mail_token_key(self) -> bytes:
+        """The key of e-mail tokens: HMAC-SHA256 of a fixed label under JWT_SECRET (never
+        the access tokens' key itself)."""
+        return hmac.new(self.jwt_secret.encode(), b"roost:mail-token:v1", "sha256").digest()
 
     # The account lifecycle (docs/api/account-lifecycle.md)
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")

@@ -43,20 +43,11 @@ async def approve_follow_request(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
-    """``target_id`` approves the pending request of ``requester_id``: the request row is
-    deleted and the follow written as follow_user writes it (the ``follows`` row, the
-    ``follow.created`` outbox row ``{follower_id, followee_id}``, +1 followers of the
-    target and +1 following of the requester) with a ``follow_request.approved`` event
-    ``{requester_id, target_id}`` (the requester's notice), all in one transaction
-    under the pair lock that follow and block take, so an approval never commits beside
-    a block.
-
-    Idempotent: if the request was already turned into a follow (approved twice, or
-    accepted by a switch to public), returns ``created=False``. Raises
-    FollowRequestNotFoundError (a NotFoundError: no request pending and no follow;
-    also when a block stands between the two),
-    UserUnavailableError (the requester is banned or deleted; the request stays) or
-    NotFoundError (no such user). The events are dispatched after the commit.
+    """``target_id`` approves ``requester_id``'s pending request: the request deleted, the
+    follow written as follow_user writes it and ``follow_request.approved`` (the
+    requester's notice), in one transaction under the pair lock. Idempotent
+    (``created=False`` once followed). Raises FollowRequestNotFoundError (none pending, or
+    a block), UserUnavailableError (requester inactive) or NotFoundError.
     """
     if target_id == requester_id:
         raise FollowRequestNotFoundError()

@@ -2,15 +2,15 @@
 ``post_revisions``, one row per edit holding the caption it replaced, when that caption
 was written and when it was replaced (Post.editHistory pages it newest first).
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-02
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015"
-down_revision = "0014"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
