@@ -142,10 +142,8 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         return HTMLResponse(graphiql_page(self._ide_password))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
-        """A browser page of another origin may open a WebSocket when that origin is on
-        ``CORS_ALLOW_ORIGINS`` (the rule of its HTTP requests, wildcards included);
-        Strawberry refuses others with 403 (clients without ``Origin`` are no browsers,
-        same-origin pages always pass)."""
+        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
+        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
         return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
