@@ -5,11 +5,15 @@ received and use its code through GraphQL."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 
+import httpx
 from sqlalchemy import text
 
+from app.asgi import create_app
+from tests.support.graphql import GQL
 from tests.support.polling import eventually
 from tests.support.smtp import code_in
 from tests.support.users import TEST_PASSWORD
@@ -147,8 +151,6 @@ async def test_requesting_codes_is_limited_per_account_per_hour(gql, worker, mai
 
 
 async def test_concurrent_requests_never_mail_past_the_hourly_budget(gql, worker, mailbox):
-    import asyncio
-
     _, address, token, _ = await signed_up_with_code(gql, mailbox)
     results = await asyncio.gather(*(gql(REQUEST, token=token) for _ in range(8)))
     kinds = {r["data"]["requestEmailVerification"]["__typename"] for r in results}
@@ -191,17 +193,12 @@ CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
 
 
 async def test_unverified_accounts_can_be_kept_from_posting(settings, engine, worker, mailbox):
-    import httpx
-
-    from app.asgi import create_app
 
     app = create_app(
         settings.model_copy(update={"require_verified_email_for": "post,follow"}), engine=engine
     )
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://roost.test") as client:
-        from tests.support.graphql import GQL
-
         gql = GQL(client)
         name, _, token, code = await signed_up_with_code(gql, mailbox)
         res = await gql(CREATE, {"c": "hello"}, token=token)
@@ -337,8 +334,6 @@ async def test_a_reset_for_nobody_answers_the_same_and_runs_the_same_job(
 
 
 async def test_a_reset_storm_mails_one_account_at_most_its_hourly_budget(gql, worker, mailbox):
-    import asyncio
-
     name, address, _ = await sign_up(gql)
     answers = await asyncio.gather(
         *(gql(RESET_REQUEST, {"e": address} if i % 2 else {"u": name}) for i in range(12))
@@ -352,11 +347,6 @@ async def test_a_reset_storm_mails_one_account_at_most_its_hourly_budget(gql, wo
 
 
 async def test_reset_requests_spend_the_per_ip_sign_in_budget(settings, engine):
-    import httpx
-
-    from app.asgi import create_app
-    from tests.support.graphql import GQL
-
     app = create_app(
         settings.model_copy(update={"rate_limit_enabled": True, "rate_limit_auth": 3}),
         engine=engine,
