@@ -377,8 +377,9 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals (likes and comments): README "Home feed".
-        RANKING: ranking_consumer(engine, stores.signals),
+        # The ranked feed's signals and explore's trending posts: README "Home feed",
+        # "Explore".
+        RANKING: ranking_consumer(engine, stores.signals, stores.trending),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

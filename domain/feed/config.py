@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.explore.config import ExploreConfig
+from domain.explore.ports import Trending
 from domain.feed.ports import Marks, RankedWindows, RankingSignals, Timelines
 from domain.feed.ranking import RankingConfig
 
@@ -23,6 +25,7 @@ class FeedConfig:
     ttl: dt.timedelta = dt.timedelta(days=30)  # feed keys expire after this idle time
     active_window: dt.timedelta = dt.timedelta(days=30)  # no push to followers idle longer
     ranking: RankingConfig = field(default_factory=RankingConfig)  # the ranked order
+    explore: ExploreConfig = field(default_factory=ExploreConfig)  # explore and trending
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,15 @@ class FeedStores:
     """The feed's stores (the ports of :mod:`domain.feed.ports`, built by the
     composition root on one feed store): the two timeline families, home feeds
     (``feed:{user}``) and each author's recent posts (``posts:{author}``, read at merge
-    time for pull authors); the ranked feed's signals and frozen windows; and the saved
-    places of long jobs."""
+    time for pull authors); the ranked feed's signals and frozen windows; the trending
+    posts explore starts from; and the saved places of long jobs."""
 
     feeds: Timelines
     author_posts: Timelines
     signals: RankingSignals
     windows: RankedWindows
     marks: Marks
+    trending: Trending
     #: Where rebuilds load from (the primary; None: the reader's engine). A replica
     #: could lag behind a post whose fan-out already skipped the missing timeline.
     rebuild_engine: AsyncEngine | None = None

@@ -15,7 +15,8 @@ and its followers. A deleted post takes its comments with it; a reply shows only
 under a top-level comment that shows. A post that is still processing, or failed, shows
 only to its author; one removed for known-bad media to nobody; only a published post is
 in a home feed, liked or commented on. A mute hides the muted account's posts from the
-muter's home feed and its notifications from the muter's, and nothing else. Moderators
+muter's home feed, explore and notifications, and nothing else. Explore shows others'
+posts only. Moderators
 see reported content whatever its privacy (:func:`reported_account_visible`,
 :func:`reported_post_visible`), only through a report.
 """
@@ -95,6 +96,17 @@ def in_home_feed(viewer: Viewer, post: PostFacts | None, author: AccountFacts | 
     return post.author_id == viewer.id or (
         post.author_id in viewer.follows and post.author_id not in viewer.muted
     )
+
+
+def in_explore(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
+    """Whether the post may be shown in the viewer's explore (README "Explore"):
+    published and visible to them (so no banned, deleted or blocked author, either way,
+    and no private one they do not follow), not their own, and not by someone they
+    muted. Posts of accounts they follow are allowed: explore orders them last."""
+    if not post_published_visible(viewer, post, author):
+        return False
+    assert post is not None
+    return post.author_id != viewer.id and post.author_id not in viewer.muted
 
 
 def comment_visible(

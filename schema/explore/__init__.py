@@ -1,0 +1,1 @@
+"""Explore and trending hashtags (README "Explore")."""
