@@ -58,7 +58,7 @@ format: venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Rewrite the committed SDL from the code (a test fails when they differ).
+# Rewrite the committed SDL and type map from the code (a test fails when they differ).
 schema: venv
 	$(BIN)/python -m app.print_schema
 

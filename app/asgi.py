@@ -359,7 +359,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Route("/readyz", readyz),
             Route("/metrics", metrics_page),
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
-            # Data exports: signed, expiring links (README "Account lifecycle").
+            # Data exports: signed, expiring links (docs/api/account-lifecycle.md
+            # "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
             # Uploads and published media on local disk (MEDIA_STORAGE=local).
             *(

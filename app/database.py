@@ -1,5 +1,5 @@
 """The async SQLAlchemy engines (asyncpg): the primary, and read replicas with the routing
-of read-only work to them (README "Scaling out", Read replicas).
+of read-only work to them (docs/operations/scaling.md "Scaling out", Read replicas).
 
 :class:`ReadRouting` decides, per GraphQL query, which engine serves its reads: a
 replica that is reachable and at most REPLICA_MAX_LAG_S behind, unless the viewer wrote
@@ -24,6 +24,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from adapters.postgres import stale_statements
 from adapters.postgres.fetch import fetch
 from domain.reads import use_round_trip
 
@@ -66,8 +67,10 @@ def create_engine(
     statement, which invalidates the pool; connections are also recycled every 30 min.
     Connecting gives up after ``connect_timeout_s`` and waiting for a free pooled
     connection after ``pool_timeout_s``, so a server that is down fails requests fast.
+    A statement whose cached plan a schema change made stale runs again on a fresh one
+    where that is safe (adapters/postgres/stale_statements.py).
     """
-    return create_async_engine(
+    engine = create_async_engine(
         async_url(url),
         pool_size=pool_size,
         max_overflow=max_overflow,
@@ -75,6 +78,7 @@ def create_engine(
         pool_timeout=pool_timeout_s,
         connect_args={"server_settings": _SERVER_SETTINGS, "timeout": connect_timeout_s},
     )
+    return stale_statements.install(engine)
 
 
 def create_replica_engine(
@@ -95,7 +99,7 @@ def create_replica_engine(
                 on_fallback()
             return await asyncpg.connect(primary, server_settings=_SERVER_SETTINGS)
 
-    return create_async_engine(
+    engine = create_async_engine(
         async_url(url),
         async_creator=connect,
         pool_size=pool_size,
@@ -103,6 +107,7 @@ def create_replica_engine(
         pool_recycle=1800,
         pool_pre_ping=True,
     )
+    return stale_statements.install(engine)
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""``GET /exports/<id>?expires=…&signature=…``: the download of a data export (README
-"Account lifecycle"), streamed from PostgreSQL slice by slice."""
+"""``GET /exports/<id>?expires=…&signature=…``: the download of a data export
+(docs/api/account-lifecycle.md "Account lifecycle"), streamed from PostgreSQL slice by
+slice."""
 
 from __future__ import annotations
 

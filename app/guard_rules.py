@@ -1,5 +1,5 @@
 """What the guards of both transports decide on: the operation a document runs, the
-root fields charged to the sign-in budget, and the shapes of a refusal's error (README
+root fields charged to the sign-in budget, and the shapes of a refusal's error (docs/api/limits.md
 "HTTP guards"). HTTP (app/http_view.py) and WebSocket (app/ws_guards.py) apply them
 alike, so a rule holds on every path."""
 

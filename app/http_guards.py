@@ -1,6 +1,6 @@
 """The Redis-backed guards of the GraphQL endpoint (rate limits, automatic persisted
 queries, ``Idempotency-Key``) and their configuration, with the fail-open rule: a Redis
-failure never fails a request (README "HTTP guards"). The HTTP view that applies them
+failure never fails a request (docs/api/limits.md "HTTP guards"). The HTTP view that applies them
 is app/http_view.py; the WebSocket guards, app/ws_guards.py."""
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class GuardConfig:
-    """The guards' knobs, from :class:`~app.settings.Settings` (README "Configuration")."""
+    """The guards' knobs, from :class:`~app.settings.Settings`
+    (docs/operations/configuration.md "Configuration")."""
 
     rate_limit_enabled: bool
     requests: Budget

@@ -1,57 +1,13 @@
-"""The guarded GraphQL view over HTTP: rate limits, automatic persisted queries,
-``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
-(docs/design.md "GraphQL API conventions"). The guards themselves (Redis-backed, fail
-open) are app/http_guards.py; the rules shared with WebSockets, app/guard_rules.py;
-the refusals, app/http_refusals.py.
+"""The guarded GraphQL view over HTTP (docs/api/limits.md "HTTP guards"; every code
+and status it answers is in docs/api/errors.md).
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
-(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
-methods; WebSockets get the same admission and rate limits from app/ws_guards.py:
-
-- ``__call__`` (HTTP only): negotiates the response's media type (app/media_types.py;
-  406 when neither is accepted); an :class:`~cross_web.HTTPException` of Strawberry
-  (body not JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the
-  guards become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses
-  with their HTTP status, instead of Strawberry's plain text; a client gone before its
-  body arrived is one INFO line.
-- ``execute_single``: for each operation, in this order: admit the bearer token
-  (app/sessions.py, one Redis round trip, which also carries the rate-limit charge of
-  a signed-in query or POSTed mutation sent as text); resolve the persisted query
-  (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
-  (401, unless every root field is logIn/signUp/refreshSession/
-  cancelAccountDeletion), a subscription (400)
-  or a mutation over GET (405);
-  charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
-  values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
-  mutation over POST (app/idempotency.py), replay a stored response or run and store it.
-- ``process_result``: no ``data`` entry for a request error, a code on every error.
-- ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
-  ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
-  not an object, or an ``operationName`` that is not a string, is a 400, not a 500.
-
-Redis failures never fail a request: rate limits and idempotency are skipped, a
-persisted-query lookup misses (the client then sends the query), each counted in
-``roost_http_guard_fail_open_total{guard}`` and logged; after a failure the guards leave
-Redis alone for a second (a dead Redis costs no per-request timeout).
-
-Error codes (``extensions.code``) and HTTP statuses:
-
-- ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
-  ``operationName``, several operations and none named, a malformed ``persistedQuery``
-  or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
-  POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
-- ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
-  token that is malformed, forged or expired, or whose session or account has ended;
-  (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
-  logIn/signUp/refreshSession/cancelAccountDeletion.
-- ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
-- ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
-  ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
-  ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
-- ``RATE_LIMITED`` 429: ``Retry-After`` header, ``extensions.retryAfter`` (seconds) and
-  ``extensions.budget``.
-- ``IDEMPOTENCY_KEY_REUSED`` 422: same key, different request;
-  ``IDEMPOTENCY_KEY_IN_FLIGHT`` 409: same key, first request still running.
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). Per operation it admits the
+bearer token (app/sessions.py), resolves a persisted query (app/persisted_queries.py),
+refuses what may not run, charges the rate limits (app/ratelimit.py) and claims the
+``Idempotency-Key`` of a POSTed mutation (app/idempotency.py). Requests refused as a
+whole become JSON GraphQL errors with their HTTP status. The guards fail open when
+Redis does (app/http_guards.py); WebSockets get the same rules from app/ws_guards.py.
 """
 
 from __future__ import annotations

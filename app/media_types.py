@@ -1,5 +1,5 @@
 """Response media types of GraphQL over HTTP (the GraphQL-over-HTTP spec, "Accept" and
-"Status Codes"; README "HTTP guards").
+"Status Codes"; docs/api/limits.md "HTTP guards").
 
 A client that accepts ``application/graphql-response+json`` gets it, with statuses that
 say what happened: a request that failed before execution (a document that does not

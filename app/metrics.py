@@ -8,7 +8,7 @@
 Both have the process collectors (CPU, memory, file descriptors, GC), the PostgreSQL
 pool (:class:`PoolCollector`), Redis client errors (:func:`redis_client`) and the
 event loop's lag (:func:`watch_loop_lag`). :class:`PrometheusMetrics` implements the
-domain's port (``domain/metrics.py``). README "Metrics" lists every series.
+domain's port (``domain/metrics.py``). docs/operations/metrics.md "Metrics" lists every series.
 """
 
 from __future__ import annotations

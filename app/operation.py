@@ -1,27 +1,12 @@
-"""One GraphQL operation's rules, in one place, at a small fixed cost (issue 7).
+"""One GraphQL operation's rules, whatever the transport: parse within ``MAX_TOKENS``
+(app/parsing.py), the document limits (app/document_limits.py) and validation, both
+cached per query text (:class:`Documents`); read routing (schema/read_routing.py); error
+masking with ``extensions.code`` (:class:`ErrorMasking`).
 
-Every operation goes through the same steps, whatever the transport:
-
-1. parse with Roost's grammar within ``MAX_TOKENS`` (app/parsing.py, cached
-   per query text and shared with the HTTP guards);
-2. the document limits (app/document_limits.py), then graphql-core's validation, both
-   cached per query text (:class:`Documents`): a document seen before costs a dict
-   lookup, an APQ document nothing more;
-3. read routing around execution (schema/read_routing.py: queries over HTTP read from
-   a replica, a mutation marks its writer);
-4. error masking with ``extensions.code`` (:class:`ErrorMasking`).
-
-They run on two paths that share this module's code:
-
-- :meth:`RoostOperations.execute`, the path of queries and mutations over HTTP (POST
-  and GET): the steps above called directly, with graphql-core's executor, and none of
-  Strawberry's per-operation extension machinery (four hook context managers, an
-  execution context and a middleware manager per request cost more than executing
-  ``{ __typename }``);
-- :class:`RoostOperation`, one Strawberry schema extension with one hook per phase
-  (never a per-field ``resolve`` hook), for Strawberry's streaming path: every
-  operation over WebSocket (graphql-transport-ws runs queries and mutations there
-  too) and every subscription event.
+Two paths share them: :meth:`RoostOperations.execute` for queries and mutations over
+HTTP (graphql-core's executor, without Strawberry's per-request extensions), and
+:class:`RoostOperation`, a Strawberry extension with one hook per phase, for WebSocket
+operations and subscription events.
 """
 
 from __future__ import annotations
@@ -180,11 +165,8 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 
 def should_mask(error: GraphQLError) -> bool:
-    """Mask unexpected exceptions raised while resolving a field. Keep errors that carry a
-    code; errors without a path: those are about the document or its variables (parse,
-    validation, variable coercion), which graphql-core wraps with an ``original_error``
-    too; and graphql-core's refusal of a field's argument value (:func:`refused_argument`):
-    all of them are the client's to fix."""
+    """Whether ``error`` is a fault to mask: not when it carries a code, has no path (a
+    document or variables error) or is :func:`refused_argument`."""
     if error.extensions and "code" in error.extensions:
         return False
     if isinstance(error.original_error, AccountUnavailableError):
@@ -195,13 +177,9 @@ def should_mask(error: GraphQLError) -> bool:
 
 
 def refused_argument(error: GraphQLError) -> bool:
-    """Whether a field's error is graphql-core refusing an argument's value as it
-    coerces the field's arguments, after validation passed: a variable sent as ``null``
-    for a non-null argument that has a default (``followers(first: $f)`` with ``$f: Int``
-    and ``{"f": null}``; the spec lets the nullable variable through validation because
-    of the default, and execution refuses it). It is a GraphQLError raised inside
-    graphql-core itself, not by a resolver (every error a resolver means to send carries
-    a code)."""
+    """Whether a field's error is graphql-core refusing an argument value after
+    validation passed (``null`` for a non-null argument with a default, sent through a
+    nullable variable): raised inside graphql-core, not by a resolver."""
     original = error.original_error
     if not isinstance(original, GraphQLError) or (original.extensions or {}).get("code"):
         return False
@@ -214,16 +192,9 @@ def refused_argument(error: GraphQLError) -> bool:
 
 
 class ErrorMasking:
-    """The errors of one operation as the client sees them: every one with an
-    ``extensions.code``. INTERNAL_SERVER_ERROR for masked ones (a fault at a field),
-    SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed because
-    PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for
-    document errors, BAD_USER_INPUT for variables that do not fit their types (found
-    once execution starts: ``executing``), UNAUTHENTICATED when the actor's account
-    became unavailable mid-request.
-
-    Each internal error is logged once, at ERROR with its traceback and the request id
-    (``X-Request-ID``); a dependency outage once per operation, at WARNING, without one.
+    """The errors of one operation as the client sees them, each with an
+    ``extensions.code`` (docs/api/errors.md). A masked fault is logged once at ERROR
+    with its traceback and request id; a dependency outage once at WARNING.
     """
 
     __slots__ = ("executing", "outage_logged")
@@ -289,11 +260,8 @@ CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationType
 
 
 def log_errors(errors: Iterable[GraphQLError]) -> None:
-    """Log the errors of an operation as they deserve, before masking: a client's
-    mistake (a document that does not parse or validate, bad variables, a refused
-    request: every error that carries a code or comes from graphql-core) at DEBUG, one
-    line; faults at ERROR with their traceback (those at a field are logged once, when
-    :class:`ErrorMasking` masks them)."""
+    """Log an operation's errors before masking: a client's mistake (coded, or from
+    graphql-core) at DEBUG, a fault outside any field at ERROR with its traceback."""
     for error in errors:
         original = error.original_error
         if original is None or isinstance(original, CLIENT_ERRORS) or error.path:
@@ -349,10 +317,8 @@ class RoostOperations:
         operation_name: str | None,
         operation_extensions: dict[str, Any] | None,
     ) -> Any:
-        """The planned run's graphql-core ExecutionResult (field errors included, as
-        graphql-core would report them), or None when graphql-core must run the operation
-        instead (variables that do not coerce, a value off the plan's path:
-        app/execution_plan.py)."""
+        """The planned run's ExecutionResult, or None when graphql-core must run the
+        operation instead (variables that do not coerce, a value off the plan)."""
         if plan.static is not None:  # { __typename }: nothing to resolve, no variables
             return GraphQLExecutionResult(dict(plan.static), None)
         executor = self.executor_class.build(  # type: ignore[attr-defined]

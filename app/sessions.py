@@ -1,4 +1,4 @@
-"""Admission of a bearer token, the same for every transport (README "Sessions").
+"""Admission of a bearer token, the same for every transport (docs/api/sessions.md "Sessions").
 
 :class:`Doorkeeper` turns an ``Authorization`` bearer into the claims of a token whose
 session may act now, or a :class:`Refusal`. The token is verified locally (HS256), its

@@ -1,13 +1,7 @@
 """Normalisation and limits for user-supplied text (docs/design.md "Decided details").
-
-Every limit counts Unicode code points after NFC normalisation (what the messages and
-the schema say: an emoji with a skin tone is two, a family emoji up to seven; Python's
-``len``, PostgreSQL's ``char_length``). A NUL character or text over its limit raises
-:class:`~domain.errors.ValidationError`, never a database error. Names (display names)
-refuse the bidirectional control characters of UAX #9 (embeddings, overrides, isolates
-and the marks): ``"\u202eevil\u202c"`` would show reversed in every client, around
-whatever follows it. Free text (bios, captions, comments) keeps them: right-to-left
-writers use them, and clients show each text isolated.
+Limits count code points after NFC; a NUL or text over its limit raises
+:class:`~domain.errors.ValidationError`. Display names also refuse UAX #9's
+bidirectional controls; free text keeps them.
 """
 
 from __future__ import annotations

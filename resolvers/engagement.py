@@ -105,13 +105,16 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             comment_id = decode_global_id(input.comment_id, "Comment", "commentId")
-            n = await ctx.mutate(
+            deletion = await ctx.mutate(
                 delete_comment,
                 viewer,
                 comment_id,
             )
         except (ValidationError, CommentNotFoundError, NotCommentModeratorError) as exc:
             return error_from_domain(exc)
+        (rec,) = await visibility.posts(ctx, [deletion.post_id])
         return DeleteCommentSuccess(
-            deleted_comment_id=strawberry.ID(input.comment_id), deleted_count=n
+            deleted_comment_id=strawberry.ID(input.comment_id),
+            deleted_count=deletion.deleted,
+            post=Post.from_record(rec) if rec is not None else None,
         )

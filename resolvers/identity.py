@@ -58,6 +58,7 @@ class IdentityMutations:
                 email=input.email,
                 password=input.password,
                 display_name=input.display_name,
+                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, UsernameTakenError, EmailTakenError) as exc:
             return error_from_domain(exc)
@@ -111,7 +112,7 @@ class IdentityMutations:
         revoked = await log_out(
             info.context.engine, viewer, input.refresh_token, info.context.sessions
         )
-        return LogOutSuccess(revoked_sessions=revoked)
+        return LogOutSuccess(ended_sessions=revoked)
 
     @strawberry.mutation(description="Change your display name, bio and/or privacy.")
     async def update_profile(self, info: Info, input: UpdateProfileInput) -> UpdateProfileResult:

@@ -1,4 +1,4 @@
-"""Where a GraphQL operation's reads go (README "Scaling out", Read replicas).
+"""Where a GraphQL operation's reads go (docs/operations/scaling.md "Scaling out", Read replicas).
 
 Queries read from the engine the context's :class:`ReadSource` picks (a replica, or the
 primary for a viewer who just wrote); mutations and subscriptions stay on the primary,

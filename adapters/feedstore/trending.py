@@ -1,5 +1,5 @@
 """Trending posts in the feed store (:class:`domain.explore.ports.Trending` on Redis;
-README "Explore").
+docs/api/explore.md "Explore").
 
 Per family (``all``, ``video``), all keys under one hash tag ``{<namespace>}`` (one slot
 on Redis Cluster, so each script touches one):

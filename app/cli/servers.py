@@ -191,6 +191,21 @@ DEVELOPMENT_SERVER = [
 ]
 
 
+def mail_lines(settings: Settings) -> list[str]:
+    """What the banner says of e-mail: where it goes, or plainly that it is not sent."""
+    if settings.smtp_url:
+        from adapters.mail import SmtpConfig
+
+        smtp = SmtpConfig.from_url(settings.smtp_url, settings.mail_from)
+        scheme = "smtps" if smtp.tls else "smtp"
+        return [f"  E-mail goes out through {scheme}://{smtp.host}:{smtp.port} (the worker)."]
+    return [
+        "  E-mail is NOT sent (no SMTP_URL): the worker logs each mail instead, verification",
+        "  and password reset codes included. `docker compose up mailpit` and",
+        "  SMTP_URL=smtp://127.0.0.1:1025 catch them at http://127.0.0.1:8025.",
+    ]
+
+
 def _banner(settings: Settings, data: DataState | None = None, worker_note: str = "") -> str:
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     lines = [
@@ -213,6 +228,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
         ]
     if worker_note:
         lines.append(f"  {worker_note}")
+    lines += mail_lines(settings)
     lines += DEVELOPMENT_SERVER
     lines += ["  Ctrl-C stops the API, the worker and the embedded servers.", ""]
     return "\n".join(lines)

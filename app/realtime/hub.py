@@ -1,17 +1,7 @@
-"""The per-process multiplexer: one Redis pub/sub connection for every local subscriber.
-
-The adapter behind :class:`domain.realtime.ports.Subscriptions` (the port schema/ and
-resolvers/ see); built by the composition root, closed at shutdown (app/asgi.py).
-
-An API process may hold thousands of GraphQL subscriptions; each would cost a Redis
-connection if it subscribed on its own. The hub instead keeps one ``PubSub``,
-reference-counts channels (SUBSCRIBE when the first local subscriber of a channel
-arrives, UNSUBSCRIBE when the last one leaves, batched), decodes each message once and
-hands it to the bounded queue of every local subscriber of its channel.
-
-It also keeps the presence of the users with an open feed subscription in
-``rt:online`` (a sorted set scored by expiry), refreshed by a heartbeat, so fan-out
-publishes only to them (see :class:`~adapters.feedstore.publisher.RedisPublisher`).
+"""One Redis pub/sub connection per API process for every local subscriber: the adapter
+behind :class:`domain.realtime.ports.Subscriptions` (docs/api/subscriptions.md). It also
+keeps the presence of users with an open feed subscription in ``rt:online``, so fan-out
+publishes only to them.
 """
 
 from __future__ import annotations

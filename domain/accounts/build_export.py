@@ -1,7 +1,7 @@
-"""Use case (the worker's): prepare the archive of a data export (README "Account
-lifecycle"): one JSON document of the account's profile, posts, comments, likes,
-follows both ways, blocks, mutes, notifications and the URLs of its own media,
-gzip-compressed.
+"""Use case (the worker's): prepare the archive of a data export
+(docs/api/account-lifecycle.md "Account lifecycle"): one JSON document of the account's
+profile, posts, comments, likes, follows both ways, blocks, mutes, notifications and the
+URLs of its own media, gzip-compressed.
 
 PostgreSQL renders each section as JSON (``json_agg``), so a section of 50,000 rows
 costs no Python object per row: the worker only joins the sections and compresses them,
@@ -27,7 +27,7 @@ FORMAT = "roost-export/1"
 
 
 def _ts(column: str) -> str:
-    """A timestamptz column as RFC 3339 in UTC with microseconds (README "The API")."""
+    """A timestamptz column as RFC 3339 in UTC with microseconds (docs/api/README.md "The API")."""
     return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 

@@ -1,4 +1,5 @@
-"""The account lifecycle's knobs (README "Configuration", "Account lifecycle")."""
+"""The account lifecycle's knobs (docs/operations/configuration.md "Configuration",
+"Account lifecycle")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Signed, expiring download links of data exports (README "Account lifecycle").
+"""Signed, expiring download links of data exports (docs/api/account-lifecycle.md "Account
+lifecycle").
 
 A link is ``/exports/<export id>?expires=<unix seconds>&signature=<hex>``: the signature
 is HMAC-SHA256 over ``"<export id>.<expires>"`` with a key derived from the server's

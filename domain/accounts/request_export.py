@@ -1,5 +1,5 @@
-"""Use case: ask for an archive of one's data; the worker prepares it (README "Account
-lifecycle")."""
+"""Use case: ask for an archive of one's data; the worker prepares it
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use case: register a device's push token (README "Push")."""
+"""Use case: register a device's push token (docs/api/push.md "Push")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Explore's knobs (README "Explore"; docs/seeds/chroma-architecture.md "Explore and the
+"""Explore's knobs (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md "Explore and the
 Reels discovery feed")."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The port of explore's candidates: the trending posts of the last ``hours`` hours, by
-engagement, in the feed store (``adapters.feedstore.trending``; README "Explore").
+engagement, in the feed store (``adapters.feedstore.trending``; docs/api/explore.md "Explore").
 
 Two families: ``all`` (every post) and ``video`` (posts holding a video, the design's
 trending Reels). Every method raises :class:`domain.errors.StoreError` when the store

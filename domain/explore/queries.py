@@ -1,5 +1,5 @@
 """Reads of explore in PostgreSQL: what ranking needs of each trending candidate, and the
-hashtags of posts (README "Explore")."""
+hashtags of posts (docs/api/explore.md "Explore")."""
 
 from __future__ import annotations
 

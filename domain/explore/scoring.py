@@ -1,5 +1,5 @@
 """Explore's order for one viewer: a pure function of the trending candidates, the
-viewer's ranking signals and a clock (README "Explore"; docs/seeds/chroma-architecture.md
+viewer's ranking signals and a clock (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md
 "Explore and the Reels discovery feed": the trending score, then a lightweight
 re-scoring with the relationship proximity and content preference signals).
 

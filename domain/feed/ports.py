@@ -107,8 +107,8 @@ class Engagement:
 
 
 class RankingSignals(Protocol):
-    """The ranked feed's signals (README "Home feed", Ranked order): recorded by the
-    like and comment consumers, read once per ranked window."""
+    """The ranked feed's signals (docs/architecture/home-feed.md "Home feed", Ranked
+    order): recorded by the like and comment consumers, read once per ranked window."""
 
     async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
         """Record one engagement (idempotent); whether it counted as new in the post's
@@ -143,8 +143,9 @@ class Window:
 
 
 class RankedWindows(Protocol):
-    """Frozen ranked windows, kept for a TTL each read refreshes (README "Home feed",
-    Ranked order); a window is only found with its viewer's id."""
+    """Frozen ranked windows, kept for a TTL each read refreshes
+    (docs/architecture/home-feed.md "Home feed", Ranked order); a window is only found
+    with its viewer's id."""
 
     def new_id(self) -> str:
         """A fresh window id."""

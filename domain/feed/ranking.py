@@ -1,23 +1,11 @@
-"""The ranked home feed's score: a pure function of a post, the viewer's signals and a
-clock (README "Home feed", Ranked order; docs/design.md "Home feed").
+"""The ranked home feed's score, a pure function of a post, the viewer's signals and a
+clock (docs/architecture/home-feed.md "Ranked order"):
 
-``score = (recency + engagement_weight * engagement) * proximity * preference``:
-
-- **recency** ``2 ** (-age / half_life)``: 1 for a post of now, 0.5 at 6 hours (the
-  half-life), 0.25 at 12; a post "from the future" (clock skew) counts as age 0;
-- **engagement** ``n / (1 + n)`` with ``n = velocity / (author_rate + rate_prior)``:
-  the post's likes and comments of the last hour against the author's average
-  engagements per hour (an exponentially decayed count, :func:`decayed_rate`), squashed
-  into [0, 1) so that no amount of engagement outweighs recency without bound;
-  ``rate_prior`` (1 per hour) keeps a new author's first like from counting as a
-  burst;
-- **proximity** ×1.5 when the viewer liked or commented on a post of the author in the
-  last 30 days (never for the viewer's own posts);
-- **preference** ×1.2 when the post's media kind is the one that more than half of the
-  viewer's last 20 interactions were (:func:`preferred_kind`).
-
-Ties (equal scores) order like the chronological feed: newest ``(created_at, id)``
-first, so a ranking without any signal is the chronological order.
+``score = (recency + engagement_weight * engagement) * proximity * preference`` with
+recency ``2 ** (-age / half_life)`` (age >= 0), engagement ``n / (1 + n)`` for
+``n = velocity / (author_rate + rate_prior)`` (:func:`decayed_rate`), proximity 1.5 when
+the viewer engaged with the author in 30 days (never for their own posts), preference
+1.2 for the viewer's :func:`preferred_kind`. Equal scores order newest first.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Reads of the ranked feed in PostgreSQL: what the score needs of each candidate post
-(README "Home feed", Ranked order)."""
+(docs/architecture/home-feed.md "Home feed", Ranked order)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Use case: take a deleted post out of every cached timeline it may be in (the fan-out
-of the removal; README "Home feed", Deletes)."""
+of the removal; docs/architecture/home-feed.md "Home feed", Deletes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use case: may this access token's session act now? (README "Sessions")."""
+"""Use case: may this access token's session act now? (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ class WrongPasswordError(AuthenticationError):
 class AccountPendingDeletionError(AuthenticationError):
     """The password is right, but the owner asked to delete the account: it signs in
     again only by cancelling the deletion (cancelAccountDeletion) before
-    ``deletion_due_at`` (README "Account lifecycle")."""
+    ``deletion_due_at`` (docs/api/account-lifecycle.md "Account lifecycle")."""
 
     code = "ACCOUNT_PENDING_DELETION"
 

@@ -27,7 +27,8 @@ async def log_in(
     Raises InvalidCredentialsError for an unknown user, a wrong password or an account
     that is banned or deleted, taking the same time in each case; with the right
     password, AccountPendingDeletionError for an account its owner is deleting, within
-    its grace period (README "Account lifecycle": cancelAccountDeletion signs in).
+    its grace period (docs/api/account-lifecycle.md "Account lifecycle":
+    cancelAccountDeletion signs in).
     """
     try:
         canonical = normalize_username(username)

@@ -152,7 +152,7 @@ def new_refresh_token() -> tuple[str, bytes]:
 def successor_refresh_token(config: TokenConfig, token: str) -> tuple[str, bytes]:
     """The one refresh token that rotating ``token`` gives, and its digest: derived from
     it with HMAC-SHA-256 under the signing secret, so a repeat of the same rotation
-    within the grace window gets the very same successor without storing it (README
+    within the grace window gets the very same successor without storing it (docs/api/sessions.md
     "Sessions"). Unguessable without ``token`` and the secret."""
     mac = hmac.new(config.secret.encode(), b"roost-refresh:" + token.encode(), hashlib.sha256)
     successor = base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")

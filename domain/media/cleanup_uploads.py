@@ -1,4 +1,4 @@
-"""Use case: expire the uploads nobody used (the hourly cleanup, README "Media")."""
+"""Use case: expire the uploads nobody used (the hourly cleanup, docs/api/media.md "Media")."""
 
 from __future__ import annotations
 

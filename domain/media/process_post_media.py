@@ -1,4 +1,4 @@
-"""Use case: the media worker's run of one PROCESSING post (README "Media").
+"""Use case: the media worker's run of one PROCESSING post (docs/api/media.md "Media").
 
 Steps, each safe to run again (the job is retried after a crash): re-read the post and
 its uploads; download each raw object to a temporary directory; decode and render the

@@ -1,5 +1,5 @@
-"""A step of an account's purge: its media objects and upload rows (README "Account
-lifecycle")."""
+"""A step of an account's purge: its media objects and upload rows
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 

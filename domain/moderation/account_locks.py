@@ -1,4 +1,5 @@
-"""The lock that keeps counters exact while accounts change status (README "Counters").
+"""The lock that keeps counters exact while accounts change status
+(docs/architecture/counters.md "Counters").
 
 A counter counts only what active accounts did, and a status change corrects every
 counter the account is part of in its own transaction. So a write that a counter

@@ -1,4 +1,4 @@
-"""Use case: a moderator bans an account (README "Reports and moderation"): the same
+"""Use case: a moderator bans an account (docs/api/moderation.md "Reports and moderation"): the same
 status change as an operator's (domain.moderation.set_user_status), which hides it
 through the visibility rule, corrects every count and ends its sessions."""
 

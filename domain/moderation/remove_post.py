@@ -1,5 +1,5 @@
-"""Use case: a moderator removes a post (README "Reports and moderation"): a deletion
-like the author's own, fanned out of every cached feed the same way."""
+"""Use case: a moderator removes a post (docs/api/moderation.md "Reports and moderation"):
+a deletion like the author's own, fanned out of every cached feed the same way."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use case: report an account for moderation (README "Reports and moderation")."""
+"""Use case: report an account for moderation (docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Use cases: notify of a follow (capped per day, the rest in a daily digest) and of a
-follow request.
+"""Use cases: notify of a follow (capped per day, the rest in a daily digest), of a
+follow request, and of its approval.
 
 Per recipient and UTC day, the first ``follow_daily_cap`` followers each create a FOLLOW
 notification; later ones are recorded as ``overflow`` in ``notification_sources`` (one
@@ -143,6 +143,36 @@ async def notify_follow_request(
             conn,
             event,
             [Draft(target_id, "follow_request", actor_id=requester_id)],
+            counter_shards=config.counter_shards,
+        )
+    return Changes(created=created)
+
+
+async def notify_follow_request_approved(
+    engine: AsyncEngine,
+    config: NotificationConfig,
+    event: EventRef,
+    requester_id: uuid.UUID,
+    target_id: uuid.UUID,
+) -> Changes:
+    """Handle ``follow_request.approved`` {requester_id, target_id}: a
+    FOLLOW_REQUEST_APPROVED notification for the requester (actor: the private account),
+    once per event; nothing if the follow is no longer live (unfollowed or blocked
+    before the job ran) or either side is inactive."""
+    async with engine.begin() as conn:
+        live = await conn.scalar(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :r"
+                " AND followee_id = :a AND deleted_at IS NULL)"
+            ),
+            {"a": target_id, "r": requester_id},
+        )
+        if not live or not await eligible_recipients(conn, target_id, [requester_id]):
+            return Changes()
+        created = await insert_notifications(
+            conn,
+            event,
+            [Draft(requester_id, "follow_request_approved", actor_id=target_id)],
             counter_shards=config.counter_shards,
         )
     return Changes(created=created)

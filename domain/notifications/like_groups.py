@@ -2,9 +2,10 @@
 and unread state that follow from them.
 
 A like notification's ``count`` is the number of its people who have not withdrawn
-(README "Notifications"), its ``actor`` the latest of them; at 0 it shows to nobody and
-is not counted as unread. Every change of membership (a like, an unlike, a block, a
-ban) ends with :func:`refresh_like_groups`, which recounts from the rows.
+(docs/api/notifications.md "Notifications"), its ``actor`` the latest of them; at 0 it
+shows to nobody and is not counted as unread. Every change of membership (a like, an
+unlike, a block, a ban) ends with :func:`refresh_like_groups`, which recounts from the
+rows.
 """
 
 from __future__ import annotations

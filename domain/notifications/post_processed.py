@@ -1,4 +1,4 @@
-"""Telling an author that the media worker finished their post (README "Media")."""
+"""Telling an author that the media worker finished their post (docs/api/media.md "Media")."""
 
 from __future__ import annotations
 

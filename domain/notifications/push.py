@@ -1,4 +1,4 @@
-"""Push delivery to devices, behind an interface (README "Push").
+"""Push delivery to devices, behind an interface (docs/api/push.md "Push").
 
 A sender gets one :class:`PushMessage` per notification created (coalesced likes are
 not pushed again) after the notification committed. Delivery is best effort: whatever a
@@ -94,6 +94,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
             return f"{count} {'person' if count == 1 else 'people'} followed you."
         case "follow_request":
             return f"{who} requested to follow you."
+        case "follow_request_approved":
+            return f"{who} approved your follow request."
         case "like":
             return f"{who} liked your post."
         case "comment":

@@ -4,7 +4,7 @@ appends, and dispatches them right after the commit (the relay stays the safety 
 Cosmic Python's unit of work, cut to what Roost needs: SQLAlchemy's ``engine.begin()``
 is the transaction; this adds the events. Every use case that writes an event with a
 consumer runs in one, so follow, unfollow, block and the others reach the worker within
-milliseconds instead of at the relay's next poll (issue 10, item 3).
+milliseconds instead of at the relay's next poll.
 """
 
 from __future__ import annotations

@@ -162,22 +162,13 @@ async def create_post(
     store: ObjectStore | None = None,
     media_config: MediaConfig = _DEFAULT_MEDIA,
 ) -> PostRecord:
-    """Create a post and return it.
+    """Create a post and return it. Without ``upload_ids`` it is published at once (row,
+    hashtags, ``posts`` counter, ``post.created``); with them (the caller's pending
+    uploads, at most 10, whose bytes are in ``store``) it is PROCESSING, the uploads
+    attached in order, and ``post.media_uploaded`` hands it to the media worker.
 
-    Without ``upload_ids``, one transaction publishes it: the post row, its hashtags,
-    the author's ``posts`` counter (+1) and a ``post.created`` outbox row whose
-    consumers fan it out and notify its mentions. With them (the caller's own pending
-    uploads, at most 10, whose bytes arrived in ``store`` at the declared size), one
-    transaction writes the post PROCESSING, its hashtags, attaches the uploads in order
-    and appends ``post.media_uploaded`` for the media worker; nothing is counted, fanned
-    out or notified until it is published. Events are dispatched after the commit (the
-    outbox relay re-drives them if that fails).
-
-    Raises AccountUnavailableError when the author is banned or deleted;
-    ValidationError for a caption over 2,200 code points after NFC, a NUL, bad media,
-    more than 10 items, uploads mixed with URLs, or a post with neither caption nor
-    media; MediaUrlNotAllowedError; UploadNotFoundError (not the caller's upload);
-    UploadUnusableError (used, expired, failed, or its bytes never arrived).
+    Raises AccountUnavailableError, ValidationError (caption, media, counts),
+    MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError.
     """
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     items = clean_media(media, media_config)

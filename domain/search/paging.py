@@ -1,6 +1,6 @@
 """Paging a ranked list: the first page ranks and freezes, the next ones slice.
 
-Shared by user search and suggested follows (README "User search"). Without Redis, or
+Shared by user search and suggested follows (docs/api/search.md "User search"). Without Redis, or
 when a snapshot expired, a page is ranked again from PostgreSQL after the cursor's
 last entry (a keyset on the rank order): still ordered and never repeating an entry
 that kept its rank, but an entry whose rank moved between the two requests may then be

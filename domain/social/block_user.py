@@ -60,10 +60,10 @@ async def block_user(
     delete pending follow requests in both directions (a ``follow_request.cancelled``
     event each, ``reason: block``), soft-delete live follows in both directions with
     their counter decrements and ``follow.removed`` events, append ``block.created``, and
-    remove what each has notified the other of (README "Who sees what": after a block
-    nothing from the other shows in one's notifications, and the unread count agrees).
-    The events are dispatched after the commit. Idempotent. Raises SelfBlockError or
-    NotFoundError.
+    remove what each has notified the other of (docs/api/visibility.md "Who sees what":
+    after a block nothing from the other shows in one's notifications, and the unread
+    count agrees). The events are dispatched after the commit. Idempotent. Raises
+    SelfBlockError or NotFoundError.
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()

@@ -19,7 +19,7 @@ from domain.social.errors import SelfFollowError
 # all in one statement; the same statement withdraws a pending follow request. The follow
 # ends only while both accounts are active, read under FOR KEY SHARE: the counters count
 # follows between active accounts only, and a concurrent ban either waits for this
-# unfollow or is seen by it (README "Counters").
+# unfollow or is seen by it (docs/architecture/counters.md "Counters").
 _UNFOLLOW = text(
     f"""
     WITH active AS (

@@ -1,4 +1,4 @@
-"""The facts the visibility rule decides on (README "Who sees what").
+"""The facts the visibility rule decides on (docs/api/visibility.md "Who sees what").
 
 The rule reads accounts, posts, comments and notifications through these protocols, so
 the records the dataloaders already hold (``UserRecord``, ``PostRecord``,
@@ -30,7 +30,7 @@ class AccountFacts(Protocol):
     def is_private(self) -> bool: ...
 
 
-#: The only post state anyone but its author may see (README "Media").
+#: The only post state anyone but its author may see (docs/api/media.md "Media").
 PUBLISHED = "published"
 #: The states its author sees their own post in, with its state: still being processed,
 #: or failed (with a reason).
@@ -85,9 +85,10 @@ class Viewer:
     ``id`` is None for an anonymous reader. ``blocked``: accounts with a block between
     them and the viewer, in either direction. ``follows``: accounts the viewer follows
     (a live follow). ``muted``: accounts the viewer muted (their posts stay out of the
-    viewer's home feed, their notifications out of the viewer's; README "Mute and
-    blocked list"). Each may hold only the accounts being decided on: an account
-    missing from a set is taken as not blocked, not followed, not muted.
+    viewer's home feed, their notifications out of the viewer's;
+    docs/api/mute-and-block.md "Mute and blocked list"). Each may hold only the accounts
+    being decided on: an account missing from a set is taken as not blocked, not
+    followed, not muted.
     """
 
     id: uuid.UUID | None

@@ -1,1 +1,1 @@
-"""Explore and trending hashtags (README "Explore")."""
+"""Explore and trending hashtags (docs/api/explore.md "Explore")."""

@@ -1,4 +1,4 @@
-"""``Query.explore``: the explore connection and its cursors (README "Explore").
+"""``Query.explore``: the explore connection and its cursors (docs/api/explore.md "Explore").
 
 A cursor is opaque (schema.pagination's :func:`~schema.pagination.pack`):
 ``x1:<a|i|v>:<window id>:<offset>``, the kind filter (all, IMAGE, VIDEO), the frozen

@@ -1,4 +1,4 @@
-"""Explore's connection and the trending hashtag type (README "Explore")."""
+"""Explore's connection and the trending hashtag type (docs/api/explore.md "Explore")."""
 
 from __future__ import annotations
 

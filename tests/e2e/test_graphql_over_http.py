@@ -1,4 +1,4 @@
-"""The GraphQL-over-HTTP spec (issue 8 items 10, 11 and 12).
+"""The GraphQL-over-HTTP spec: media types, status codes, request errors.
 
 The spec's own audit suite, the npm ``graphql-http`` package's ``auditServer``, runs
 against a real API process: every MUST and at least 21 of the 23 SHOULDs pass. It is

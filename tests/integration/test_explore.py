@@ -1,4 +1,4 @@
-"""Explore (README "Explore") against real PostgreSQL, Redis (one Redis and a Redis
+"""Explore (docs/api/explore.md "Explore") against real PostgreSQL, Redis (one Redis and a Redis
 Cluster) and an arq worker: the trending posts the like and comment consumers keep, the
 exclusions of the one visibility rule, the fallback for a viewer who follows everyone,
 posts deleted or authors banned gone at once, frozen pages while scores move, the video
