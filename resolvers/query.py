@@ -15,8 +15,8 @@ from resolvers.moderation import moderation_root
 from schema import visibility
 from schema.context import Info
 from schema.engagement.types import Comment
-from schema.explore.connections import explore_connection
-from schema.explore.types import ExploreConnection
+from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.ids import check_node_ids
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
@@ -132,6 +132,14 @@ class Query:
         kind: MediaKind | None = None,
     ) -> ExploreConnection:
         return await explore_connection(info, first, after, kind)
+
+    @strawberry.field(
+        description="Hashtags trending for you (signed in): the tags of the trending posts "
+        "explore may show you, by those posts' likes and comments of the last 24 hours "
+        "(on posts of accounts you do not follow first); the same exclusions as explore."
+    )
+    async def trending_hashtags(self, info: Info, first: int = 10) -> list[TrendingHashtag]:
+        return await trending_hashtags_list(info, first)
 
     @strawberry.field(
         description="A hashtag by name (any case; '#' optional); null when the name is not one tag."

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Sequence
 
 from adapters.feedstore.members import post_id_of
-from adapters.feedstore.resp import Call, Script
+from adapters.feedstore.resp import Script
 from adapters.feedstore.store import FeedRedis
 from adapters.redis_errors import translated
 from domain.db import utcnow
@@ -142,7 +142,12 @@ class RedisTrending:
         return [hour_of(now), self.config.size, self.ttl_s]
 
     async def _change(
-        self, post_id: uuid.UUID, families: Sequence[Family], at: dt.datetime, now: dt.datetime, delta: int
+        self,
+        post_id: uuid.UUID,
+        families: Sequence[Family],
+        at: dt.datetime,
+        now: dt.datetime,
+        delta: int,
     ) -> None:
         age = hour_of(now) - hour_of(at)
         if not 0 <= age < self.config.hours:  # outside the window (or from the future)
@@ -198,6 +203,4 @@ class RedisTrending:
         (flat,) = await self.store.execute(
             [_TOP.call(self.keys(family, now), [*self._args(now), count])]
         )
-        return [
-            (post_id_of(flat[i]), int(float(flat[i + 1]))) for i in range(0, len(flat), 2)
-        ]
+        return [(post_id_of(flat[i]), int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]

@@ -1,5 +1,5 @@
-"""Explore's knobs (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md "Explore and the
-Reels discovery feed")."""
+"""Explore's knobs (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md
+"Explore and the Reels discovery feed")."""
 
 from __future__ import annotations
 

@@ -85,8 +85,7 @@ async def read_explore(
         return RankedPage([], False)
     authors = {c.entry.post_id: c.author_id for c in candidates}
     signals = (
-        await signals_or_none(stores.signals.read(viewer_id, authors, now), viewer_id)
-        or Signals()
+        await signals_or_none(stores.signals.read(viewer_id, authors, now), viewer_id) or Signals()
     )
     ordered = rank_explore(candidates, engagements, signals, viewer_id, now, cfg, config.ranking)
     window = Window([c.entry for c in ordered], None)

@@ -1,7 +1,7 @@
 """Explore's order for one viewer: a pure function of the trending candidates, the
-viewer's ranking signals and a clock (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md
-"Explore and the Reels discovery feed": the trending score, then a lightweight
-re-scoring with the relationship proximity and content preference signals).
+viewer's ranking signals and a clock (docs/api/explore.md "Explore";
+docs/seeds/chroma-architecture.md "Explore and the Reels discovery feed": the trending
+score, then a lightweight re-scoring with the proximity and preference signals).
 
 ``score = (1 + engagements) × 2 ** (-age / half_life) × proximity × preference``:
 
@@ -42,7 +42,7 @@ def explore_score(
     """The score of one candidate (see the module)."""
     age_us = max(score_of(now) - c.entry.score, 0)
     half_life_us = config.half_life / dt.timedelta(microseconds=1)
-    value = (1.0 + max(engagements, 0)) * 2.0 ** (-age_us / half_life_us)
+    value: float = (1.0 + max(engagements, 0)) * 2.0 ** (-age_us / half_life_us)
     if c.author_id in signals.close_authors and c.author_id != viewer_id:
         value *= boosts.proximity_boost
     if signals.preferred is not None and c.kind == signals.preferred:

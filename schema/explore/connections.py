@@ -18,16 +18,17 @@ from graphql import GraphQLError
 from domain.db import utcnow
 from domain.errors import StoreError
 from domain.explore.read_explore import Kind, read_explore
+from domain.explore.trending_hashtags import trending_hashtags
 from domain.feed.hydration import HydratedPost
 from domain.feed.read_ranked_feed import Position, RankedWindowExpiredError
 from domain.feed.timelines import Entry
 from schema import visibility
 from schema.context import Info
-from schema.explore.types import ExploreConnection
+from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.feed.selection import wanted
 from schema.media.types import MediaKind
 from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
-from schema.posts.types import PostEdge
+from schema.posts.types import Hashtag, PostEdge
 
 _PREFIX = "x1:"
 _WINDOW_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -97,10 +98,7 @@ async def explore_connection(
             extensions={"code": "CURSOR_EXPIRED"},
         ) from None
     except StoreError:
-        raise GraphQLError(
-            "Explore is unavailable: the feed store (Redis) does not answer.",
-            extensions={"code": "SERVICE_UNAVAILABLE"},
-        ) from None
+        raise _unavailable() from None
     edges = [
         PostEdge.of_hydrated(kept[e.post_id], encode_explore_cursor(k, pos))
         for e, pos in page.items
@@ -108,3 +106,40 @@ async def explore_connection(
     return ExploreConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
     )
+
+
+def _unavailable() -> GraphQLError:
+    return GraphQLError(
+        "Explore is unavailable: the feed store (Redis) does not answer.",
+        extensions={"code": "SERVICE_UNAVAILABLE"},
+    )
+
+
+async def trending_hashtags_list(info: Info, first: int) -> list[TrendingHashtag]:
+    """``Query.trendingHashtags`` (see domain.explore.trending_hashtags). Raises
+    UNAUTHENTICATED without a viewer, BAD_USER_INPUT for a bad ``first``,
+    SERVICE_UNAVAILABLE without a working Redis."""
+    ctx = info.context
+    ctx.require_viewer()
+    check_first(first, ctx.limits.max_page_size)
+    stores = ctx.feed_stores()
+
+    async def visible(ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, bool]:
+        found = await visibility.explore_posts(ctx, ids)
+        return {pid: h.followed for pid, h in found.items()}
+
+    try:
+        trends = await trending_hashtags(
+            ctx.engine, stores, ctx.feed_config, first=first, visible=visible, now=utcnow()
+        )
+    except StoreError:
+        raise _unavailable() from None
+    return [
+        TrendingHashtag(
+            name=t.name,
+            hashtag=Hashtag(name=t.name),
+            post_count=t.posts,
+            engagement_count=t.engagements,
+        )
+        for t in trends
+    ]
