@@ -30,7 +30,7 @@ from app.exports import export_download
 from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
 from app.graphql import build_schema
-from app.http_edge import edge_middleware, request_labels
+from app.http_edge import edge_middleware, origin_allowed, request_labels
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
 from app.media_routes import media_routes
@@ -98,6 +98,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
         self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
+        self._origin_allowed = origin_allowed(settings.cors_origins)
         # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
@@ -138,6 +139,13 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
     async def render_graphql_ide(self, request: Any) -> Response:
         """Roost's GraphiQL page (app/graphiql): assets served by Roost, the sample query."""
         return HTMLResponse(graphiql_page(self._ide_password))
+
+    def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
+        """A browser page of another origin may open a WebSocket when that origin is on
+        ``CORS_ALLOW_ORIGINS`` (the rule of its HTTP requests, wildcards included);
+        Strawberry refuses others with 403 (clients without ``Origin`` are no browsers,
+        same-origin pages always pass)."""
+        return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         try:

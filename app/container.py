@@ -68,13 +68,9 @@ from domain.search.snapshots import RankedSnapshots
 
 @dataclass
 class Services:
-    """The infrastructure of one process, built by :func:`build_services`.
-
-    ``redis``: REDIS_URL's client (None without Redis); ``feed_redis``: the feed store's
-    (that Redis, or the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES);
-    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis);
-    ``object_store``: where media bytes are kept (:func:`build_object_store`).
-    """
+    """The infrastructure of one process, built by :func:`build_services`; ``redis``,
+    ``feed_redis`` (REDIS_URL's, or the cluster's) and ``dispatcher`` are None without
+    Redis."""
 
     settings: Settings
     engine: AsyncEngine

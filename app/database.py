@@ -1,11 +1,7 @@
-"""The async SQLAlchemy engines (asyncpg): the primary, and read replicas with the routing
-of read-only work to them (docs/operations/scaling.md "Scaling out", Read replicas).
-
-:class:`ReadRouting` decides, per GraphQL query, which engine serves its reads: a
-replica that is reachable and at most REPLICA_MAX_LAG_S behind, unless the viewer wrote
-within the read-your-writes window (a marker in Redis set after each of their
-mutations), in which case the primary. Mutations, subscriptions, workers, and the feed's
-rebuilds (which must see every committed post) always use the primary.
+"""The async SQLAlchemy engines (asyncpg): the primary, and read replicas
+(docs/operations/scaling.md "Scaling out"). :class:`ReadRouting` sends a GraphQL query's
+reads to a replica at most REPLICA_MAX_LAG_S behind, unless the viewer wrote recently;
+everything else uses the primary.
 """
 
 from __future__ import annotations
@@ -60,15 +56,9 @@ def create_engine(
     connect_timeout_s: float = 5.0,
     pool_timeout_s: float = 10.0,
 ) -> AsyncEngine:
-    """Return an AsyncEngine over asyncpg with UTC sessions.
-
-    No pre-ping: with asyncpg it costs three round trips per checkout (BEGIN, ping,
-    ROLLBACK), a third of a follow's. A connection broken by a server restart fails one
-    statement, which invalidates the pool; connections are also recycled every 30 min.
-    Connecting gives up after ``connect_timeout_s`` and waiting for a free pooled
-    connection after ``pool_timeout_s``, so a server that is down fails requests fast.
-    A statement whose cached plan a schema change made stale runs again on a fresh one
-    where that is safe (adapters/postgres/stale_statements.py).
+    """An AsyncEngine over asyncpg with UTC sessions, no pre-ping (a broken connection
+    fails one statement and invalidates the pool), bounded by ``connect_timeout_s`` and
+    ``pool_timeout_s``; stale cached plans are retried (adapters/postgres/stale_statements.py).
     """
     engine = create_async_engine(
         async_url(url),
@@ -123,14 +113,9 @@ class Replica:
 
 
 class ReadRouting:
-    """Routes read-only GraphQL queries to replicas (see the module docstring).
-
-    A background task (started by :meth:`start`, one per process) checks every
-    ``check_every_s``: a replica is usable while it answers and is at most ``max_lag_s``
-    behind the primary (0 when it has replayed the primary's current WAL position, else
-    the age of its last replayed commit: an over-estimate, never an under-estimate).
-    After a mutation, :meth:`wrote` marks the viewer in Redis for ``max_lag_s`` plus two
-    checks, so their reads stay on the primary until any usable replica has their write.
+    """Routes read-only GraphQL queries to replicas: a task (:meth:`start`) checks every
+    ``check_every_s`` which answer within ``max_lag_s`` (over-estimated, never under);
+    :meth:`wrote` keeps a writer on the primary for ``max_lag_s`` plus two checks.
     """
 
     def __init__(

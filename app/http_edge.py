@@ -2,7 +2,8 @@
 (docs/api/http.md "HTTP"): a request id (:data:`REQUEST_ID`, for the logs), the
 request's metrics (filled by the view in ``scope["roost.metrics"]``), gzip of bodies of
 at least :data:`GZIP_MIN_BYTES` when asked, and CORS when ``CORS_ALLOW_ORIGINS`` is set.
-A compressor is made only for a body that will be compressed.
+A compressor is made only for a body that will be compressed. :func:`origin_allowed`
+is the CORS allow-list's rule, which browser WebSocket handshakes follow too (app/asgi.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import re
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -256,6 +258,20 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
         )
     stack.append(Middleware(HttpEdge))
     return stack
+
+
+def origin_allowed(origins: list[str]) -> Callable[[str], bool]:
+    """Whether an ``Origin`` is on the allow-list ``origins`` (``CORS_ALLOW_ORIGINS``:
+    exact origins, ``*`` for any, or entries with a ``*`` inside), as the CORS layer
+    decides it; browser WebSocket handshakes are admitted by the same rule."""
+    if "*" in origins:
+        return lambda origin: True
+    exact = frozenset(o for o in origins if "*" not in o)
+    wildcards = _wildcards(origins)
+    pattern = re.compile(wildcards) if wildcards else None
+    return lambda origin: (
+        origin in exact or (pattern is not None and pattern.fullmatch(origin) is not None)
+    )
 
 
 def _wildcards(origins: list[str]) -> str | None:

@@ -95,12 +95,8 @@ def _executed(result: ExecutionResult) -> bool:
 
 
 class GuardedGraphQLView:
-    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
-
-    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
-    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
-    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
-    """
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; the view sets
+    ``self.guards`` and ``self.doorkeeper`` in ``__init__``."""
 
     guards: HttpGuards
     doorkeeper: Doorkeeper
@@ -151,12 +147,9 @@ class GuardedGraphQLView:
         )
 
     async def parse_http_body(self, request: Any) -> Any:
-        """Strawberry's parsing, with a JSON body that is not an object (a string, a
-        number) or an ``operationName`` that is not a string refused as
-        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
-        an object (nearly every request) is read here, with Strawberry's checks, without
-        its generic content-type parser (``email.message``, a tenth of the cost of a
-        small request)."""
+        """Strawberry's parsing, refusing a JSON body that is not an object or a
+        non-string ``operationName`` as ``BAD_REQUEST``; a JSON POST is read here,
+        without Strawberry's costly content-type parser."""
         data = await self._parse_json_post(request)
         if data is None:
             try:
@@ -414,14 +407,8 @@ class GuardedGraphQLView:
         info: OperationInfo | None,
         prepaid: Decision | None = None,
     ) -> Decision:
-        """Charge the request to its budgets (``prepaid``: already charged, this is the
-        decision); raise ``RATE_LIMITED`` (429) if one is spent, else return the
-        decision (its ``headers()`` go on the response).
-
-        Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
-        anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
-        """
+        """Charge the request to its budgets (``prepaid``: already charged); raise
+        ``RATE_LIMITED`` (429) if one is spent, else return the decision."""
         decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision

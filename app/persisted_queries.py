@@ -87,12 +87,8 @@ class PersistedQueryRef:
 
 
 class PersistedQueryStore:
-    """Query texts by hash on Redis (``roost:apq:<sha256>``), with a sliding TTL.
-
-    Redis errors propagate (:class:`redis.exceptions.RedisError`); the view treats a
-    failed lookup as not found (the client then sends the query) and a failed store as
-    nothing stored.
-    """
+    """Query texts by hash on Redis (``roost:apq:<sha256>``), with a sliding TTL; Redis
+    errors propagate."""
 
     def __init__(self, redis: Redis, *, ttl_s: int, max_bytes: int) -> None:
         self.redis = redis

@@ -56,7 +56,5 @@ class PermissionDeniedError(DomainError):
 
 
 class StoreError(Exception):
-    """A store behind one of domain's ports failed (a Redis node unreachable, a command
-    refused). Not a use case's answer: the adapter raises it from the driver's error
-    (its ``__cause__``), and callers choose the fallback (PostgreSQL, best effort) or
-    let it propagate (SERVICE_UNAVAILABLE when the cause says the server is down)."""
+    """A store behind one of domain's ports failed; the driver's error is its
+    ``__cause__``. Callers fall back or let it propagate."""

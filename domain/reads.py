@@ -1,9 +1,5 @@
-"""Reads of one statement, and the port that runs them in one round trip.
-
-A request's reads (the dataloaders' batches, the home feed's pull authors and
-hydration) are single statements: on an engine they need no transaction, and the
-:class:`RoundTrip` port runs them in one round trip (``adapters.postgres.fetch``,
-installed by the composition root's engine factory, app/database.py).
+"""Reads of one statement, and the :class:`RoundTrip` port that runs them on an engine
+in one round trip, without a transaction (``adapters.postgres.fetch``).
 """
 
 from __future__ import annotations

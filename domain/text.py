@@ -44,12 +44,8 @@ def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str
 
 
 def normalize_username(value: str, field: str = "username") -> str:
-    """Return the canonical (lower-case) username or raise ValidationError.
-
-    Rule: ``^[a-z0-9._]{3,30}$`` after lower-casing. Only ASCII letters lower-case
-    into that set, so look-alikes from other scripts, emoji and zero-width characters
-    are refused rather than folded into a real name.
-    """
+    """The canonical username, ``^[a-z0-9._]{3,30}$`` after lower-casing (look-alikes
+    are refused, not folded); raises ValidationError."""
     if "\x00" in value:
         raise ValidationError(field, f"{field} must not contain a NUL character.")
     canonical = value.lower() if value.isascii() else value

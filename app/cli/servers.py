@@ -50,14 +50,9 @@ WORKER_RESTART_DELAY_S = 1.0
 
 
 def _run_worker(settings: Settings) -> None:
-    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP (closing
-    the terminal): each lets running jobs finish, then exits without a traceback.
-
-    Its queue connection waits out a Redis restart by itself (workers.settings), but
-    arq's loop can still fail where it watches a key while the connection drops
-    (``WatchError``): then the worker closes (running jobs finish) and starts its loop
-    again in this process, without losing a job (they stay in Redis and the outbox).
-    """
+    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP, letting
+    running jobs finish; a ``WatchError`` of arq's loop (Redis dropped mid-watch)
+    restarts the loop in this process."""
     from arq.utils import import_string
     from arq.worker import create_worker
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -119,15 +114,9 @@ def uvicorn_limits(settings: Settings) -> dict[str, Any]:
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn (uvloop and httptools, which
-    uvicorn[standard] installs) until SIGINT/SIGTERM/SIGHUP.
-
-    ``ready`` (an async callable) runs once the API listens, in the server's loop
-    (``roost run`` waits for its worker there, then prints the banner). With
-    ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
-    building the app from the environment (``_use`` exported the URLs in use).
-    ``access_log``: uvicorn's line per request (API_ACCESS_LOG overrides it).
-    """
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP;
+    ``ready`` runs once it listens; ``workers`` > 1 runs that many processes on one
+    socket; ``access_log`` (API_ACCESS_LOG overrides it)."""
     import uvicorn
 
     from app.asgi import create_app
@@ -286,17 +275,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost run``: everything a developer needs, from a fresh clone to GraphiQL.
-
-    Starts the embedded servers for whatever is not configured, migrates, loads the real
-    graph unless ``data_loads`` says it was loaded and seeds ROOST_SEED_POSTS posts over
-    its users unless they were seeded (``--no-load``: neither, said plainly), starts
-    ``roost worker`` as a child (unless --no-worker) and serves the API; the banner comes
-    once the worker is up and has fanned out the seeded posts. Exits 1 before serving
-    when the graph must be loaded but its file is missing or unreadable. On exit
-    (Ctrl-C, SIGTERM, closing the terminal) it stops the API, then the worker, then the
-    servers it started.
-    """
+    """``roost run`` (docs/operations/running.md): embedded servers, migrations, the
+    first load and seed, the worker as a child and the API, then the banner; stops them
+    in reverse order on exit. Exits 1 before serving when the graph cannot be read."""
     _check_production(settings)
     with services(settings, fresh=False) as urls:
         settings = _use(settings, urls)

@@ -81,14 +81,9 @@ class Subscription:
 
 
 class Hub:
-    """One Redis pub/sub connection per process, shared by all local subscribers.
-
-    ``async with hub.subscribe(channel) as sub: event = await sub.get()``. The context
-    returns only once Redis confirmed the channel's SUBSCRIBE, so an event published
-    after it is received; leaving it releases the channel (and the user's presence).
-    Start is lazy (first subscribe); :meth:`close` at shutdown. Three tasks per
-    process (reader, subscription sync, presence heartbeat), none per subscriber.
-    """
+    """One Redis pub/sub connection per process, shared by all local subscribers
+    (``async with hub.subscribe(channel) as sub``), started lazily, with three tasks per
+    process and none per subscriber."""
 
     def __init__(
         self,
@@ -190,14 +185,8 @@ class Hub:
         types: Iterable[str] | None = None,
         presence: uuid.UUID | None = None,
     ) -> AsyncIterator[Subscription]:
-        """Receive the events of ``channel`` (only those of ``types``, if given) while
-        the context is open; with ``presence``, that user counts as online (fan-out
-        publishes feed items to them) until it closes.
-
-        Raises HubClosedError if the hub is closed, TimeoutError if Redis does not
-        confirm the subscription within ``confirm_timeout_s``, RedisError if the
-        presence write fails.
-        """
+        """:meth:`domain.realtime.ports.Subscriptions.subscribe`; TimeoutError past
+        ``confirm_timeout_s``."""
         await self.start()
         sub = Subscription(
             channel, frozenset(types) if types is not None else None, self.queue_size

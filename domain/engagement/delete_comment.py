@@ -35,15 +35,9 @@ async def delete_comment(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> CommentDeletion:
-    """Soft-delete a comment and, for a top-level one, its live replies; return how many
-    comments were deleted now (0 if it already was: idempotent) and the post's id.
-
-    Allowed to the comment's author and to the post's author. The post's ``comments``
-    counter drops, in the same transaction, by the deleted comments it counted (those
-    of active accounts under an active account's comment: docs/architecture/counters.md
-    "Counters"), with a ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
-    CommentNotFoundError (also for a comment of a deleted post: nothing changes) or
-    NotCommentModeratorError.
+    """Soft-delete a comment (and a top-level one's replies) by its author or the post's,
+    with the counter and ``comment.deleted``; return how many were deleted now (0:
+    already) and the post's id. Raises CommentNotFoundError or NotCommentModeratorError.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn

@@ -1,9 +1,6 @@
-"""The ports of the feed: where timelines, ranking signals, frozen ranked windows and a
-job's saved place live. ``adapters.feedstore`` implements them on Redis (standalone or
-Cluster); the composition root builds them into :class:`domain.feed.config.FeedStores`.
-
-Every method raises :class:`domain.errors.StoreError` when the store fails (the
-driver's error is its ``__cause__``); callers decide the fallback.
+"""The ports of the feed (timelines, ranking signals, ranked windows, a job's saved
+place), on Redis in ``adapters.feedstore``. Every method raises
+:class:`domain.errors.StoreError` when the store fails.
 """
 
 from __future__ import annotations

@@ -112,17 +112,13 @@ def engagement(velocity: float, author_rate: float, rate_prior: float) -> float:
 
 
 def decayed_rate(count: float, at: dt.datetime, now: dt.datetime, horizon: dt.timedelta) -> float:
-    """The author's average engagements per hour from their decayed count: ``count`` (as
-    of ``at``; each engagement adds 1 and the sum decays by ``e`` every ``horizon``)
-    decayed to ``now``, divided by ``horizon`` in hours. For a steady rate of r per
-    hour the count tends to ``r * horizon``, so this returns r."""
+    """The author's engagements per hour: ``count`` (as of ``at``, decaying by ``e``
+    every ``horizon``) decayed to ``now``, over ``horizon`` in hours."""
     return decayed_rate_us(count, score_of(at), score_of(now), horizon // _MICROSECOND)
 
 
 def decayed_rate_us(count: float, at_us: int, now_us: int, horizon_us: int) -> float:
-    """:func:`decayed_rate` with the times and the horizon in whole microseconds (the
-    same float: a timedelta divided by a timedelta divides their microseconds); a
-    window reads the averages of up to a hundred authors."""
+    """:func:`decayed_rate` with times and horizon in whole microseconds."""
     elapsed = max((now_us - at_us) / horizon_us, 0.0)
     return count * math.exp(-elapsed) / (horizon_us / _HOUR_US)
 

@@ -1,16 +1,12 @@
-"""The outbox topics the ranked feed's signals consume (docs/architecture/home-feed.md
-"Ranked order"; docs/api/explore.md "Explore"): likes and comments feed the post's
-velocity, the author's average rate and the actor's proximity and media preference (the
-``RankingSignals`` port), and the trending posts explore starts from (the ``Trending``
-port); unlikes and comment deletions take theirs out of both. A deleted post, and the
-posts of an account banned or leaving, leave the trending posts. Each handler is
-idempotent; the time of an engagement is its outbox event's (a UUIDv7), so a replay
-records the same.
+"""The ranked feed's signal consumers (docs/architecture/home-feed.md "Ranked order")
+and explore's trending posts (docs/api/explore.md "Explore"): likes and comments are
+recorded, unlikes and deletions withdrawn, each idempotently at its outbox event's time;
+deleted posts and the posts of banned or leaving accounts leave the trending posts.
 
-An engagement counts in the trending posts once, when the velocity first records it
-(its ``record`` answers whether it was new): a job that fails between the two and runs
-again does not count it twice, and may miss it, the design's accepted loss for counters
-(docs/seeds/chroma-architecture.md "Explore and the Reels discovery feed")."""
+An engagement counts in the trending posts when the velocity first records it, so a job
+run again never counts it twice (and may miss it after a failure in between: the
+design's accepted loss for counters, docs/seeds/chroma-architecture.md "Explore and the
+Reels discovery feed")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The single-use tokens of e-mail verification and password reset.
-
-A token is ``base64url(HMAC-SHA256(key, purpose:id))`` of its row's id (the outbox event
-that asked for the mail), so a retried mail job sends the same token without it ever
-being stored: the row keeps its SHA-256, the address it went to, when it expires and
-when it was used.
+"""The single-use tokens of e-mail verification and password reset:
+``base64url(HMAC-SHA256(key, purpose:id))`` of the row's id, so a retried mail sends the
+same token; the row keeps only its SHA-256, address, expiry and use.
 """
 
 from __future__ import annotations

@@ -29,13 +29,9 @@ async def sign_up(
     display_name: str,
     dispatcher: Dispatcher | None = None,
 ) -> AuthResult:
-    """Create a user with an argon2id password hash and return it with a token pair;
-    the worker mails the address its verification link (a
-    ``user.email_verification_requested`` event, dispatched after the commit).
-
-    Raises ValidationError (bad username, e-mail, password or display name: docs/design.md
-    "Decided details"), UsernameTakenError or EmailTakenError. Nothing is written when
-    it raises.
+    """Create a user (argon2id hash) with ``user.email_verification_requested``; return
+    it with a token pair. Raises ValidationError (docs/design.md "Decided details"),
+    UsernameTakenError or EmailTakenError, writing nothing.
     """
     canonical = new_username(username)
     email = clean_email(email)

@@ -17,14 +17,10 @@ LIMITED_ACTIONS: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class MailConfig:
-    """Token lifetimes, the per-account budgets of mails, the links and what an account
-    with an unverified e-mail address may not do.
-
-    ``verification_link`` / ``reset_link``: URL templates holding ``{token}`` (None:
-    the mail gives the token alone, to paste into the app). ``per_account_per_hour``:
-    mails of one kind one account receives at most per rolling hour (more requests are
-    answered alike and send nothing). ``require_verified_for``: names of
-    :data:`LIMITED_ACTIONS`.
+    """Token lifetimes, mail budgets, links and what an unverified account may not do.
+    ``verification_link`` / ``reset_link``: URL templates holding ``{token}`` (None: the
+    token alone); ``per_account_per_hour``: mails of one kind per account per rolling
+    hour; ``require_verified_for``: names of :data:`LIMITED_ACTIONS`.
     """
 
     verification_ttl: dt.timedelta = dt.timedelta(hours=48)

@@ -1,13 +1,7 @@
 """The lock that keeps counters exact while accounts change status
-(docs/architecture/counters.md "Counters").
-
-A counter counts only what active accounts did, and a status change corrects every
-counter the account is part of in its own transaction. So a write that a counter
-counts reads the status of the accounts it involves under ``FOR KEY SHARE`` (the lock
-their foreign keys take anyway), and ``set_user_status`` takes ``FOR UPDATE`` on the
-account: a write in flight finishes first and is seen by the status change, a later one
-reads the new status. Writes whose check is one statement of their own embed the same
-clause (follow_user's check, unfollow_user, domain.visibility.sql with ``lock_viewer``).
+(docs/architecture/counters.md "Counters"): a counted write reads its accounts under
+``FOR KEY SHARE`` and ``set_user_status`` takes ``FOR UPDATE``, so a write in flight is
+seen by the status change and a later one sees the new status.
 """
 
 from __future__ import annotations

@@ -36,15 +36,9 @@ from domain.outbox.process import Consumer, Handler
 def notification_consumer(
     engine: AsyncEngine, config: NotificationConfig, delivery: Delivery
 ) -> Consumer:
-    """The ``notifications`` consumer (domain.outbox.registry): FollowCreated,
-    FollowRequestCreated, FollowRequestApproved (the requester's notice), LikeCreated,
-    LikeRemoved (the liker leaves the like notification), CommentCreated, PostCreated
-    (caption mentions) and PostProcessed
-    (the author's "published" or "could not be published").
-
-    Each handler is idempotent per event (keyed by the event's id: a job that runs twice
-    creates nothing twice), and after its commit ``delivery`` publishes and pushes what
-    it created (best effort).
+    """The ``notifications`` consumer of the events the registry routes to it; each
+    handler is idempotent per event id, and ``delivery`` publishes and pushes what it
+    created after its commit (best effort).
     """
 
     def handler(use_case: Callable[..., Awaitable[Changes]], *names: str) -> Handler:

@@ -1,12 +1,6 @@
-"""Roost's domain events: one frozen dataclass per outbox topic.
-
-Each event class carries its ``topic`` (the ``outbox.topic`` string), the field its
-outbox row is keyed by (``aggregate``, unless the writer names another id, e.g. the
-``follows`` row of a follow) and its payload encoding: every field, a UUID or a datetime
-as its string, everything else as JSON has it (:meth:`Event.payload`, decoded back by
-:meth:`Event.from_payload`). Which consumers each one has is
-:mod:`domain.outbox.registry`; writing one is :mod:`domain.outbox.append` (docs/design.md
-"Data": every mutating use case appends an outbox row when something happened).
+"""Roost's domain events: one frozen dataclass per outbox topic, with its ``topic``, the
+``aggregate`` field its row is keyed by and its payload encoding (:meth:`Event.payload`,
+:meth:`Event.from_payload`). Consumers: :mod:`domain.outbox.registry`.
 """
 
 from __future__ import annotations

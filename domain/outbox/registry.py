@@ -1,13 +1,7 @@
-"""The one registry from event type to its consumers (Cosmic Python's
-``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
-
-A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,
-``realtime``, ``accounts``, ``ranking``, ``media``, ``mail``); the worker runs each (event,
-consumer) pair as its own job with its own retries, dead letter and done marker
-(domain.outbox.process), so a failing push never re-runs a fan-out. The consumers'
-code is wired by the composition root (app/container.py) from each area's
-``consumers.py``. Events without a consumer (sign
-up, reports, …) are an audit trail: the relay marks them dispatched.
+"""The one registry from event type to its consumers: what happens after a follow is
+``REGISTRY.consumers(FollowCreated)``. Each (event, consumer) pair runs as its own job
+(domain.outbox.process); app/container.py wires each area's ``consumers.py``. Events
+without a consumer are an audit trail.
 """
 
 from __future__ import annotations

@@ -162,13 +162,10 @@ async def create_post(
     store: ObjectStore | None = None,
     media_config: MediaConfig = _DEFAULT_MEDIA,
 ) -> PostRecord:
-    """Create a post and return it. Without ``upload_ids`` it is published at once (row,
-    hashtags, ``posts`` counter, ``post.created``); with them (the caller's pending
-    uploads, at most 10, whose bytes are in ``store``) it is PROCESSING, the uploads
-    attached in order, and ``post.media_uploaded`` hands it to the media worker.
-
-    Raises AccountUnavailableError, ValidationError (caption, media, counts),
-    MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError.
+    """Create a post and return it: published at once (with its counter and
+    ``post.created``), or with ``upload_ids`` (the caller's pending uploads, at most 10)
+    PROCESSING with ``post.media_uploaded``. Raises AccountUnavailableError,
+    ValidationError, MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError.
     """
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     items = clean_media(media, media_config)

@@ -71,13 +71,8 @@ async def engagement_snapshots(
 
 
 class EngagementReads:
-    """Answers ``snapshot(post, viewer)`` requests with one statement per loop turn.
-
-    Every subscriber of ``postEngagementChanged`` reads its post again for each event;
-    the requests made while the event loop is busy (a burst of events, or many
-    subscribers of one post) are answered together. Nothing is cached: each answer
-    comes from a statement that started after its request, and nothing is kept once
-    it is answered, so batching across users shares no data between them.
+    """Answers ``snapshot(post, viewer)`` requests with one statement per loop turn;
+    nothing is cached (each answer's statement starts after its request).
     """
 
     def __init__(self, engine: AsyncEngine, *, max_batch: int = 500) -> None:
