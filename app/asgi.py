@@ -112,6 +112,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        self.mail = settings.mail_config
         # Uploads (signed targets, arrival checks) and the public URLs of media.
         self.media = (
             MediaAccess(deps.services.object_store, settings.media_config)
@@ -141,10 +142,8 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         return HTMLResponse(graphiql_page(self._ide_password))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
-        """A browser page of another origin may open a WebSocket when that origin is on
-        ``CORS_ALLOW_ORIGINS`` (the rule of its HTTP requests, wildcards included);
-        Strawberry refuses others with 403 (clients without ``Origin`` are no browsers,
-        same-origin pages always pass)."""
+        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
+        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
         return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
@@ -173,6 +172,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            mail=self.mail,
             media=self.media,
             bearer=bearer,
             request=request,

@@ -53,10 +53,8 @@ ENDED_CLOSE_CODE = 4403
 
 
 async def _shielded(coro: Awaitable[T]) -> T:
-    """Await ``coro`` in its own task, shielded: redis-py's asyncio client can swallow a
-    cancellation that lands during a command (the task then runs on), so the Redis calls
-    of a socket's guard are never the ones cancelled; the caller's cancellation still
-    ends the caller at once, and the call finishes on its own."""
+    """Await ``coro`` in its own shielded task (redis-py can swallow a cancellation that
+    lands mid-command); the caller's cancellation still ends the caller at once."""
     task = asyncio.ensure_future(coro)
     task.add_done_callback(_consume)
     return await asyncio.shield(task)

@@ -80,11 +80,8 @@ def _run_worker(settings: Settings) -> None:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost worker``: run the arq worker until SIGINT/SIGTERM.
-
-    In embedded mode it joins the servers of a running ``roost run`` (or starts its own)
-    and migrates first, so it also works on its own.
-    """
+    """``roost worker``: migrate, then run the arq worker until SIGINT/SIGTERM (embedded:
+    on the servers of a running ``roost run``, or its own)."""
     _check_production(settings)
     embedded = not (settings.database_url and settings.redis_url)
     with services(settings, fresh=False) as urls:
@@ -263,10 +260,8 @@ async def _wait_for_worker(
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve [--workers N]``: the API only, against an already migrated
-    database, in N processes (default: API_WORKERS, else one per CPU; every one serves
-    any subscriber: events travel through Redis), without an access log unless
-    API_ACCESS_LOG=true."""
+    """``roost serve [--workers N]``: the API only, on a migrated database, in N
+    processes (default API_WORKERS, else one per CPU)."""
     _check_production(settings)
     workers = api_workers(settings, getattr(args, "workers", None))
     with services(settings, fresh=False) as urls:

@@ -89,9 +89,7 @@ async def verify_counts(
     engine: AsyncEngine, kinds: Sequence[str] | None = None, progress: Progress = no_progress
 ) -> VerifyReport:
     """Compare the counters of ``kinds`` (default: all of :data:`ACTUAL`) with
-    ``count(*)``, all in one REPEATABLE READ snapshot so that concurrent writes cannot
-    show up as drift; ``progress`` hears each kind done (step "check counters", unit
-    "kinds"). Raises KeyError for an unknown kind."""
+    ``count(*)`` in one REPEATABLE READ snapshot. Raises KeyError for an unknown kind."""
     kinds = list(kinds or ACTUAL)
     drift: list[Drift] = []
     by_kind: dict[str, int] = {}

@@ -59,11 +59,8 @@ async def read_home_feed(
     before: Entry | None,
     visible: Visible,
 ) -> FeedPage:
-    """Return the page of ``first`` entries after the cursor ``before`` (None: newest).
-
-    Never raises for Redis trouble: it serves from PostgreSQL and counts it in
-    ``roost_feed_postgres_fallbacks_total``.
-    """
+    """The page of ``first`` entries after ``before`` (None: newest); Redis trouble is
+    served from PostgreSQL, never raised."""
     try:
         source = _RedisSource(engine, stores, config, viewer_id)
         return await _fill(source, first, before, visible, "redis")

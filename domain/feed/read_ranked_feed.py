@@ -70,10 +70,9 @@ async def read_ranked_feed(
     visible: Visible,
     now: dt.datetime,
 ) -> RankedPage:
-    """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
-    ranks and freezes a new window). Raises RankedWindowExpiredError for a window
-    position whose window is gone (or unreadable: Redis failed). Never raises for
-    Redis trouble otherwise (see the module)."""
+    """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
+    window). Raises RankedWindowExpiredError when the position's window is gone or
+    unreadable; no other Redis trouble raises."""
     cfg = config.ranking
     windows = stores.windows
 

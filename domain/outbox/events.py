@@ -160,6 +160,16 @@ class EmailVerificationRequested(Event):
 
 
 @dataclass(frozen=True)
+class EmailVerified(Event):
+    """The owner of ``user_id`` proved ``email`` theirs (verifyEmail)."""
+
+    topic = "user.email_verified"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+    email: str
+
+
+@dataclass(frozen=True)
 class PasswordResetRequested(Event):
     """Someone asked for a password reset of the account with this ``email`` or
     ``username`` (as typed, maybe nobody's): the ``mail`` consumer looks it up and, if

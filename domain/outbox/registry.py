@@ -97,6 +97,7 @@ REGISTRY = Registry(
             ev.UserCreated: (),
             ev.UserUpdated: (),
             ev.PasswordChanged: (),
+            ev.EmailVerified: (),
             ev.AccountDeletionCancelled: (),
             ev.UserPurged: (),
             ev.FollowRequestCancelled: (),

@@ -79,3 +79,31 @@ def test_compose_wires_the_worker_to_its_mail_catcher() -> None:
     smtp = SmtpConfig.from_url(default.group(1), "a@b.c")
     assert smtp.host in services and "mailpit" in services[smtp.host]["image"]
     assert services["worker"]["depends_on"][smtp.host]["condition"] == "service_healthy"
+
+
+def test_every_limited_action_names_mutations_that_check_the_address() -> None:
+    import inspect
+
+    from domain.mail.config import LIMITED_ACTIONS
+    from resolvers.mutation import Mutation
+
+    resolvers = {f.graphql_name or "": f for f in Mutation.__strawberry_definition__.fields}
+    by_name = {
+        "".join(w.capitalize() if i else w for i, w in enumerate(f.python_name.split("_"))): f
+        for f in Mutation.__strawberry_definition__.fields
+    }
+    for action, fields in LIMITED_ACTIONS.items():
+        for field in fields:
+            found = resolvers.get(field) or by_name.get(field)
+            assert found is not None, f"{action}: no mutation {field}"
+            source = inspect.getsource(found.base_resolver.wrapped_func)
+            assert f'verified_viewer("{field}")' in source, f"{field} does not check the address"
+
+
+def test_settings_refuse_an_unknown_limited_action() -> None:
+    with pytest.raises(ValidationError, match="REQUIRE_VERIFIED_EMAIL_FOR"):
+        Settings(REQUIRE_VERIFIED_EMAIL_FOR="post,dance")
+    assert Settings(REQUIRE_VERIFIED_EMAIL_FOR=" Post , comment").verified_email_actions == {
+        "post",
+        "comment",
+    }

@@ -4,15 +4,15 @@
 existing account). ``email_tokens``: one single-use token per mail sent, keyed by the
 outbox event that asked for it, holding only the token's SHA-256.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-02
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision = "0013"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
