@@ -62,6 +62,7 @@ class IdentityMutations:
             )
         except (ValidationError, UsernameTakenError, EmailTakenError) as exc:
             return error_from_domain(exc)
+        ctx.signed_in = auth.user.id
         return SignUpSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,
@@ -81,6 +82,7 @@ class IdentityMutations:
             )
         except (InvalidCredentialsError, AccountPendingDeletionError) as exc:
             return error_from_domain(exc)
+        ctx.signed_in = auth.user.id
         return LogInSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,

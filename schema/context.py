@@ -105,6 +105,9 @@ class Context:
     bearer_expires_at: float | None = None  # epoch seconds
     #: Why a socket's connection_init was refused (its close reason).
     connection_refusal: str | None = None
+    # The account a signUp/logIn of this operation signed in: its reads are then routed
+    # like those of a viewer who just wrote (schema/read_routing.py).
+    signed_in: uuid.UUID | None = None
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)

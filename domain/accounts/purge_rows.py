@@ -176,11 +176,8 @@ async def purge_own_comments(
 
 
 async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
-    """Delete one batch of the account's follows, either side, live or ended. Nobody
-    else's counter moves (those of others leave an inactive account out); the account's
-    own ``followers``/``following`` lose each live follow of an active account, whose
-    status is read under ``FOR KEY SHARE`` (a ban in flight finishes first and is seen:
-    docs/architecture/counters.md "Counters"). Returns how many follows went."""
+    """Delete one batch of the account's follows, either side, live or ended, with its
+    own counters' corrections (others' leave it out already); return how many went."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
         if not rows:

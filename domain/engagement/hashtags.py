@@ -68,11 +68,8 @@ def _in_url(text: str, hash_pos: int) -> bool:
 
 
 def extract_hashtags(text: str) -> list[str]:
-    """Return the distinct folded tags of ``text`` in order of first appearance.
-
-    A ``#`` counts only at the start of the text or after a character that cannot be
-    part of a word (so ``a#b`` and ``&#39;`` are not tags) and outside URLs.
-    """
+    """The distinct folded tags of ``text`` in order of first appearance (a ``#`` after a
+    word character or inside a URL starts none)."""
     tags: list[str] = []
     seen: set[str] = set()
     i, n = 0, len(text)

@@ -142,10 +142,8 @@ async def hydrate_posts(
     post_ids: Sequence[uuid.UUID],
     wanted: Wanted = Wanted(),
 ) -> dict[uuid.UUID, HydratedPost]:
-    """``{post id: HydratedPost}`` for the ids that exist (deleted posts included, with
-    ``deleted_at`` set: the caller's visibility rule drops them). One statement, one
-    round trip on an engine. Decides nothing: the rule is the caller's
-    (domain.visibility.rules.in_home_feed, through schema.visibility)."""
+    """``{post id: HydratedPost}`` for the ids that exist (deleted ones too), in one
+    statement; the caller's rule decides what shows."""
     if not post_ids:
         return {}
     sql = _STATEMENTS.get(wanted)
