@@ -17,6 +17,7 @@ from adapters.jwt_codec import JwtCodec
 from adapters.mail import SmtpConfig
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
+from domain.explore.config import ExploreConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
 from domain.identity.tokens import TokenConfig
@@ -149,6 +150,13 @@ class Settings(BaseSettings):
     feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
+    # Explore and trending (README "Explore")
+    explore_trending_size: int = Field(1_000, ge=10, le=100_000, alias="EXPLORE_TRENDING_SIZE")
+    explore_window: int = Field(200, ge=1, le=1_000, alias="EXPLORE_WINDOW")
+    explore_half_life_hours: float = Field(24.0, gt=0, alias="EXPLORE_HALF_LIFE_HOURS")
+    explore_trending_key: str = Field(
+        "trend", pattern=r"^[A-Za-z0-9:._-]{1,64}$", alias="EXPLORE_TRENDING_KEY"
+    )
     active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
@@ -386,6 +394,13 @@ class Settings(BaseSettings):
                 half_life=dt.timedelta(hours=self.feed_ranked_half_life_hours),
                 window=self.feed_ranked_window,
                 freeze=dt.timedelta(seconds=self.feed_ranked_freeze_s),
+            ),
+            explore=ExploreConfig(
+                namespace=self.explore_trending_key,
+                size=self.explore_trending_size,
+                bucket_cap=4 * self.explore_trending_size,
+                window=self.explore_window,
+                half_life=dt.timedelta(hours=self.explore_half_life_hours),
             ),
         )
 

@@ -375,7 +375,7 @@ async def test_socket_without_a_valid_token_is_refused(api_pair, make_users, set
         with pytest.raises(Refused) as refused:
             await WSClient.open(a.ws, protocol, token)
         if protocol == TRANSPORT_WS:
-            assert (refused.value.code, refused.value.reason) == (4403, "Forbidden")
+            assert refused.value.code == 4403 and refused.value.reason.startswith("Forbidden: ")
         else:
             assert refused.value.reason == "connection_error"
             assert refused.value.payload["code"] == "UNAUTHENTICATED"
