@@ -131,7 +131,9 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.engine = deps.services.engine
         self.tokens = settings.token_config
         self.limits = Limits(
-            counter_shards=settings.counter_shards, max_page_size=settings.max_page_size
+            counter_shards=settings.counter_shards,
+            max_page_size=settings.max_page_size,
+            post_edit_window_s=settings.post_edit_window_s,
         )
         self.feed_config = settings.feed_config
         self.stores = deps.stores
