@@ -89,6 +89,20 @@ class Settings(BaseSettings):
     # ``roost serve``: a line per request costs ~5 % of a small request's CPU).
     api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
     api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
+    # Connection deadlines of every API process (app/http_server.py), in seconds: a
+    # request's headers within API_HEADER_TIMEOUT_S of its first byte; its body within
+    # API_BODY_TIMEOUT_S plus one second per API_BODY_MIN_RATE bytes received; a
+    # connection with no request in flight is closed after API_KEEPALIVE_TIMEOUT_S.
+    api_header_timeout_s: float = Field(10.0, gt=0, le=600, alias="API_HEADER_TIMEOUT_S")
+    api_body_timeout_s: float = Field(20.0, gt=0, le=3600, alias="API_BODY_TIMEOUT_S")
+    api_body_min_rate: int = Field(500, ge=1, alias="API_BODY_MIN_RATE")
+    api_keepalive_timeout_s: float = Field(5.0, gt=0, le=600, alias="API_KEEPALIVE_TIMEOUT_S")
+    # Past this many open connections or running requests in one API process, requests
+    # are answered 503 SERVICE_UNAVAILABLE (unset: no cap).
+    api_limit_concurrency: int | None = Field(None, ge=1, alias="API_LIMIT_CONCURRENCY")
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
+    # addresses or networks, `*` for any); empty: none, the socket's peer is the client.
+    forwarded_allow_ips: str = Field("", alias="FORWARDED_ALLOW_IPS")
     # DEBUG shows every worker job (arq's per-job lines) and more.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 

@@ -110,17 +110,12 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def uvicorn_limits(settings: Settings) -> dict[str, Any]:
-    """uvicorn's own bounds on what clients send: a WebSocket message past
-    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
-    return {"ws_max_size": settings.max_request_bytes}
-
-
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
     """Serve ``app.asgi:create_app(settings)`` with uvicorn (uvloop and httptools, which
-    uvicorn[standard] installs) until SIGINT/SIGTERM/SIGHUP.
+    uvicorn[standard] installs) until SIGINT/SIGTERM/SIGHUP, configured by
+    :func:`app.http_server.server_config` (deadlines, cap, trusted proxies, log format).
 
     ``ready`` (an async callable) runs once the API listens, in the server's loop
     (``roost run`` waits for its worker there, then prints the banner). With
@@ -129,23 +124,18 @@ def _serve(
     ``access_log``: uvicorn's line per request (API_ACCESS_LOG overrides it).
     """
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from app.asgi import create_app
+    from app.http_server import server_config
 
     if settings.api_access_log is not None:
         access_log = settings.api_access_log
     if workers > 1:
-        uvicorn.run(
-            "app.asgi:create_app",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=workers,
-            log_level="info",
-            access_log=access_log,
-            proxy_headers=True,
-            **uvicorn_limits(settings),
+        config = server_config(
+            settings, "app.asgi:create_app", factory=True, workers=workers, access_log=access_log
         )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
 
     class Server(uvicorn.Server):
@@ -160,16 +150,7 @@ def _serve(
                 task.cancel()
             await super().shutdown(sockets=sockets)
 
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        access_log=access_log,
-        proxy_headers=True,
-        **uvicorn_limits(settings),
-    )
-    server = Server(config)
+    server = Server(server_config(settings, create_app(settings), access_log=access_log))
 
     # Closing the terminal (SIGHUP) stops the server like Ctrl-C: a clean shutdown, no
     # traceback (uvicorn itself handles SIGINT and SIGTERM only).
