@@ -1,5 +1,5 @@
 """The ranked feed's signals in the feed store (:class:`domain.feed.ports.RankingSignals`
-on Redis; README "Home feed", Ranked order).
+on Redis; docs/architecture/home-feed.md "Home feed", Ranked order).
 
 Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
 once per ranked window, all in one pipelined round trip. Every key has a TTL, so
@@ -37,6 +37,8 @@ from domain.feed.ranking import (
     preferred_kind,
 )
 from domain.feed.timelines.entries import score_of
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def velocity_key(post_id: uuid.UUID) -> str:
@@ -119,6 +121,16 @@ _COUNTS = Script(
     """
 )
 
+# KEYS: the post's velocity set. ARGV: member. Removes it; returns its time (ms) or nil.
+_WITHDRAW = Script(
+    """
+    local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+    if not at then return nil end
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    return at
+    """
+)
+
 # KEYS: author hashes. Their r and t, flat (false where missing).
 _RATES = Script(
     """
@@ -184,21 +196,24 @@ class RedisRankingSignals:
 
     @translated
     async def forget_account(self, user_id: uuid.UUID) -> None:
-        """Delete what the ranked feed keeps of an account once it is purged (README
-        "Account lifecycle": no personal data outlives the purge): the authors it
-        engaged with and the media kinds of its interactions (as a viewer), and its
-        engagement average (as an author). The three keys share its hash tag: one call.
-        Velocities (the last hour's engagements of a post, its likers among them) expire
-        on their own within the velocity window."""
+        """Delete what the ranked feed keeps of an account once it is purged
+        (docs/api/account-lifecycle.md "Account lifecycle": no personal data outlives
+        the purge): the authors it engaged with and the media kinds of its interactions
+        (as a viewer), and its engagement average (as an author). The three keys share
+        its hash tag: one call. Velocities (the last hour's engagements of a post, its
+        likers among them) expire on their own within the velocity window."""
         keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
         await self.store.execute([Call.of(keys[0], "DEL", *keys)])
 
     @translated
-    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
         """Take an engagement out of the post's velocity (an unlike, a deleted comment);
-        the author's average and the viewer's proximity keep it (it happened)."""
+        the author's average and the viewer's proximity keep it (it happened). Returns
+        when it was counted, or None if the velocity did not hold it (older than the
+        velocity window, or withdrawn already)."""
         key = velocity_key(post_id)
-        await self.store.execute([Call.of(key, "ZREM", key, ref)])
+        (at_ms,) = await self.store.execute([_WITHDRAW.call([key], [ref])])
+        return None if at_ms is None else _EPOCH + dt.timedelta(milliseconds=int(float(at_ms)))
 
     @translated
     async def read(
