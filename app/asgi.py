@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -376,6 +377,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         stop_metrics = metrics.serve(
             metrics.API_REGISTRY, settings.metrics_host, settings.metrics_port
         )
+        log.info("API process %d started", os.getpid())
         yield
         lag_task.cancel()
         if stop_metrics is not None:

@@ -96,8 +96,8 @@ def _viewer(context: Any) -> uuid.UUID | None:
 
 
 def _client_ip(request: Request) -> str:
-    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
-    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    """The client's address as the ASGI server reports it (X-Forwarded-For only from a
+    proxy of FORWARDED_ALLOW_IPS, app/http_server.py)."""
     return request.client.host if request.client else "unknown"
 
 
