@@ -78,10 +78,8 @@ def create_replica_engine(
     url: str, primary_url: str, *, pool_size: int = 10, max_overflow: int = 20, on_fallback=None
 ) -> AsyncEngine:
     """An engine on the replica at ``url`` that never fails a read for the replica's
-    sake: each checkout pings (a replica that stopped is noticed before a statement
-    runs, not by a failed one) and a connection the replica refuses is opened on the
-    primary instead (``on_fallback()`` is told; :class:`ReadRouting` drops those once
-    the replica answers again)."""
+    sake: each checkout pings, and a refused connection is opened on the primary
+    instead (``on_fallback()`` is told)."""
     replica, primary = asyncpg_dsn(url), asyncpg_dsn(primary_url)
 
     async def connect() -> asyncpg.Connection:

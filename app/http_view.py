@@ -8,6 +8,8 @@ refuses what may not run, charges the rate limits (app/ratelimit.py) and claims 
 ``Idempotency-Key`` of a POSTed mutation (app/idempotency.py). Requests refused as a
 whole become JSON GraphQL errors with their HTTP status. The guards fail open when
 Redis does (app/http_guards.py); WebSockets get the same rules from app/ws_guards.py.
+A GET's answer carries ``Cache-Control``, ``Vary`` and an ``ETag`` (304 on a matching
+``If-None-Match``: app/cache_policy.py); a HEAD is answered as a GET without the body.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.cache_policy import NO_STORE, PRIVATE, VARY, cache_control, etag, matches
 from app.document_limits import variables_within
 from app.guard_rules import (
     VARIABLES_TOO_LARGE,
@@ -74,6 +77,16 @@ SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 # --- the view mixin ---------------------------------------------------------------------
 
 
+def _bodiless(response: Response, status: int) -> Response:
+    """``response``'s headers without its body: a HEAD's answer (Content-Length kept), or
+    ``304 Not Modified`` (RFC 9110: the validators and caching headers, no content ones)."""
+    drop = ("content-length", "content-type") if status == 304 else ()
+    headers = [(k, v) for k, v in response.raw_headers if k.decode().lower() not in drop]
+    out = Response(status_code=status)
+    out.raw_headers = headers
+    return out
+
+
 def _viewer(context: Any) -> uuid.UUID | None:
     """The request's signed-in user; None when anonymous or the token is bad."""
     try:
@@ -83,8 +96,8 @@ def _viewer(context: Any) -> uuid.UUID | None:
 
 
 def _client_ip(request: Request) -> str:
-    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
-    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    """The client's address as the ASGI server reports it (X-Forwarded-For only from a
+    proxy of FORWARDED_ALLOW_IPS, app/http_server.py)."""
     return request.client.host if request.client else "unknown"
 
 
@@ -113,7 +126,8 @@ class GuardedGraphQLView:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
-        request = Request(scope=scope, receive=receive)
+        head = scope["method"] == "HEAD"  # answered as GET, without the body
+        request = Request(scope={**scope, "method": "GET"} if head else scope, receive=receive)
         media = negotiate(request.headers.get("accept"))
         request.state.media_type = media
         try:
@@ -133,6 +147,13 @@ class GuardedGraphQLView:
             response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
             if response.status_code == 200 and getattr(request.state, "request_error", False):
                 response.status_code = 400  # failed before execution: no data
+        if response.status_code == 200 and getattr(request.state, "cacheable", False):
+            tag = etag(response.body)  # an operation's answer (app/cache_policy.py)
+            response.headers["ETag"] = tag
+            if matches(request.headers.get("if-none-match"), tag):
+                response = _bodiless(response, 304)
+        if head:
+            response = _bodiless(response, response.status_code)
         await response(scope, receive, send)
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
@@ -205,11 +226,8 @@ class GuardedGraphQLView:
         )
 
     def encode_json(self, data: object) -> str:
-        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
-        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
-        JSON); the standard library for what orjson refuses (an integer past 64 bits).
-        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
-        graphql-ws clients refuse."""
+        """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
+        binary frames): orjson, else the standard library (integers past 64 bits)."""
         try:
             return orjson.dumps(data).decode()
         except TypeError:
@@ -296,7 +314,7 @@ class GuardedGraphQLView:
 
         run = super().execute_single  # type: ignore[misc]
         if claim is None:
-            return await run(
+            result = await run(
                 request=request,
                 request_adapter=request_adapter,
                 sub_response=sub_response,
@@ -304,6 +322,13 @@ class GuardedGraphQLView:
                 root_value=root_value,
                 request_data=request_data,
             )
+            if method == "GET":
+                request.state.cacheable = True  # ETag and 304 in __call__
+                sub_response.headers["Vary"] = VARY
+                sub_response.headers["Cache-Control"] = self._cache_control(
+                    context, request_data, result
+                )
+            return result
         stored_response = False
         try:
             result = await run(
@@ -327,14 +352,26 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    def _cache_control(
+        self, context: Any, request_data: GraphQLRequestData, result: ExecutionResult
+    ) -> str:
+        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py): private when
+        signed in, ``no-store`` with errors, else the operation's cache hints."""
+        if context.bearer is not None:
+            return PRIVATE
+        if result.errors or not isinstance(request_data.query, str):
+            return NO_STORE
+        operations = self.schema.operations  # type: ignore[attr-defined]  # RoostSchema's
+        return cache_control(
+            False, operations.max_age(request_data.query, request_data.operation_name)
+        )
+
     async def _admit_and_charge(
         self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
     ) -> tuple[Refusal | None, Decision] | None:
-        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
-        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
-        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
-        hash). Returns the refusal (None: admitted) and the decision (the caller's one
-        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        """:meth:`_admit` and the rate-limit charge in one Redis round trip when the
+        charge cannot depend on the admission (a signed-in query or POSTed mutation sent
+        as text): the refusal (None: admitted) and the decision; None otherwise."""
         bearer = context.bearer
         query = request_data.query
         extensions = request_data.extensions

@@ -40,6 +40,7 @@ from strawberry.utils.operation import get_first_operation, get_operation_type
 
 from adapters.postgres import commits
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
+from app.cache_policy import max_age
 from app.document_limits import DocumentLimiter
 from app.execution_plan import Abandoned, Plan, build_plan
 from app.http_edge import REQUEST_ID
@@ -74,6 +75,9 @@ class Checked:
     #: Execution plans of the document's operations by name (app/execution_plan.py;
     #: None: not plannable), made on first use; only for documents kept in the cache.
     plans: dict[str | None, Plan | None] | None = field(default=None, compare=False)
+    #: The shared-cache lifetime of each operation by name (app/cache_policy.py), made
+    #: on first use; only for documents kept in the cache.
+    max_ages: dict[str | None, int] | None = field(default=None, compare=False)
 
 
 class Documents:
@@ -131,7 +135,7 @@ class Documents:
         if len(query) > CACHED_DOCUMENT_MAX_CHARS:
             # not kept (see CACHED_DOCUMENT_MAX_CHARS), and so never planned
             return Checked(document, self._errors(query, document))
-        checked = Checked(document, self._errors(query, document), {})
+        checked = Checked(document, self._errors(query, document), {}, {})
         self._cache[query] = checked
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
@@ -327,6 +331,24 @@ class RoostOperations:
             plan = plans[operation_name] = build_plan(self.schema, checked.document, operation_name)
             return plan
 
+    def max_age(self, query: str, operation_name: str | None) -> int:
+        """Seconds a shared cache may keep an anonymous answer of ``query``'s operation
+        (app/cache_policy.py; 0: none), worked out once per cached document."""
+        try:
+            checked = self.documents.check(query)
+        except GraphQLError:
+            return 0
+        if checked.errors:
+            return 0
+        ages = checked.max_ages
+        if ages is None:
+            return max_age(self.schema, checked.document, operation_name)
+        try:
+            return ages[operation_name]
+        except KeyError:
+            age = ages[operation_name] = max_age(self.schema, checked.document, operation_name)
+            return age
+
     async def run_plan(
         self,
         plan: Plan,
@@ -464,10 +486,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for the streaming path (WebSocket operations and
-    subscription events), built per operation: one hook per phase, running the rules
-    of the module. ``MaskErrors`` supplies the calls on the final result and on each
-    streamed one; the masking itself is :class:`ErrorMasking`'s."""
+    """Strawberry's extension for WebSocket operations and subscription events: one hook
+    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)

@@ -15,7 +15,10 @@ from resolvers.moderation import moderation_root
 from schema import visibility
 from schema.context import Info
 from schema.engagement.types import Comment
+from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.ids import check_node_ids
+from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
 from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
@@ -110,6 +113,33 @@ class Query:
     )
     async def moderation(self, info: Info) -> ModerationResult:
         return await moderation_root(info)
+
+    @strawberry.field(
+        description="Trending posts for you (signed in): the most liked and commented on "
+        "of the last 24 hours, by accounts you do not follow first, then by those you do, "
+        "each part ranked for you (engagement, age with a 24-hour half-life, authors you "
+        "engaged with x1.5, the media kind you mostly engage with x1.2). Never your own "
+        "posts, nor those of accounts you muted or that are blocked either way, banned, "
+        "deleted, or private and not followed. `kind: VIDEO` keeps video posts (`IMAGE`: "
+        "posts with images and no video). The order is frozen for the pages of one walk; "
+        "a cursor idle longer than FEED_RANKED_FREEZE_S fails CURSOR_EXPIRED."
+    )
+    async def explore(
+        self,
+        info: Info,
+        first: int = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        kind: MediaKind | None = None,
+    ) -> ExploreConnection:
+        return await explore_connection(info, first, after, kind)
+
+    @strawberry.field(
+        description="Hashtags trending for you (signed in): the tags of the trending posts "
+        "explore may show you, by those posts' likes and comments of the last 24 hours "
+        "(on posts of accounts you do not follow first); the same exclusions as explore."
+    )
+    async def trending_hashtags(self, info: Info, first: int = 10) -> list[TrendingHashtag]:
+        return await trending_hashtags_list(info, first)
 
     @strawberry.field(
         description="A hashtag by name (any case; '#' optional); null when the name is not one tag."

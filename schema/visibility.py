@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from domain.engagement.add_comment import CommentRecord
 from domain.feed.hydration import HydratedPost, Wanted, hydrate_posts
@@ -115,6 +115,24 @@ async def home_feed_posts(
     viewer's blocks, follows and mutes of those authors and what ``wanted`` asks for
     (domain.feed.hydration), and primes the request's dataloaders with all of it, so
     the page's fields read no more. The viewer must be signed in."""
+    return await _hydrated(ctx, ids, wanted, rules.in_home_feed)
+
+
+async def explore_posts(
+    ctx: Context, ids: Sequence[uuid.UUID], wanted: Wanted = Wanted()
+) -> dict[uuid.UUID, HydratedPost]:
+    """The posts of ``ids`` that may show in the viewer's explore now
+    (rules.in_explore), hydrated and primed as :func:`home_feed_posts` does. The viewer
+    must be signed in."""
+    return await _hydrated(ctx, ids, wanted, rules.in_explore)
+
+
+async def _hydrated(
+    ctx: Context,
+    ids: Sequence[uuid.UUID],
+    wanted: Wanted,
+    rule: Callable[[Viewer, PostRecord, UserRecord | None], bool],
+) -> dict[uuid.UUID, HydratedPost]:
     viewer_id = ctx.require_viewer()
     hydrated = await hydrate_posts(ctx.engine, viewer_id, ids, wanted)
     others = [h for h in hydrated.values() if h.author is not None and h.author.id != viewer_id]
@@ -125,7 +143,7 @@ async def home_feed_posts(
         frozenset(h.author.id for h in others if h.muted),  # type: ignore[union-attr]
     )
     ctx.loaders.prime_hydrated(viewer_id, hydrated.values())
-    return {pid: h for pid, h in hydrated.items() if rules.in_home_feed(viewer, h.post, h.author)}
+    return {pid: h for pid, h in hydrated.items() if rule(viewer, h.post, h.author)}
 
 
 async def posts(ctx: Context, ids: Sequence[uuid.UUID | None]) -> list[PostRecord | None]:

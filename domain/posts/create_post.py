@@ -49,10 +49,8 @@ class MediaItem:
 def clean_media(
     media: Sequence[MediaItem], config: MediaConfig = _DEFAULT_MEDIA
 ) -> list[dict[str, str]]:
-    """Return the media as JSON-ready dicts; raise ValidationError("media") on more than
-    10 items, an unknown kind, alt text over its limit, or a URL that is not absolute of
-    at most 2,048 characters, and MediaUrlNotAllowedError for one that is not https on a
-    host of MEDIA_URL_ALLOWED_HOSTS (none by default)."""
+    """The media as JSON-ready dicts; raises ValidationError("media") (over 10, a bad
+    kind, alt text or URL) or MediaUrlNotAllowedError (not https on an allowed host)."""
     if len(media) > MEDIA_MAX:
         raise ValidationError("media", f"A post has at most {MEDIA_MAX} media items.")
     out = []

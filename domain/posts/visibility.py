@@ -39,10 +39,8 @@ async def require_visible_post(
 async def require_visible_parent(
     conn: AsyncConnection, comment_id: uuid.UUID, viewer_id: uuid.UUID
 ) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID | None] | None:
-    """Return (post_id, author_id, parent_id) of a comment ``viewer_id`` is about to
-    answer if they may see it (domain.visibility.rules.comment_visible), else None;
-    reads the comment and its author under ``FOR KEY SHARE``, so deleting that comment
-    or banning its author waits for the reply, or the reply sees it and is refused."""
+    """(post_id, author_id, parent_id) of a comment ``viewer_id`` may see and is about to
+    answer, else None; the comment and its author stay under ``FOR KEY SHARE``."""
     row = (
         await conn.execute(_COMMENT_LOCKED, {"comment": comment_id, "viewer": viewer_id})
     ).first()
