@@ -122,6 +122,8 @@ class Settings(BaseSettings):
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
+    # How long after its creation a post's caption may be edited (domain.posts.edit_post)
+    post_edit_window_s: int = Field(86_400, ge=0, alias="POST_EDIT_WINDOW_S")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
