@@ -101,10 +101,18 @@ def _client_ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+#: Codes that tell the client to send the request again later: a response carrying one
+#: is never stored for an Idempotency-Key (its replay would refuse the retry it invites).
+RETRYABLE_CODES = frozenset({"SERVICE_UNAVAILABLE", "RATE_LIMITED", "TOO_MANY_OPERATIONS"})
+
+
 def _executed(result: ExecutionResult) -> bool:
-    """Whether execution started (data, or an error raised at a field): only then is an
-    idempotent response stored."""
-    return result.data is not None or any(e.path for e in result.errors or ())
+    """Whether execution started (data, or an error raised at a field) and ended in no
+    error to retry (:data:`RETRYABLE_CODES`): only then is an idempotent response stored."""
+    errors = result.errors or ()
+    if any((e.extensions or {}).get("code") in RETRYABLE_CODES for e in errors):
+        return False
+    return result.data is not None or any(e.path for e in errors)
 
 
 class GuardedGraphQLView:
