@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -131,7 +132,9 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.engine = deps.services.engine
         self.tokens = settings.token_config
         self.limits = Limits(
-            counter_shards=settings.counter_shards, max_page_size=settings.max_page_size
+            counter_shards=settings.counter_shards,
+            max_page_size=settings.max_page_size,
+            post_edit_window_s=settings.post_edit_window_s,
         )
         self.feed_config = settings.feed_config
         self.stores = deps.stores
@@ -374,6 +377,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         stop_metrics = metrics.serve(
             metrics.API_REGISTRY, settings.metrics_host, settings.metrics_port
         )
+        log.info("API process %d started", os.getpid())
         yield
         lag_task.cancel()
         if stop_metrics is not None:

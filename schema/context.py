@@ -48,6 +48,7 @@ class Limits:
 
     counter_shards: int = 16
     max_page_size: int = 100
+    post_edit_window_s: int = 86_400
 
 
 @dataclass(frozen=True)
