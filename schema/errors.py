@@ -88,6 +88,10 @@ class ErrorCode(Enum):
         "NOT_COMMENT_MODERATOR",
         description="Only the comment's or the post's author can (NotCommentModeratorError).",
     )
+    EDIT_WINDOW_CLOSED = strawberry.enum_value(
+        "EDIT_WINDOW_CLOSED",
+        description="The post can no longer be edited (EditWindowClosedError).",
+    )
     UPLOAD_UNUSABLE = strawberry.enum_value(
         "UPLOAD_UNUSABLE", description="An upload cannot go into a post (UploadUnusableError)."
     )
