@@ -99,8 +99,11 @@ class Settings(BaseSettings):
     refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
-    db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
-    db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # Connections a process keeps open, and those it may open beyond them. An overflow
+    # connection is closed when it is returned (and opened again at the next peak, with
+    # its statements prepared anew), so the default keeps every connection it opens.
+    db_pool_size: int = Field(20, ge=1, alias="DB_POOL_SIZE")
+    db_max_overflow: int = Field(0, ge=0, alias="DB_MAX_OVERFLOW")
     # A PostgreSQL that is down answers SERVICE_UNAVAILABLE within these bounds rather
     # than hanging: connecting, and waiting for a free pooled connection.
     db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")

@@ -110,10 +110,14 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def uvicorn_limits(settings: Settings) -> dict[str, Any]:
-    """uvicorn's own bounds on what clients send: a WebSocket message past
-    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
-    return {"ws_max_size": settings.max_request_bytes}
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's protocol and its own bounds on what clients send: httptools with a
+    response's head and body in one write (app/http_protocol.py); a WebSocket message
+    past MAX_REQUEST_BYTES refused by the server (close 1009) before the app reads it."""
+    return {
+        "http": "app.http_protocol:CorkedHttpToolsProtocol",
+        "ws_max_size": settings.max_request_bytes,
+    }
 
 
 def _serve(
@@ -144,7 +148,7 @@ def _serve(
             log_level="info",
             access_log=access_log,
             proxy_headers=True,
-            **uvicorn_limits(settings),
+            **uvicorn_options(settings),
         )
         return
 
@@ -167,7 +171,7 @@ def _serve(
         log_level="info",
         access_log=access_log,
         proxy_headers=True,
-        **uvicorn_limits(settings),
+        **uvicorn_options(settings),
     )
     server = Server(config)
 

@@ -40,6 +40,7 @@ async def home_feed_connection(info: Info, first: int, after: str | None) -> Fee
         first=first,
         before=Entry.of(*position) if position else None,
         visible=visible,
+        pull_authors=ctx.loaders.followed_pull_authors,
     )
     posts = [kept[e.post_id] for e in page.entries]
     edges = [
