@@ -87,6 +87,7 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
             after=position,
             visible=visible,
             now=utcnow(),
+            pull_authors=ctx.loaders.followed_pull_authors,
         )
     except RankedWindowExpiredError:
         raise GraphQLError(
