@@ -7,7 +7,7 @@ RS256 with the account's private key is exchanged at its ``token_uri`` for an ac
 token, cached until a minute before it expires. The service account is the JSON key
 file that the Firebase console downloads (``FCM_CREDENTIALS_FILE``).
 
-Answers (README "Push"):
+Answers (docs/api/push.md "Push"):
 
 - 200: delivered.
 - 404 ``UNREGISTERED`` / ``NOT_FOUND``, 403 ``SENDER_ID_MISMATCH``: the token will never

@@ -1,7 +1,7 @@
 """The session cache on Redis (:class:`domain.identity.session_store.SessionStore`):
 which sessions and accounts may act, kept in Redis so that a
 request costs one round trip to check its access token's session and to mark its user
-active (README "Sessions"; docs/design.md "Decided in the second round").
+active (docs/api/sessions.md "Sessions"; docs/design.md "Decided in the second round").
 
 PostgreSQL is the source of truth (``sessions.revoked_at``, ``users.status``); Redis
 holds, per user, a hash ``roost:auth:{<user id>}`` with the account's status (field

@@ -1,6 +1,7 @@
 """Which failures mean "a server Roost depends on is down" (PostgreSQL restarting, Redis
-unreachable) rather than a bug: those are answered ``SERVICE_UNAVAILABLE`` (HTTP 503,
-``Retry-After``) by the API and retried, never dead-lettered, by the worker."""
+unreachable, the mail server not taking mail) rather than a bug: those are answered
+``SERVICE_UNAVAILABLE`` (HTTP 503, ``Retry-After``) by the API and retried, never
+dead-lettered, by the worker."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
+from domain.mail.ports import MailUnavailableError
+
 #: SQLSTATEs of a server that is unreachable, shutting down, starting or full:
 #: class 08 (connection exception), admin/crash shutdown, cannot connect now, too many
 #: connections.
@@ -17,10 +20,11 @@ _UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 
 POSTGRES = "postgres"
 REDIS = "redis"
+SMTP = "smtp"
 
 
 def unavailable_dependency(exc: BaseException) -> str | None:
-    """``"postgres"`` or ``"redis"`` when ``exc`` (or what it wraps: ``__cause__``,
+    """``"postgres"``, ``"redis"`` or ``"smtp"`` when ``exc`` (or what it wraps: ``__cause__``,
     ``__context__``, SQLAlchemy's ``orig``) says that server is unreachable or not
     accepting work; None for anything else (a bug, bad data, a constraint)."""
     seen: set[int] = set()
@@ -32,6 +36,8 @@ def unavailable_dependency(exc: BaseException) -> str | None:
         seen.add(id(e))
         if isinstance(e, RedisConnectionError | RedisTimeoutError):
             return REDIS
+        if isinstance(e, MailUnavailableError):
+            return SMTP
         if isinstance(e, PoolTimeoutError):
             return POSTGRES  # every pooled connection busy for pool_timeout seconds
         if isinstance(e, DBAPIError):

@@ -30,7 +30,7 @@ from app.exports import export_download
 from app.gc_policy import GcPolicy, start_serving, stop_serving
 from app.graphiql import ASSETS_DIR, ASSETS_PATH, assets_installed, graphiql_page
 from app.graphql import build_schema
-from app.http_edge import edge_middleware, request_labels
+from app.http_edge import edge_middleware, origin_allowed, request_labels
 from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
 from app.media_routes import media_routes
@@ -98,6 +98,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             max_subscriptions_per_connection=settings.max_subscriptions_per_socket,
         )
         self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
+        self._origin_allowed = origin_allowed(settings.cors_origins)
         # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
@@ -111,6 +112,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.ranked_snapshots = deps.ranked_snapshots
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
+        self.mail = settings.mail_config
         # Uploads (signed targets, arrival checks) and the public URLs of media.
         self.media = (
             MediaAccess(deps.services.object_store, settings.media_config)
@@ -139,6 +141,11 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         """Roost's GraphiQL page (app/graphiql): assets served by Roost, the sample query."""
         return HTMLResponse(graphiql_page(self._ide_password))
 
+    def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
+        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
+        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
+        return self._origin_allowed(origin)
+
     async def get_context(self, request: Any, response: Any = None) -> Context:
         try:
             bearer = _bearer(request.headers.get("authorization"))
@@ -165,6 +172,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
             ranked_snapshots=self.ranked_snapshots,
             reads=self.reads,
             accounts=self.accounts,
+            mail=self.mail,
             media=self.media,
             bearer=bearer,
             request=request,
@@ -359,7 +367,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Route("/readyz", readyz),
             Route("/metrics", metrics_page),
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
-            # Data exports: signed, expiring links (README "Account lifecycle").
+            # Data exports: signed, expiring links (docs/api/account-lifecycle.md
+            # "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
             # Uploads and published media on local disk (MEDIA_STORAGE=local).
             *(

@@ -1,12 +1,7 @@
-"""The one composition root (Cosmic Python's ``bootstrap.py``): builds the engine, the
-Redis clients, the feed stores, the event registry, the dispatcher, the publishers and
-the senders once per process, for the API (app/asgi.py) and the worker
-(workers/settings.py) alike, and closes them in reverse order.
-
-:class:`Services` is what both processes share; :class:`ApiDeps` adds what the API's
-GraphQL view and routes use (the guards, the doorkeeper, the real-time hub, the read
-replicas), and :class:`WorkerDeps` what the worker's jobs need: each is the typed
-object its side reads (instead of building its own, or string keys in arq's ``ctx``).
+"""The one composition root: builds each process's infrastructure once and closes it in
+reverse order. :class:`Services` is what the API (app/asgi.py) and the worker
+(workers/settings.py) share; :class:`ApiDeps` and :class:`WorkerDeps` add what each
+side reads.
 """
 
 from __future__ import annotations
@@ -25,6 +20,7 @@ from adapters.fcm import FcmTransport, ServiceAccount
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.publisher import RedisPublisher
 from adapters.feedstore.stores import feed_stores
+from adapters.mail import LoggingSender, SmtpConfig, SmtpSender
 from adapters.media.hashlist import HashList
 from adapters.media.processor import PillowAvProcessor
 from adapters.search_snapshots import RedisRankedSnapshots
@@ -42,6 +38,8 @@ from domain.accounts.consumers import accounts_consumer
 from domain.feed.config import FeedStores
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
+from domain.identity.mail_consumers import mail_consumer
+from domain.mail.ports import MailSender
 from domain.media.consumers import media_consumer
 from domain.media.ports import ObjectStore
 from domain.media.process_post_media import MediaServices
@@ -53,6 +51,7 @@ from domain.outbox.process import Consumer
 from domain.outbox.registry import (
     ACCOUNTS,
     FEED,
+    MAIL,
     MEDIA,
     NOTIFICATIONS,
     RANKING,
@@ -69,13 +68,9 @@ from domain.search.snapshots import RankedSnapshots
 
 @dataclass
 class Services:
-    """The infrastructure of one process, built by :func:`build_services`.
-
-    ``redis``: REDIS_URL's client (None without Redis); ``feed_redis``: the feed store's
-    (that Redis, or the Redis Cluster of FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES);
-    ``dispatcher``: enqueues each committed event's consumer jobs (None without Redis);
-    ``object_store``: where media bytes are kept (:func:`build_object_store`).
-    """
+    """The infrastructure of one process, built by :func:`build_services`; ``redis``,
+    ``feed_redis`` (REDIS_URL's, or the cluster's) and ``dispatcher`` are None without
+    Redis."""
 
     settings: Settings
     engine: AsyncEngine
@@ -200,17 +195,9 @@ def build_object_store(settings: Settings) -> ObjectStore:
 
 @dataclass
 class ApiDeps:
-    """What the API process's GraphQL view and routes use, built once by
-    :func:`build_api` on top of :class:`Services` (and closed with them).
-
-    ``stores``: the feed stores (rebuilds read the primary); ``hub``: the process's one
-    Redis pub/sub connection for every subscription, and ``engagement_reads`` the
-    batched reads of its engagement events (both None without Redis: no
-    subscriptions); ``reads``: the read replicas' routing
-    (None without REPLICA_URLS); ``guards``: rate limits, persisted queries and
-    idempotency on their own Redis client (short timeouts, fail open); ``sessions``: the
-    session cache on that client, and ``doorkeeper`` the admission of bearer tokens over
-    it; ``ranked_snapshots``: the frozen rankings of search and suggestions.
+    """What the API's GraphQL view and routes use, built by :func:`build_api` on top of
+    :class:`Services` and closed with them. ``hub`` and ``engagement_reads`` are None
+    without Redis (no subscriptions), ``reads`` without replicas.
     """
 
     services: Services
@@ -225,10 +212,8 @@ class ApiDeps:
 
 
 def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDeps:
-    """The API process's dependencies: the shared :class:`Services` (``engine`` may be
-    passed in: tests) plus what the GraphQL view uses; everything built here is closed by
-    ``deps.services.aclose()``, the last built first. Raises RuntimeError without
-    DATABASE_URL."""
+    """The API's dependencies, closed by ``deps.services.aclose()``. Raises RuntimeError
+    without DATABASE_URL."""
     services = build_services(settings, client="api", engine=engine)
     engine = services.engine
     # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
@@ -314,6 +299,24 @@ def push_transport(settings: Settings) -> PushTransport:
     return LoggingTransport()
 
 
+def mail_sender(settings: Settings) -> MailSender:
+    """The sender of SMTP_URL, or without it the logging sender (development). Raises
+    RuntimeError without SMTP_URL when ROOST_ENV=production: verification and reset
+    mails that silently go nowhere would lock people out, so the worker does not start."""
+    if settings.smtp_url:
+        return SmtpSender(
+            SmtpConfig.from_url(
+                settings.smtp_url, settings.mail_from, timeout_s=settings.smtp_timeout_s
+            )
+        )
+    if settings.env == "production":
+        raise RuntimeError(
+            "ROOST_ENV=production needs SMTP_URL (smtp://host:port or smtps://user:pass@host):"
+            " without it verification and password reset mails would go nowhere."
+        )
+    return LoggingSender()
+
+
 @dataclass
 class WorkerDeps:
     """What the worker's jobs use (workers/): typed, built once at the worker's start by
@@ -343,11 +346,9 @@ class WorkerDeps:
 def build_worker(
     settings: Settings, *, publisher: NotificationPublisher | None = None
 ) -> WorkerDeps:
-    """The worker's dependencies: the shared :class:`Services` plus the push sender, the
-    one :class:`Delivery` (used by the notification consumer and the follow digest) and
-    every consumer of the registry, checked to handle each event type routed to it
-    (RuntimeError otherwise: a wiring bug fails at start, not at the first event).
-    ``publisher`` replaces the real-time publisher of notifications (tests)."""
+    """The worker's dependencies: :class:`Services`, the push sender and every consumer
+    of the registry (RuntimeError when a routed event type has no handler).
+    ``publisher`` replaces the notifications' real-time publisher (tests)."""
     services = build_services(settings, client="worker")
     engine = services.engine
     stores = services.stores()
@@ -377,8 +378,13 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals (likes and comments): README "Home feed".
+        # The ranked feed's signals (likes and comments): docs/architecture/home-feed.md
+        # "Home feed".
         RANKING: ranking_consumer(engine, stores.signals),
+        # Verification and password reset mails (docs/api/email.md "E-mail").
+        MAIL: mail_consumer(
+            engine, mail_sender(settings), settings.mail_config, settings.mail_token_key
+        ),
     }
     check_routes(services.registry, consumers)
     return WorkerDeps(

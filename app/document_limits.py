@@ -1,32 +1,13 @@
-"""Document limits checked before graphql-core's validation, in one linear pass.
+"""Document limits checked before graphql-core's validation, in one linear pass
+(docs/api/limits.md "HTTP guards", Document limits).
 
-graphql-core's validation is not linear in the document's size: the rule "Field
-Selection Merging" (FieldsInSetCanMerge, GraphQL spec §5.3.2) compares every pair of
-fields that land on the same response path, so ``n`` copies of a field cost
-``n(n-1)/2`` comparisons, multiplied again under each copy's subfields. An 8 KB
-document of 260 copies of ``feed(first: 1) { edges { node { id } } }`` took a second
-of event-loop time to validate (README "HTTP guards", issue 8 item 7). Strawberry's
-depth and alias limiters are recursive and expand fragments without memory, so a chain
-of fragments hits Python's recursion limit and a fragment spread twice per level
-expands exponentially.
-
-:func:`check_document` walks every operation, iteratively (no recursion), expanding
-fragment spreads (each spread once per chain, so cycles end; unknown names are skipped
-and left to the spec's rules), then each fragment definition no operation reached, once
-(a spread of a fragment already walked is not expanded again), and stops as soon as a
-limit is passed:
-
-- ``max_depth``: nesting of fields (introspection fields and what they hold are not
-  counted, as Strawberry's QueryDepthLimiter did);
-- ``max_aliases``: aliased fields of the operations, fragments expanded;
-- ``max_field_merges``: pairs of fields on the same response path, the work of the
-  merging rule (a bound on it, counted over the expanded document);
-- ``max_expanded_fields``: fields and fragment spreads of the operations with their
-  fragments expanded, plus those of fragments no operation uses (a chain of n
-  fragments costs n spreads, not n^2/2).
-
-Every refusal is a ``GRAPHQL_VALIDATION_FAILED`` error. The work is bounded by
-``max_expanded_fields``, whatever the document.
+graphql-core's field-merging rule compares every pair of fields on one response path
+(n copies of a field cost n(n-1)/2), and Strawberry's limiters recurse and expand
+fragments without memory. :func:`check_document` walks the operations iteratively,
+expanding each fragment spread once per chain (cycles end), then the fragments no
+operation reached, and stops at the first limit passed: ``max_depth`` (introspection
+aside), ``max_aliases``, ``max_field_merges`` and ``max_expanded_fields``, which also
+bounds the work. Every refusal is ``GRAPHQL_VALIDATION_FAILED``.
 """
 
 from __future__ import annotations
@@ -52,7 +33,7 @@ CACHE_SIZE = 512
 
 @dataclass(frozen=True)
 class DocumentLimits:
-    """The limits of one document (README "Configuration")."""
+    """The limits of one document (docs/operations/configuration.md "Configuration")."""
 
     max_depth: int = 12
     max_aliases: int = 30
@@ -157,10 +138,8 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
 
 
 def variables_within(variables: Any, limit: int) -> bool:
-    """Whether a request's ``variables`` (decoded JSON) hold at most ``limit`` values,
-    counting every scalar, list and object: the document's limits count the values it
-    spells out, and the same values sent as variables count alike (a list of 100,000
-    ids is refused before it is coerced). Stops counting past ``limit``."""
+    """Whether a request's decoded ``variables`` hold at most ``limit`` values (every
+    scalar, list and object), counting no further."""
     stack = [variables]
     count = 0
     while stack:

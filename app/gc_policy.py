@@ -1,23 +1,10 @@
-"""Cyclic-GC policy of an API process that holds thousands of open subscriptions.
+"""Cyclic-GC policy of an API process holding thousands of open subscriptions.
 
-CPython 3.11's full collection (generation 2) walks every object the collector tracks.
-With 10,000 open subscriptions (a few hundred tracked objects each: the socket, its
-protocol state, tasks, coroutines and async generators) a full collection stalls the
-event loop for 1-2 s on these machines, and every socket waits (bench.subscriptions
-measured p99 like -> event 640 ms from a single such pause). Long-lived objects are
-therefore moved out of the collector's reach with ``gc.freeze()``, which is O(1):
-
-* once after start-up (modules, the schema, the pools: docs/design.md suggests it), in every
-  API process (:func:`start_serving`, which also raises the young generation's
-  threshold);
-* every ``check_every_s`` (1 s) in which subscriptions arrived: their objects live
-  as long as their sockets, and what the next full collection walks stays small.
-
-Frozen objects are still freed by reference counting; only reference cycles among
-them outlive their socket. Those are reclaimed by a compaction (``gc.unfreeze()``, a
-full collection, ``gc.freeze()``) once ``compact_after`` subscriptions (and at least
-as many as are open) have closed since the last one: one pause per that much churn,
-instead of one per 25 % growth of the heap.
+A full collection walks every tracked object: with 10,000 sockets it stalls the event
+loop for 1-2 s. Long-lived objects are moved out of its reach with ``gc.freeze()`` (O(1))
+once after start-up (:func:`start_serving`) and every ``check_every_s`` in which
+subscriptions arrived. Cycles among frozen objects are reclaimed by a compaction
+(unfreeze, collect, freeze) once ``compact_after`` subscriptions closed since the last.
 """
 
 from __future__ import annotations
@@ -31,19 +18,14 @@ from app.realtime import Hub
 
 log = logging.getLogger("roost.gc")
 
-#: Container allocations (net of deallocations) between two young collections;
-#: CPython's default is 700. A hydrated feed page holds a few thousand containers at
-#: once, so at 700 the collector ran about once per page and walked objects that were
-#: about to die anyway (~0.2 ms a page); at 10,000 most die first. Requests make no
-#: reference cycles of their own (app/graphql.py), so little waits for the collector.
+#: Net container allocations between young collections (CPython: 700, about once per
+#: feed page, walking objects about to die); requests make no reference cycles.
 GEN0_THRESHOLD = 10_000
 
 
 def start_serving() -> tuple[int, int, int]:
-    """Tune the collector for serving requests: collect once, freeze what start-up built
-    (modules, the schema, the pools: docs/design.md suggests it) and raise the young
-    generation's threshold to :data:`GEN0_THRESHOLD`. Returns the thresholds before,
-    for :func:`stop_serving`."""
+    """Collect once, freeze what start-up built and raise the young generation's
+    threshold to :data:`GEN0_THRESHOLD`; return the thresholds before."""
     before = gc.get_threshold()
     gc.collect()
     gc.freeze()

@@ -40,10 +40,8 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
             self.context_value = ctx.for_event()
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        """graphql-core's, then the executor lets go of its helpers: they hold bound
-        methods of the executor (a reference cycle through the context, the request and
-        everything they hold, ~30 objects even for ``{ __typename }``), which only the
-        cyclic collector would free."""
+        """graphql-core's, then the executor drops its helpers (bound methods: a
+        reference cycle only the cyclic collector would free)."""
         result = super().execute_operation(serially)
         if self.is_awaitable(result):
             return self._release_after(result)
@@ -58,10 +56,8 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
     def build_per_event_executor(self, payload):
         executor = super().build_per_event_executor(payload)
-        # graphql-core 3.3 builds the per-event executor with a shallow copy, so every
-        # event added its subfield memo entries (each keeping its field list alive) to
-        # the one dict of the subscription: ~20 objects leaked per event for as long as
-        # the socket lives, and ever longer full GC pauses. Each event gets its own.
+        # graphql-core copies the per-event executor shallowly: without its own memo,
+        # every event would add entries to the subscription's one dict.
         executor._relevant_sub_fields = {}
         if isinstance(payload, SubscriptionEvent):
             executor.context_value = payload.context
@@ -137,10 +133,8 @@ class RoostSchema(strawberry.Schema):
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
-    """Return the executable schema with Roost's operation rules: limits (tokens, then
-    depth, aliases and field merges before validation), document caches, masking of
-    internal errors, read routing, and subscriptions whose events each resolve in their
-    own context (:class:`RoostExecutionContext`)."""
+    """The executable schema with Roost's operation rules (app/operation.py) and
+    subscription events resolved in their own context (:class:`RoostExecutionContext`)."""
     return RoostSchema(
         query=Query,
         mutation=Mutation,

@@ -1,5 +1,5 @@
 """What the guards of both transports decide on: the operation a document runs, the
-root fields charged to the sign-in budget, and the shapes of a refusal's error (README
+root fields charged to the sign-in budget, and the shapes of a refusal's error (docs/api/limits.md
 "HTTP guards"). HTTP (app/http_view.py) and WebSocket (app/ws_guards.py) apply them
 alike, so a rule holds on every path."""
 
@@ -30,10 +30,10 @@ log = logging.getLogger("roost.http")
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
 #: Root mutation fields that check a password without a token, charged to the per-IP
 #: sign-in budget (RATE_LIMIT_AUTH).
-AUTH_FIELDS = frozenset({"logIn", "signUp", "cancelAccountDeletion"})
+AUTH_FIELDS = frozenset({"logIn", "signUp", "cancelAccountDeletion", "verifyEmail"})
 #: Root mutation fields that check the signed-in user's password: charged to the same
 #: budget, so a stolen access token cannot guess the password faster than a sign-in.
-PASSWORD_FIELDS = frozenset({"changePassword", "deleteAccount"})
+PASSWORD_FIELDS = frozenset({"changePassword", "deleteAccount", "changeEmail"})
 #: Root mutation fields that need no viewer (a bad bearer token is ignored for them).
 NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 #: Cached document summaries (the same documents come again and again).

@@ -1,20 +1,9 @@
-"""What every HTTP response goes through on its way out, in one ASGI layer (each layer
-costs CPU on every request): a request id, the request's metrics, gzip when the client
-asks for it; plus CORS when an allow-list is configured.
-
-- **Request id**: ``X-Request-ID`` from the client when it is a sane token (1-128 of
-  ``A-Z a-z 0-9 . _ : -``), else a new random one; echoed in the response and kept in
-  :data:`REQUEST_ID` for the logs (a masked internal error is logged with it).
-- **Metrics** of ``/graphql`` over HTTP: ``roost_graphql_request_duration_seconds
-  {operation, outcome}`` (app/metrics.py). The view fills the labels in
-  ``scope["roost.metrics"]`` (:class:`RequestMetrics`); a request refused before it ran
-  gets its outcome from the status code.
-- **gzip** for responses of at least :data:`GZIP_MIN_BYTES` when ``Accept-Encoding``
-  has ``gzip`` (zlib, one call for a whole body). A compressor is made only for a body
-  that will be compressed: asking costs a small response ~1 µs (Starlette's
-  GZipMiddleware builds one per request, ~20 µs; ``bench/http_edge.py``).
-- **CORS** (Starlette's middleware, only when ``CORS_ALLOW_ORIGINS`` is set): a
-  successful preflight answers ``204 No Content``.
+"""What every HTTP response goes through on its way out, in one ASGI layer
+(docs/api/http.md "HTTP"): a request id (:data:`REQUEST_ID`, for the logs), the
+request's metrics (filled by the view in ``scope["roost.metrics"]``), gzip of bodies of
+at least :data:`GZIP_MIN_BYTES` when asked, and CORS when ``CORS_ALLOW_ORIGINS`` is set.
+A compressor is made only for a body that will be compressed. :func:`origin_allowed`
+is the CORS allow-list's rule, which browser WebSocket handshakes follow too (app/asgi.py).
 """
 
 from __future__ import annotations
@@ -24,6 +13,7 @@ import os
 import re
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -268,6 +258,20 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
         )
     stack.append(Middleware(HttpEdge))
     return stack
+
+
+def origin_allowed(origins: list[str]) -> Callable[[str], bool]:
+    """Whether an ``Origin`` is on the allow-list ``origins`` (``CORS_ALLOW_ORIGINS``:
+    exact origins, ``*`` for any, or entries with a ``*`` inside), as the CORS layer
+    decides it; browser WebSocket handshakes are admitted by the same rule."""
+    if "*" in origins:
+        return lambda origin: True
+    exact = frozenset(o for o in origins if "*" not in o)
+    wildcards = _wildcards(origins)
+    pattern = re.compile(wildcards) if wildcards else None
+    return lambda origin: (
+        origin in exact or (pattern is not None and pattern.fullmatch(origin) is not None)
+    )
 
 
 def _wildcards(origins: list[str]) -> str | None:

@@ -1,6 +1,6 @@
 """The Redis-backed guards of the GraphQL endpoint (rate limits, automatic persisted
 queries, ``Idempotency-Key``) and their configuration, with the fail-open rule: a Redis
-failure never fails a request (README "HTTP guards"). The HTTP view that applies them
+failure never fails a request (docs/api/limits.md "HTTP guards"). The HTTP view that applies them
 is app/http_view.py; the WebSocket guards, app/ws_guards.py."""
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class GuardConfig:
-    """The guards' knobs, from :class:`~app.settings.Settings` (README "Configuration")."""
+    """The guards' knobs, from :class:`~app.settings.Settings`
+    (docs/operations/configuration.md "Configuration")."""
 
     rate_limit_enabled: bool
     requests: Budget
@@ -166,12 +167,9 @@ class HttpGuards:
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
 
     async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
-        """Charge one operation to its budgets, whatever its transport: 1 of
-        ``RATE_LIMIT_REQUESTS`` (per ``principal``: ``u:<user id>``, or ``ip:<address>``
-        when anonymous); a mutation also 1 of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root field that checks a password (``logIn``, ``signUp``, … :data:`AUTH_FIELDS`,
-        :data:`PASSWORD_FIELDS`) 1 of ``RATE_LIMIT_AUTH`` per client ``ip``. A refusal is
-        counted in ``roost_rate_limited_total{budget}``."""
+        """Charge one operation to its budgets, whatever its transport
+        (docs/api/limits.md "HTTP guards", Rate limits); a refusal is counted in
+        ``roost_rate_limited_total{budget}``."""
         decision = await self.rate_check(self.charges(principal, ip, info))
         if not decision.allowed:
             RATE_LIMITED.labels(decision.budget or "unknown").inc()
@@ -195,12 +193,9 @@ class HttpGuards:
         ip: str,
         info: OperationInfo,
     ) -> tuple[AccessClaims | Refusal, Decision] | None:
-        """:meth:`Doorkeeper.recheck` and :meth:`charge` in one Redis round trip (a
-        pipeline of the two scripts): the outcome of the session check and the rate
-        limits' decision. None when they cannot share one (limits off, Redis resting
-        after a failure, budgets of two principals, a script not loaded, Redis failed):
-        the caller then makes both calls, which also handle every failure as they do
-        alone. Raises :class:`AdmissionUnavailable` as ``recheck`` does."""
+        """:meth:`Doorkeeper.recheck` and :meth:`charge` in one Redis round trip; None
+        when they cannot share one (the caller then makes both calls). Raises
+        :class:`AdmissionUnavailable` as ``recheck`` does."""
         store = doorkeeper.store
         if (
             not self.config.rate_limit_enabled

@@ -1,5 +1,5 @@
 """HTTP refusals: a request that fails as a whole gets one JSON GraphQL error (no
-``data``) with its HTTP status (README "HTTP")."""
+``data``) with its HTTP status (docs/api/http.md "HTTP")."""
 
 from __future__ import annotations
 

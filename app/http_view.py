@@ -1,57 +1,15 @@
-"""The guarded GraphQL view over HTTP: rate limits, automatic persisted queries,
-``Idempotency-Key``, and JSON GraphQL errors for requests refused as a whole
-(docs/design.md "GraphQL API conventions"). The guards themselves (Redis-backed, fail
-open) are app/http_guards.py; the rules shared with WebSockets, app/guard_rules.py;
-the refusals, app/http_refusals.py.
+"""The guarded GraphQL view over HTTP (docs/api/limits.md "HTTP guards"; every code
+and status it answers is in docs/api/errors.md).
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
-(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). It overrides five of the view's
-methods; WebSockets get the same admission and rate limits from app/ws_guards.py:
-
-- ``__call__`` (HTTP only): negotiates the response's media type (app/media_types.py;
-  406 when neither is accepted); an :class:`~cross_web.HTTPException` of Strawberry
-  (body not JSON, no query, unknown operation, ...) and a :class:`RequestRefused` of the
-  guards become ``{"errors": [{"message", "extensions": {"code"}}]}`` JSON responses
-  with their HTTP status, instead of Strawberry's plain text; a client gone before its
-  body arrived is one INFO line.
-- ``execute_single``: for each operation, in this order: admit the bearer token
-  (app/sessions.py, one Redis round trip, which also carries the rate-limit charge of
-  a signed-in query or POSTed mutation sent as text); resolve the persisted query
-  (app/persisted_queries.py); refuse a bad or ended token, or an anonymous mutation
-  (401, unless every root field is logIn/signUp/refreshSession/
-  cancelAccountDeletion), a subscription (400)
-  or a mutation over GET (405);
-  charge the rate limits (app/ratelimit.py); refuse variables past ``MAX_TOKENS``
-  values; store a newly registered persisted query; claim the ``Idempotency-Key`` of a
-  mutation over POST (app/idempotency.py), replay a stored response or run and store it.
-- ``process_result``: no ``data`` entry for a request error, a code on every error.
-- ``should_render_graphql_ide`` / ``parse_http_body``: a GET carrying only
-  ``extensions`` (an APQ hash) is an operation, not a GraphiQL page; a JSON body that is
-  not an object, or an ``operationName`` that is not a string, is a 400, not a 500.
-
-Redis failures never fail a request: rate limits and idempotency are skipped, a
-persisted-query lookup misses (the client then sends the query), each counted in
-``roost_http_guard_fail_open_total{guard}`` and logged; after a failure the guards leave
-Redis alone for a second (a dead Redis costs no per-request timeout).
-
-Error codes (``extensions.code``) and HTTP statuses:
-
-- ``BAD_REQUEST`` 400: body not JSON or not an object, no query, unknown
-  ``operationName``, several operations and none named, a malformed ``persistedQuery``
-  or ``Idempotency-Key``, a subscription (served over WebSocket); 405 (``Allow:
-  POST``): a mutation over GET; 406: an ``Accept`` with neither JSON media type.
-- ``UNAUTHENTICATED`` 401 (``WWW-Authenticate: Bearer error="invalid_token"``): a bearer
-  token that is malformed, forged or expired, or whose session or account has ended;
-  (``WWW-Authenticate: Bearer``) a mutation without a token, unless every root field is
-  logIn/signUp/refreshSession/cancelAccountDeletion.
-- ``BAD_USER_INPUT`` 400: variables holding more than ``MAX_TOKENS`` values.
-- ``PERSISTED_QUERY_NOT_FOUND`` 200: unknown hash, send the query with it;
-  ``PERSISTED_QUERY_NOT_SUPPORTED`` 200: ``APQ_ENABLED=false``;
-  ``BAD_USER_INPUT`` 400: ``sha256Hash`` is not the query's hash.
-- ``RATE_LIMITED`` 429: ``Retry-After`` header, ``extensions.retryAfter`` (seconds) and
-  ``extensions.budget``.
-- ``IDEMPOTENCY_KEY_REUSED`` 422: same key, different request;
-  ``IDEMPOTENCY_KEY_IN_FLIGHT`` 409: same key, first request still running.
+(``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). Per operation it admits the
+bearer token (app/sessions.py), resolves a persisted query (app/persisted_queries.py),
+refuses what may not run, charges the rate limits (app/ratelimit.py) and claims the
+``Idempotency-Key`` of a POSTed mutation (app/idempotency.py). Requests refused as a
+whole become JSON GraphQL errors with their HTTP status. The guards fail open when
+Redis does (app/http_guards.py); WebSockets get the same rules from app/ws_guards.py.
+A GET's answer carries ``Cache-Control``, ``Vary`` and an ``ETag`` (304 on a matching
+``If-None-Match``: app/cache_policy.py); a HEAD is answered as a GET without the body.
 """
 
 from __future__ import annotations
@@ -70,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.cache_policy import NO_STORE, PRIVATE, VARY, cache_control, etag, matches
 from app.document_limits import variables_within
 from app.guard_rules import (
     VARIABLES_TOO_LARGE,
@@ -118,6 +77,16 @@ SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 # --- the view mixin ---------------------------------------------------------------------
 
 
+def _bodiless(response: Response, status: int) -> Response:
+    """``response``'s headers without its body: a HEAD's answer (Content-Length kept), or
+    ``304 Not Modified`` (RFC 9110: the validators and caching headers, no content ones)."""
+    drop = ("content-length", "content-type") if status == 304 else ()
+    headers = [(k, v) for k, v in response.raw_headers if k.decode().lower() not in drop]
+    out = Response(status_code=status)
+    out.raw_headers = headers
+    return out
+
+
 def _viewer(context: Any) -> uuid.UUID | None:
     """The request's signed-in user; None when anonymous or the token is bad."""
     try:
@@ -139,12 +108,8 @@ def _executed(result: ExecutionResult) -> bool:
 
 
 class GuardedGraphQLView:
-    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; see the module.
-
-    The view must set ``self.guards`` (:class:`HttpGuards`) and ``self.doorkeeper``
-    (:class:`~app.sessions.Doorkeeper`) in ``__init__``. Its context is a
-    :class:`schema.context.Context` (``bearer``, ``viewer_id``).
-    """
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; the view sets
+    ``self.guards`` and ``self.doorkeeper`` in ``__init__``."""
 
     guards: HttpGuards
     doorkeeper: Doorkeeper
@@ -153,7 +118,8 @@ class GuardedGraphQLView:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
-        request = Request(scope=scope, receive=receive)
+        head = scope["method"] == "HEAD"  # answered as GET, without the body
+        request = Request(scope={**scope, "method": "GET"} if head else scope, receive=receive)
         media = negotiate(request.headers.get("accept"))
         request.state.media_type = media
         try:
@@ -173,6 +139,13 @@ class GuardedGraphQLView:
             response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
             if response.status_code == 200 and getattr(request.state, "request_error", False):
                 response.status_code = 400  # failed before execution: no data
+        if response.status_code == 200 and getattr(request.state, "cacheable", False):
+            tag = etag(response.body)  # an operation's answer (app/cache_policy.py)
+            response.headers["ETag"] = tag
+            if matches(request.headers.get("if-none-match"), tag):
+                response = _bodiless(response, 304)
+        if head:
+            response = _bodiless(response, response.status_code)
         await response(scope, receive, send)
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
@@ -195,12 +168,9 @@ class GuardedGraphQLView:
         )
 
     async def parse_http_body(self, request: Any) -> Any:
-        """Strawberry's parsing, with a JSON body that is not an object (a string, a
-        number) or an ``operationName`` that is not a string refused as
-        ``BAD_REQUEST`` rather than crashing. A POST of ``application/json`` holding
-        an object (nearly every request) is read here, with Strawberry's checks, without
-        its generic content-type parser (``email.message``, a tenth of the cost of a
-        small request)."""
+        """Strawberry's parsing, refusing a JSON body that is not an object or a
+        non-string ``operationName`` as ``BAD_REQUEST``; a JSON POST is read here,
+        without Strawberry's costly content-type parser."""
         data = await self._parse_json_post(request)
         if data is None:
             try:
@@ -248,11 +218,8 @@ class GuardedGraphQLView:
         )
 
     def encode_json(self, data: object) -> str:
-        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
-        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
-        JSON); the standard library for what orjson refuses (an integer past 64 bits).
-        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
-        graphql-ws clients refuse."""
+        """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
+        binary frames): orjson, else the standard library (integers past 64 bits)."""
         try:
             return orjson.dumps(data).decode()
         except TypeError:
@@ -339,7 +306,7 @@ class GuardedGraphQLView:
 
         run = super().execute_single  # type: ignore[misc]
         if claim is None:
-            return await run(
+            result = await run(
                 request=request,
                 request_adapter=request_adapter,
                 sub_response=sub_response,
@@ -347,6 +314,13 @@ class GuardedGraphQLView:
                 root_value=root_value,
                 request_data=request_data,
             )
+            if method == "GET":
+                request.state.cacheable = True  # ETag and 304 in __call__
+                sub_response.headers["Vary"] = VARY
+                sub_response.headers["Cache-Control"] = self._cache_control(
+                    context, request_data, result
+                )
+            return result
         stored_response = False
         try:
             result = await run(
@@ -370,14 +344,26 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    def _cache_control(
+        self, context: Any, request_data: GraphQLRequestData, result: ExecutionResult
+    ) -> str:
+        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py): private when
+        signed in, ``no-store`` with errors, else the operation's cache hints."""
+        if context.bearer is not None:
+            return PRIVATE
+        if result.errors or not isinstance(request_data.query, str):
+            return NO_STORE
+        operations = self.schema.operations  # type: ignore[attr-defined]  # RoostSchema's
+        return cache_control(
+            False, operations.max_age(request_data.query, request_data.operation_name)
+        )
+
     async def _admit_and_charge(
         self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
     ) -> tuple[Refusal | None, Decision] | None:
-        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
-        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
-        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
-        hash). Returns the refusal (None: admitted) and the decision (the caller's one
-        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        """:meth:`_admit` and the rate-limit charge in one Redis round trip when the
+        charge cannot depend on the admission (a signed-in query or POSTed mutation sent
+        as text): the refusal (None: admitted) and the decision; None otherwise."""
         bearer = context.bearer
         query = request_data.query
         extensions = request_data.extensions
@@ -458,14 +444,8 @@ class GuardedGraphQLView:
         info: OperationInfo | None,
         prepaid: Decision | None = None,
     ) -> Decision:
-        """Charge the request to its budgets (``prepaid``: already charged, this is the
-        decision); raise ``RATE_LIMITED`` (429) if one is spent, else return the
-        decision (its ``headers()`` go on the response).
-
-        Every operation costs 1 of ``RATE_LIMIT_REQUESTS`` (per user, per IP when
-        anonymous); a mutation also costs one of ``RATE_LIMIT_MUTATIONS`` per root field;
-        each root ``logIn``/``signUp`` costs one of ``RATE_LIMIT_AUTH`` per client IP.
-        """
+        """Charge the request to its budgets (``prepaid``: already charged); raise
+        ``RATE_LIMITED`` (429) if one is spent, else return the decision."""
         decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision

@@ -1,29 +1,12 @@
 """``Idempotency-Key`` for GraphQL mutations over HTTP POST, on Redis
-(draft-ietf-httpapi-idempotency-key-header; docs/design.md "GraphQL API conventions").
+(draft-ietf-httpapi-idempotency-key-header; the contract is docs/api/limits.md
+"HTTP guards", Idempotency-Key).
 
-A client that may retry a mutation sends ``Idempotency-Key: <key>`` (a UUID is
-recommended; the draft's quoted sf-string form ``"<key>"`` is accepted too). The key is
-scoped to the signed-in user (anonymous requests, i.e. ``signUp`` and ``logIn``, share one
-scope per key: the request fingerprint, which holds the whole input, keeps them apart).
-For ``IDEMPOTENCY_TTL_HOURS`` (24) after the first request:
-
-- the same key with the same request (the *fingerprint*: SHA-256 of the query text,
-  operation name and variables) gets the stored response back, status and body,
-  without running the mutation again (header ``Idempotent-Replayed: true``);
-- the same key with a different request: ``IDEMPOTENCY_KEY_REUSED`` (HTTP 422);
-- the same key while the first request is still running: the duplicate waits up to
-  ``IDEMPOTENCY_WAIT_MS`` for it and gets its response, else
-  ``IDEMPOTENCY_KEY_IN_FLIGHT`` (HTTP 409); it never runs the mutation a second time.
-
-A response is stored once the operation started executing (Stripe's rule): a request
-refused before execution (a document or its variables failing validation, a rate limit,
-an HTTP-level error) stores nothing and frees its key, so a corrected request may reuse
-it. A malformed key (not 16-255 visible ASCII characters) is ``BAD_REQUEST`` (400).
-
-Records live at ``roost:idem:{u:<user id>}:<sha256 of key>`` (``roost:idem:{anon:<sha256
-of key>}`` for anonymous requests): first a *pending* record that expires after
-``IDEMPOTENCY_LOCK_S`` (should the process die mid-request), then the *done* record with
-the response. Claiming is one atomic script call: two duplicates can never both own a key.
+A key is scoped to the signed-in user (anonymous requests share one scope per key; the
+fingerprint, SHA-256 of query, operation name and variables, keeps them apart). Records
+live at ``roost:idem:{u:<user id>}:<sha256 of key>``: a *pending* record that expires
+after ``IDEMPOTENCY_LOCK_S``, then the *done* record with the response. Claiming is one
+atomic script call, so two duplicates never both own a key.
 """
 
 from __future__ import annotations
@@ -152,13 +135,9 @@ class IdempotencyStore:
         self._release = redis.register_script(_RELEASE)
 
     async def begin(self, key: str, fp: str) -> Claim | StoredResponse:
-        """Claim ``key`` for the request with fingerprint ``fp``.
-
-        Returns a :class:`Claim` (run the mutation, then complete or release it) or the
-        :class:`StoredResponse` of an earlier identical request (replay it). Raises
-        :class:`IdempotencyError` ``IDEMPOTENCY_KEY_REUSED`` (422) for a different
-        request under the key, ``IDEMPOTENCY_KEY_IN_FLIGHT`` (409) when an identical one
-        is still running after ``IDEMPOTENCY_WAIT_MS``.
+        """Claim ``key`` for the request with fingerprint ``fp``: a :class:`Claim` (run,
+        then complete or release it) or the :class:`StoredResponse` to replay. Raises
+        :class:`IdempotencyError` ``IDEMPOTENCY_KEY_REUSED`` or ``..._IN_FLIGHT``.
         """
         pending = json.dumps(
             {"state": "pending", "fp": fp, "token": secrets.token_hex(8)}, separators=(",", ":")

@@ -16,14 +16,9 @@ from domain.outbox.registry import REGISTRY, Registry
 
 
 class ArqDispatcher:
-    """Implements :class:`domain.outbox.dispatch.Dispatcher` with an arq pool (created on
-    first use): one ``consume_outbox_event`` job (``consume_media_event`` for the media
-    consumer) per consumer of the event (``registry``),
-    each under its own job id (domain.outbox.jobs).
-
-    With ``engine``, an event it cannot enqueue (Redis down) is made due at once for the
-    worker's relay, which enqueues it within a second of Redis coming back (instead of
-    after the relay's usual wait for events dispatched after commit)."""
+    """:class:`domain.outbox.dispatch.Dispatcher` on an arq pool: one job per consumer of
+    the event, under its (event, consumer) job id. With ``engine``, an event it cannot
+    enqueue is made due at once for the relay."""
 
     def __init__(
         self,

@@ -1,22 +1,9 @@
-"""The HTTP side of the local object store (MEDIA_STORAGE=local; adapters/storage/local/):
-
-- ``PUT /uploads/<key>?type=…&size=…&expires=…&signature=…`` receives an upload's bytes:
-  the signature (constant time), the expiry, ``Content-Type`` equal to the signed type
-  and ``Content-Length`` equal to the signed size are checked before a byte is read;
-  the body is streamed to disk and the request is cut off as soon as more bytes
-  arrive than declared, or none for MEDIA_UPLOAD_IDLE_TIMEOUT_S, or the body is not in
-  by that timeout plus its size at MIN_UPLOAD_RATE. ``201`` with
-  ``{"key", "size"}`` once the whole body is on disk; otherwise nothing is left and
-  the answer is ``{"error": {"code", "message"}}``: 400 ``BAD_REQUEST`` /
-  ``UPLOAD_INCOMPLETE``, 403 ``FORBIDDEN``, 408 ``UPLOAD_TIMEOUT``, 409
-  ``UPLOAD_EXISTS`` (a key is uploaded once), 410 ``LINK_EXPIRED``, 411
-  ``LENGTH_REQUIRED``, 413 ``PAYLOAD_TOO_LARGE``, 415 ``UNSUPPORTED_MEDIA_TYPE``, 503
-  ``SERVICE_UNAVAILABLE`` (the disk could not take it: logged).
-- ``GET|HEAD /media/<path>`` serves the delivery object ``media/<path>`` with its content
-  type, ``Cache-Control: public, max-age=31536000, immutable``, a strong ETag (304 for a
-  matching ``If-None-Match``) and byte ranges (206, 416; Starlette's FileResponse); a
-  ``Range`` that does not parse is ignored (200, the whole file: RFC 9110 "Range").
-  Quarantine is never served: it is another folder, and keys there start ``raw/``.
+"""The HTTP side of the local object store (MEDIA_STORAGE=local; the contract and every
+status are in docs/operations/media-storage.md "Media storage", Local disk):
+``PUT /uploads/<key>?…`` checks the signature, expiry, type and size before a byte is
+read, streams the body to disk and cuts it off past its size or its time; ``GET|HEAD
+/media/<path>`` serves delivery objects with immutable caching, ETags and byte ranges.
+Quarantine is never served.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Response media types of GraphQL over HTTP (the GraphQL-over-HTTP spec, "Accept" and
-"Status Codes"; README "HTTP guards").
-
-A client that accepts ``application/graphql-response+json`` gets it, with statuses that
-say what happened: a request that failed before execution (a document that does not
-parse or validate, variables that do not fit their types) is a 400 without ``data``.
-``application/json`` (also for ``*/*``, ``application/*`` and no ``Accept`` at all) keeps
-the legacy statuses: 200 for such failures, which old clients expect. The first
-acceptable entry of ``Accept`` wins (weights are not read, as the spec's reference
-server does); an ``Accept`` with none of them is a 406.
+"""Response media types of GraphQL over HTTP (docs/api/limits.md "HTTP guards", Media
+types): the first acceptable entry of ``Accept`` wins; ``application/graphql-response+json``
+answers a request that failed before execution with 400, ``application/json`` with the
+legacy 200; neither acceptable is a 406.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Prometheus metrics: one registry per process role, so each exports only what it does.
-
-- The API serves :data:`API_REGISTRY` (prometheus_client's default registry, which the
-  HTTP guards' counters also join) on its own port, ``METRICS_HOST:METRICS_PORT``, and
-  on ``/metrics`` of the API port only with ``Authorization: Bearer <METRICS_TOKEN>``.
-- The worker serves :data:`WORKER_REGISTRY` on ``METRICS_HOST:WORKER_METRICS_PORT``.
-
-Both have the process collectors (CPU, memory, file descriptors, GC), the PostgreSQL
-pool (:class:`PoolCollector`), Redis client errors (:func:`redis_client`) and the
-event loop's lag (:func:`watch_loop_lag`). :class:`PrometheusMetrics` implements the
-domain's port (``domain/metrics.py``). README "Metrics" lists every series.
+"""Prometheus metrics, one registry per process role (docs/operations/metrics.md
+"Metrics" lists every series): :data:`API_REGISTRY` and :data:`WORKER_REGISTRY`, each
+with the process, pool (:class:`PoolCollector`), Redis error and loop-lag collectors.
+:class:`PrometheusMetrics` implements the domain's port.
 """
 
 from __future__ import annotations
@@ -385,10 +378,8 @@ def _document_name(query: str, max_tokens: int) -> str:
 
 
 def operation_label(operation_name: str | None, query: str | None, max_tokens: int = 4000) -> str:
-    """The ``operation`` label of a request: its ``operationName``, else the name of the
-    document's only operation (``anonymous`` when it has none); ``invalid`` for a name
-    that is not a GraphQL name or a document that does not parse, ``other`` past
-    MAX_OPERATION_NAMES distinct names."""
+    """The ``operation`` label: ``operationName`` or the only operation's name
+    (``anonymous``, ``invalid``, or ``other`` past MAX_OPERATION_NAMES names)."""
     if operation_name is None:
         if not query:
             return "unknown"

@@ -1,27 +1,12 @@
-"""One GraphQL operation's rules, in one place, at a small fixed cost (issue 7).
+"""One GraphQL operation's rules, whatever the transport: parse within ``MAX_TOKENS``
+(app/parsing.py), the document limits (app/document_limits.py) and validation, both
+cached per query text (:class:`Documents`); read routing (schema/read_routing.py); error
+masking with ``extensions.code`` (:class:`ErrorMasking`).
 
-Every operation goes through the same steps, whatever the transport:
-
-1. parse with Roost's grammar within ``MAX_TOKENS`` (app/parsing.py, cached
-   per query text and shared with the HTTP guards);
-2. the document limits (app/document_limits.py), then graphql-core's validation, both
-   cached per query text (:class:`Documents`): a document seen before costs a dict
-   lookup, an APQ document nothing more;
-3. read routing around execution (schema/read_routing.py: queries over HTTP read from
-   a replica, a mutation marks its writer);
-4. error masking with ``extensions.code`` (:class:`ErrorMasking`).
-
-They run on two paths that share this module's code:
-
-- :meth:`RoostOperations.execute`, the path of queries and mutations over HTTP (POST
-  and GET): the steps above called directly, with graphql-core's executor, and none of
-  Strawberry's per-operation extension machinery (four hook context managers, an
-  execution context and a middleware manager per request cost more than executing
-  ``{ __typename }``);
-- :class:`RoostOperation`, one Strawberry schema extension with one hook per phase
-  (never a per-field ``resolve`` hook), for Strawberry's streaming path: every
-  operation over WebSocket (graphql-transport-ws runs queries and mutations there
-  too) and every subscription event.
+Two paths share them: :meth:`RoostOperations.execute` for queries and mutations over
+HTTP (graphql-core's executor, without Strawberry's per-request extensions), and
+:class:`RoostOperation`, a Strawberry extension with one hook per phase, for WebSocket
+operations and subscription events.
 """
 
 from __future__ import annotations
@@ -54,6 +39,7 @@ from strawberry.utils.await_maybe import await_maybe
 from strawberry.utils.operation import get_first_operation, get_operation_type
 
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
+from app.cache_policy import max_age
 from app.document_limits import DocumentLimiter
 from app.execution_plan import Abandoned, Plan, build_plan
 from app.http_edge import REQUEST_ID
@@ -88,6 +74,9 @@ class Checked:
     #: Execution plans of the document's operations by name (app/execution_plan.py;
     #: None: not plannable), made on first use; only for documents kept in the cache.
     plans: dict[str | None, Plan | None] | None = field(default=None, compare=False)
+    #: The shared-cache lifetime of each operation by name (app/cache_policy.py), made
+    #: on first use; only for documents kept in the cache.
+    max_ages: dict[str | None, int] | None = field(default=None, compare=False)
 
 
 class Documents:
@@ -145,7 +134,7 @@ class Documents:
         if len(query) > CACHED_DOCUMENT_MAX_CHARS:
             # not kept (see CACHED_DOCUMENT_MAX_CHARS), and so never planned
             return Checked(document, self._errors(query, document))
-        checked = Checked(document, self._errors(query, document), {})
+        checked = Checked(document, self._errors(query, document), {}, {})
         self._cache[query] = checked
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
@@ -180,11 +169,8 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 
 def should_mask(error: GraphQLError) -> bool:
-    """Mask unexpected exceptions raised while resolving a field. Keep errors that carry a
-    code; errors without a path: those are about the document or its variables (parse,
-    validation, variable coercion), which graphql-core wraps with an ``original_error``
-    too; and graphql-core's refusal of a field's argument value (:func:`refused_argument`):
-    all of them are the client's to fix."""
+    """Whether ``error`` is a fault to mask: not when it carries a code, has no path (a
+    document or variables error) or is :func:`refused_argument`."""
     if error.extensions and "code" in error.extensions:
         return False
     if isinstance(error.original_error, AccountUnavailableError):
@@ -195,13 +181,9 @@ def should_mask(error: GraphQLError) -> bool:
 
 
 def refused_argument(error: GraphQLError) -> bool:
-    """Whether a field's error is graphql-core refusing an argument's value as it
-    coerces the field's arguments, after validation passed: a variable sent as ``null``
-    for a non-null argument that has a default (``followers(first: $f)`` with ``$f: Int``
-    and ``{"f": null}``; the spec lets the nullable variable through validation because
-    of the default, and execution refuses it). It is a GraphQLError raised inside
-    graphql-core itself, not by a resolver (every error a resolver means to send carries
-    a code)."""
+    """Whether a field's error is graphql-core refusing an argument value after
+    validation passed (``null`` for a non-null argument with a default, sent through a
+    nullable variable): raised inside graphql-core, not by a resolver."""
     original = error.original_error
     if not isinstance(original, GraphQLError) or (original.extensions or {}).get("code"):
         return False
@@ -214,16 +196,9 @@ def refused_argument(error: GraphQLError) -> bool:
 
 
 class ErrorMasking:
-    """The errors of one operation as the client sees them: every one with an
-    ``extensions.code``. INTERNAL_SERVER_ERROR for masked ones (a fault at a field),
-    SERVICE_UNAVAILABLE (with ``retryAfter``, seconds) when a field failed because
-    PostgreSQL or Redis is down, GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED for
-    document errors, BAD_USER_INPUT for variables that do not fit their types (found
-    once execution starts: ``executing``), UNAUTHENTICATED when the actor's account
-    became unavailable mid-request.
-
-    Each internal error is logged once, at ERROR with its traceback and the request id
-    (``X-Request-ID``); a dependency outage once per operation, at WARNING, without one.
+    """The errors of one operation as the client sees them, each with an
+    ``extensions.code`` (docs/api/errors.md). A masked fault is logged once at ERROR
+    with its traceback and request id; a dependency outage once at WARNING.
     """
 
     __slots__ = ("executing", "outage_logged")
@@ -289,11 +264,8 @@ CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationType
 
 
 def log_errors(errors: Iterable[GraphQLError]) -> None:
-    """Log the errors of an operation as they deserve, before masking: a client's
-    mistake (a document that does not parse or validate, bad variables, a refused
-    request: every error that carries a code or comes from graphql-core) at DEBUG, one
-    line; faults at ERROR with their traceback (those at a field are logged once, when
-    :class:`ErrorMasking` masks them)."""
+    """Log an operation's errors before masking: a client's mistake (coded, or from
+    graphql-core) at DEBUG, a fault outside any field at ERROR with its traceback."""
     for error in errors:
         original = error.original_error
         if original is None or isinstance(original, CLIENT_ERRORS) or error.path:
@@ -338,6 +310,24 @@ class RoostOperations:
             plan = plans[operation_name] = build_plan(self.schema, checked.document, operation_name)
             return plan
 
+    def max_age(self, query: str, operation_name: str | None) -> int:
+        """Seconds a shared cache may keep an anonymous answer of ``query``'s operation
+        (app/cache_policy.py; 0: none), worked out once per cached document."""
+        try:
+            checked = self.documents.check(query)
+        except GraphQLError:
+            return 0
+        if checked.errors:
+            return 0
+        ages = checked.max_ages
+        if ages is None:
+            return max_age(self.schema, checked.document, operation_name)
+        try:
+            return ages[operation_name]
+        except KeyError:
+            age = ages[operation_name] = max_age(self.schema, checked.document, operation_name)
+            return age
+
     async def run_plan(
         self,
         plan: Plan,
@@ -349,10 +339,8 @@ class RoostOperations:
         operation_name: str | None,
         operation_extensions: dict[str, Any] | None,
     ) -> Any:
-        """The planned run's graphql-core ExecutionResult (field errors included, as
-        graphql-core would report them), or None when graphql-core must run the operation
-        instead (variables that do not coerce, a value off the plan's path:
-        app/execution_plan.py)."""
+        """The planned run's ExecutionResult, or None when graphql-core must run the
+        operation instead (variables that do not coerce, a value off the plan)."""
         if plan.static is not None:  # { __typename }: nothing to resolve, no variables
             return GraphQLExecutionResult(dict(plan.static), None)
         executor = self.executor_class.build(  # type: ignore[attr-defined]
@@ -476,10 +464,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for the streaming path (WebSocket operations and
-    subscription events), built per operation: one hook per phase, running the rules
-    of the module. ``MaskErrors`` supplies the calls on the final result and on each
-    streamed one; the masking itself is :class:`ErrorMasking`'s."""
+    """Strawberry's extension for WebSocket operations and subscription events: one hook
+    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)

@@ -1,22 +1,9 @@
-"""Apollo-style automatic persisted queries (APQ) on Redis.
-
-The protocol (Apollo's "Automatic persisted queries", version 1): a client sends
-``extensions.persistedQuery = {"version": 1, "sha256Hash": "<hex sha-256 of the query
-text>"}``, over POST or GET (``?extensions=<json>``).
-
-- With the hash only: the stored query runs; if it is not stored, the answer is the
-  error ``PersistedQueryNotFound`` (``extensions.code`` ``PERSISTED_QUERY_NOT_FOUND``,
-  HTTP 200 as Apollo Server answers it, so old clients do not disable APQ) and the client
-  sends the query again together with its hash.
-- With the query and its hash: the hash must be the query's (else ``BAD_USER_INPUT``,
-  HTTP 400, nothing runs); the query runs and is stored under the hash.
-- With APQ turned off (``APQ_ENABLED=false``): ``PersistedQueryNotSupported``
-  (``PERSISTED_QUERY_NOT_SUPPORTED``), so clients stop sending hashes.
-
-Stored queries live at ``roost:apq:<hash>`` (query text shared by every user, so not
-per-user) for ``APQ_TTL_DAYS`` after their last use; a query is stored only once it
-parses within ``MAX_TOKENS`` and when it is at most ``APQ_MAX_QUERY_BYTES`` long
-(a longer one still runs, it is just not stored).
+"""Apollo's automatic persisted queries (APQ v1) on Redis (docs/api/limits.md "HTTP
+guards", Persisted queries): a hash alone runs the stored query or answers
+``PERSISTED_QUERY_NOT_FOUND``; a query with its hash is checked (else
+``BAD_USER_INPUT``), run and stored at ``roost:apq:<hash>`` for ``APQ_TTL_DAYS`` after
+its last use, once it parses within ``MAX_TOKENS`` and is at most
+``APQ_MAX_QUERY_BYTES`` long.
 """
 
 from __future__ import annotations
@@ -100,12 +87,8 @@ class PersistedQueryRef:
 
 
 class PersistedQueryStore:
-    """Query texts by hash on Redis (``roost:apq:<sha256>``), with a sliding TTL.
-
-    Redis errors propagate (:class:`redis.exceptions.RedisError`); the view treats a
-    failed lookup as not found (the client then sends the query) and a failed store as
-    nothing stored.
-    """
+    """Query texts by hash on Redis (``roost:apq:<sha256>``), with a sliding TTL; Redis
+    errors propagate."""
 
     def __init__(self, redis: Redis, *, ttl_s: int, max_bytes: int) -> None:
         self.redis = redis

@@ -1,18 +1,12 @@
-"""Per-user rate limits on Redis: GCRA in one Lua call (docs/design.md "GraphQL API
-conventions": per-user rate limits).
+"""Per-user rate limits on Redis: GCRA in one Lua call (docs/api/limits.md "HTTP
+guards", Rate limits).
 
-Every budget is a GCRA (generic cell rate algorithm) bucket: ``limit`` units per
-``period`` with a burst of ``limit``, stored as one key holding the bucket's
-*theoretical arrival time* (TAT, microseconds of Redis's clock). A request that costs
-``cost`` units moves the TAT forward by ``cost * period / limit``; it is refused when the
-new TAT would be more than ``period`` ahead of now, and ``Retry-After`` is how long until
-it no longer would be. One script call checks every bucket of a request and charges
-them only if all of them allow it, so a refused request costs nothing.
-
-Keys (``roost:rl:{<principal>}:<budget>``) carry the principal as a hash tag, so the
-buckets of one principal share a Redis Cluster slot and one script call sees them all:
-``{u:<user id>}`` for a signed-in user, ``{ip:<client address>}`` for anonymous
-requests and for the sign-in budget.
+Each budget is a bucket of ``limit`` units per ``period`` stored as its theoretical
+arrival time (TAT, µs of Redis's clock); a request costing ``cost`` moves it by
+``cost * period / limit`` and is refused when that would put it more than ``period``
+ahead. One script call checks every bucket of a principal and charges them only if all
+allow it. Keys ``roost:rl:{<principal>}:<budget>`` hash-tag the principal
+(``u:<user id>`` or ``ip:<address>``).
 """
 
 from __future__ import annotations
@@ -95,11 +89,9 @@ class Charge:
 
 @dataclass(frozen=True)
 class Decision:
-    """The limiter's answer: ``allowed``, else the budget that refused and how long to
-    wait (seconds) before the same request would be allowed. An allowed decision that
-    charged buckets also says, for the one closest to empty, its ``limit``, the units
-    ``remaining`` and the seconds until it is full again (``reset_s``), and lists every
-    charged budget as ``policies`` (``"600;w=60"``)."""
+    """The limiter's answer: ``allowed``, else the refusing budget and ``retry_after_s``
+    seconds; an allowed one gives the emptiest bucket's ``limit``, ``remaining`` and
+    ``reset_s``, and every charged budget as ``policies`` (``"600;w=60"``)."""
 
     allowed: bool
     retry_after_s: float = 0.0
@@ -132,14 +124,10 @@ ALLOWED = Decision(True)
 
 
 class RateLimiter:
-    """Checks and charges :class:`Charge` lists against Redis.
-
-    ``await limiter.check(charges)`` returns a :class:`Decision`. Charges are grouped by
-    principal (one hash-tag slot each); each group is one atomic script call, so a
-    request costs one round trip, two when a signed-in client also spends an
-    IP-scoped budget (logIn/signUp). Groups run in order and stop at the first refusal.
-    Redis errors propagate (:class:`redis.exceptions.RedisError`): the caller decides to
-    fail open.
+    """Checks and charges :class:`Charge` lists against Redis: ``await
+    limiter.check(charges)`` is a :class:`Decision`, one atomic script call per
+    principal, stopping at the first refusal. Redis errors propagate (the caller fails
+    open).
     """
 
     def __init__(self, redis: Redis) -> None:

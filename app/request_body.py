@@ -1,22 +1,9 @@
-"""What a client sends is read through here before anything parses it: HTTP request
-bodies and query strings, and WebSocket messages of both subscription protocols.
-
-- **Size.** At most ``MAX_REQUEST_BYTES`` are read: a ``Content-Length`` past it is
-  refused before a byte of the body is read; a chunked body is counted as it streams
-  and refused as soon as it passes the limit (413 ``REQUEST_TOO_LARGE``); a GET query
-  string past it is refused too (414 ``REQUEST_TOO_LARGE``). A WebSocket message past it
-  closes the socket with 1009 (Message Too Big, RFC 6455), and ``roost serve`` sets
-  uvicorn's ``ws_max_size`` to the same limit, so such a frame is refused by the server
-  before the app sees it.
-- **Encoding.** JSON is decoded by orjson from the raw bytes: a body that is not UTF-8
-  (or escapes a lone surrogate) is a 400 ``BAD_REQUEST`` that says so.
-- **Nesting.** Arrays and objects nested deeper than ``MAX_JSON_DEPTH`` are a 400
-  ``BAD_REQUEST`` (orjson stops at 1024 levels by itself, raising
-  ``orjson.JSONDecodeError`` "depth limit exceeded"; Roost's limit is far lower, so
-  nothing recursive downstream meets a deep value).
-
-Refusals have the house shape, ``{"errors": [{"message", "extensions": {"code"}}]}``,
-and the request's ``X-Request-ID`` (app/http_edge.py adds it to every response).
+"""What a client sends is read through here before anything parses it: HTTP bodies and
+query strings, and WebSocket messages of both protocols (docs/api/limits.md "HTTP
+guards", What a client sends). At most ``MAX_REQUEST_BYTES`` are read (413/414
+``REQUEST_TOO_LARGE``; a WebSocket closes with 1009); JSON is decoded by orjson from
+UTF-8 and nests at most ``MAX_JSON_DEPTH`` levels (else 400 ``BAD_REQUEST``). Refusals
+have the house shape, ``{"errors": [{"message", "extensions": {"code"}}]}``.
 """
 
 from __future__ import annotations

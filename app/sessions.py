@@ -1,13 +1,7 @@
-"""Admission of a bearer token, the same for every transport (README "Sessions").
-
-:class:`Doorkeeper` turns an ``Authorization`` bearer into the claims of a token whose
-session may act now, or a :class:`Refusal`. The token is verified locally (HS256), its
-session and account are checked against the session cache in one Redis round trip
-that also marks the user active (``domain.identity.admit_session``); the first request
-of the user's activity period then updates ``users.last_active_at``. HTTP requests are
-admitted once each (``app.http_view``); a WebSocket at ``connection_init``, then at
-most once a second while it runs operations or receives events, and at once when the
-user's sessions change (``app.ws_guards``).
+"""Admission of a bearer token, the same for every transport (docs/api/sessions.md
+"Sessions"): :class:`Doorkeeper` turns an ``Authorization`` bearer into the claims of a
+token whose session may act now (``domain.identity.admit_session``), or a
+:class:`Refusal`.
 """
 
 from __future__ import annotations

@@ -14,11 +14,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.feedstore import FeedRedis, open_feed_redis
 from adapters.jwt_codec import JwtCodec
+from adapters.mail import SmtpConfig
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
 from domain.identity.tokens import TokenConfig
+from domain.mail.config import LIMITED_ACTIONS, MailConfig
 from domain.media.config import MediaConfig
 from domain.notifications.config import NotificationConfig
 from domain.search.config import SearchConfig
@@ -63,42 +65,36 @@ def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
 
 
 class Settings(BaseSettings):
-    """Roost's configuration. Unset DATABASE_URL / REDIS_URL mean "embedded servers"."""
+    """Roost's configuration; docs/operations/configuration.md gives each setting's
+    meaning. Unset DATABASE_URL / REDIS_URL mean "embedded servers"."""
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
-    # Streaming replicas of DATABASE_URL's server (URLs of the same database, separated
-    # by commas): queries read from them; see ReadRouting in app/database.py.
+    # Read replicas (app/database.py ReadRouting)
     database_replica_urls: str | None = Field(None, alias="DATABASE_REPLICA_URLS")
-    # A replica further behind is not read; a writer reads from the primary this long
-    # (plus two health checks) after each mutation.
     replica_max_lag_s: float = Field(5.0, gt=0, le=300, alias="REPLICA_MAX_LAG_S")
     redis_url: str | None = Field(None, alias="REDIS_URL")
-    # The feed store (timelines, author stores, presence, real-time pub/sub) on a Redis
-    # Cluster: one node's URL, or host:port seeds separated by commas. Unset: REDIS_URL.
+    # The feed store on a Redis Cluster (unset: REDIS_URL)
     feed_redis_url: str | None = Field(None, alias="FEED_REDIS_URL")
     feed_redis_cluster_nodes: str | None = Field(None, alias="FEED_REDIS_CLUSTER_NODES")
     data_dir: Path = Field(ROOT / ".data", alias="ROOST_DATA_DIR")
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
-    # ``roost serve``: API processes sharing the port (unset: one per CPU this process
-    # may run on) and uvicorn's access log (unset: on for ``roost run``, off for
-    # ``roost serve``: a line per request costs ~5 % of a small request's CPU).
+    # roost serve
     api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
     api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
-    # DEBUG shows every worker job (arq's per-job lines) and more.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
     access_token_minutes: int = Field(15, alias="ACCESS_TOKEN_MINUTES")
     refresh_token_days: int = Field(30, alias="REFRESH_TOKEN_DAYS")
-    # A rotated refresh token presented again within this gets the same successor.
     refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
+<<<<<<< HEAD
     # Connections a process keeps open, and those it may open beyond them. An overflow
     # connection is closed when it is returned (and opened again at the next peak, with
     # its statements prepared anew), so the default keeps every connection it opens.
@@ -106,39 +102,34 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(0, ge=0, alias="DB_MAX_OVERFLOW")
     # A PostgreSQL that is down answers SERVICE_UNAVAILABLE within these bounds rather
     # than hanging: connecting, and waiting for a free pooled connection.
+=======
+    db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
+    db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # PostgreSQL outages answer SERVICE_UNAVAILABLE within these bounds
+>>>>>>> main
     db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
     db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
     redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
 
-    # Operations (README "Metrics"): the API's series on METRICS_HOST:METRICS_PORT (0:
-    # not served there), the worker's on METRICS_HOST:WORKER_METRICS_PORT; /metrics on
-    # the API port only with `Authorization: Bearer <METRICS_TOKEN>`.
+    # Metrics (docs/operations/metrics.md)
     metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
     metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
     metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
-    # Origins allowed to call the API from a browser: comma-separated, `*` inside an
-    # entry matches any characters but `/` (http://localhost:*); empty: no CORS.
+    # CORS and GraphiQL (app/http_edge.py)
     cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
-    # GraphiQL on GET /graphql and schema introspection (`__schema`, `__type`); unset:
-    # off when ROOST_ENV=production, on otherwise
     graphiql_enabled: bool | None = Field(None, alias="GRAPHIQL_ENABLED")
     introspection_enabled: bool | None = Field(None, alias="INTROSPECTION_ENABLED")
     cors_max_age_s: int = Field(600, ge=0, alias="CORS_MAX_AGE_S")
-    # Request headers allowed cross-origin beyond the defaults (app/http_edge.py), comma-separated
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
-    # Pairs of fields on one response path that validation compares (app/document_limits.py)
+    # Document limits (app/document_limits.py), execution plans, request bodies
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
-    # Queries run from a plan made once per cached document (app/execution_plan.py);
-    # false: every operation on graphql-core's executor (the same responses, slower).
     execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
-    # What a client sends (app/request_body.py): bytes of a body, query string or
-    # WebSocket message; nesting of JSON arrays and objects.
     max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
     max_json_depth: int = Field(32, ge=2, le=512, alias="MAX_JSON_DEPTH")
 
@@ -162,7 +153,7 @@ class Settings(BaseSettings):
     fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
-    # The ranked home feed (README "Home feed", Ranked order)
+    # The ranked home feed (docs/architecture/home-feed.md "Home feed", Ranked order)
     feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
@@ -172,28 +163,24 @@ class Settings(BaseSettings):
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
 
-    # Notifications: per recipient and UTC day, this many follows notify one by one;
-    # the rest arrive the next day as one digest ("N people followed you").
+    # Notifications
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
 
     # Subscriptions (docs/design.md "GraphQL API conventions")
-    # api: mutations publish like/comment changes right after commit (lowest latency,
-    # best effort); outbox: the worker publishes them from the outbox (at least once).
     realtime_engagement: Literal["api", "outbox"] = Field("api", alias="REALTIME_ENGAGEMENT")
     realtime_presence_ttl_s: float = Field(30.0, gt=1, alias="REALTIME_PRESENCE_TTL_S")
     max_subscriptions_per_socket: int = Field(20, ge=1, alias="MAX_SUBSCRIPTIONS_PER_SOCKET")
-    # Freeze long-lived objects out of the cyclic GC (app/gc_policy.py): a full
-    # collection over 10,000 sockets' objects stalls the loop for seconds.
+    # Cyclic GC (app/gc_policy.py)
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
-    # User search and suggested follows (README "User search", "Suggested follows")
+    # User search and suggested follows (docs/api/search.md, docs/api/suggested-follows.md)
     search_max_results: int = Field(500, ge=1, le=10_000, alias="SEARCH_MAX_RESULTS")
     search_snapshot_ttl_s: int = Field(600, ge=1, alias="SEARCH_SNAPSHOT_TTL_S")
     search_fuzzy_threshold: float = Field(0.45, gt=0, le=1, alias="SEARCH_FUZZY_THRESHOLD")
     suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
     suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
 
-    # Push (README "Push"): log (the default) or fcm (Firebase Cloud Messaging HTTP v1)
+    # Push (docs/api/push.md)
     push_provider: Literal["log", "fcm"] = Field("log", alias="PUSH_PROVIDER")
     fcm_credentials_file: Path | None = Field(None, alias="FCM_CREDENTIALS_FILE")
     fcm_project_id: str | None = Field(None, alias="FCM_PROJECT_ID")
@@ -202,20 +189,71 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
-    # The known-bad media list checked before a post's media publish (adapters.media
-    # .hashlist): a file of `sha256:<hex>` / `phash:<16 hex>` lines (unset: empty list),
-    # and the largest Hamming distance (bits of 64) at which a perceptual hash matches.
+    # The known-bad media list (adapters.media.hashlist)
     media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
     media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
 
-    # The account lifecycle (README "Account lifecycle")
+    # E-mail (docs/api/email.md)
+    smtp_url: str | None = Field(None, alias="SMTP_URL")
+    mail_from: str = Field("Roost <no-reply@roost.localhost>", alias="MAIL_FROM")
+    smtp_timeout_s: float = Field(10.0, gt=0, alias="SMTP_TIMEOUT_S")
+    email_verification_token_hours: float = Field(48, gt=0, alias="EMAIL_VERIFICATION_TOKEN_HOURS")
+    password_reset_token_minutes: float = Field(60, gt=0, alias="PASSWORD_RESET_TOKEN_MINUTES")
+    mail_per_account_per_hour: int = Field(3, ge=1, alias="MAIL_PER_ACCOUNT_PER_HOUR")
+    email_verification_url: str | None = Field(None, alias="EMAIL_VERIFICATION_URL")
+    password_reset_url: str | None = Field(None, alias="PASSWORD_RESET_URL")
+    require_verified_email_for: str = Field("", alias="REQUIRE_VERIFIED_EMAIL_FOR")
+
+    @model_validator(mode="after")
+    def _check_mail(self) -> Settings:
+        if self.smtp_url is not None:
+            SmtpConfig.from_url(self.smtp_url, self.mail_from)  # ValueError: a clear message
+        unknown = self.verified_email_actions - LIMITED_ACTIONS.keys()
+        if unknown:
+            raise ValueError(
+                f"REQUIRE_VERIFIED_EMAIL_FOR: unknown {', '.join(sorted(unknown))}"
+                f" (known: {', '.join(LIMITED_ACTIONS)})"
+            )
+        for name, url in (
+            ("EMAIL_VERIFICATION_URL", self.email_verification_url),
+            ("PASSWORD_RESET_URL", self.password_reset_url),
+        ):
+            if url is not None and "{token}" not in url:
+                raise ValueError(f"{name} must hold {{token}}, where the link puts the token.")
+        return self
+
+    @property
+    def verified_email_actions(self) -> frozenset[str]:
+        """REQUIRE_VERIFIED_EMAIL_FOR as a set of action names."""
+        raw = self.require_verified_email_for
+        return frozenset(a.strip().lower() for a in raw.split(",") if a.strip())
+
+    @property
+    def mail_config(self) -> MailConfig:
+        """The e-mail flows' knobs for domain.identity and domain.mail."""
+        return MailConfig(
+            verification_ttl=dt.timedelta(hours=self.email_verification_token_hours),
+            reset_ttl=dt.timedelta(minutes=self.password_reset_token_minutes),
+            per_account_per_hour=self.mail_per_account_per_hour,
+            verification_link=self.email_verification_url,
+            reset_link=self.password_reset_url,
+            require_verified_for=self.verified_email_actions,
+        )
+
+    @property
+    def mail_token_key(self) -> bytes:
+        """The key of e-mail tokens: HMAC-SHA256 of a fixed label under JWT_SECRET (never
+        the access tokens' key itself)."""
+        return hmac.new(self.jwt_secret.encode(), b"roost:mail-token:v1", "sha256").digest()
+
+    # The account lifecycle (docs/api/account-lifecycle.md)
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
     data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
 
-    # The media pipeline (README "Media"): uploads, limits, the worker's time limit.
+    # The media pipeline (docs/api/media.md)
     media_upload_ttl_s: int = Field(900, ge=60, le=86_400, alias="MEDIA_UPLOAD_TTL_S")
     media_pending_ttl_s: int = Field(3_600, ge=60, alias="MEDIA_PENDING_TTL_S")
     media_max_image_bytes: int = Field(30 * 1024 * 1024, ge=1, alias="MEDIA_MAX_IMAGE_BYTES")
@@ -223,15 +261,10 @@ class Settings(BaseSettings):
     media_max_pixels: int = Field(50_000_000, ge=1, alias="MEDIA_MAX_PIXELS")
     media_max_side: int = Field(12_000, ge=16, alias="MEDIA_MAX_SIDE")
     media_max_video_seconds: float = Field(60.0, gt=0, alias="MEDIA_MAX_VIDEO_SECONDS")
-    # Hosts (comma-separated) an external https media URL may name; empty: uploads only.
     media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
     media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
     media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
-    # Media storage (README "Media storage"): `local` keeps uploads and published
-    # variants under MEDIA_DIR (unset: ROOST_DATA_DIR/media), received and served by
-    # Roost (PUT /uploads/…, GET /media/…); `s3` in one bucket (prefixes raw/ and media/)
-    # or two of S3-compatible storage. Upload URLs of `local` are signed with
-    # MEDIA_SIGNING_KEY (unset: a key derived from JWT_SECRET).
+    # Media storage (docs/operations/media-storage.md)
     media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
     media_dir: Path | None = Field(None, alias="MEDIA_DIR")
     media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
@@ -290,11 +323,9 @@ class Settings(BaseSettings):
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
 
-    # The real follow graph `roost run` loads on first start: the file shipped in the
-    # repository (data/README.md), wherever the command runs from.
+    # The development data `roost run` loads on first start (data/README.md)
     graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
-    # Posts `roost run` seeds over the real graph on first start (0: none).
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
 
     @model_validator(mode="after")

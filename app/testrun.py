@@ -1,13 +1,6 @@
-"""``make test``: run pytest against real servers, starting throw-away ones if needed.
-
-    python -m app.testrun [PYTEST ARGS...]        default: pytest -q
-    python -m app.testrun --exec CMD [ARGS...]    any command (``make bench``)
-
-With DATABASE_URL and REDIS_URL set, the command runs against those servers. Otherwise
-an embedded PostgreSQL and/or Redis start in a new temporary folder (never the
-``make run`` data), DATABASE_URL is pointed at their ``postgres`` database (the suite
-creates and drops its own database on that server) and REDIS_URL at Redis; both stop
-and the folder is deleted when the command ends. Exits with the command's exit code.
+"""``make test``: ``python -m app.testrun [PYTEST ARGS...]`` (or ``--exec CMD``) runs
+against DATABASE_URL / REDIS_URL, else against embedded servers in a temporary folder
+deleted afterwards; exits with the command's code.
 """
 
 from __future__ import annotations
@@ -23,13 +16,8 @@ from app.settings import get_settings
 
 
 def run_child(cmd: list[str], env: dict[str, str]) -> int:
-    """Run ``cmd`` to completion and return its exit code (128 + N if signal N killed it).
-
-    A Ctrl-C in the terminal reaches the child too: wait up to 15 s for it to wrap up
-    (pytest prints its summary) instead of killing it. On SIGTERM/SIGHUP (SystemExit)
-    the child is stopped before the exception propagates, so the caller never stops the
-    servers under a running child.
-    """
+    """Run ``cmd`` and return its exit code (128 + N if signal N killed it); on Ctrl-C
+    wait up to 15 s for it, on SIGTERM/SIGHUP stop it before propagating."""
     proc = spawn(cmd, env=env)
     try:
         rc = proc.wait()

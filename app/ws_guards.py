@@ -1,23 +1,12 @@
-"""WebSocket guards: what HTTP requests get from app/http_view.py, for both
-subscription protocols (graphql-transport-ws and the legacy graphql-ws).
+"""WebSocket guards, for both subscription protocols: what app/http_view.py gives HTTP
+requests (docs/api/limits.md "HTTP guards", Every transport).
 
-A socket is admitted at ``connection_init`` (``RoostGraphQL.on_ws_connect``); then its
-:class:`SocketGuard`:
-
-- charges every operation it starts to the same rate-limit budgets as an HTTP request,
-  with the same root-field counting (a refused operation gets an ``error`` message whose
-  error has ``extensions.code`` ``RATE_LIMITED`` and ``retryAfter``), and refuses
-  variables past ``MAX_TOKENS`` values (``BAD_USER_INPUT``);
-- re-checks the token's session (one Redis round trip, app/sessions.py) before an
-  operation starts or an event is sent, at most once a second, and at once when the
-  user's real-time channel carries a ``session`` event (published when a session of the
-  user ends or the account is banned or deleted: domain.identity.session_store), so an
-  ended session's socket closes within a second whether or not events flow. A refused
-  socket is closed with code 4403 and the reason; nothing more is sent on it.
-
-It also refuses an operation past ``MAX_SUBSCRIPTIONS_PER_SOCKET`` running on the socket
-(subscriptions, queries and mutations alike) with an ``error`` message of code
-``TOO_MANY_OPERATIONS``, and gives every error the socket sends an ``extensions.code``.
+After ``connection_init`` admitted a socket, its :class:`SocketGuard` charges each
+operation to the HTTP budgets (``RATE_LIMITED`` in an ``error`` message), refuses
+variables past ``MAX_TOKENS`` and operations past ``MAX_SUBSCRIPTIONS_PER_SOCKET``
+(``TOO_MANY_OPERATIONS``), and re-checks the session at most once a second and at once
+on a ``session`` event: an ended session's socket closes with 4403 within a second.
+Every error it sends carries an ``extensions.code``.
 """
 
 from __future__ import annotations
@@ -64,10 +53,8 @@ ENDED_CLOSE_CODE = 4403
 
 
 async def _shielded(coro: Awaitable[T]) -> T:
-    """Await ``coro`` in its own task, shielded: redis-py's asyncio client can swallow a
-    cancellation that lands during a command (the task then runs on), so the Redis calls
-    of a socket's guard are never the ones cancelled; the caller's cancellation still
-    ends the caller at once, and the call finishes on its own."""
+    """Await ``coro`` in its own shielded task (redis-py can swallow a cancellation that
+    lands mid-command); the caller's cancellation still ends the caller at once."""
     task = asyncio.ensure_future(coro)
     task.add_done_callback(_consume)
     return await asyncio.shield(task)

@@ -1,9 +1,6 @@
-"""What bulk data a database holds: one row per dataset loaded (the real follow graph,
-the seeded posts), with the file it came from and when.
-
-``roost run`` decides from these rows, not from whether a table is empty, whether to
-load the graph and seed posts: an account someone made by hand does not stop the first
-load, and a restart never seeds a second time.
+"""What bulk data a database holds: one row per dataset loaded (the follow graph, the
+seeded posts), with its file and time; ``roost run`` decides from these rows whether to
+load or seed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Typed domain errors. Each carries a stable machine ``code`` and a human ``message``.
-
-The GraphQL layer maps each to a union member that implements the ``Error``
-interface (docs/design.md "GraphQL API conventions"); nothing here knows GraphQL.
-"""
+"""Typed domain errors, each with a stable ``code`` and a human ``message``; the GraphQL
+layer maps each to an ``Error`` union member (docs/api/errors.md)."""
 
 from __future__ import annotations
 
@@ -56,7 +53,5 @@ class PermissionDeniedError(DomainError):
 
 
 class StoreError(Exception):
-    """A store behind one of domain's ports failed (a Redis node unreachable, a command
-    refused). Not a use case's answer: the adapter raises it from the driver's error
-    (its ``__cause__``), and callers choose the fallback (PostgreSQL, best effort) or
-    let it propagate (SERVICE_UNAVAILABLE when the cause says the server is down)."""
+    """A store behind one of domain's ports failed; the driver's error is its
+    ``__cause__``. Callers fall back or let it propagate."""

@@ -11,10 +11,8 @@ T = TypeVar("T")
 
 
 class Progress(Protocol):
-    """Called as work advances: ``step`` names the phase ("copy edges"), ``done`` how
-    far it got and ``total`` where it ends (None: unknown), both in ``unit`` ("rows",
-    "bytes", "feeds"). A new ``step`` ends the previous one. Must be cheap and must not
-    raise; it may be called from a worker thread."""
+    """Called as work advances: phase ``step``, ``done`` of ``total`` (None: unknown) in
+    ``unit``. Cheap, never raises; may run in a worker thread."""
 
     def __call__(self, step: str, done: int, total: int | None, unit: str = "rows") -> None: ...
 

@@ -1,9 +1,5 @@
-"""Reads of one statement, and the port that runs them in one round trip.
-
-A request's reads (the dataloaders' batches, the home feed's pull authors and
-hydration) are single statements: on an engine they need no transaction, and the
-:class:`RoundTrip` port runs them in one round trip (``adapters.postgres.fetch``,
-installed by the composition root's engine factory, app/database.py).
+"""Reads of one statement, and the :class:`RoundTrip` port that runs them on an engine
+in one round trip, without a transaction (``adapters.postgres.fetch``).
 """
 
 from __future__ import annotations
@@ -32,10 +28,9 @@ def use_round_trip(round_trip: RoundTrip) -> None:
 
 
 async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
-    """Run one read statement (``$1``-style parameters) on ``db``: on an engine, by the
-    installed :class:`RoundTrip` (RuntimeError if none is); on a connection (inside a
-    use case's transaction, whose snapshot it must see), through SQLAlchemy on it. Rows
-    answer indexing and unpacking alike either way (not attribute access)."""
+    """Run one read statement (``$1`` parameters) on ``db``: an engine through the
+    installed :class:`RoundTrip` (RuntimeError if none), a connection through SQLAlchemy.
+    Rows answer indexing and unpacking, not attributes."""
     if isinstance(db, AsyncEngine):
         if _round_trip is None:
             raise RuntimeError("no RoundTrip installed: import app.database, which does")

@@ -1,13 +1,7 @@
 """Normalisation and limits for user-supplied text (docs/design.md "Decided details").
-
-Every limit counts Unicode code points after NFC normalisation (what the messages and
-the schema say: an emoji with a skin tone is two, a family emoji up to seven; Python's
-``len``, PostgreSQL's ``char_length``). A NUL character or text over its limit raises
-:class:`~domain.errors.ValidationError`, never a database error. Names (display names)
-refuse the bidirectional control characters of UAX #9 (embeddings, overrides, isolates
-and the marks): ``"\u202eevil\u202c"`` would show reversed in every client, around
-whatever follows it. Free text (bios, captions, comments) keeps them: right-to-left
-writers use them, and clients show each text isolated.
+Limits count code points after NFC; a NUL or text over its limit raises
+:class:`~domain.errors.ValidationError`. Display names also refuse UAX #9's
+bidirectional controls; free text keeps them.
 """
 
 from __future__ import annotations
@@ -50,12 +44,8 @@ def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str
 
 
 def normalize_username(value: str, field: str = "username") -> str:
-    """Return the canonical (lower-case) username or raise ValidationError.
-
-    Rule: ``^[a-z0-9._]{3,30}$`` after lower-casing. Only ASCII letters lower-case
-    into that set, so look-alikes from other scripts, emoji and zero-width characters
-    are refused rather than folded into a real name.
-    """
+    """The canonical username, ``^[a-z0-9._]{3,30}$`` after lower-casing (look-alikes
+    are refused, not folded); raises ValidationError."""
     if "\x00" in value:
         raise ValidationError(field, f"{field} must not contain a NUL character.")
     canonical = value.lower() if value.isascii() else value

@@ -1,5 +1,5 @@
 """Account lifecycle mutations: changePassword, deleteAccount, cancelAccountDeletion,
-exportMyData (README "Account lifecycle")."""
+exportMyData (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ class EngagementMutations:
     @strawberry.mutation(description="Like a post you can see. Idempotent.")
     async def like_post(self, info: Info, input: PostTargetInput) -> LikePostResult:
         ctx = info.context
-        viewer = ctx.require_viewer()
+        viewer = await ctx.verified_viewer("likePost")
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
             if await ctx.mutate(
@@ -76,7 +76,7 @@ class EngagementMutations:
     @strawberry.mutation(description="Comment on a post, or reply to a top-level comment.")
     async def add_comment(self, info: Info, input: AddCommentInput) -> AddCommentResult:
         ctx = info.context
-        viewer = ctx.require_viewer()
+        viewer = await ctx.verified_viewer("addComment")
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
             parent_id = (
@@ -105,13 +105,16 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             comment_id = decode_global_id(input.comment_id, "Comment", "commentId")
-            n = await ctx.mutate(
+            deletion = await ctx.mutate(
                 delete_comment,
                 viewer,
                 comment_id,
             )
         except (ValidationError, CommentNotFoundError, NotCommentModeratorError) as exc:
             return error_from_domain(exc)
+        (rec,) = await visibility.posts(ctx, [deletion.post_id])
         return DeleteCommentSuccess(
-            deleted_comment_id=strawberry.ID(input.comment_id), deleted_count=n
+            deleted_comment_id=strawberry.ID(input.comment_id),
+            deleted_count=deletion.deleted,
+            post=Post.from_record(rec) if rec is not None else None,
         )

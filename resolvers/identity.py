@@ -58,9 +58,11 @@ class IdentityMutations:
                 email=input.email,
                 password=input.password,
                 display_name=input.display_name,
+                dispatcher=ctx.dispatcher,
             )
         except (ValidationError, UsernameTakenError, EmailTakenError) as exc:
             return error_from_domain(exc)
+        ctx.signed_in = auth.user.id
         return SignUpSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,
@@ -80,6 +82,7 @@ class IdentityMutations:
             )
         except (InvalidCredentialsError, AccountPendingDeletionError) as exc:
             return error_from_domain(exc)
+        ctx.signed_in = auth.user.id
         return LogInSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,
@@ -111,7 +114,7 @@ class IdentityMutations:
         revoked = await log_out(
             info.context.engine, viewer, input.refresh_token, info.context.sessions
         )
-        return LogOutSuccess(revoked_sessions=revoked)
+        return LogOutSuccess(ended_sessions=revoked)
 
     @strawberry.mutation(description="Change your display name, bio and/or privacy.")
     async def update_profile(self, info: Info, input: UpdateProfileInput) -> UpdateProfileResult:

@@ -34,7 +34,7 @@ class MediaMutations:
         self, info: Info, input: CreateMediaUploadInput
     ) -> CreateMediaUploadResult:
         ctx = info.context
-        viewer = ctx.require_viewer()
+        viewer = await ctx.verified_viewer("createMediaUpload")
         media = media_access(info)
         try:
             reserved = await ctx.mutate(

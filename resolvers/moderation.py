@@ -1,6 +1,6 @@
-"""Reports and moderation (README "Reports and moderation"): reportPost and reportUser for
-everyone; Query.moderation, banUser, removePost and resolveReport for moderators only,
-on every transport (the role is read from PostgreSQL on each use)."""
+"""Reports and moderation (docs/api/moderation.md "Reports and moderation"): reportPost and
+reportUser for everyone; Query.moderation, banUser, removePost and resolveReport for
+moderators only, on every transport (the role is read from PostgreSQL on each use)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import strawberry
 
 from resolvers.accounts import AccountMutations
 from resolvers.devices import DeviceMutations
+from resolvers.email import EmailMutations
 from resolvers.engagement import EngagementMutations
 from resolvers.identity import IdentityMutations
 from resolvers.media import MediaMutations
@@ -26,6 +27,7 @@ class Mutation(
     NotificationMutations,
     DeviceMutations,
     AccountMutations,
+    EmailMutations,
     MuteMutations,
     ModerationMutations,
 ):

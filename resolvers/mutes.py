@@ -1,4 +1,5 @@
-"""Mute mutations: mute, unmute (input: { userId }; README "Mute and blocked list")."""
+"""Mute mutations: mute, unmute (input: { userId }; docs/api/mute-and-block.md "Mute and
+blocked list")."""
 
 from __future__ import annotations
 

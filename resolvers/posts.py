@@ -34,7 +34,7 @@ class PostMutations:
     )
     async def create_post(self, info: Info, input: CreatePostInput) -> CreatePostResult:
         ctx = info.context
-        viewer = ctx.require_viewer()
+        viewer = await ctx.verified_viewer("createPost")
         media = ctx.media
         try:
             if len(input.upload_ids) > MAX_IDS:

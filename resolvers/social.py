@@ -59,7 +59,7 @@ class SocialMutations:
     )
     async def follow(self, info: Info, input: UserTargetInput) -> FollowResult:
         ctx = info.context
-        viewer = ctx.require_viewer()
+        viewer = await ctx.verified_viewer("follow")
         try:
             target = decode_global_id(input.user_id, "User", "userId")
             outcome = await ctx.mutate(follow_user, viewer, target)

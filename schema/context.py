@@ -20,8 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.accounts.config import AccountsConfig
 from domain.errors import DomainError
 from domain.feed.config import FeedConfig, FeedStores
+from domain.identity.queries import email_state
 from domain.identity.session_store import SessionStore
 from domain.identity.tokens import TokenConfig, decode_access_token
+from domain.mail.config import MailConfig
 from domain.media.config import MediaConfig
 from domain.media.ports import ObjectStore
 from domain.outbox.dispatch import Dispatcher
@@ -94,12 +96,16 @@ class Context:
     search: SearchConfig = field(default_factory=SearchConfig)
     ranked_snapshots: RankedSnapshots | None = None  # None: no Redis (ranked live per page)
     accounts: AccountsConfig = field(default_factory=AccountsConfig)  # the account lifecycle
+    mail: MailConfig = field(default_factory=MailConfig)  # verification and reset mails
     media: MediaAccess | None = None  # None: no object store (no uploads)
     bearer: str | None = None
     # WebSocket only: the connection_init payload (Strawberry sets it; the view's
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).
     connection_params: dict[str, Any] | None = None
     bearer_expires_at: float | None = None  # epoch seconds
+    # The account a signUp/logIn of this operation signed in: its reads are then routed
+    # like those of a viewer who just wrote (schema/read_routing.py).
+    signed_in: uuid.UUID | None = None
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -133,6 +139,20 @@ class Context:
                 "Sign in first: send 'Authorization: Bearer <accessToken>'.",
                 extensions={"code": "UNAUTHENTICATED"},
             )
+        return viewer
+
+    async def verified_viewer(self, field: str) -> uuid.UUID:
+        """:meth:`require_viewer`, and for a root mutation ``field`` that
+        REQUIRE_VERIFIED_EMAIL_FOR covers, an ``EMAIL_NOT_VERIFIED`` GraphQL error unless
+        the viewer's e-mail address is verified (one query, only then)."""
+        viewer = self.require_viewer()
+        if field in self.mail.limited_mutations():
+            if not (await email_state(self.engine, viewer)).verified:
+                raise GraphQLError(
+                    "Verify your e-mail address first: use the code mailed to you with "
+                    "verifyEmail (requestEmailVerification sends a new one).",
+                    extensions={"code": "EMAIL_NOT_VERIFIED"},
+                )
         return viewer
 
     def viewer_session_id(self) -> uuid.UUID:

@@ -53,9 +53,25 @@ class InvalidCredentialsError(Error):
     pass
 
 
-@strawberry.type(description="The refresh token is invalid, expired, revoked or already used.")
+@strawberry.type(
+    description="The token (a refresh token, or an e-mail code) is invalid, expired, revoked "
+    "or already used."
+)
 class InvalidTokenError(Error):
     pass
+
+
+@strawberry.type(description="Your e-mail address is verified already.")
+class EmailAlreadyVerifiedError(Error):
+    pass
+
+
+@strawberry.type(
+    description="Your account received its hourly budget of these mails "
+    "(MAIL_PER_ACCOUNT_PER_HOUR); retry after `retryAfterSeconds`."
+)
+class TooManyMailsError(Error):
+    retry_after_seconds: int
 
 
 @strawberry.type(description="You cannot follow yourself.")
@@ -159,6 +175,8 @@ _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
     (di.InvalidTokenError, InvalidTokenError),
     (di.WrongPasswordError, WrongPasswordError),
     (di.AccountPendingDeletionError, AccountPendingDeletionError),
+    (di.EmailAlreadyVerifiedError, EmailAlreadyVerifiedError),
+    (di.TooManyMailsError, TooManyMailsError),
     (dm.NotModeratorError, ForbiddenError),
     (ds.SelfMuteError, CannotMuteSelfError),
     (ds.SelfFollowError, CannotFollowSelfError),
@@ -197,6 +215,14 @@ def error_from_domain(exc: di.WrongPasswordError) -> WrongPasswordError: ...
 
 @overload
 def error_from_domain(exc: di.AccountPendingDeletionError) -> AccountPendingDeletionError: ...
+
+
+@overload
+def error_from_domain(exc: di.EmailAlreadyVerifiedError) -> EmailAlreadyVerifiedError: ...
+
+
+@overload
+def error_from_domain(exc: di.TooManyMailsError) -> TooManyMailsError: ...
 
 
 @overload

@@ -11,7 +11,7 @@ from strawberry import relay
 
 from domain.errors import ValidationError
 
-#: Most global ids one ``nodes(ids:)`` call takes (README "The API").
+#: Most global ids one ``nodes(ids:)`` call takes (docs/api/README.md "The API").
 MAX_NODE_IDS = 100
 
 

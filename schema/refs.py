@@ -1,11 +1,12 @@
 """Lazy references to the two node types that every area reaches: ``User`` and ``Post``.
 
-``schema/`` is split by area, and the areas import each other one way only (README,
-"Code layout"): ``users`` on top, since a User's fields reach every area's lists,
-``posts`` above ``engagement``, the shared modules (context, errors, ids, pagination,
-loaders, visibility, this one) at the bottom. A field of a lower area that returns a
-node of a higher one (a Comment's author, a like's User, a Comment's Post) names it
-here: its annotation through Strawberry's lazy type (:data:`UserRef`,
+``schema/`` is split by area, and the areas import each other one way only
+(docs/architecture/README.md, "Code layout"): ``users`` on top, since a User's fields
+reach every area's lists, ``posts`` above ``engagement``, the shared modules (context,
+errors, ids, pagination, loaders, visibility, this one) at the bottom. A field of a
+lower area that returns a node of a higher one (a Comment's author, a like's User, a
+Comment's Post) names it here: its annotation through Strawberry's lazy type
+(:data:`UserRef`,
 :data:`PostRef`), its object through :func:`user_node` or :func:`post_node`, which
 find the class the first time they run. So no module imports one above it: the
 schema has no import cycle and no function-level import.

@@ -1,4 +1,4 @@
-"""The one way from GraphQL to the visibility rule (README "Who sees what").
+"""The one way from GraphQL to the visibility rule (docs/api/visibility.md "Who sees what").
 
 Every edge that returns a ``User``, ``Post``, ``Comment`` or ``Notification`` (fields,
 ``node``/``nodes``, lists, mutation payloads, subscription events) asks here. Each

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -22,6 +22,7 @@ from app.database import create_engine
 from app.settings import Settings
 from tests.support.databases import own_database
 from tests.support.graphql import GQL
+from tests.support.smtp import Mailbox, smtp_server
 from tests.support.users import user_maker
 from tests.support.worker import WorkerControl
 
@@ -36,7 +37,22 @@ def database_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def smtp() -> Iterator[tuple[str, Mailbox]]:
+    """The run's SMTP server (aiosmtpd, in-process): its SMTP_URL and what it received."""
+    with smtp_server() as served:
+        yield served
+
+
+@pytest.fixture
+def mailbox(smtp: tuple[str, Mailbox]) -> Mailbox:
+    """What the run's SMTP server received (the worker sends every mail there)."""
+    return smtp[1]
+
+
+@pytest.fixture(scope="session")
+def settings(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory, smtp: tuple[str, Mailbox]
+) -> Settings:
     """Settings pointing at this run's database (and REDIS_URL from the environment)."""
     return Settings(
         DATABASE_URL=database_url,
@@ -66,6 +82,9 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
         MEDIA_DIR=tmp_path_factory.mktemp("media"),
         # The external media hosts some feed tests post URLs of (none by default).
         MEDIA_URL_ALLOWED_HOSTS="cdn.example.org,example.com",
+        # The worker mails the run's in-process SMTP server.
+        SMTP_URL=smtp[0],
+        MAIL_FROM="Roost Tests <roost@tests.example>",
     )
 
 

@@ -1,5 +1,6 @@
-"""The account lifecycle's periodic jobs (README "Account lifecycle"): purging accounts
-whose deletion is due, and deleting expired data exports."""
+"""The account lifecycle's periodic jobs (docs/api/account-lifecycle.md "Account
+lifecycle"): purging accounts whose deletion is due, and deleting expired data
+exports."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The media pipeline's worker side (README "Media"): the loop of its own that runs the
+"""The media pipeline's worker side (docs/api/media.md "Media"): the loop of its own that runs the
 media consumer's jobs, and the hourly cleanup of unused uploads."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The periodic refresh of people search's ranking signal (README "User search")."""
+"""The periodic refresh of people search's ranking signal (docs/api/search.md "User search")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The feed store: the Redis (standalone or Cluster) that holds timelines, author
-stores, presence and real-time pub/sub (README "Scaling out").
+stores, presence and real-time pub/sub (docs/operations/scaling.md "Scaling out").
 
 ``domain.feed`` and ``domain.realtime`` speak to a :class:`FeedRedis`; everything else
 that uses Redis (the arq queue, rate limits, idempotency, persisted queries) stays on

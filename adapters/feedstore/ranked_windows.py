@@ -1,5 +1,6 @@
 """Frozen ranked windows on the feed store (:class:`domain.feed.ports.RankedWindows` on
-Redis): what keeps the ranked feed's pages stable (README "Home feed", Ranked order).
+Redis): what keeps the ranked feed's pages stable (docs/architecture/home-feed.md "Home
+feed", Ranked order).
 
 The first ranked page ranks the candidate window once and keeps the ranked order for a
 few minutes under ``rankwin:{<viewer>}:<window id>``; the next pages are slices of it,

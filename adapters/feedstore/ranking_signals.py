@@ -1,5 +1,5 @@
 """The ranked feed's signals in the feed store (:class:`domain.feed.ports.RankingSignals`
-on Redis; README "Home feed", Ranked order).
+on Redis; docs/architecture/home-feed.md "Home feed", Ranked order).
 
 Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
 once per ranked window, all in one pipelined round trip. Every key has a TTL, so
@@ -184,12 +184,12 @@ class RedisRankingSignals:
 
     @translated
     async def forget_account(self, user_id: uuid.UUID) -> None:
-        """Delete what the ranked feed keeps of an account once it is purged (README
-        "Account lifecycle": no personal data outlives the purge): the authors it
-        engaged with and the media kinds of its interactions (as a viewer), and its
-        engagement average (as an author). The three keys share its hash tag: one call.
-        Velocities (the last hour's engagements of a post, its likers among them) expire
-        on their own within the velocity window."""
+        """Delete what the ranked feed keeps of an account once it is purged
+        (docs/api/account-lifecycle.md "Account lifecycle": no personal data outlives
+        the purge): the authors it engaged with and the media kinds of its interactions
+        (as a viewer), and its engagement average (as an author). The three keys share
+        its hash tag: one call. Velocities (the last hour's engagements of a post, its
+        likers among them) expire on their own within the velocity window."""
         keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
         await self.store.execute([Call.of(keys[0], "DEL", *keys)])
 

@@ -1,26 +1,7 @@
-"""``roost``: the command line (entry point declared in pyproject.toml).
-
-    roost run [--no-load] [--no-worker]   servers (embedded unless configured), migrate,
-                                          load the real graph once, worker, API
-    roost serve [--workers N]             the API only (no migrations, no worker), in N
-                                          processes sharing the port (default: API_WORKERS,
-                                          else one per CPU)
-    roost worker                          the arq worker
-    roost migrate                         create the database if missing, migrate to head
-    roost load-graph [PATH]               load a SNAP edge list (default ROOST_GRAPH_PATH)
-    roost load-graph --celebrities        add celeb10k / celeb50k (10,000 / 50,000 followers)
-    roost seed-posts [--count N]          a month of posts over the users (once; default
-                                          ROOST_SEED_POSTS, 200,000)
-    roost counts verify | compact         check counters against count(*), or fold shards
-    roost dlq list | replay [ID ...]      show, or re-drive, dead-lettered outbox events
-    roost account ban | delete | reinstate USERNAME
-                                          an operator's account action (ends sessions)
-    roost admin grant-moderator | revoke-moderator USERNAME
-                                          the moderator role (reports, bans, removals)
-
-Every command uses DATABASE_URL / REDIS_URL when set, and otherwise the embedded
-servers with their data under ROOST_DATA_DIR (default ``<repo>/.data``, database
-``roost``), shared with any other ``roost`` command running on the same folder.
+"""``roost``: the command line (entry point declared in pyproject.toml; every command is
+in docs/operations/commands.md). Each command uses DATABASE_URL / REDIS_URL when set,
+else the embedded servers under ROOST_DATA_DIR, shared with any other ``roost`` command
+on the same folder.
 """
 
 from __future__ import annotations

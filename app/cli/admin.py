@@ -1,5 +1,5 @@
 """``roost admin grant-moderator | revoke-moderator USERNAME``: the moderator role
-(README "Reports and moderation")."""
+(docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""``roost migrate``, ``roost load-graph`` and ``roost seed-posts``: put data in; and
-what ``roost run`` does before serving (:func:`prepare_data`).
-
-Whether the graph was loaded and posts seeded is recorded in ``data_loads``
-(domain/data_loads.py), never guessed from an empty table: an account made by hand
-before the first load does not stop it, and a restart never seeds twice.
+"""``roost migrate``, ``roost load-graph`` and ``roost seed-posts``, and what ``roost
+run`` does before serving (:func:`prepare_data`), decided by ``data_loads``.
 """
 
 from __future__ import annotations
@@ -77,12 +73,9 @@ def _unreadable_graph(path: Path, why: str) -> DataError:
 
 
 async def load_graph_file(engine: AsyncEngine, settings: Settings, path: Path) -> DataLoad:
-    """Load the SNAP edge list at ``path`` (tools.load_graph) with progress,
-    record it in ``data_loads`` and print its report; return the record.
-
-    Raises :class:`DataError` when the file is missing, unreadable, corrupt or holds no
-    edge (a Git LFS pointer, an HTML error page): nothing is recorded then.
-    """
+    """Load the SNAP edge list at ``path`` with progress, record it in ``data_loads``
+    and print its report; return the record. Raises :class:`DataError` (missing,
+    unreadable, corrupt or empty file), recording nothing."""
     from domain.data_loads import GRAPH, record_load, recorded_load
     from domain.identity.passwords import hash_password_sync
     from tools.load_graph import load_graph
@@ -158,12 +151,9 @@ async def _graph_missing_from_database(settings: Settings, url: str) -> bool:
 
 
 def cmd_load_graph(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost load-graph [PATH] [--celebrities]``: migrate, then load a SNAP edge list
-    (default ROOST_GRAPH_PATH) and record it in ``data_loads``.
-
-    With ``--celebrities``: load the graph only if PATH is given or it was never loaded,
-    then add the celebrity accounts (idempotent: present ones are left alone).
-    """
+    """``roost load-graph [PATH] [--celebrities]``: migrate, load a SNAP edge list
+    (default ROOST_GRAPH_PATH) and record it; ``--celebrities`` loads only if needed,
+    then adds the celebrity accounts (idempotent)."""
     path = Path(args.path) if args.path else settings.graph_path
     with services(settings, fresh=False, redis=args.celebrities) as urls:
         settings = _use(settings, urls)
@@ -260,14 +250,9 @@ class DataState:
 
 
 async def prepare_data(settings: Settings, url: str, *, load: bool) -> DataState:
-    """What ``roost run`` does before serving, decided by ``data_loads`` (not by empty
-    tables): load ROOST_GRAPH_PATH unless the graph was loaded, then seed
-    ROOST_SEED_POSTS posts over its users unless they were seeded. ``load=False``
-    (``--no-load``) loads nothing and says so plainly.
-
-    Raises :class:`DataError` when the graph must be loaded but its file is missing or
-    unreadable (``roost run`` then exits 1 before serving anything).
-    """
+    """Load ROOST_GRAPH_PATH and seed ROOST_SEED_POSTS posts unless ``data_loads`` says
+    done (``load=False``: nothing, said plainly). Raises :class:`DataError` when the
+    graph must be loaded but cannot be read."""
     from domain.data_loads import GRAPH, SEED_POSTS, recorded_load
 
     engine = _engine(settings, url)

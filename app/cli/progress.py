@@ -1,12 +1,6 @@
-"""Progress of long commands (``roost load-graph``, the post seeding, feed rebuilds,
-``roost counts verify``): a bar with rate and ETA on a terminal (rich), a plain line
-every few seconds otherwise (a log file, CI, ``docker compose logs``).
-
-:class:`CliProgress` implements :class:`domain.progress.Progress`; use it as a context
-manager around the work::
-
-    with CliProgress("load-graph") as progress:
-        await load_graph(engine, path, password_hash=h, progress=progress)
+"""Progress of long commands: :class:`CliProgress` (a :class:`domain.progress.Progress`
+and a context manager) draws a bar with rate and ETA on a terminal, a plain line every
+few seconds otherwise.
 """
 
 from __future__ import annotations
@@ -69,15 +63,9 @@ def _duration(seconds: float) -> str:
 
 
 class CliProgress:
-    """A :class:`domain.progress.Progress` for the command line.
-
-    ``interactive`` (default: whether ``stream`` is a terminal) draws rich progress bars
-    (description, bar, percentage, done/total, rate, elapsed, ETA) that stay on screen
-    when done; otherwise a line goes to ``stream`` when a step starts, every
-    ``every_s`` seconds while it runs (from a timer thread, so a long SQL statement
-    still shows life) and when it ends. Thread-safe (the graph parser reports from a
-    worker thread).
-    """
+    """A :class:`domain.progress.Progress` for the command line: rich bars when
+    ``interactive`` (default: ``stream`` is a terminal), else a line per step start, end
+    and every ``every_s`` seconds (from a timer thread). Thread-safe."""
 
     def __init__(
         self,

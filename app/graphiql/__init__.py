@@ -1,11 +1,6 @@
-"""GraphiQL served by Roost itself: the page at ``GET /graphql`` (a browser) and its
-assets at ``/graphiql/assets/`` from this folder, so it works without the internet.
-
-The assets (React, GraphiQL and its explorer plugin, :data:`ASSETS`) are fetched at
-install time (``make venv``, ``make graphiql``: ``python -m app.graphiql fetch``) with
-``npm pack`` when node is present, else straight from the npm CDN, and checked against
-their SRI hashes. Until they are there the page loads them from unpkg.com and says so
-in a banner. The page opens with Roost's sample query (:data:`SAMPLE_QUERY`).
+"""GraphiQL served by Roost itself (docs/operations/running.md "GraphiQL"): the page at
+``GET /graphql`` and its :data:`ASSETS`, fetched at install time and checked against
+their SRI hashes, from this folder (else from unpkg.com, with a banner).
 """
 
 from __future__ import annotations

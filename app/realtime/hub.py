@@ -1,17 +1,7 @@
-"""The per-process multiplexer: one Redis pub/sub connection for every local subscriber.
-
-The adapter behind :class:`domain.realtime.ports.Subscriptions` (the port schema/ and
-resolvers/ see); built by the composition root, closed at shutdown (app/asgi.py).
-
-An API process may hold thousands of GraphQL subscriptions; each would cost a Redis
-connection if it subscribed on its own. The hub instead keeps one ``PubSub``,
-reference-counts channels (SUBSCRIBE when the first local subscriber of a channel
-arrives, UNSUBSCRIBE when the last one leaves, batched), decodes each message once and
-hands it to the bounded queue of every local subscriber of its channel.
-
-It also keeps the presence of the users with an open feed subscription in
-``rt:online`` (a sorted set scored by expiry), refreshed by a heartbeat, so fan-out
-publishes only to them (see :class:`~adapters.feedstore.publisher.RedisPublisher`).
+"""One Redis pub/sub connection per API process for every local subscriber: the adapter
+behind :class:`domain.realtime.ports.Subscriptions` (docs/api/subscriptions.md). It also
+keeps the presence of users with an open feed subscription in ``rt:online``, so fan-out
+publishes only to them.
 """
 
 from __future__ import annotations
@@ -41,11 +31,8 @@ BATCH = 1_000
 
 
 class Subscription:
-    """One local subscriber of one channel: a bounded queue of decoded events.
-
-    When the queue is full the oldest event is dropped (a subscriber too slow to keep
-    up loses old events rather than holding memory); ``dropped`` counts them.
-    """
+    """One local subscriber of one channel: a bounded queue of decoded events that drops
+    its oldest when full (``dropped`` counts them)."""
 
     __slots__ = ("_closed", "_queue", "_wakeup", "channel", "dropped", "maxsize", "types")
 
@@ -91,14 +78,9 @@ class Subscription:
 
 
 class Hub:
-    """One Redis pub/sub connection per process, shared by all local subscribers.
-
-    ``async with hub.subscribe(channel) as sub: event = await sub.get()``. The context
-    returns only once Redis confirmed the channel's SUBSCRIBE, so an event published
-    after it is received; leaving it releases the channel (and the user's presence).
-    Start is lazy (first subscribe); :meth:`close` at shutdown. Three tasks per
-    process (reader, subscription sync, presence heartbeat), none per subscriber.
-    """
+    """One Redis pub/sub connection per process, shared by all local subscribers
+    (``async with hub.subscribe(channel) as sub``), started lazily, with three tasks per
+    process and none per subscriber."""
 
     def __init__(
         self,
@@ -200,14 +182,8 @@ class Hub:
         types: Iterable[str] | None = None,
         presence: uuid.UUID | None = None,
     ) -> AsyncIterator[Subscription]:
-        """Receive the events of ``channel`` (only those of ``types``, if given) while
-        the context is open; with ``presence``, that user counts as online (fan-out
-        publishes feed items to them) until it closes.
-
-        Raises HubClosedError if the hub is closed, TimeoutError if Redis does not
-        confirm the subscription within ``confirm_timeout_s``, RedisError if the
-        presence write fails.
-        """
+        """:meth:`domain.realtime.ports.Subscriptions.subscribe`; TimeoutError past
+        ``confirm_timeout_s``."""
         await self.start()
         sub = Subscription(
             channel, frozenset(types) if types is not None else None, self.queue_size

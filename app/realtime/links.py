@@ -1,21 +1,11 @@
-"""The hub's connection(s) to Redis pub/sub: one on a standalone Redis, one per master
-with sharded pub/sub on a Redis Cluster.
+"""The hub's connections to Redis pub/sub: :class:`PlainLink`, one SUBSCRIBE connection
+(standalone Redis, or a cluster without sharded pub/sub), and :class:`ShardedLink`, one
+SSUBSCRIBE connection per master owning the channels' slots (Redis 7 cluster).
 
-- :class:`PlainLink`: one ``PubSub`` connection with SUBSCRIBE. On a standalone Redis;
-  also on a Redis Cluster without sharded pub/sub (Redis < 7), where every PUBLISH
-  reaches every node, so one connection to any live master hears every channel (the
-  link moves to another master when its own stops answering).
-- :class:`ShardedLink`: on a Redis 7 cluster, SSUBSCRIBE on the master that owns each
-  channel's slot (``rt:user:{<id>}`` hashes like the user's feed keys), one connection
-  per master; events are SPUBLISHed to that master only, so pub/sub traffic does not
-  grow with the number of nodes. When a master stops answering or a slot moves, its
-  channels are subscribed again where the slot map now puts them.
-
-Both hand the hub messages as ``{"type": "message" | "subscribe" | "unsubscribe",
-"channel": str, "data": ...}``; confirmations of the link's own re-subscriptions
-(after a reconnect or a move) are not passed on, so the hub's count of confirmations
-per channel stays that of its own SUBSCRIBEs. A lost connection is retried with
-backoff; events published while it was down are lost (pub/sub keeps nothing).
+Both hand the hub ``{"type": "message" | "subscribe" | "unsubscribe", "channel",
+"data"}`` messages, never the confirmations of their own re-subscriptions. A lost
+connection is retried with backoff and its channels subscribed again; events published
+meanwhile are lost.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Use case (the worker's): prepare the archive of a data export (README "Account
-lifecycle"): one JSON document of the account's profile, posts, comments, likes,
-follows both ways, blocks, mutes, notifications and the URLs of its own media,
-gzip-compressed.
-
-PostgreSQL renders each section as JSON (``json_agg``), so a section of 50,000 rows
-costs no Python object per row: the worker only joins the sections and compresses them,
-well within the job's time limit for accounts of hundreds of thousands of rows.
+"""Use case (the worker's): prepare a data export's archive, one gzip-compressed JSON
+document (docs/api/account-lifecycle.md "Account lifecycle"). PostgreSQL renders each
+section (``json_agg``); the worker only joins and compresses them.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ FORMAT = "roost-export/1"
 
 
 def _ts(column: str) -> str:
-    """A timestamptz column as RFC 3339 in UTC with microseconds (README "The API")."""
+    """A timestamptz column as RFC 3339 in UTC with microseconds (docs/api/README.md "The API")."""
     return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 
@@ -179,14 +174,9 @@ async def build_export(
     keep: dt.timedelta,
     public_url: Callable[[str], str] | None = None,
 ) -> bool:
-    """Prepare the archive of ``export_id`` if it is still pending: read the account's
-    data in one REPEATABLE READ snapshot (domain.accounts.build_export.collect_data),
-    gzip it, store it with ``expires_at`` = now + ``keep``; return True if
-    it was prepared now.
-
-    Idempotent: an export that is ready (or gone: expired, or its account purged) is
-    left alone, and two runs at once store one archive (the row is locked). Raises
-    DBAPIError (the job retries, then dead-letters).
+    """Prepare ``export_id``'s archive if still pending (one REPEATABLE READ snapshot,
+    kept until now + ``keep``); True if prepared now. Idempotent (the row is locked).
+    Raises DBAPIError.
     """
     async with engine.begin() as conn:
         user_id = await conn.scalar(_LOCK_PENDING, {"id": export_id})

@@ -1,5 +1,5 @@
 """Use case: the owner cancels the deletion of their account within its grace period,
-and is signed in again (README "Account lifecycle")."""
+and is signed in again (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -30,17 +30,10 @@ async def cancel_account_deletion(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> AuthResult:
-    """Restore the account ``username`` its owner asked to delete, if ``password`` is
-    its password and the purge is not yet due, and open a session (as logIn does).
-
-    One transaction: the account is active again (domain.moderation.set_user_status.
-    change_status: every counter it is part of comes back, ``deletion_due_at`` is
-    cleared), an ``account.deletion_cancelled`` outbox event and the new session; then
-    the session cache learns the status. What it notified others of before stays
-    removed. Idempotent: for an account that is active already it signs in like logIn.
-    Raises InvalidCredentialsError for an unknown user, a wrong password, or an account
-    that is banned, deleted or past its grace period (the same answer for each, taking
-    the same time).
+    """Restore the account ``username`` before its purge is due, if ``password`` checks,
+    and open a session as logIn does (the status change, ``account.deletion_cancelled``
+    and the session in one transaction). Raises InvalidCredentialsError, the same answer
+    in the same time, for every refusal.
     """
     try:
         canonical = normalize_username(username)

@@ -1,5 +1,6 @@
 """Use case: the owner deletes their account. It is hidden at once and restorable for a
-grace period; then the worker purges its personal data (README "Account lifecycle")."""
+grace period; then the worker purges its personal data (docs/api/account-lifecycle.md
+"Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -32,19 +33,10 @@ async def delete_account(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> dt.datetime:
-    """Mark the account of ``user_id`` for deletion after checking its ``password``;
-    return when its personal data will be purged (now + ``grace``).
-
-    One transaction (domain.moderation.set_user_status.change_status to
-    ``pending_deletion``): the account stops being active, so the visibility rule hides
-    it and everything it wrote from everyone at once and every counter it was part of
-    moves; what it notified others of is removed; every session ends, with its push
-    devices; ``deletion_due_at`` is set, with an ``account.deletion_requested`` outbox
-    event. After the commit the session cache learns it (its tokens are refused, its
-    sockets close). The owner restores it by signing in through cancelAccountDeletion
-    before the due time (domain.accounts.cancel_deletion); the purge job then deletes
-    its personal data (domain.accounts.purge). Raises WrongPasswordError, or
-    AccountUnavailableError when the account is not active (banned meanwhile).
+    """Mark ``user_id``'s account ``pending_deletion`` once ``password`` checks, in one
+    status change (hidden everywhere, counters moved, sessions ended,
+    ``account.deletion_requested``); return when the purge is due (now + ``grace``).
+    Raises WrongPasswordError or AccountUnavailableError (not active).
     """
     async with engine.connect() as conn:
         stored = await conn.scalar(_HASH, {"x": user_id})

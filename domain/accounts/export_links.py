@@ -1,11 +1,6 @@
-"""Signed, expiring download links of data exports (README "Account lifecycle").
-
-A link is ``/exports/<export id>?expires=<unix seconds>&signature=<hex>``: the signature
-is HMAC-SHA256 over ``"<export id>.<expires>"`` with a key derived from the server's
-signing secret (so it never equals the key of the access tokens). Whoever holds a
-link may download that archive until it expires: it is a capability, handed only to
-the signed-in owner (``viewer { dataExport { url } }``), short-lived, and useless for
-any other archive or time.
+"""Signed, expiring download links of data exports (docs/api/account-lifecycle.md
+"Account lifecycle"): ``/exports/<export id>?expires=<unix seconds>&signature=<hex>``,
+HMAC-SHA256 over ``"<export id>.<expires>"`` under a key derived from the signing secret.
 """
 
 from __future__ import annotations

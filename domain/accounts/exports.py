@@ -1,5 +1,5 @@
 """Reads of data exports: the owner's latest, the download (in slices), and pruning
-expired archives (README "Account lifecycle")."""
+expired archives (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 

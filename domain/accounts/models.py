@@ -1,5 +1,6 @@
 """The ``data_exports`` table: a user's archive of their data, prepared by the worker
-and downloaded through a signed, expiring link (README "Account lifecycle")."""
+and downloaded through a signed, expiring link (docs/api/account-lifecycle.md "Account
+lifecycle")."""
 
 from __future__ import annotations
 

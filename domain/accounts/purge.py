@@ -1,13 +1,8 @@
-"""Use case: purge the personal data of an account whose deletion is due (README
-"Account lifecycle"). The worker runs :func:`purge_due_accounts` periodically.
-
-Idempotent and resumable: every step deletes one batch in its own transaction (and
-keeps every counter exact when it commits), the Redis step runs before the rows it reads
-are deleted (and keeps its place in Redis when it is cut short), and the account is
-marked purged only by the last transaction. A purge
-stopped anywhere (a deadline, a crash) continues where it stopped on the next run; two
-runs side by side delete each row once (``DELETE … RETURNING`` hands each row, and its
-counter correction, to one of them).
+"""Use case: purge the personal data of an account whose deletion is due
+(docs/api/account-lifecycle.md "Account lifecycle"); the worker runs
+:func:`purge_due_accounts` periodically. Idempotent and resumable: each step is one
+batch in its own transaction, the Redis step runs first and keeps its place, and only
+the last transaction marks the account purged.
 """
 
 from __future__ import annotations
@@ -51,8 +46,8 @@ _LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE"
 _SCRUB = text(
     """
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
-        email = NULL, password_hash = '!', is_private = false, is_moderator = false,
-        last_active_at = NULL, status = 'deleted', purged_at = now()
+        email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false,
+        is_moderator = false, last_active_at = NULL, status = 'deleted', purged_at = now()
     WHERE id = :u
     """
 )
@@ -100,11 +95,9 @@ async def purge_due_accounts(
     limit: int = 100,
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
-    """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
-    them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Each
-    account's failure is its own: it is logged (ERROR, with the account id) and listed
-    in ``failed``, and the run goes on with the next account, so no account holds up
-    the others; the next run tries it again. Raises DBAPIError for the list itself."""
+    """Purge up to ``limit`` due accounts, oldest due first, until ``deadline``
+    (``time.monotonic()``; None: none). An account's failure is logged, listed in
+    ``failed`` and skipped. Raises DBAPIError for the list itself."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []
@@ -142,18 +135,10 @@ async def purge_account(
     deadline: float | None = None,
     media_store: ObjectStore | None = None,
 ) -> bool:
-    """Purge one account if its deletion is due: its posts out of its followers' cached
-    feeds and its own timelines gone (Redis, when ``stores``); its uploads, their raw
-    bytes and every variant delivered from them (``media_store``:
-    domain.media.purge_media); then its posts (with
-    everyone's likes and comments on them), its comments elsewhere (with the threads
-    under them), likes, follows, blocks, mutes, follow requests, reports, notifications,
-    sessions, push devices and data exports deleted, batch by batch; last, in one
-    transaction, its counters and the username, display name, bio and e-mail replaced by
-    placeholders, status ``deleted``, ``purged_at`` set, and a ``user.purged`` outbox
-    event; then the ranked feed's signals of it (Redis, when ``stores``). Returns True
-    when the account is purged (or was not due: nothing to do), False when ``deadline``
-    passed first (call again to resume)."""
+    """Purge one account if its deletion is due: Redis feeds (``stores``), media
+    (``media_store``), its rows batch by batch, then the tombstone and ``user.purged``
+    in one transaction. True when purged (or not due), False when ``deadline`` passed
+    first (call again to resume)."""
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True

@@ -1,5 +1,5 @@
 """The Redis part of an account's purge: its posts out of its followers' cached feeds,
-its own timelines gone (README "Account lifecycle", "Home feed")."""
+its own timelines gone (docs/api/account-lifecycle.md "Account lifecycle", "Home feed")."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from domain.db import utcnow
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.sources import active_followers_page, author_recent_entries
 
-#: Feed keys times members one removal script may touch: a bound on how long one call
-#: keeps Redis busy (about 100,000 ZREMs of an 800-entry set: a few ms per 10,000).
+#: Feed keys times members one removal script may touch (a few ms of Redis per 10,000).
 MAX_REMOVALS_PER_CALL = 100_000
 #: How long a purge's progress through the followers is remembered between runs.
 PROGRESS_TTL_S = 86_400
@@ -34,19 +33,10 @@ async def purge_author_feeds(
     *,
     deadline: float | None = None,
 ) -> bool:
-    """Remove the author's posts from the cached feed of each of their followers active
-    within ``config.active_window`` (the ones fan-out writes to; an idle follower's stale
-    feed is rebuilt when they return, as after a post's delete), then delete the
-    author's own home feed and recent-posts store. Returns True when done, False when
-    ``deadline`` (``time.monotonic()`` seconds) passed first: the place reached is kept
-    in :func:`progress_key` and the next call continues from it.
-
-    The posts are the author's newest ``2 × max_len`` (what the unfollow purge removes:
-    older ones have left every feed's window). Followers are paged ``config.batch_size``
-    at a time, and each page's removal is split so one script call removes at most
-    :data:`MAX_REMOVALS_PER_CALL` members. Idempotent: it runs before the follows and
-    posts are deleted (once the posts are gone there is nothing left to remove). Raises
-    DBAPIError / StoreError (the job retries).
+    """Remove the author's newest ``2 × max_len`` posts from the feeds of their active
+    followers, then delete the author's own feed and recent-posts store. True when done,
+    False when ``deadline`` (``time.monotonic()``) passed first: the place is kept in
+    :func:`progress_key` for the next call. Idempotent; raises DBAPIError / StoreError.
     """
     key = progress_key(author_id)
     state = await stores.marks.get(key)

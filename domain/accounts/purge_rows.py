@@ -1,15 +1,9 @@
-"""The PostgreSQL part of an account's purge: each step deletes one batch of the
-account's rows in its own transaction and returns how many it took, so the purge can
-stop after any batch and resume (README "Account lifecycle").
-
-The account is not active by then (``pending_deletion``, or ``deleted``), so the
-counters of others already leave out everything it did (domain.moderation.
-set_user_status moved them when it stopped being active): deleting its follows, likes
-and comments moves no counter of anyone else. What does move: a notification to
-someone else that points at a post or comment that goes (a reply on the account's post,
-a mention in a reply under its comment) is deleted with the unread counter of its
-recipient, and the ``posts``/``likes``/``comments`` counters of the account's posts go
-with the posts. Every step keeps ``roost counts verify`` clean when it commits.
+"""The PostgreSQL part of an account's purge (docs/api/account-lifecycle.md "Account
+lifecycle"): each step deletes one batch in its own transaction and returns how many
+rows it took, so the purge resumes after any batch. Others' counters already leave the
+inactive account out; what does move (unread counts of deleted notifications, the
+account's posts' counters) moves in the same transaction, so ``roost counts verify``
+stays clean after every step.
 """
 
 from __future__ import annotations
@@ -114,6 +108,8 @@ _SIMPLE: dict[str, str] = {
     " (SELECT id FROM device_tokens WHERE user_id = :u LIMIT :n)",
     "data_exports": "DELETE FROM data_exports WHERE id IN"
     " (SELECT id FROM data_exports WHERE user_id = :u LIMIT :n)",
+    "email_tokens": "DELETE FROM email_tokens WHERE id IN"
+    " (SELECT id FROM email_tokens WHERE user_id = :u LIMIT :n)",
 }
 #: The account's own notifications.
 _OWN_NOTIFICATIONS = text(
@@ -180,11 +176,8 @@ async def purge_own_comments(
 
 
 async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
-    """Delete one batch of the account's follows, either side, live or ended. Nobody
-    else's counter moves (those of others leave an inactive account out); the account's
-    own ``followers``/``following`` lose each live follow of an active account, whose
-    status is read under ``FOR KEY SHARE`` (a ban in flight finishes first and is seen:
-    README "Counters"). Returns how many follows went."""
+    """Delete one batch of the account's follows, either side, live or ended, with its
+    own counters' corrections (others' leave it out already); return how many went."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
         if not rows:

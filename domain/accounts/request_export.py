@@ -1,5 +1,5 @@
-"""Use case: ask for an archive of one's data; the worker prepares it (README "Account
-lifecycle")."""
+"""Use case: ask for an archive of one's data; the worker prepares it
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -32,14 +32,9 @@ _OLDER = text("DELETE FROM data_exports WHERE user_id = :u AND status = 'ready'"
 async def request_export(
     engine: AsyncEngine, user_id: uuid.UUID, *, dispatcher: Dispatcher | None = None
 ) -> ExportRecord:
-    """Ask for a new archive of ``user_id``'s data and return its record (``pending``).
-
-    One transaction: a ``data_exports`` row and a ``data_export.requested`` outbox event
-    (its consumer builds the archive, domain.accounts.build_export), enqueued after the
-    commit; earlier archives of the user are deleted. Idempotent while one is being
-    prepared: asking again returns that one and enqueues nothing; if it was finished
-    between this request's insert and its look-up (the worker, or a concurrent request
-    whose archive was ready at once), the finished one is returned.
+    """Ask for a new archive of ``user_id``'s data (a ``data_exports`` row and
+    ``data_export.requested``; earlier archives deleted) and return its record. While one
+    is being prepared, asking again returns it.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn

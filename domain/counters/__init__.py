@@ -1,10 +1,6 @@
-"""Exact, contention-free counters: K shard rows per (entity, kind), summed at read.
-
-docs/design.md "Data": a write adds to one random shard of K in the same transaction
-as the row it counts; a read sums at most K rows through the primary key; a
-compaction job folds the shards back into shard 0. This is the per-node shard
-counter of docs/seeds/follower-count-crdt-issue.md with the shard chosen per write
-instead of per process, so one process's hot row cannot serialise its writers.
+"""Exact, contention-free counters (docs/architecture/counters.md): a write adds to one
+random shard of K in the transaction of the row it counts, a read sums at most K rows,
+a compaction folds them into shard 0.
 """
 
 from domain.counters.store import (

@@ -60,13 +60,9 @@ _UPSERT = text(upsert_rows_sql())
 async def add_deltas(
     conn: AsyncConnection, deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
 ) -> None:
-    """Add every delta to a random shard of ``shards`` in one statement, in the caller's
-    transaction.
-
-    Atomic ``value = value + n`` (no read-modify-write), so concurrent writers never
-    lose an update. Rows are locked in (entity_id, kind) order, the same order every
-    writer and :func:`compact` use, so two writers cannot deadlock on each other.
-    """
+    """Add every delta to a random shard of ``shards`` in one atomic statement in the
+    caller's transaction, locking rows in (entity_id, kind) order as every writer and
+    :func:`compact` do (no deadlock)."""
     params = shard_rows(deltas, shards=shards, rng=rng)
     if params["entity_ids"]:
         await conn.execute(_UPSERT, params)
@@ -75,11 +71,8 @@ async def add_deltas(
 async def read_counts(
     conn: AsyncConnection, entity_ids: Sequence[uuid.UUID], kinds: Sequence[str]
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """Return ``{(entity_id, kind): count}`` for every requested pair (0 when absent).
-
-    One statement whatever the number of ids: at most K rows per pair, read through
-    the primary key. Reads the primary, in the caller's snapshot.
-    """
+    """``{(entity_id, kind): count}`` for every requested pair (0 when absent), in one
+    statement through the primary key, in the caller's snapshot."""
     out = {(e, k): 0 for e in entity_ids for k in kinds}
     if not entity_ids:
         return out
@@ -129,13 +122,9 @@ _COMPACT_BATCH = text(
 
 
 async def compact(engine: AsyncEngine, *, batch: int = 5000, max_retries: int = 5) -> int:
-    """Fold every counter's shards into shard 0; return how many counters were folded.
-
-    Each batch of ``batch`` counters is one transaction, so a count read at any moment
-    (before, during or after) sums to the same total: the shards a batch deletes and
-    the value it adds to shard 0 commit together. Writers may go on meanwhile; a batch
-    that loses a deadlock race is retried (up to ``max_retries`` times).
-    """
+    """Fold every counter's shards into shard 0, ``batch`` counters per transaction (a
+    read sums the same total throughout; a deadlocked batch is retried up to
+    ``max_retries`` times); return how many were folded."""
     folded = 0
     while True:
         for attempt in range(max_retries + 1):

@@ -1,4 +1,4 @@
-"""Use case: register a device's push token (README "Push")."""
+"""Use case: register a device's push token (docs/api/push.md "Push")."""
 
 from __future__ import annotations
 
@@ -57,14 +57,9 @@ async def register_device(
     platform: str,
     token: str,
 ) -> DeviceRecord:
-    """Register ``token`` on ``platform`` for the user, in the session of the access
-    token that sends it; return the device.
-
-    Idempotent: the token is unique, so registering it again (the app does at every
-    start) updates the same row, and a token registered by another account (a phone
-    that changed hands) moves to this one. One statement: the upsert, and the eviction
-    of the user's devices beyond the :data:`MAX_DEVICES_PER_USER` most recent. Raises
-    ValidationError for a bad token or platform.
+    """Register ``token`` on ``platform`` for the user's session and return the device:
+    one upsert (a token moves to its latest account) that evicts devices beyond the
+    :data:`MAX_DEVICES_PER_USER` most recent. Raises ValidationError.
     """
     if platform not in PLATFORMS:
         raise ValidationError("platform", f"platform must be one of {', '.join(PLATFORMS)}.")

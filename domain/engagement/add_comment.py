@@ -45,19 +45,10 @@ async def add_comment(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> CommentRecord:
-    """Add a comment (or a reply to ``parent_id``) and return it.
-
-    One transaction: the row, the post's ``comments`` counter +1, and a
-    ``comment.created`` event {comment_id, post_id, author_id, post_author_id,
-    parent_id, parent_author_id, body}. Raises ValidationError (empty, NUL, over 2,200
-    code points after NFC; a parent that is not a top-level comment of this post that
-    the author may see) or PostNotFoundError (missing or not visible to the author, or
-    the author's account is not active).
-
-    The author's account (and a parent's comment and author) are read under ``FOR KEY
-    SHARE``, so a concurrent ban or deletion of the parent either waits for this
-    comment or is seen by it: the ``comments`` counter only ever counts comments of
-    active accounts in a visible thread (README "Counters").
+    """Add a comment (or a reply to ``parent_id``) with its counter and
+    ``comment.created`` in one transaction, the accounts and parent under ``FOR KEY
+    SHARE`` (docs/architecture/counters.md "Counters"). Raises ValidationError (body, or a
+    parent that is not a visible top-level comment of the post) or PostNotFoundError.
     """
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():

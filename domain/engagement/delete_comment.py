@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -17,6 +18,15 @@ from domain.outbox.events import CommentDeleted
 from domain.outbox.unit_of_work import unit_of_work
 
 
+@dataclass(frozen=True, slots=True)
+class CommentDeletion:
+    """What a deletion did: ``deleted`` comments now (0 when it already was) under the
+    post ``post_id``."""
+
+    deleted: int
+    post_id: uuid.UUID
+
+
 async def delete_comment(
     engine: AsyncEngine,
     actor_id: uuid.UUID,
@@ -24,16 +34,10 @@ async def delete_comment(
     *,
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
-) -> int:
-    """Soft-delete a comment and, for a top-level one, its live replies; return how many
-    comments were deleted now (0 if it already was: idempotent).
-
-    Allowed to the comment's author and to the post's author. The post's ``comments``
-    counter drops, in the same transaction, by the deleted comments it counted (those
-    of active accounts under an active account's comment: README "Counters"), with a
-    ``comment.deleted`` event {comment_id, post_id, deleted}. Raises
-    CommentNotFoundError (also for a comment of a deleted post: nothing changes) or
-    NotCommentModeratorError.
+) -> CommentDeletion:
+    """Soft-delete a comment (and a top-level one's replies) by its author or the post's,
+    with the counter and ``comment.deleted``; return how many were deleted now (0:
+    already) and the post's id. Raises CommentNotFoundError or NotCommentModeratorError.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
@@ -55,7 +59,7 @@ async def delete_comment(
         if actor_id not in (row.author_id, row.post_author):
             raise NotCommentModeratorError()
         if row.deleted_at is not None:
-            return 0
+            return CommentDeletion(0, row.post_id)
         deleted = (
             await conn.execute(
                 text(
@@ -69,7 +73,7 @@ async def delete_comment(
         counted = await _counted(conn, deleted, row.parent_author)
         await uow.append(CommentDeleted(comment_id, row.post_id, len(deleted)))
         await add_deltas(conn, [Delta(row.post_id, "comments", -counted)], shards=counter_shards)
-    return len(deleted)
+    return CommentDeletion(len(deleted), row.post_id)
 
 
 async def _counted(

@@ -1,11 +1,6 @@
-"""Hashtag extraction (docs/design.md "Decided details", Hashtags).
-
-``#`` followed by letters, combining marks, digits or ``_`` in any script, with a
-zero-width non-joiner or joiner (U+200C, U+200D) kept between two of them, as the
-hashtag identifiers of UAX #31 have it (Persian ``#نرم‌افزار`` is one tag); not inside a
-URL; trailing punctuation is not part of a tag; folded with NFKC + casefold (accents
-kept); at most 30 distinct tags per post, each at most 50 code points (longer runs
-are not tags).
+"""Hashtag extraction (docs/design.md "Decided details", Hashtags): UAX #31 hashtag
+identifiers outside URLs, folded NFKC + casefold; at most 30 distinct tags per post, each
+at most 50 code points.
 """
 
 from __future__ import annotations
@@ -73,11 +68,8 @@ def _in_url(text: str, hash_pos: int) -> bool:
 
 
 def extract_hashtags(text: str) -> list[str]:
-    """Return the distinct folded tags of ``text`` in order of first appearance.
-
-    A ``#`` counts only at the start of the text or after a character that cannot be
-    part of a word (so ``a#b`` and ``&#39;`` are not tags) and outside URLs.
-    """
+    """The distinct folded tags of ``text`` in order of first appearance (a ``#`` after a
+    word character or inside a URL starts none)."""
     tags: list[str] = []
     seen: set[str] = set()
     i, n = 0, len(text)
@@ -106,12 +98,8 @@ def extract_hashtags(text: str) -> list[str]:
 async def tag_post(
     conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
 ) -> list[str]:
-    """Record the hashtags of a new post in the caller's transaction; return them.
-
-    Two statements: create the tags that are new (``ON CONFLICT DO NOTHING``), then link
-    the post to all of them, read afresh so a tag another transaction just created is
-    found too.
-    """
+    """Record a new post's hashtags in the caller's transaction (create the new ones,
+    then link them all, read afresh); return them."""
     names = extract_hashtags(caption)
     if not names:
         return []

@@ -63,14 +63,9 @@ async def like_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Like a post the user can see; return True if the like is new.
-
-    One transaction: the ``likes`` row (primary key (post, user), so concurrent likes by
-    one user insert once), a ``like.created`` event {post_id, user_id, author_id} and
-    the post's ``likes`` counter +1. Raises PostNotFoundError if the post is missing or
-    not visible to the user (deleted, blocked, private and not followed), or the user's
-    account is not active (read under ``FOR KEY SHARE``: a concurrent ban waits for the
-    like or is seen by it, so the counter only counts active accounts' likes).
+    """Like a post the user can see, with ``like.created`` and the counter in one
+    transaction; True if new. Raises PostNotFoundError (not there, not visible, or the
+    user inactive).
     """
     return await _write(
         engine,
@@ -93,12 +88,8 @@ async def unlike_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Remove the user's like; return True if there was one. A second unlike, or an
-    unlike racing it, subtracts nothing (the DELETE matches once). Raises
-    PostNotFoundError, changing nothing and writing no event, for a post the user may not
-    see (missing, deleted, blocked, private and not followed), as a like does. An
-    account that is not active (banned, deleted) unlikes nothing: its likes are not
-    counted while it is inactive."""
+    """Remove the user's like; True if there was one (the DELETE matches once). An
+    inactive account unlikes nothing. Raises PostNotFoundError as a like does."""
     return await _write(
         engine,
         _UNLIKE,

@@ -27,11 +27,9 @@ class FeedConfig:
 
 @dataclass(frozen=True)
 class FeedStores:
-    """The feed's stores (the ports of :mod:`domain.feed.ports`, built by the
-    composition root on one feed store): the two timeline families, home feeds
-    (``feed:{user}``) and each author's recent posts (``posts:{author}``, read at merge
-    time for pull authors); the ranked feed's signals and frozen windows; and the saved
-    places of long jobs."""
+    """The feed's stores (:mod:`domain.feed.ports`): home feeds (``feed:{user}``),
+    authors' recent posts (``posts:{author}``), ranking signals, ranked windows and the
+    saved places of long jobs."""
 
     feeds: Timelines
     author_posts: Timelines

@@ -54,21 +54,11 @@ async def fan_out_post(
     post_id: uuid.UUID,
     listener: FeedListener | None = None,
 ) -> FanOutResult:
-    """Deliver ``post_id`` to the feeds it belongs in; safe to run twice (ZADD by id).
-
-    * Always: the author's recent-posts store and the author's own feed.
-    * Decide push or pull from the author's follower count now, with hysteresis
-      (:func:`next_mode`). A pull author's post is that single write.
-    * Push: page the followers active within ``config.active_window``,
-      ``config.batch_size`` at a time, each page one Redis round trip that adds the
-      post to the feeds that exist (missing feeds are rebuilt on read); a page's write
-      overlaps the read of the next page.
-    * ``listener`` hears of the author's feed, of each page once written, and of a pull
-      post once its mode is settled.
-
-    Raises StoreError / DBAPIError on infrastructure failure (the job retries). A feed
-    store node that fails (a Redis Cluster master down) fails only its own feeds' writes:
-    the other feeds are all written before the error is raised.
+    """Deliver ``post_id`` to the feeds it belongs in; safe to run twice. Always the
+    author's stores; a push author's post also goes to the existing feeds of followers
+    active within ``config.active_window``, one Redis round trip per page (mode by
+    :func:`next_mode`). ``listener`` hears of each write. Raises StoreError / DBAPIError
+    (the job retries) once every feed on the nodes still up is written.
     """
     async with engine.connect() as conn:
         row = (
@@ -163,16 +153,9 @@ async def _settle_mode(
     author_id: uuid.UUID,
     post_created_at: dt.datetime,
 ) -> Mode:
-    """Return the author's mode for this post, flipping it (under a per-author lock)
-    when the follower count crossed a threshold.
-
-    Flips never lose or repeat a post in any follower's feed: readers merge a pull
-    author's recent posts and drop duplicates by post id, so
-    * push -> pull: the mode row is written first, dated by the post that flips it;
-      earlier pushed posts stay in feeds;
-    * pull -> push: the posts made while pull (and FLIP_MARGIN before) are pushed to
-      the active followers first, and only then does the mode row say push (until then
-      readers still merge them). Pushing a post twice changes nothing.
+    """The author's mode for this post, flipped under a per-author lock when the count
+    crossed a threshold, without losing a post: pull -> push pushes the pull-time posts
+    (and FLIP_MARGIN before) before the mode row says push.
     """
     async with engine.begin() as conn:
         counts = await read_counts(conn, [author_id], ["followers"])

@@ -1,20 +1,11 @@
 """Use case: hydrate a page of feed posts for one viewer in one statement (docs/design.md
-"Home feed", Read; "GraphQL API conventions").
+"Home feed", Read).
 
-A page of the home feed needs, for each candidate post: the post, its author, the
-viewer's relations to that author that the visibility rule decides on (a block either
-way, a live follow, a mute) and, when the query asks for them, the author's counts,
-the post's counts and whether the viewer liked it. Read one loader at a time, that is
-six or seven statements, each on its own pooled connection; here it is one statement,
-in one round trip (domain.reads), whose every per-author and per-post fact is a probe
-of a primary key or a partial index (a LATERAL ... LIMIT 1 per key, which the planner
-cannot turn into a hashed scan of all the viewer's follows), so its plan (prepared,
-hence generic after a few runs) costs the same however many accounts the viewer
-follows.
-
-Counts are as the viewer sees them: the exact counter less what the viewer's blocks
-hide from the matching list (domain.visibility.readers.counts_seen_by; the hidden parts
-are computed only when the viewer has block partners at all).
+For each post: the post, its author, the viewer's relations to the author the
+visibility rule decides on and, when asked, the author's and post's counts as the viewer
+sees them (domain.visibility.readers.counts_seen_by) and whether the viewer liked it.
+Every per-author and per-post fact is a primary-key or partial-index probe (a LATERAL
+... LIMIT 1 each), so the plan costs the same however many accounts the viewer follows.
 """
 
 from __future__ import annotations
@@ -51,14 +42,10 @@ class Wanted:
 
 @dataclass(frozen=True, slots=True)
 class HydratedPost:
-    """One post and what a page shows and decides about it, for one viewer.
-
-    ``author`` is None if the account row is gone. ``blocked``: a block stands between
-    the viewer and the author, either way; ``followed``: the viewer follows the author
-    (a live follow); ``muted``: the viewer muted the author. ``author_counts`` is
-    (followers, following, posts), ``post_counts`` (likes, comments), both as the
-    viewer sees them, and ``liked`` whether the viewer likes the post: each None unless
-    asked for (:class:`Wanted`)."""
+    """One post and what a page decides about it for one viewer: ``author`` (None if
+    gone), ``blocked`` (either way), ``followed``, ``muted``; ``author_counts``
+    (followers, following, posts), ``post_counts`` (likes, comments) and ``liked``, each
+    None unless asked for (:class:`Wanted`)."""
 
     post: PostRecord
     author: UserRecord | None
@@ -155,10 +142,8 @@ async def hydrate_posts(
     post_ids: Sequence[uuid.UUID],
     wanted: Wanted = Wanted(),
 ) -> dict[uuid.UUID, HydratedPost]:
-    """``{post id: HydratedPost}`` for the ids that exist (deleted posts included, with
-    ``deleted_at`` set: the caller's visibility rule drops them). One statement, one
-    round trip on an engine. Decides nothing: the rule is the caller's
-    (domain.visibility.rules.in_home_feed, through schema.visibility)."""
+    """``{post id: HydratedPost}`` for the ids that exist (deleted ones too), in one
+    statement; the caller's rule decides what shows."""
     if not post_ids:
         return {}
     sql = _STATEMENTS.get(wanted)

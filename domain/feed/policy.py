@@ -8,12 +8,8 @@ Mode = Literal["push", "pull"]
 
 
 def next_mode(current: Mode, followers: int, *, pull_at: int, push_under: int) -> Mode:
-    """Return the author's mode for the post being fanned out now.
-
-    A push author becomes pull at ``followers >= pull_at``; a pull author becomes push
-    again only at ``followers < push_under`` (``push_under <= pull_at``), so an author
-    hovering at the line does not flip on every post.
-    """
+    """The author's mode for the post fanned out now: pull at ``followers >= pull_at``,
+    push again only under ``push_under`` (hysteresis)."""
     if current == "push":
         return "pull" if followers >= pull_at else "push"
     return "push" if followers < push_under else "pull"

@@ -1,9 +1,6 @@
-"""The ports of the feed: where timelines, ranking signals, frozen ranked windows and a
-job's saved place live. ``adapters.feedstore`` implements them on Redis (standalone or
-Cluster); the composition root builds them into :class:`domain.feed.config.FeedStores`.
-
-Every method raises :class:`domain.errors.StoreError` when the store fails (the
-driver's error is its ``__cause__``); callers decide the fallback.
+"""The ports of the feed (timelines, ranking signals, ranked windows, a job's saved
+place), on Redis in ``adapters.feedstore``. Every method raises
+:class:`domain.errors.StoreError` when the store fails.
 """
 
 from __future__ import annotations
@@ -107,8 +104,8 @@ class Engagement:
 
 
 class RankingSignals(Protocol):
-    """The ranked feed's signals (README "Home feed", Ranked order): recorded by the
-    like and comment consumers, read once per ranked window."""
+    """The ranked feed's signals (docs/architecture/home-feed.md "Home feed", Ranked
+    order): recorded by the like and comment consumers, read once per ranked window."""
 
     async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
         """Record one engagement (idempotent); whether it counted as new in the post's
@@ -143,8 +140,9 @@ class Window:
 
 
 class RankedWindows(Protocol):
-    """Frozen ranked windows, kept for a TTL each read refreshes (README "Home feed",
-    Ranked order); a window is only found with its viewer's id."""
+    """Frozen ranked windows, kept for a TTL each read refreshes
+    (docs/architecture/home-feed.md "Home feed", Ranked order); a window is only found
+    with its viewer's id."""
 
     def new_id(self) -> str:
         """A fresh window id."""

@@ -1,23 +1,11 @@
-"""The ranked home feed's score: a pure function of a post, the viewer's signals and a
-clock (README "Home feed", Ranked order; docs/design.md "Home feed").
+"""The ranked home feed's score, a pure function of a post, the viewer's signals and a
+clock (docs/architecture/home-feed.md "Ranked order"):
 
-``score = (recency + engagement_weight * engagement) * proximity * preference``:
-
-- **recency** ``2 ** (-age / half_life)``: 1 for a post of now, 0.5 at 6 hours (the
-  half-life), 0.25 at 12; a post "from the future" (clock skew) counts as age 0;
-- **engagement** ``n / (1 + n)`` with ``n = velocity / (author_rate + rate_prior)``:
-  the post's likes and comments of the last hour against the author's average
-  engagements per hour (an exponentially decayed count, :func:`decayed_rate`), squashed
-  into [0, 1) so that no amount of engagement outweighs recency without bound;
-  ``rate_prior`` (1 per hour) keeps a new author's first like from counting as a
-  burst;
-- **proximity** ×1.5 when the viewer liked or commented on a post of the author in the
-  last 30 days (never for the viewer's own posts);
-- **preference** ×1.2 when the post's media kind is the one that more than half of the
-  viewer's last 20 interactions were (:func:`preferred_kind`).
-
-Ties (equal scores) order like the chronological feed: newest ``(created_at, id)``
-first, so a ranking without any signal is the chronological order.
+``score = (recency + engagement_weight * engagement) * proximity * preference`` with
+recency ``2 ** (-age / half_life)`` (age >= 0), engagement ``n / (1 + n)`` for
+``n = velocity / (author_rate + rate_prior)`` (:func:`decayed_rate`), proximity 1.5 when
+the viewer engaged with the author in 30 days (never for their own posts), preference
+1.2 for the viewer's :func:`preferred_kind`. Equal scores order newest first.
 """
 
 from __future__ import annotations
@@ -88,10 +76,9 @@ class Candidate(NamedTuple):
 
 @dataclass(frozen=True)
 class Signals:
-    """What the score reads besides the post: ``velocity`` {post id: likes + comments
-    in the last hour}, ``author_rate`` {author id: average engagements per hour},
-    ``close_authors`` (whom the viewer interacted with in the last 30 days) and the
-    viewer's ``preferred`` media kind (None: no preference). Missing keys count 0."""
+    """What the score reads besides the post: ``velocity`` (engagements in the last
+    hour), ``author_rate`` (per hour), ``close_authors`` (30 days) and ``preferred``
+    media kind; missing keys count 0."""
 
     velocity: Mapping[uuid.UUID, int] = field(default_factory=dict)
     author_rate: Mapping[uuid.UUID, float] = field(default_factory=dict)
@@ -124,17 +111,13 @@ def engagement(velocity: float, author_rate: float, rate_prior: float) -> float:
 
 
 def decayed_rate(count: float, at: dt.datetime, now: dt.datetime, horizon: dt.timedelta) -> float:
-    """The author's average engagements per hour from their decayed count: ``count`` (as
-    of ``at``; each engagement adds 1 and the sum decays by ``e`` every ``horizon``)
-    decayed to ``now``, divided by ``horizon`` in hours. For a steady rate of r per
-    hour the count tends to ``r * horizon``, so this returns r."""
+    """The author's engagements per hour: ``count`` (as of ``at``, decaying by ``e``
+    every ``horizon``) decayed to ``now``, over ``horizon`` in hours."""
     return decayed_rate_us(count, score_of(at), score_of(now), horizon // _MICROSECOND)
 
 
 def decayed_rate_us(count: float, at_us: int, now_us: int, horizon_us: int) -> float:
-    """:func:`decayed_rate` with the times and the horizon in whole microseconds (the
-    same float: a timedelta divided by a timedelta divides their microseconds); a
-    window reads the averages of up to a hundred authors."""
+    """:func:`decayed_rate` with times and horizon in whole microseconds."""
     elapsed = max((now_us - at_us) / horizon_us, 0.0)
     return count * math.exp(-elapsed) / (horizon_us / _HOUR_US)
 

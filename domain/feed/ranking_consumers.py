@@ -1,8 +1,6 @@
-"""The outbox topics the ranked feed's signals consume (README "Home feed", Ranked
-order): likes and comments feed the post's velocity, the author's average rate and the
-actor's proximity and media preference (the ``RankingSignals`` port); unlikes
-and comment deletions take theirs out of the velocity. Each handler is idempotent; the
-time of an engagement is its outbox event's (a UUIDv7), so a replay records the same."""
+"""The ranked feed's signal consumers (docs/architecture/home-feed.md "Ranked order"):
+likes and comments are recorded, unlikes and deletions withdrawn, each idempotently at
+its outbox event's time."""
 
 from __future__ import annotations
 

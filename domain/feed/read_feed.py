@@ -1,15 +1,9 @@
 """Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read).
 
-Candidates come from the viewer's Redis feed merged with the recent posts of the pull
-authors they follow, deduplicated by post id, newest first by (created_at, id). Each
-source is exact only for its window (a timeline holds every post it should that is
-not older than its oldest entry): past the end of a pull author's store, that author's
-older posts come from PostgreSQL; past the end of the cached feed, the whole feed does.
-The caller's ``visible`` check (hydration through dataloaders) drops what is deleted,
-blocked, banned or no longer followed, and the read keeps scanning past filtered
-entries (in growing batches) until the page is full or the feed ends, so a page is
-never empty while more posts follow. Whenever Redis fails, the same order and cursors
-come from PostgreSQL.
+The cached feed merged with followed pull authors' stores, newest first by
+``(created_at, id)``; past a source's window, PostgreSQL. ``visible`` drops what the
+viewer may not see and the read scans on until the page is full or the feed ends.
+When Redis fails, PostgreSQL gives the same order and cursors.
 """
 
 from __future__ import annotations
@@ -41,21 +35,15 @@ Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
 #: The pull authors the viewer follows (domain.feed.sources.followed_pull_authors).
 PullAuthors = Callable[[], Awaitable[list[uuid.UUID]]]
 
-#: Candidates per refill round: the first round asks for what the page needs, each
-#: further one for twice the last, up to this, so a run of N filtered entries costs
-#: O(log N) rounds (each a Redis read and a batch of dataloader statements).
+#: Most candidates per refill round; each round asks twice the last, so N filtered
+#: entries cost O(log N) rounds.
 _MAX_BATCH = 1024
 
 
 @dataclass(frozen=True)
 class FeedPage:
-    """Up to ``first`` visible entries, newest first; ``has_next`` if at least one more
-    visible entry follows the last of them (exact: found while reading this page).
-    ``source`` says where the page came from (``redis`` or ``postgres``).
-
-    ``entries`` is shorter than ``first`` only where the feed ends, so a page is never
-    empty with ``has_next``; the next page's cursor is the last entry's (the entries
-    filtered out after it are scanned again by that next page, never skipped)."""
+    """Up to ``first`` visible entries, newest first (fewer only where the feed ends);
+    ``has_next`` exact; ``source`` ``redis`` or ``postgres``."""
 
     entries: list[Entry]
     has_next: bool
@@ -73,12 +61,17 @@ async def read_home_feed(
     visible: Visible,
     pull_authors: PullAuthors | None = None,
 ) -> FeedPage:
+<<<<<<< HEAD
     """Return the page of ``first`` entries after the cursor ``before`` (None: newest).
     ``pull_authors`` gives the followed pull authors (default: a statement of its own).
 
     Never raises for Redis trouble: it serves from PostgreSQL and counts it in
     ``roost_feed_postgres_fallbacks_total``.
     """
+=======
+    """The page of ``first`` entries after ``before`` (None: newest); Redis trouble is
+    served from PostgreSQL, never raised."""
+>>>>>>> main
     try:
         source = _RedisSource(engine, stores, config, viewer_id, pull_authors)
         return await _fill(source, first, before, visible, "redis")
@@ -129,15 +122,9 @@ class _SqlSource:
 
 
 class _RedisSource:
-    """The viewer's cached feed merged with followed pull authors' stores.
-
-    ``candidates(before, count)`` returns the newest ``count`` candidates before the
-    cursor, exactly: a k-way merge is exact when each source gives its own newest
-    ``count``, and a timeline that gives fewer has reached the end of its window, not of
-    its posts. So a pull author's store that runs out hands that author to PostgreSQL
-    (one statement for all such authors per round), and a cached feed that runs out
-    hands the whole feed to PostgreSQL, pull authors included. Fewer than ``count``
-    candidates means the feed ends there.
+    """The viewer's cached feed merged with followed pull authors' stores:
+    ``candidates(before, count)`` is the newest ``count`` before the cursor, exactly (a
+    source that runs out of its window hands over to PostgreSQL); fewer means the end.
     """
 
     def __init__(

@@ -1,20 +1,11 @@
-"""Use case: read a page of the viewer's ranked home feed (README "Home feed", Ranked
-order; docs/design.md "Home feed").
+"""Use case: read a page of the viewer's ranked home feed (docs/architecture/home-feed.md
+"Ranked order").
 
-The first page reads the candidate window the chronological read assembles (the newest
-``window`` entries of the cached feed merged with the pull authors', through
-:func:`domain.feed.read_feed.read_home_feed`, so ranking adds no per-follower write),
-scores them (:mod:`domain.feed.ranking`, signals from the ``RankingSignals`` port)
-and freezes the ranked order (the ``RankedWindows`` port, :mod:`domain.feed.ports`).
-Later pages slice the frozen window, so no post is repeated or skipped while scores
-change; past its end the feed goes on chronologically from the window's oldest post
-(the *tail*). Posts that became invisible since (deleted, blocked, unfollowed, muted)
-are dropped by the same ``visible`` check as the chronological page, and the page
-scans on past them.
-
-When Redis fails, the signals are read as none (ranked by recency: the chronological
-order) and a window that cannot be frozen makes the page the chronological one, with
-tail positions: the cursors stay valid whichever way the page was made.
+The first page scores the newest ``window`` candidates of the chronological read
+(:mod:`domain.feed.ranking`) and freezes the order (the ``RankedWindows`` port); later
+pages slice it, then go on chronologically from its oldest post (the *tail*). Posts that
+became invisible are dropped and the page scans on. When Redis fails the page is ranked
+by recency, or is the chronological one, with cursors valid either way.
 """
 
 from __future__ import annotations
@@ -80,10 +71,9 @@ async def read_ranked_feed(
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
 ) -> RankedPage:
-    """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
-    ranks and freezes a new window). Raises RankedWindowExpiredError for a window
-    position whose window is gone (or unreadable: Redis failed). Never raises for
-    Redis trouble otherwise (see the module)."""
+    """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
+    window). Raises RankedWindowExpiredError when the position's window is gone or
+    unreadable; no other Redis trouble raises."""
     cfg = config.ranking
     windows = stores.windows
 

@@ -1,5 +1,5 @@
 """Use case: take a deleted post out of every cached timeline it may be in (the fan-out
-of the removal; README "Home feed", Deletes)."""
+of the removal; docs/architecture/home-feed.md "Home feed", Deletes)."""
 
 from __future__ import annotations
 
@@ -21,16 +21,10 @@ async def remove_post_from_feeds(
     author_id: uuid.UUID,
     post_id: uuid.UUID,
 ) -> int:
-    """After ``post_id`` was deleted: remove it from the author's recent-posts store and
-    own feed, then from the cached feed of every follower active within
-    ``config.active_window``, ``config.batch_size`` followers per Redis round trip, as
-    the push wrote it (and from rebuilds in progress, which will not bring it back).
-
-    Whatever the author's mode now: a pull author's post may sit in feeds all the same
-    (pushed before a flip, merged by a follow, or loaded by a rebuild). Followers idle
-    longer got no pushes and have their feed rebuilt when they return. Idempotent;
-    returns how many feed entries were removed. Raises DBAPIError / StoreError (the
-    job retries), a StoreError only after every reachable feed was done.
+    """After ``post_id`` was deleted: remove it from the author's stores and from the
+    feeds (and rebuilds) of followers active within ``config.active_window``, whatever
+    the author's mode. Idempotent; returns the entries removed. Raises DBAPIError /
+    StoreError, the latter once every reachable feed is done.
     """
     failures: list[StoreError] = []  # a node down fails its feeds only; raised at the end
 

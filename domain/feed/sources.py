@@ -24,12 +24,8 @@ async def active_followers_page(
     after: Position | None,
     limit: int,
 ) -> tuple[list[uuid.UUID], Position | None]:
-    """Return up to ``limit`` followers of ``author_id`` active since ``active_since``
-    and the keyset position to continue from (None when done).
-
-    Walks ``follows_followee_live_idx`` by (created_at, id) descending, so each page
-    costs the same however deep it is.
-    """
+    """Up to ``limit`` followers of ``author_id`` active since ``active_since`` and the
+    keyset position to continue from (None when done)."""
     where = "AND (f.created_at, f.id) < (:ts, :id)" if after else ""
     params: dict[str, object] = {"author": author_id, "since": active_since, "limit": limit}
     if after:
@@ -98,13 +94,9 @@ def _cursor_args(before: Entry | None) -> tuple[object, ...]:
 async def home_entries_sql(
     db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID, *, before: Entry | None, limit: int
 ) -> list[Entry]:
-    """The viewer's home feed computed by fan-out-on-read: the newest ``limit`` live posts
-    of the viewer and everyone they follow, strictly before ``before``.
-
-    Same order and cursor meaning as the Redis feed. One statement: a LATERAL top-N per
-    followee through ``posts_author_live_idx``, merged. ``db``: a connection, or an
-    engine (then one round trip, domain.reads).
-    """
+    """The newest ``limit`` live posts of the viewer and their followees strictly before
+    ``before``, in the Redis feed's order: one statement (a LATERAL top-N per followee).
+    ``db``: a connection, or an engine (one round trip)."""
     sql = _HOME_SQL.format(after=_AFTER if before else "")
     rows = await fetch_rows(db, sql, viewer_id, limit, *_cursor_args(before))
     return [Entry.of(ts, pk) for ts, pk in rows]

@@ -1,4 +1,4 @@
-"""Use case: may this access token's session act now? (README "Sessions")."""
+"""Use case: may this access token's session act now? (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 
@@ -32,14 +32,10 @@ async def session_state(
 async def admit_session(
     engine: AsyncEngine, store: SessionStore | None, claims: AccessClaims
 ) -> Verdict:
-    """The verdict on the session of a valid access token's ``claims``: admitted (and
-    whether this request marked the user active), ended, or the account unavailable.
-
-    One Redis round trip when the session cache knows it; on a miss, one PostgreSQL read
-    and a second round trip that fills the cache. Without the cache (``store`` None)
-    PostgreSQL answers every time: slower, still correct. Raises
-    :class:`domain.errors.StoreError` when the cache fails (the caller asks again
-    without it).
+    """The verdict on a valid access token's session: admitted (and whether the user
+    was marked active), ended, or the account unavailable. One Redis round trip when
+    cached, else a PostgreSQL read that fills the cache (``store`` None: PostgreSQL
+    alone). Raises :class:`domain.errors.StoreError` when the cache fails.
     """
     if store is not None:
         verdict = await store.admit(claims.user_id, claims.session_id)

@@ -1,5 +1,5 @@
-"""Use case: change one's password; every other session of the account ends (README
-"Account lifecycle")."""
+"""Use case: change one's password; every other session of the account ends
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -40,17 +40,11 @@ async def change_password(
     new_password: str,
     sessions: SessionStore | None = None,
 ) -> int:
-    """Replace the password of ``user_id`` after checking ``current_password``; end
-    every session of the account except ``session_id`` (the one asking: it stays signed
-    in), with the push devices registered in them; return how many sessions ended.
-
-    One transaction: the new argon2id hash (only if the hash that was verified is still
-    the stored one), the revoked refresh-token families and a ``user.password_changed``
-    outbox event; then the session cache learns the ended sessions, so their access
-    tokens are refused from the next request on and their sockets close (README
-    "Sessions"). Raises ValidationError (``newPassword``: 8-256 characters, no NUL),
-    WrongPasswordError (``currentPassword``; also when a concurrent change won) or
-    AccountUnavailableError (the account is not active: UNAUTHENTICATED).
+    """Replace ``user_id``'s password once ``current_password`` checks (only if the
+    verified hash is still stored) and end every other session than ``session_id``, in
+    one transaction, then tell the session cache; return how many ended. Raises
+    ValidationError (``newPassword``), WrongPasswordError (also when a concurrent change
+    won) or AccountUnavailableError.
     """
     clean_text("newPassword", new_password, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
     async with engine.connect() as conn:

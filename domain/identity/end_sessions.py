@@ -1,6 +1,6 @@
 """Ending sessions: revoke refresh-token families in PostgreSQL, then tell the session
 cache so their access tokens are refused on the next request and the user's open
-sockets close (README "Sessions")."""
+sockets close (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 

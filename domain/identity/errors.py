@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from domain.errors import AuthenticationError, ConflictError
+from domain.errors import AuthenticationError, ConflictError, DomainError
 
 
 class UsernameTakenError(ConflictError):
@@ -67,7 +67,7 @@ class WrongPasswordError(AuthenticationError):
 class AccountPendingDeletionError(AuthenticationError):
     """The password is right, but the owner asked to delete the account: it signs in
     again only by cancelling the deletion (cancelAccountDeletion) before
-    ``deletion_due_at`` (README "Account lifecycle")."""
+    ``deletion_due_at`` (docs/api/account-lifecycle.md "Account lifecycle")."""
 
     code = "ACCOUNT_PENDING_DELETION"
 
@@ -76,3 +76,25 @@ class AccountPendingDeletionError(AuthenticationError):
             "This account is scheduled for deletion; cancel the deletion to sign in again."
         )
         self.deletion_due_at = deletion_due_at
+
+
+class EmailAlreadyVerifiedError(DomainError):
+    """requestEmailVerification of an account whose address is verified already."""
+
+    code = "EMAIL_ALREADY_VERIFIED"
+
+    def __init__(self) -> None:
+        super().__init__("Your e-mail address is verified already.")
+
+
+class TooManyMailsError(DomainError):
+    """The account received its hourly budget of mails of this kind
+    (MAIL_PER_ACCOUNT_PER_HOUR); ``retry_after_seconds`` until the next may go out."""
+
+    code = "RATE_LIMITED"
+
+    def __init__(self, retry_after_seconds: int) -> None:
+        super().__init__(
+            f"Too many mails of this kind in the last hour; try again in {retry_after_seconds} s."
+        )
+        self.retry_after_seconds = retry_after_seconds

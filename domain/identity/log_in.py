@@ -21,13 +21,9 @@ from domain.text import normalize_username
 async def log_in(
     engine: AsyncEngine, config: TokenConfig, *, username: str, password: str
 ) -> AuthResult:
-    """Verify the password of an active account (username case-insensitive) and open a
-    session.
-
-    Raises InvalidCredentialsError for an unknown user, a wrong password or an account
-    that is banned or deleted, taking the same time in each case; with the right
-    password, AccountPendingDeletionError for an account its owner is deleting, within
-    its grace period (README "Account lifecycle": cancelAccountDeletion signs in).
+    """Verify an active account's password (username case-insensitive) and open a
+    session. Raises InvalidCredentialsError (the same answer in the same time for every
+    refusal) or, with the right password, AccountPendingDeletionError.
     """
     try:
         canonical = normalize_username(username)

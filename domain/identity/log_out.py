@@ -19,13 +19,8 @@ async def log_out(
     refresh_token: str | None,
     store: SessionStore | None = None,
 ) -> int:
-    """End the viewer's session that ``refresh_token`` belongs to (its whole refresh-token
-    family), or all of the viewer's sessions when it is None; return how many ended now
-    (0 if already ended, or not the viewer's).
-
-    Their access tokens are refused from the next request on, on every transport, the
-    viewer's open WebSockets of those sessions close (the session cache, ``store``), and
-    the push devices registered in them are forgotten in the same transaction.
+    """End the viewer's session of ``refresh_token`` (all of them when None), with its
+    push devices, then tell the session cache (``store``); return how many ended now.
     """
     async with engine.begin() as conn:
         families = None

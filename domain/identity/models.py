@@ -1,5 +1,6 @@
-"""Tables of the identity area: ``users`` and ``sessions`` (refresh tokens, chained by
-rotation into families: one family is one signed-in session)."""
+"""Tables of the identity area: ``users``, ``sessions`` (refresh tokens, chained by
+rotation into families: one family is one signed-in session) and ``email_tokens`` (the
+single-use tokens of e-mail verification and password reset)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from sqlalchemy import (
 from domain.db import metadata
 
 #: Account states; only ``active`` accounts are seen or may act. ``pending_deletion``: the
-#: owner asked to delete it; hidden like a ban until the purge (README "Account lifecycle").
+#: owner asked to delete it; hidden like a ban until the purge
+#: (docs/api/account-lifecycle.md "Account lifecycle").
 USER_STATUSES = ("active", "banned", "pending_deletion", "deleted")
 
 users = Table(
@@ -32,6 +34,8 @@ users = Table(
     # canonical lower-case form, ^[a-z0-9._]{3,30}$ (docs/design.md "Decided details")
     Column("username", Text, nullable=False),
     Column("email", Text, nullable=True),
+    # When the owner proved ``email`` theirs (verifyEmail); NULL again when it changes.
+    Column("email_verified_at", DateTime(timezone=True), nullable=True),
     Column("display_name", Text, nullable=False),
     Column("bio", Text, nullable=False, server_default=""),
     Column("password_hash", Text, nullable=False),
@@ -77,4 +81,27 @@ sessions = Table(
     Index("sessions_token_hash_key", "token_hash", unique=True),
     Index("sessions_user_id_idx", "user_id"),
     Index("sessions_family_id_idx", "family_id"),
+)
+
+#: What an e-mail token proves: the address (``verify_email``) or the right to set a new
+#: password (``reset_password``).
+EMAIL_TOKEN_PURPOSES = ("verify_email", "reset_password")
+
+email_tokens = Table(
+    "email_tokens",
+    metadata,
+    # The id of the outbox event that asked for the mail: a retried job finds its token.
+    Column("id", Uuid, primary_key=True),
+    Column("user_id", Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("purpose", Text, nullable=False),
+    # The address the mail went to (a verification holds only while it is the account's).
+    Column("email", Text, nullable=False),
+    # SHA-256 of the token; the token itself is an HMAC of the id, never stored.
+    Column("token_hash", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint("purpose IN ('verify_email', 'reset_password')", name="purpose_known"),
+    Index("email_tokens_token_hash_key", "token_hash", unique=True),
+    Index("email_tokens_user_id_purpose_created_at_idx", "user_id", "purpose", "created_at"),
 )

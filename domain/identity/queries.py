@@ -78,3 +78,20 @@ async def user_by_username(conn: AsyncConnection, username: str) -> UserRecord |
     """Return the user whose canonical username is ``username`` (already lower-cased)."""
     row = (await conn.execute(select(*USER_COLUMNS).where(users.c.username == username))).first()
     return to_record(row) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class EmailState:
+    """An account's e-mail address (None: it has none) and whether it is verified."""
+
+    email: str | None
+    verified: bool
+
+
+async def email_state(db: AsyncConnection | AsyncEngine, user_id: uuid.UUID) -> EmailState:
+    """The e-mail address of ``user_id`` and whether it is verified (no address for an
+    account that does not exist)."""
+    rows = await fetch_rows(
+        db, "SELECT email, email_verified_at IS NOT NULL FROM users WHERE id = $1", user_id
+    )
+    return EmailState(rows[0][0], bool(rows[0][1])) if rows else EmailState(None, False)

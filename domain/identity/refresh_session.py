@@ -1,5 +1,5 @@
 """Use case: rotate a refresh token into a new token pair, with a grace window for
-concurrent duplicates (README "Sessions")."""
+concurrent duplicates (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 
@@ -29,17 +29,11 @@ async def refresh_session(
     refresh_token: str,
     store: SessionStore | None = None,
 ) -> AuthResult:
-    """Exchange a refresh token for its successor and a new access token (rotation).
-
-    Exactly one successor ever exists: it is derived from the token
-    (:func:`~domain.identity.tokens.successor_refresh_token`) and written by the one
-    rotation whose ``UPDATE`` claims the token (a concurrent one waits for its row lock,
-    then finds it rotated). The same token again within ``config.refresh_grace`` of its
-    rotation (two tabs, a retried request) gets that same successor, revoking nothing,
-    as long as the successor's family is live. Later, a rotated token is treated as
-    stolen (OAuth 2.0 Security BCP §4.14): its whole family is revoked, the user's other
-    sessions are not. Raises InvalidTokenError for an unknown, expired, revoked or
-    replayed token, or an account that is no longer active.
+    """Exchange a refresh token for its one successor (derived from it:
+    :func:`~domain.identity.tokens.successor_refresh_token`) and a new access token.
+    Within ``config.refresh_grace`` of the rotation the same token gets the same
+    successor; later its family is revoked as stolen (docs/api/sessions.md "Sessions").
+    Raises InvalidTokenError (unknown, expired, revoked, replayed, account inactive).
     """
     digest = hash_refresh_token(refresh_token)
     now = utcnow()

@@ -1,5 +1,5 @@
 """The session cache's port: which sessions and accounts may act, answered in one round
-trip per request (README "Sessions"). PostgreSQL is the source of truth
+trip per request (docs/api/sessions.md "Sessions"). PostgreSQL is the source of truth
 (``sessions.revoked_at``, ``users.status``); the cache (``adapters.session_cache`` on
 Redis) is told after each commit that ends a session or changes an account's status.
 """

@@ -13,8 +13,9 @@ from domain.identity.passwords import hash_password
 from domain.identity.queries import USER_COLUMNS, to_record
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
-from domain.outbox.append import append
-from domain.outbox.events import UserCreated
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import EmailVerificationRequested, UserCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.text import check_password, clean_display_name, clean_email, new_username
 
 
@@ -26,12 +27,11 @@ async def sign_up(
     email: str,
     password: str,
     display_name: str,
+    dispatcher: Dispatcher | None = None,
 ) -> AuthResult:
-    """Create a user with an argon2id password hash and return it with a token pair.
-
-    Raises ValidationError (bad username, e-mail, password or display name: docs/design.md
-    "Decided details"), UsernameTakenError or EmailTakenError. Nothing is written when
-    it raises.
+    """Create a user (argon2id hash) with ``user.email_verification_requested``; return
+    it with a token pair. Raises ValidationError (docs/design.md "Decided details"),
+    UsernameTakenError or EmailTakenError, writing nothing.
     """
     canonical = new_username(username)
     email = clean_email(email)
@@ -40,7 +40,8 @@ async def sign_up(
     password_hash = await hash_password(password)
     user_id = new_id()
     try:
-        async with engine.begin() as conn:
+        async with unit_of_work(engine, dispatcher) as uow:
+            conn = uow.conn
             row = (
                 await conn.execute(
                     insert(users)
@@ -55,8 +56,10 @@ async def sign_up(
                 )
             ).one()
             user = to_record(row)
-            await append(conn, UserCreated(user.id))
-            return await open_session(conn, config, user)
+            await uow.append(UserCreated(user.id))
+            await uow.append(EmailVerificationRequested(user.id, email))
+            auth = await open_session(conn, config, user)
+        return auth
     except IntegrityError as exc:
         # Name the field that collided; the pre-check below only shapes the message.
         async with engine.connect() as conn:

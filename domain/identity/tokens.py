@@ -1,10 +1,6 @@
-"""Access tokens (JWT, HS256) and opaque refresh tokens.
-
-Access tokens live ``access_ttl`` (15 min by default), name their session (``sid``) and
-are checked without a database read (their session against the Redis session cache);
-refresh tokens are 256-bit strings whose SHA-256 is stored in ``sessions`` so they can
-be rotated and revoked (30 days by default). Signing and verifying a JWT is the
-:class:`AccessTokenCodec` port's (``adapters.jwt_codec`` on PyJWT).
+"""Access tokens (JWT, HS256, naming their session ``sid``; signed by the
+:class:`AccessTokenCodec` port) and opaque 256-bit refresh tokens whose SHA-256 is
+stored in ``sessions``.
 """
 
 from __future__ import annotations
@@ -94,23 +90,16 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
     return decode_access_claims(config, token).user_id
 
 
-#: Valid access tokens remembered per process (least recently used dropped first): a
-#: client sends the same token with every request for its 15 minutes, and verifying it
-#: (PyJWT: base64, JSON, HMAC, claim checks) costs more than the rest of a small request.
+#: Valid access tokens remembered per process (LRU): verifying one costs more than the
+#: rest of a small request.
 VERIFIED_TOKENS_MAX = 4096
 _verified: OrderedDict[tuple[str, str], AccessClaims] = OrderedDict()
 
 
 def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
-    """Return the claims of a valid access token. Whether its session is still live is
-    another question (domain.identity.session_store).
-
-    A token verified before (same text, same secret) is not verified again until it
-    expires: only a valid token is remembered, keyed by its exact text, so a forged or
-    altered one is always checked in full; the expiry is checked on every call.
-
-    Raises :class:`InvalidTokenError` if the token is malformed, forged (bad
-    signature or algorithm), expired, or not an access token.
+    """The claims of a valid access token (its session is domain.identity.session_store's
+    question). A valid token is remembered by its exact text until it expires; the
+    expiry is checked on every call. Raises :class:`InvalidTokenError`.
     """
     key = (config.secret, token)
     claims = _verified.get(key)
@@ -150,10 +139,8 @@ def new_refresh_token() -> tuple[str, bytes]:
 
 
 def successor_refresh_token(config: TokenConfig, token: str) -> tuple[str, bytes]:
-    """The one refresh token that rotating ``token`` gives, and its digest: derived from
-    it with HMAC-SHA-256 under the signing secret, so a repeat of the same rotation
-    within the grace window gets the very same successor without storing it (README
-    "Sessions"). Unguessable without ``token`` and the secret."""
+    """The one refresh token rotating ``token`` gives, and its digest: HMAC-SHA-256 of it
+    under the signing secret, so a repeated rotation gets the same successor."""
     mac = hmac.new(config.secret.encode(), b"roost-refresh:" + token.encode(), hashlib.sha256)
     successor = base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
     return successor, hash_refresh_token(successor)

@@ -29,16 +29,9 @@ async def update_profile(
     dispatcher: Dispatcher | None = None,
 ) -> UserRecord:
     """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC) and
-    ``is_private`` are given and return the user, with a ``user.updated`` outbox row
-    ``{fields}``.
-
-    ``is_private=False`` also accepts every pending follow request in the same
-    transaction (docs/seeds/chroma-architecture.md "Private accounts"; see
-    accept_pending_requests): the new follows, their ``follow.created`` events and exact
-    counters (on ``counter_shards`` shards) commit with the switch, or nothing does;
-    the events are dispatched after the commit.
-
-    Raises ValidationError (nothing written) or NotFoundError if the user is gone.
+    ``is_private`` are given, with ``user.updated``; return the user. ``is_private=False``
+    also accepts every pending follow request in the same transaction
+    (accept_pending_requests). Raises ValidationError or NotFoundError.
     """
     values: dict[str, Any] = {}
     if display_name is not None:

@@ -1,4 +1,4 @@
-"""Use case: expire the uploads nobody used (the hourly cleanup, README "Media")."""
+"""Use case: expire the uploads nobody used (the hourly cleanup, docs/api/media.md "Media")."""
 
 from __future__ import annotations
 
@@ -47,12 +47,9 @@ async def cleanup_uploads(
     now: dt.datetime | None = None,
     max_batches: int | None = None,
 ) -> Cleanup:
-    """Walk the uploads still ``pending`` (no post named them) older than
-    MEDIA_PENDING_TTL_S, ``config.cleanup_batch`` at a time in (created_at, id) order:
-    delete each one's raw object, then mark the ones deleted ``expired``. One object's
-    failure is logged and skipped, never stops the others. A createPost racing this
-    loses nothing: such an upload's signed target expired long before (15 minutes), so
-    createPost refuses it anyway."""
+    """Expire the uploads still ``pending`` after MEDIA_PENDING_TTL_S,
+    ``config.cleanup_batch`` at a time: delete each raw object (a failure is logged and
+    skipped), then mark them ``expired``."""
     cutoff = (now or utcnow()) - config.pending_ttl
     after = _START
     expired = failed = batches = 0

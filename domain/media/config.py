@@ -1,4 +1,4 @@
-"""The media pipeline's knobs (README "Media"; set from app/settings.py)."""
+"""The media pipeline's knobs (docs/api/media.md "Media"; set from app/settings.py)."""
 
 from __future__ import annotations
 

@@ -71,12 +71,9 @@ async def create_upload(
     config: MediaConfig,
     now: dt.datetime | None = None,
 ) -> ReservedUpload:
-    """Reserve an upload of ``byte_size`` bytes of ``content_type`` for ``owner_id`` and
-    return the signed target (valid MEDIA_UPLOAD_TTL_S) that accepts exactly those bytes
-    at ``raw/<id>``. One statement; nothing is stored until the client sends the bytes.
-
-    Raises ValidationError (see :func:`check_upload`; ``altText`` over its limit) and
-    AccountUnavailableError when the owner is not active."""
+    """Reserve an upload of ``byte_size`` bytes of ``content_type`` for ``owner_id``;
+    return the signed target accepting exactly those bytes at ``raw/<id>``. Raises
+    ValidationError (:func:`check_upload`, ``altText``) or AccountUnavailableError."""
     kind, content_type, sha256 = check_upload(config, kind, content_type, byte_size, sha256)
     alt_text = clean_text("altText", alt_text, max_len=config.alt_text_max).strip()
     upload_id = new_id()

@@ -1,4 +1,4 @@
-"""Typed errors of the media area (README "Media")."""
+"""Typed errors of the media area (docs/api/media.md "Media")."""
 
 from __future__ import annotations
 

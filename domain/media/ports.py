@@ -1,9 +1,6 @@
-"""The ports of the media pipeline: where bytes are kept, how they are decoded, and the
-known-bad list checked before anything is published. Adapters live in ``adapters/``.
-
-Object keys are opaque strings chosen by the domain (``raw/<upload id>`` in quarantine,
-``media/<post id>/<upload id>/<variant>.<ext>`` for delivery); they never come from a
-client.
+"""The ports of the media pipeline: object storage, decoding and the known-bad list.
+Keys are chosen by the domain, never by a client: ``raw/<upload id>`` in quarantine,
+``media/<post id>/<upload id>/<variant>.<ext>`` for delivery.
 """
 
 from __future__ import annotations
@@ -119,11 +116,8 @@ class ProcessedMedia:
 
 
 class MediaRejectedError(Exception):
-    """The source is not media Roost publishes; ``reason`` is a stable code
-    (``UNSUPPORTED_TYPE``, ``KIND_MISMATCH``, ``TRUNCATED``, ``POLYGLOT`` (other data
-    after the image or video's end), ``TOO_MANY_PIXELS``, ``TOO_LARGE``, ``TOO_LONG``,
-    ``UNDECODABLE``) and ``message`` what the author reads.
-    Final: retrying the same bytes gives the same answer."""
+    """The source is not media Roost publishes (final): ``reason`` a stable code
+    (docs/api/media.md "Media"), ``message`` what the author reads."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -144,9 +138,7 @@ class MediaProcessor(Protocol):
 
 
 class KnownBadMedia(Protocol):
-    """The pre-publication scan (PhotoDNA in
-    docs/seeds/chroma-architecture.md "Media pipeline"): a
-    hash list checked before anything is published."""
+    """The hash list checked before anything is published."""
 
     async def matches(self, *, sha256: str, phash: str) -> bool:
         """Whether the source is on the list (exact SHA-256, or a perceptual hash within

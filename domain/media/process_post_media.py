@@ -1,16 +1,10 @@
-"""Use case: the media worker's run of one PROCESSING post (README "Media").
+"""Use case: the media worker's run of one PROCESSING post (docs/api/media.md "Media").
 
-Steps, each safe to run again (the job is retried after a crash): re-read the post and
-its uploads; download each raw object to a temporary directory; decode and render the
-variants off the event loop (MediaProcessor); check every source against the known-bad
-list before anything is published; put the variants to delivery; then one transaction
-marks the post PUBLISHED with its media, counts it and writes ``post.created`` (the
-fan-out and caption mentions, exactly once: the post is re-read locked and only a
-PROCESSING post is published) and ``post.processed`` (its author's notification); last,
-the raw objects are deleted. Refused bytes (MediaRejectedError) fail the post with the
-reason its author reads; a known-bad match removes it and files a report; anything else
-(the store unreachable) raises, so the job retries with backoff, then dead-letters with
-the post still PROCESSING.
+Each step is safe to run again: download the raw objects, render the variants off the
+event loop, check the known-bad list, put the variants to delivery, then one transaction
+publishes the post (only if still PROCESSING) with ``post.created`` and
+``post.processed``; last the raw objects go. Refused bytes fail the post; a known-bad
+match removes it and files a report; a store failure raises (the job retries).
 """
 
 from __future__ import annotations
@@ -184,11 +178,9 @@ async def process_post_media(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> str:
-    """Process, check and publish the PROCESSING post ``post_id``; return what happened:
-    ``published``, ``failed`` (refused bytes: the post FAILED with the reason),
-    ``removed`` (a known-bad match), or ``skipped`` (gone, deleted, or no longer
-    PROCESSING: only its leftover raw objects are deleted). Raises on transient errors
-    (the caller retries), leaving the post PROCESSING and the raw objects in place."""
+    """Process, check and publish the PROCESSING post ``post_id``: ``published``,
+    ``failed``, ``removed`` (known-bad) or ``skipped`` (no longer PROCESSING). Raises on
+    transient errors, leaving the post PROCESSING."""
     async with engine.connect() as conn:
         post = (await conn.execute(_POST, {"id": post_id})).first()
     uploads = await post_uploads(engine, post_id)

@@ -1,5 +1,5 @@
-"""A step of an account's purge: its media objects and upload rows (README "Account
-lifecycle")."""
+"""A step of an account's purge: its media objects and upload rows
+(docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -23,10 +23,8 @@ _BATCH = text(
 async def purge_owner_media(
     engine: AsyncEngine, store: ObjectStore, owner_id: uuid.UUID, *, batch: int
 ) -> int:
-    """Delete one batch of ``owner_id``'s uploads: the raw object, every delivered
-    variant made from it, then the row. Returns how many uploads went (fewer than
-    ``batch``: none are left). The objects go before the rows, so a failure part way
-    leaves rows that the next run finds again."""
+    """Delete one batch of ``owner_id``'s uploads, objects before rows; return how many
+    went (fewer than ``batch``: none left)."""
     async with engine.connect() as conn:
         found = (await conn.execute(_BATCH, {"u": owner_id, "n": batch})).all()
     if not found:

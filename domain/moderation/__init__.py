@@ -1,1 +1,2 @@
-"""Moderation: banning, reinstating and deleting accounts (README "Who sees what")."""
+"""Moderation: banning, reinstating and deleting accounts (docs/api/visibility.md "Who sees
+what")."""

@@ -1,12 +1,7 @@
-"""The lock that keeps counters exact while accounts change status (README "Counters").
-
-A counter counts only what active accounts did, and a status change corrects every
-counter the account is part of in its own transaction. So a write that a counter
-counts reads the status of the accounts it involves under ``FOR KEY SHARE`` (the lock
-their foreign keys take anyway), and ``set_user_status`` takes ``FOR UPDATE`` on the
-account: a write in flight finishes first and is seen by the status change, a later one
-reads the new status. Writes whose check is one statement of their own embed the same
-clause (follow_user's check, unfollow_user, domain.visibility.sql with ``lock_viewer``).
+"""The lock that keeps counters exact while accounts change status
+(docs/architecture/counters.md "Counters"): a counted write reads its accounts under
+``FOR KEY SHARE`` and ``set_user_status`` takes ``FOR UPDATE``, so a write in flight is
+seen by the status change and a later one sees the new status.
 """
 
 from __future__ import annotations
@@ -23,10 +18,8 @@ _STATUSES = text(
 
 
 async def lock_statuses(conn: AsyncConnection, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
-    """``{id: status}`` of the accounts that exist among ``ids``, read under ``FOR KEY
-    SHARE`` (in id order, so two writers never wait on each other in a cycle) and held
-    until the caller's transaction ends. Waits for a status change in progress and
-    returns its result."""
+    """``{id: status}`` of the accounts among ``ids``, held under ``FOR KEY SHARE`` (in
+    id order) until the caller's transaction ends."""
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}

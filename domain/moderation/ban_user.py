@@ -1,4 +1,4 @@
-"""Use case: a moderator bans an account (README "Reports and moderation"): the same
+"""Use case: a moderator bans an account (docs/api/moderation.md "Reports and moderation"): the same
 status change as an operator's (domain.moderation.set_user_status), which hides it
 through the visibility rule, corrects every count and ends its sessions."""
 
@@ -36,13 +36,9 @@ async def ban_user(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> Ban:
-    """Ban ``user_id`` as a moderator. One transaction: the moderator's role (under
-    ``FOR KEY SHARE``), the ban (change_status: every counter it is part of, its
-    notifications to others, its sessions), and the open reports of the account and
-    its posts marked actioned; then the session cache learns it (its tokens are refused,
-    its sockets close). Idempotent (a banned account only has its reports closed).
-    Raises NotModeratorError (also for a target that is a moderator: revoke the role
-    first), ValidationError (oneself; an account being deleted or deleted) or
+    """Ban ``user_id`` as a moderator: the status change and its open reports actioned in
+    one transaction, then the session cache told. Idempotent. Raises NotModeratorError
+    (also for a moderator target), ValidationError (oneself, deleting or deleted) or
     NotFoundError."""
     async with engine.begin() as conn:
         # The status-change lock first (change_status takes it again): a status change of

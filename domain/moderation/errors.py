@@ -1,4 +1,4 @@
-"""Typed errors of moderation (README "Reports and moderation")."""
+"""Typed errors of moderation (docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

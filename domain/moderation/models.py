@@ -1,4 +1,4 @@
-"""The ``reports`` table: what people report for moderation (README "Reports and
+"""The ``reports`` table: what people report for moderation (docs/api/moderation.md "Reports and
 moderation")."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Use case: a moderator removes a post (README "Reports and moderation"): a deletion
-like the author's own, fanned out of every cached feed the same way."""
+"""Use case: a moderator removes a post (docs/api/moderation.md "Reports and moderation"):
+a deletion like the author's own, fanned out of every cached feed the same way."""
 
 from __future__ import annotations
 
@@ -33,12 +33,8 @@ async def remove_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> Removal:
-    """Delete ``post_id`` as a moderator. One transaction: the moderator's role (read
-    under ``FOR KEY SHARE``), the soft delete with the author's ``posts`` counter and a
-    ``post.deleted`` event ``{…, by: moderator}`` (domain.posts.delete_post.mark_deleted;
-    its consumer removes the post from every cached feed, and reads drop it meanwhile:
-    the visibility rule), and the post's open reports marked actioned. Idempotent: an
-    already deleted post only has its open reports closed. Raises NotModeratorError or
+    """Delete ``post_id`` as a moderator (mark_deleted, ``by: moderator``) and action its
+    open reports, in one transaction. Idempotent. Raises NotModeratorError or
     PostNotFoundError."""
     removed = False
     async with unit_of_work(engine, dispatcher) as uow:

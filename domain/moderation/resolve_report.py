@@ -1,4 +1,4 @@
-"""Use case: a moderator closes a report (README "Reports and moderation")."""
+"""Use case: a moderator closes a report (docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

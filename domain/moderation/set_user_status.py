@@ -1,12 +1,6 @@
-"""Use case: ban, reinstate or delete an account, correcting every count it is part of in
-the same transaction (README "Who sees what", "Counters").
-
-The counters count only what active accounts did: a follow counts if the other side is
-active, a like if its liker is, a comment if its author and the author of the
-top-level comment it answers are. So when an account stops (or starts again) being
-active, the counters of everyone it touched change by what it is part of, here, in one
-transaction with the status; ``roost counts verify`` checks the result. What the
-account notified others of is removed (it does not come back on reinstatement).
+"""Use case: ban, reinstate or delete an account, correcting in the same transaction
+every counter it is part of (counters count only what active accounts did:
+docs/architecture/counters.md "Counters") and removing what it notified others of.
 """
 
 from __future__ import annotations
@@ -75,18 +69,10 @@ async def set_user_status(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> bool:
-    """Set the account's status (``banned``, ``active`` again, or ``deleted`` for good);
-    return True if it changed.
-
-    One transaction (:func:`change_status`): the status, the counters of every account
-    and post it is part of, the removal of what it notified others of, the end of its
-    sessions and a ``user.status_changed`` outbox event. After the commit the session
-    cache (``sessions``) learns the status and the ended sessions, so the account's
-    tokens are refused and its sockets close at once (README "Sessions"). Idempotent
-    (the same status again changes nothing). Raises NotFoundError (no such account) or
-    ValidationError (an unknown status, a deleted account, which stays deleted, or an
-    account whose owner is deleting it: it may only be reinstated, within the grace
-    period, or deleted now; README "Account lifecycle").
+    """Set the account's status (``banned``, ``active`` or ``deleted``) in one
+    :func:`change_status` transaction, then tell the session cache (``sessions``);
+    True if it changed. Raises NotFoundError or ValidationError (an unknown status, a
+    deleted account, or a pending deletion set to anything but active or deleted).
     """
     if status not in OPERATOR_STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")
@@ -121,17 +107,10 @@ class StatusChange:
 async def change_status(
     conn: AsyncConnection, user_id: uuid.UUID, status: Status, *, counter_shards: int
 ) -> StatusChange:
-    """Change the account's status in the caller's transaction: the status, the
-    counters of every account and post it is part of (followers of whom it follows,
-    following of who follows it, likes of what it liked, comments it wrote or that answer
-    its comments: -1 each when it stops being active, +1 when it is active again), the
-    removal of what it notified others of, the end of all its sessions when it stops
-    being active, and a ``user.status_changed`` outbox event {user_id, status, previous}.
-
-    Status changes run one at a time (a transaction-scoped advisory lock), so each sees
-    the others' results; writes that involve the account wait for it or see it (``FOR
-    UPDATE`` on its row). Becoming active clears a pending deletion's due date. The
-    caller announces the result after its commit (:meth:`StatusChange.announce`).
+    """Change the account's status in the caller's transaction: ±1 on every counter it
+    is part of, what it notified removed, its sessions ended when it stops being active,
+    and ``user.status_changed``. One change at a time (an advisory lock; ``FOR UPDATE``
+    on the row). The caller announces it after commit (:meth:`StatusChange.announce`).
     Raises NotFoundError or ValidationError (see :func:`set_user_status`).
     """
     if status not in STATUSES:

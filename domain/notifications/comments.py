@@ -1,11 +1,6 @@
-"""Use cases: notify of comments, replies and ``@mentions`` (in comments and captions).
-
-For one comment event, each person is notified once, by the most specific kind: the
-author of the comment replied to gets REPLY, the post's author COMMENT (for replies
-too, unless they are the one replied to), and every other user mentioned in the body
-MENTION. A caption's mentions notify on ``post.created``. Mentions only reach existing,
-active users who can see the post (a private author's non-followers are not told),
-never the writer, never across a block.
+"""Use cases: notify of comments, replies and ``@mentions``: each person once per event,
+by the most specific kind (REPLY, COMMENT, MENTION), never the writer, never across a
+block, only who can see the post.
 """
 
 from __future__ import annotations
@@ -54,13 +49,8 @@ async def mentioned_users(conn: AsyncConnection, body: str, *, limit: int) -> li
 async def notify_comment(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, comment_id: uuid.UUID
 ) -> Changes:
-    """Handle ``comment.created`` {comment_id, ...}: REPLY, COMMENT and MENTION
-    notifications (see the module docstring), all with the post and the comment.
-
-    Re-reads the comment: nothing if it or its post was deleted before the job ran.
-    One transaction; ``ON CONFLICT DO NOTHING`` on the event makes a second run create
-    nothing.
-    """
+    """Handle ``comment.created``: REPLY, COMMENT and MENTION notifications in one
+    transaction; nothing if the comment or post is gone. Idempotent."""
     async with engine.begin() as conn:
         row = (await conn.execute(_COMMENT, {"id": comment_id})).first()
         if row is None:

@@ -8,14 +8,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class NotificationConfig:
-    """Caps and windows; durations are timedeltas.
-
-    ``follow_daily_cap``: per recipient and UTC day, the first this many followers each
-    get a notification; the rest arrive the next day as one digest ("N people followed
-    you"). ``like_window``: likes of a post within this time of the first one coalesce
-    into one notification. ``max_mentions``: ``@usernames`` looked at per text.
-    ``source_retention``: how long the per-event records of follows and likes are kept.
-    ``counter_shards``: K of the sharded unread counter.
+    """Caps and windows (timedeltas): ``follow_daily_cap`` follows notified one by one
+    per recipient and UTC day, ``like_window`` for coalescing likes, ``max_mentions``
+    per text, ``source_retention`` of per-event records, ``counter_shards`` of the
+    unread counter.
     """
 
     follow_daily_cap: int = 20

@@ -12,13 +12,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.notifications.comments import notify_comment, notify_post_mentions
 from domain.notifications.config import NotificationConfig
 from domain.notifications.delivery import Delivery
-from domain.notifications.follows import notify_follow, notify_follow_request
+from domain.notifications.follows import (
+    notify_follow,
+    notify_follow_request,
+    notify_follow_request_approved,
+)
 from domain.notifications.likes import notify_like, withdraw_like
 from domain.notifications.post_processed import notify_post_processed
 from domain.notifications.store import Changes, EventRef
 from domain.outbox.events import (
     CommentCreated,
     FollowCreated,
+    FollowRequestApproved,
     FollowRequestCreated,
     LikeCreated,
     LikeRemoved,
@@ -31,14 +36,9 @@ from domain.outbox.process import Consumer, Handler
 def notification_consumer(
     engine: AsyncEngine, config: NotificationConfig, delivery: Delivery
 ) -> Consumer:
-    """The ``notifications`` consumer (domain.outbox.registry): FollowCreated,
-    FollowRequestCreated, LikeCreated, LikeRemoved (the liker leaves the like
-    notification), CommentCreated, PostCreated (caption mentions) and PostProcessed
-    (the author's "published" or "could not be published").
-
-    Each handler is idempotent per event (keyed by the event's id: a job that runs twice
-    creates nothing twice), and after its commit ``delivery`` publishes and pushes what
-    it created (best effort).
+    """The ``notifications`` consumer of the events the registry routes to it; each
+    handler is idempotent per event id, and ``delivery`` publishes and pushes what it
+    created after its commit (best effort).
     """
 
     def handler(use_case: Callable[..., Awaitable[Changes]], *names: str) -> Handler:
@@ -52,6 +52,7 @@ def notification_consumer(
     return {
         FollowCreated: handler(notify_follow, "follower_id", "followee_id"),
         FollowRequestCreated: handler(notify_follow_request, "requester_id", "target_id"),
+        FollowRequestApproved: handler(notify_follow_request_approved, "requester_id", "target_id"),
         LikeCreated: handler(notify_like, "post_id", "user_id"),
         LikeRemoved: handler(withdraw_like, "post_id", "user_id"),
         CommentCreated: handler(notify_comment, "comment_id"),

@@ -46,12 +46,8 @@ class Delivery:
         self.push_timeout = push_timeout
 
     async def deliver(self, changes: Changes) -> None:
-        """Publish every created or updated notification, then push the created ones.
-
-        Errors and a run over the time limits are logged, never raised: the
-        notifications are committed, and a failed job retry would not redo this anyway
-        (the rows exist, so nothing is created or delivered twice).
-        """
+        """Publish every created or updated notification, then push the created ones;
+        errors and overruns are logged, never raised."""
         if not changes:
             return
         try:

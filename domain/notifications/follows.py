@@ -1,11 +1,6 @@
-"""Use cases: notify of a follow (capped per day, the rest in a daily digest) and of a
-follow request.
-
-Per recipient and UTC day, the first ``follow_daily_cap`` followers each create a FOLLOW
-notification; later ones are recorded as ``overflow`` in ``notification_sources`` (one
-row per event: exact, and idempotent by its primary key), and the digest job turns the
-day's overflow into one FOLLOW_DIGEST "N people followed you" per recipient. The same
-follower again on the same day (follow, unfollow, follow) notifies nobody twice.
+"""Use cases: notify of a follow (the first ``follow_daily_cap`` per recipient and UTC
+day one by one, the rest as ``overflow`` for the next day's FOLLOW_DIGEST), of a follow
+request, and of its approval.
 """
 
 from __future__ import annotations
@@ -67,14 +62,9 @@ async def notify_follow(
     follower_id: uuid.UUID,
     followee_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow.created`` {follower_id, followee_id}: a FOLLOW notification for the
-    followee, or an overflow record for the digest once the day's cap is reached.
-
-    One transaction. Nothing when the follow is no longer live (unfollowed before the
-    job ran), either side is inactive, a block stands between them, or the event was
-    handled already. Under the cap, a transaction-scoped advisory lock on (recipient,
-    day) makes the count exact under concurrent follows; past it no lock is taken (the
-    day's notified count only grows), so a celebrity's followers do not queue on a lock.
+    """Handle ``follow.created``: a FOLLOW notification, or past the day's cap an overflow
+    record, in one transaction (under the cap, a (recipient, day) lock keeps the count
+    exact). Nothing for a follow gone, an inactive side, a block or a handled event.
     """
     kind = "follow"
     async with engine.begin() as conn:
@@ -125,10 +115,8 @@ async def notify_follow_request(
     requester_id: uuid.UUID,
     target_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow_request.created`` {requester_id, target_id}: a FOLLOW_REQUEST
-    notification for the target (private account), once per event; nothing if the
-    request is no longer pending (cancelled, rejected or approved before the job ran),
-    across a block or with an inactive side."""
+    """Handle ``follow_request.created``: a FOLLOW_REQUEST notification for the target,
+    once per event, while the request is pending and nothing stands between them."""
     async with engine.begin() as conn:
         pending = await conn.scalar(
             text(
@@ -143,6 +131,34 @@ async def notify_follow_request(
             conn,
             event,
             [Draft(target_id, "follow_request", actor_id=requester_id)],
+            counter_shards=config.counter_shards,
+        )
+    return Changes(created=created)
+
+
+async def notify_follow_request_approved(
+    engine: AsyncEngine,
+    config: NotificationConfig,
+    event: EventRef,
+    requester_id: uuid.UUID,
+    target_id: uuid.UUID,
+) -> Changes:
+    """Handle ``follow_request.approved``: a FOLLOW_REQUEST_APPROVED notification for the
+    requester, once per event, while the follow is live and both sides active."""
+    async with engine.begin() as conn:
+        live = await conn.scalar(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :r"
+                " AND followee_id = :a AND deleted_at IS NULL)"
+            ),
+            {"a": target_id, "r": requester_id},
+        )
+        if not live or not await eligible_recipients(conn, target_id, [requester_id]):
+            return Changes()
+        created = await insert_notifications(
+            conn,
+            event,
+            [Draft(requester_id, "follow_request_approved", actor_id=target_id)],
             counter_shards=config.counter_shards,
         )
     return Changes(created=created)
@@ -173,14 +189,9 @@ _DIGEST = text(
 async def send_follow_digests(
     engine: AsyncEngine, config: NotificationConfig, day: dt.date
 ) -> Changes:
-    """Create one FOLLOW_DIGEST "N people followed you" for every active recipient with
-    follows past the cap on UTC day ``day`` (N: distinct followers not notified one by
-    one); return the digests created.
-
-    Idempotent: the digests of a day share a source_event_id derived from the day, so a
-    second run creates nothing; a digest whose day gained overflow since (an event of
-    that day handled late) has its count corrected in place (not delivered again). One
-    transaction.
+    """Create one FOLLOW_DIGEST per active recipient with overflow on UTC day ``day``;
+    return those created. Idempotent (one source id per day; a late overflow corrects
+    the count in place).
     """
     async with engine.begin() as conn:
         groups = (await conn.execute(_OVERFLOW, {"day": day})).all()
@@ -207,12 +218,7 @@ async def send_follow_digests(
 
 
 async def prune_sources(engine: AsyncEngine, before: dt.date) -> int:
-    """Delete the per-event records of days before ``before``; return how many.
-
-    After that a dead letter of those days replayed could coalesce a like twice or
-    count a follow again; the retention (NotificationConfig.source_retention, 7 days)
-    is longer than any retry or digest catch-up.
-    """
+    """Delete the per-event records of days before ``before``; return how many."""
     async with engine.begin() as conn:
         result = await conn.execute(
             text("DELETE FROM notification_sources WHERE day < :day"), {"day": before}

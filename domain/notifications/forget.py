@@ -1,11 +1,6 @@
-"""Removing what an account notified others of, when a block, a ban or a mute hides it
-from them (README "Who sees what": after a block nothing from the other shows in one's
-notifications, and the unread count counts only what the list shows).
-
-Each runs inside the caller's transaction (block_user, set_user_status, mute_user) and
-returns the
-unread-counter deltas for the caller to add with its own, in one statement. What they
-remove does not come back when the block is lifted or the account reinstated.
+"""Removing what an account notified others of when a block, ban or mute hides it
+(docs/api/visibility.md "Who sees what"), in the caller's transaction; each returns the
+unread-counter deltas for the caller to add. Nothing removed comes back.
 """
 
 from __future__ import annotations
@@ -61,7 +56,7 @@ async def forget_from(
     conn: AsyncConnection, actor_id: uuid.UUID, recipient_id: uuid.UUID
 ) -> list[Delta]:
     """Remove what ``actor_id`` notified ``recipient_id`` of (the recipient muted them:
-    README "Mute and blocked list"); return the unread-counter deltas."""
+    docs/api/mute-and-block.md "Mute and blocked list"); return the unread-counter deltas."""
     return await _forget(conn, _FROM_TO, {"a": actor_id, "b": recipient_id})
 
 

@@ -1,10 +1,6 @@
-"""The people behind a like notification (``notification_actors``) and the count, actor
-and unread state that follow from them.
-
-A like notification's ``count`` is the number of its people who have not withdrawn
-(README "Notifications"), its ``actor`` the latest of them; at 0 it shows to nobody and
-is not counted as unread. Every change of membership (a like, an unlike, a block, a
-ban) ends with :func:`refresh_like_groups`, which recounts from the rows.
+"""The people behind a like notification (``notification_actors``): its ``count`` (those
+not withdrawn; at 0 it shows to nobody), its ``actor`` (the latest) and unread state,
+recounted by :func:`refresh_like_groups` after every membership change.
 """
 
 from __future__ import annotations
@@ -61,15 +57,9 @@ def row_shows_unread(row: AnyRow) -> bool:
 async def refresh_like_groups(
     conn: AsyncConnection, ids: Collection[uuid.UUID], *, unread_again: Sequence[uuid.UUID] = ()
 ) -> tuple[list[NotificationRecord], list[Delta]]:
-    """Recount the like notifications ``ids`` from their people, in the caller's
-    transaction: ``count`` = people not withdrawn, ``actor`` = the latest of them (kept
-    when none is left), and ``unread_again`` ones unread. Returns the rows as they are
-    now and the unread-counter deltas of their recipients (the caller adds them with
-    its other deltas, in one statement).
-
-    Two statements: the rows are locked first (``FOR UPDATE``, in id order), so the
-    recount's snapshot sees every membership change committed before, and a concurrent
-    change waits for this one.
+    """Recount the like notifications ``ids`` in the caller's transaction (rows locked
+    first, in id order), making ``unread_again`` ones unread; return the rows now and
+    their recipients' unread-counter deltas.
     """
     if not ids:
         return [], []

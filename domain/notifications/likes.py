@@ -1,19 +1,9 @@
-"""Use cases: notify a post's author of likes, coalescing them over 10 minutes, and take
-a withdrawn like back out.
-
-The first like of a post (for its author) creates a LIKE notification; a like by someone
-else within ``like_window`` (10 minutes) of that notification's time joins it: one more
-person behind it (``count`` is the number of distinct people, README "Notifications"),
-the newest liker as its actor ("bob and 2 others liked your post"), unread again. A like
-after the window opens a new notification. Only a new notification is pushed (one push
-per post per 10 minutes at most); joining one is published for real time.
-
-The people behind a notification are rows of ``notification_actors``. A repeat like by
-someone already behind it changes nothing and publishes nothing. An unlike withdraws
-its liker (count - 1; at 0 the notification shows to nobody and leaves the unread
-count); liking again within the window restores them quietly, as if the unlike and the
-like never happened. Both consumers re-read the like under a per-(author, post) lock, so
-whatever order their jobs run in, the notification ends up matching the likes.
+"""Use cases: notify a post's author of likes, coalesced over ``like_window`` (10
+minutes) into one LIKE notification whose ``count`` is the distinct people behind it
+(``notification_actors``) and whose actor is the newest; take a withdrawn like back out
+(docs/api/notifications.md "Notifications", Likes). Only a new notification is pushed.
+Both consumers re-read the like under a per-(author, post) lock, so the notification
+matches the likes whatever order the jobs run in.
 """
 
 from __future__ import annotations
@@ -87,15 +77,10 @@ async def notify_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.created`` {post_id, user_id, author_id}: create the author's LIKE
-    notification, or add the liker to the open one (see the module docstring).
-
-    One transaction, re-reading state under a transaction-scoped advisory lock on
-    (author, post), which also makes concurrent likes of one post join one
-    notification: nothing if the like is gone (unliked before the job ran) or the post
-    deleted, for a like of one's own post, across a block, for a liker already behind
-    one of the post's notifications, or for an event handled already
-    (``notification_sources`` records every like event).
+    """Handle ``like.created``: create the author's LIKE notification or add the liker
+    to the open one, in one transaction under the (author, post) lock. Nothing for a
+    like gone or of one's own post, a deleted post, a block, a liker already behind it,
+    or an event handled already (``notification_sources``).
     """
     async with engine.begin() as conn:
         author_id = await conn.scalar(
@@ -177,10 +162,8 @@ async def withdraw_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.removed`` {post_id, user_id, author_id}: take the liker out of the
-    post's like notifications (count - 1, the actor the latest one left; at 0 it shows
-    to nobody), unless they like it again by now. Publishes and pushes nothing.
-    Idempotent: a withdrawn person is withdrawn once."""
+    """Handle ``like.removed``: take the liker out of the post's like notifications
+    unless they like it again by now; publishes nothing. Idempotent."""
     async with engine.begin() as conn:
         author_id = await conn.scalar(
             text("SELECT author_id FROM posts WHERE id = :post"), {"post": post_id}

@@ -19,14 +19,9 @@ async def mark_notifications_read(
     *,
     counter_shards: int,
 ) -> int:
-    """Mark ``ids`` of ``recipient_id``'s notifications read (all of them when ``ids`` is
-    None or empty) and return the unread count afterwards.
-
-    Ids of other users' notifications, unknown ids, notifications already read and
-    like notifications nobody is behind any more (``count`` 0, not shown) are ignored
-    (idempotent; never raises for them). One transaction: the rows that turn
-    read (``UPDATE ... WHERE read_at IS NULL``, so a concurrent run cannot count a row
-    twice) and the unread counter's decrement commit together.
+    """Mark ``ids`` of ``recipient_id``'s notifications read (all when None or empty),
+    with the unread counter, in one transaction; return the unread count after. Other
+    users', unknown, read and hidden ids are ignored.
     """
     where = "AND id = ANY(CAST(:ids AS uuid[]))" if ids else ""
     params: dict[str, object] = {"r": recipient_id}

@@ -1,12 +1,7 @@
-"""``@username`` mentions in captions and comments.
-
-A mention is ``@`` followed by a username (docs/design.md "Decided details": ``[a-z0-9._]``,
-3–30 characters after lower-casing, so ``@Alice`` names ``alice``). It counts only where
-it cannot be part of something else: not after a letter, digit or one of ``_ . @ / : + -
-=`` (so ``bob@example.com``, ``a@b`` and ``https://x.com/@alice`` are not mentions), not
-inside a URL token, and not followed by ``@`` (an e-mail address). Trailing dots are
-punctuation (``thanks @alice.`` names ``alice``) unless the name with the dot exists;
-:func:`extract_mentions` returns both candidates and the caller keeps the one that exists.
+"""``@username`` mentions in captions and comments: ``@`` and a username (docs/design.md
+"Decided details"), not after a letter, digit or one of ``_ . @ / : + - =``, not inside
+a URL, not followed by ``@``. A trailing dot is punctuation unless the name with it
+exists (:func:`extract_mentions` returns both).
 """
 
 from __future__ import annotations
@@ -29,13 +24,9 @@ def _in_url(text: str, at: int) -> bool:
 
 
 def extract_mentions(text: str, *, limit: int = 20) -> list[tuple[str, ...]]:
-    """Return the mentions of ``text`` in order of first appearance, at most ``limit``
-    distinct ones; each is a tuple of candidate canonical usernames, longest first
-    (``("alice.",  "alice")`` for ``@alice.``, ``("bob",)`` for ``@Bob``).
-
-    Pure: no database. A run of name characters longer than 30 (after trailing dots are
-    dropped) is not a mention, nor is one shorter than 3.
-    """
+    """The mentions of ``text`` in order of first appearance, at most ``limit``, each a
+    tuple of candidate usernames, longest first (``("alice.", "alice")`` for
+    ``@alice.``)."""
     out: list[tuple[str, ...]] = []
     seen: set[str] = set()
     for m in _MENTION.finditer(text):

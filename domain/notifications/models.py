@@ -25,6 +25,7 @@ KINDS = (
     "follow",
     "follow_digest",
     "follow_request",
+    "follow_request_approved",  # to the requester: the private account approved them
     "like",
     "comment",
     "reply",
@@ -94,9 +95,10 @@ notifications = Table(
     ),
 )
 
-#: The people behind a like notification, one row each (README "Notifications"): its
-#: ``count`` is the number of rows not withdrawn, so a repeat like adds nobody and an
-#: unlike takes its liker out again. A block or a ban deletes the account's rows.
+#: The people behind a like notification, one row each (docs/api/notifications.md
+#: "Notifications"): its ``count`` is the number of rows not withdrawn, so a repeat like
+#: adds nobody and an unlike takes its liker out again. A block or a ban deletes the
+#: account's rows.
 notification_actors = Table(
     "notification_actors",
     metadata,

@@ -1,10 +1,6 @@
-"""Publishing notifications for real-time delivery (subscriptions).
-
-The consumers call :meth:`NotificationPublisher.notification_created` after a
-notification committed: when it is created, and when a coalesced one changed and is
-unread again (the client refetches it by id either way). The subscriptions layer plugs
-in an implementation (Redis pub/sub); without one nothing is published. Best effort:
-whatever it raises is logged and never fails the job.
+"""Publishing notifications for subscriptions: consumers call
+:meth:`NotificationPublisher.notification_created` after a notification is created or
+unread again, best effort.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""Push delivery to devices, behind an interface (README "Push").
-
-A sender gets one :class:`PushMessage` per notification created (coalesced likes are
-not pushed again) after the notification committed. Delivery is best effort: whatever a
-sender raises is logged and never fails the job (docs/seeds/chroma-architecture.md: "push
-delivery is best-effort ... in-app notifications are always written to PostgreSQL").
-
-:class:`DevicePushSender` sends each message to every device the recipient registered
-(domain.devices), through a :class:`PushTransport`: :class:`LoggingTransport` (the
-default, logs) or :class:`adapters.fcm.FcmTransport` (Firebase Cloud
-Messaging HTTP v1). A token the provider calls invalid for good is deleted; a
-transient refusal (429, 5xx, a network error) is retried with exponential backoff that
-waits at least the provider's ``Retry-After``, within a time budget that fits the
-consumer job's (JOB_TIMEOUT_S): a wait past the budget gives the push up (logged).
+"""Push delivery to devices, best effort (docs/api/push.md "Push"): one
+:class:`PushMessage` per new notification, after its commit; a sender's failure is
+logged, never fails the job. :class:`DevicePushSender` sends it to each of the
+recipient's devices through a :class:`PushTransport`, deletes tokens the provider calls
+invalid, and retries transient refusals with backoff (at least ``Retry-After``) within a
+budget that fits the job's time limit.
 """
 
 from __future__ import annotations
@@ -73,12 +65,8 @@ class LoggingPushSender:
 
 
 def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = None) -> str:
-    """The push text of a notification, e.g. ``alice and 2 others liked your post.``
-
-    ``actor`` is the actor's username (None for a digest, or an actor who is gone);
-    ``count`` the people behind it; ``excerpt`` the comment's text for comments and
-    replies (cut to EXCERPT_MAX code points).
-    """
+    """The push text of a notification (``alice and 2 others liked your post.``);
+    ``actor`` None for a digest or a gone actor, ``excerpt`` cut to EXCERPT_MAX."""
     who = actor or "Someone"
     others = count - 1
     if others > 0:
@@ -94,6 +82,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
             return f"{count} {'person' if count == 1 else 'people'} followed you."
         case "follow_request":
             return f"{who} requested to follow you."
+        case "follow_request_approved":
+            return f"{who} approved your follow request."
         case "like":
             return f"{who} liked your post."
         case "comment":
@@ -111,10 +101,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
 
 @dataclass(frozen=True, slots=True)
 class PushOutcome:
-    """What a provider answered for one device: ``delivered``; ``invalid_token`` (the
-    token will never work again: forget it); ``retry`` (transient: try again, not
-    before ``retry_after`` seconds when the provider said so); ``failed`` (give up,
-    keep the token). ``detail`` says why, for the log."""
+    """What a provider answered for one device: ``delivered``, ``invalid_token`` (forget
+    it), ``retry`` (not before ``retry_after`` s) or ``failed``; ``detail`` for the log."""
 
     kind: str
     detail: str = ""

@@ -100,13 +100,8 @@ async def insert_notifications(
     counter_shards: int,
     ids: Sequence[uuid.UUID] | None = None,
 ) -> list[NotificationRecord]:
-    """Create ``drafts`` for ``event`` in the caller's transaction and return the rows
-    actually inserted; each recipient's unread counter gets +1 per row.
-
-    One statement; ``ON CONFLICT DO NOTHING`` on (source_event_id, recipient_id, kind),
-    so running it again for the same event inserts (and counts) nothing. ``ids`` may
-    fix the new rows' ids (default: fresh UUIDv7s).
-    """
+    """Insert ``drafts`` for ``event`` in the caller's transaction, +1 unread each, in one
+    idempotent statement; return the rows inserted. ``ids`` may fix their ids."""
     if not drafts:
         return []
     rows = (
@@ -166,16 +161,10 @@ async def eligible_recipients(
     *,
     post_id: uuid.UUID | None = None,
 ) -> set[uuid.UUID]:
-    """Return the ``candidates`` that may be notified of something ``actor_id`` did: not
-    the actor (no one is notified of their own action), active, with an active actor, no
-    block either way, not having muted the actor; and, with ``post_id``, able to see that
-    post (the rule of :func:`domain.posts.visibility.require_visible_post`: live, author
-    active, no block with the author, author public or followed).
-
-    Takes the pair lock of (actor, candidate) for each candidate and holds the actor's
-    account under ``FOR KEY SHARE`` until the caller's transaction ends, so a block or
-    ban (or a mute: domain.social.mute_user takes the same pair lock) committing
-    meanwhile cannot miss what the caller then writes."""
+    """The ``candidates`` that may be notified of what ``actor_id`` did: not the actor,
+    active, no block either way, not muting the actor, and able to see ``post_id`` when
+    given. Takes each (actor, candidate) pair lock and the actor under ``FOR KEY SHARE``
+    until the caller commits, so a block, ban or mute cannot miss what it writes."""
     wanted = list(dict.fromkeys(c for c in candidates if c != actor_id))
     if not wanted:
         return set()
@@ -232,11 +221,8 @@ async def record_source(
     outcome: str,
     notification_id: uuid.UUID | None = None,
 ) -> bool:
-    """Record what was done with (event, recipient, kind); False if it was recorded
-    before, in which case the caller must change nothing (the first run did it).
-
-    A concurrent run of the same event waits on the primary key until the first one
-    commits, then finds the row."""
+    """Record (event, recipient, kind) as done; False if it already was (the caller then
+    changes nothing)."""
     inserted = await conn.scalar(
         text(
             "INSERT INTO notification_sources"

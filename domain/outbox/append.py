@@ -27,13 +27,8 @@ async def append(
     dispatched_by_caller: bool = False,
     event_id: uuid.UUID | None = None,
 ) -> uuid.UUID:
-    """Insert the outbox row of ``event`` (its topic, ``aggregate_id`` or the event's
-    own aggregate, its JSON payload) and return the row's id (UUIDv7, or ``event_id``).
-
-    Runs in the caller's open transaction so the event commits or rolls back with the
-    change it describes (the transactional outbox; docs/design.md "Home feed", Write). With
-    ``dispatched_by_caller`` the caller enqueues it right after commit, so the relay
-    holds off for REDRIVE_AFTER_S before re-driving it.
+    """Insert ``event``'s outbox row in the caller's transaction; return its id (UUIDv7,
+    or ``event_id``). With ``dispatched_by_caller`` the relay waits REDRIVE_AFTER_S.
     """
     event_id = event_id or new_id()
     values: dict[str, Any] = {

@@ -22,12 +22,8 @@ class Dispatcher(Protocol):
 async def dispatch_after_commit(
     dispatcher: Dispatcher | None, event_id: uuid.UUID, topic: str
 ) -> None:
-    """Dispatch right after the commit, for low latency; never raises.
-
-    If it fails (or the process dies first), the event stays in the outbox and the relay
-    re-drives it after REDRIVE_AFTER_S, so a crash between commit and enqueue loses
-    nothing (docs/design.md "Home feed", Write).
-    """
+    """Dispatch right after the commit; never raises (the relay re-drives a failure
+    after REDRIVE_AFTER_S)."""
     if dispatcher is None:
         return
     try:

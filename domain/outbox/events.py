@@ -1,12 +1,6 @@
-"""Roost's domain events: one frozen dataclass per outbox topic.
-
-Each event class carries its ``topic`` (the ``outbox.topic`` string), the field its
-outbox row is keyed by (``aggregate``, unless the writer names another id, e.g. the
-``follows`` row of a follow) and its payload encoding: every field, a UUID or a datetime
-as its string, everything else as JSON has it (:meth:`Event.payload`, decoded back by
-:meth:`Event.from_payload`). Which consumers each one has is
-:mod:`domain.outbox.registry`; writing one is :mod:`domain.outbox.append` (docs/design.md
-"Data": every mutating use case appends an outbox row when something happened).
+"""Roost's domain events: one frozen dataclass per outbox topic, with its ``topic``, the
+``aggregate`` field its row is keyed by and its payload encoding (:meth:`Event.payload`,
+:meth:`Event.from_payload`). Consumers: :mod:`domain.outbox.registry`.
 """
 
 from __future__ import annotations
@@ -155,6 +149,41 @@ class PasswordChanged(Event):
 
 
 @dataclass(frozen=True)
+class EmailVerificationRequested(Event):
+    """``email`` of ``user_id`` is to be verified (sign-up, an e-mail change, or
+    requestEmailVerification): the ``mail`` consumer sends the link."""
+
+    topic = "user.email_verification_requested"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+    email: str
+
+
+@dataclass(frozen=True)
+class EmailVerified(Event):
+    """The owner of ``user_id`` proved ``email`` theirs (verifyEmail)."""
+
+    topic = "user.email_verified"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+    email: str
+
+
+@dataclass(frozen=True)
+class PasswordResetRequested(Event):
+    """Someone asked for a password reset of the account with this ``email`` or
+    ``username`` (as typed, maybe nobody's): the ``mail`` consumer looks it up and, if
+    there is one, sends a reset link. Keyed by ``request_id``, not an account, so the
+    request reveals nothing."""
+
+    topic = "user.password_reset_requested"
+    aggregate = "request_id"
+    request_id: uuid.UUID
+    email: str | None = None
+    username: str | None = None
+
+
+@dataclass(frozen=True)
 class UserStatusChanged(Event):
     """An operator or moderator changed an account's status (domain.moderation)."""
 
@@ -255,6 +284,17 @@ class FollowRequestRejected(Event):
     """The private account's owner rejected a pending request."""
 
     topic = "follow_request.rejected"
+    aggregate = "target_id"
+    requester_id: uuid.UUID
+    target_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class FollowRequestApproved(Event):
+    """The private account's owner (``target_id``) approved the request of
+    ``requester_id``, now a follower; keyed by the ``follows`` row's id."""
+
+    topic = "follow_request.approved"
     aggregate = "target_id"
     requester_id: uuid.UUID
     target_id: uuid.UUID

@@ -1,11 +1,7 @@
-"""Consuming outbox events: the relay's claim, a job per (event, consumer), dead letters.
-
-Each consumer of an event (domain.outbox.registry) runs as its own job with its own
-retries, dead letter and done marker (``outbox_consumers``): a failing push never re-runs
-a fan-out, and replaying a dead letter re-drives only the consumer that failed. A
-consumer is idempotent and marked done only after it finished, and the event is marked
-dispatched once every consumer of it is done (or dead-lettered), so a crash anywhere
-means a consumer runs again, never that an event is lost.
+"""Consuming outbox events (docs/architecture/outbox.md): the relay's claim, a job per
+(event, consumer) with its own retries, dead letter and done marker, and the event
+marked dispatched once every consumer is done, so a crash reruns a consumer and never
+loses an event.
 """
 
 from __future__ import annotations
@@ -91,14 +87,9 @@ async def process_delivery(
     consumers: Mapping[str, Consumer],
     registry: Registry,
 ) -> str:
-    """Run ``consumer``'s handler of one event and mark it done; return ``done``,
-    ``already`` (done or dead-lettered before), ``missing`` (no such event) or
-    ``not-routed`` (the registry gives the event's type no such consumer).
-
-    When the last consumer of the event finishes, the event is marked dispatched.
-    Raises whatever the handler raises (the job retries, then dead-letters), and
-    KeyError when this process has no handler for a routed pair (a wiring bug: the
-    composition root checks every route at start).
+    """Run ``consumer``'s handler of one event and mark it done (the event dispatched
+    after its last): ``done``, ``already``, ``missing`` or ``not-routed``. Raises what the
+    handler raises, and KeyError for a routed pair without a handler.
     """
     async with engine.connect() as conn:
         row = (

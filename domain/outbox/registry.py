@@ -1,13 +1,7 @@
-"""The one registry from event type to its consumers (issue 10, Cosmic Python's
-``EVENT_HANDLERS``): what happens after a follow is ``REGISTRY.consumers(FollowCreated)``.
-
-A consumer is an area of Roost that reacts to events (``feed``, ``notifications``,
-``realtime``, ``accounts``, ``ranking``, ``media``); the worker runs each (event,
-consumer) pair as its own job with its own retries, dead letter and done marker
-(domain.outbox.process), so a failing push never re-runs a fan-out. The consumers'
-code is wired by the composition root (app/container.py) from each area's
-``consumers.py``. Events without a consumer (sign
-up, reports, …) are an audit trail: the relay marks them dispatched.
+"""The one registry from event type to its consumers: what happens after a follow is
+``REGISTRY.consumers(FollowCreated)``. Each (event, consumer) pair runs as its own job
+(domain.outbox.process); app/container.py wires each area's ``consumers.py``. Events
+without a consumer are an audit trail.
 """
 
 from __future__ import annotations
@@ -26,6 +20,7 @@ REALTIME = "realtime"  # like/comment counts to subscribers (domain.realtime.con
 ACCOUNTS = "accounts"  # data export archives (domain.accounts.consumers)
 RANKING = "ranking"  # the ranked feed's signals (domain.feed.ranking_consumers)
 MEDIA = "media"  # processing, publishing and deleting post media (domain.media.consumers)
+MAIL = "mail"  # verification and password reset mails (domain.identity.mail_consumers)
 
 #: The events whose real-time publish the API does itself right after the commit when
 #: REALTIME_ENGAGEMENT=api (deleteComment does not know the post: the worker does it).
@@ -87,15 +82,19 @@ REGISTRY = Registry(
             ev.FollowRemoved: (FEED,),  # take the author's posts out
             ev.BlockCreated: (FEED,),  # both ways
             ev.FollowRequestCreated: (NOTIFICATIONS,),
+            ev.FollowRequestApproved: (NOTIFICATIONS,),  # "your request was approved"
             ev.LikeCreated: (NOTIFICATIONS, REALTIME, RANKING),
             ev.LikeRemoved: (NOTIFICATIONS, REALTIME, RANKING),  # the liker leaves the group
             ev.CommentCreated: (NOTIFICATIONS, REALTIME, RANKING),  # comment, reply, mentions
             ev.CommentDeleted: (REALTIME, RANKING),
             ev.DataExportRequested: (ACCOUNTS,),  # prepare the archive
+            ev.EmailVerificationRequested: (MAIL,),  # the verification link
+            ev.PasswordResetRequested: (MAIL,),  # look the account up; the reset link
             # An audit trail, consumed by nobody (yet):
             ev.UserCreated: (),
             ev.UserUpdated: (),
             ev.PasswordChanged: (),
+            ev.EmailVerified: (),
             ev.UserStatusChanged: (),
             ev.AccountDeletionRequested: (),
             ev.AccountDeletionCancelled: (),

@@ -49,10 +49,8 @@ class MediaItem:
 def clean_media(
     media: Sequence[MediaItem], config: MediaConfig = _DEFAULT_MEDIA
 ) -> list[dict[str, str]]:
-    """Return the media as JSON-ready dicts; raise ValidationError("media") on more than
-    10 items, an unknown kind, alt text over its limit, or a URL that is not absolute of
-    at most 2,048 characters, and MediaUrlNotAllowedError for one that is not https on a
-    host of MEDIA_URL_ALLOWED_HOSTS (none by default)."""
+    """The media as JSON-ready dicts; raises ValidationError("media") (over 10, a bad
+    kind, alt text or URL) or MediaUrlNotAllowedError (not https on an allowed host)."""
     if len(media) > MEDIA_MAX:
         raise ValidationError("media", f"A post has at most {MEDIA_MAX} media items.")
     out = []
@@ -162,22 +160,10 @@ async def create_post(
     store: ObjectStore | None = None,
     media_config: MediaConfig = _DEFAULT_MEDIA,
 ) -> PostRecord:
-    """Create a post and return it.
-
-    Without ``upload_ids``, one transaction publishes it: the post row, its hashtags,
-    the author's ``posts`` counter (+1) and a ``post.created`` outbox row whose
-    consumers fan it out and notify its mentions. With them (the caller's own pending
-    uploads, at most 10, whose bytes arrived in ``store`` at the declared size), one
-    transaction writes the post PROCESSING, its hashtags, attaches the uploads in order
-    and appends ``post.media_uploaded`` for the media worker; nothing is counted, fanned
-    out or notified until it is published. Events are dispatched after the commit (the
-    outbox relay re-drives them if that fails).
-
-    Raises AccountUnavailableError when the author is banned or deleted;
-    ValidationError for a caption over 2,200 code points after NFC, a NUL, bad media,
-    more than 10 items, uploads mixed with URLs, or a post with neither caption nor
-    media; MediaUrlNotAllowedError; UploadNotFoundError (not the caller's upload);
-    UploadUnusableError (used, expired, failed, or its bytes never arrived).
+    """Create a post and return it: published at once (with its counter and
+    ``post.created``), or with ``upload_ids`` (the caller's pending uploads, at most 10)
+    PROCESSING with ``post.media_uploaded``. Raises AccountUnavailableError,
+    ValidationError, MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError.
     """
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     items = clean_media(media, media_config)

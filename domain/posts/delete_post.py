@@ -26,14 +26,9 @@ async def delete_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete ``post_id`` if ``actor_id`` wrote it; return True if deleted now.
-
-    Idempotent for the author (a second delete returns False). One transaction with
-    the ``posts`` counter (-1) and a ``post.deleted`` outbox row ``{post_id,
-    author_id}``, dispatched after the commit; its consumer
-    (``domain.feed.remove_post``) removes the post from the author's stores and from
-    the cached feeds of the author's active followers. Raises
-    PostNotFoundError (no such post) or NotPostAuthorError.
+    """Soft-delete ``post_id`` if ``actor_id`` wrote it, with the counter and
+    ``post.deleted``; True if deleted now (False again: idempotent). Raises
+    PostNotFoundError or NotPostAuthorError.
     """
     async with unit_of_work(engine, dispatcher) as uow:
         row = (await uow.conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
@@ -55,13 +50,9 @@ async def mark_deleted(
     counter_shards: int,
     by: str = "author",
 ) -> uuid.UUID:
-    """In the caller's transaction, on a live post it holds locked (:data:`LOCK_FOR_DELETE`): the
-    soft delete, the author's ``posts`` counter (-1, if it was published: only published
-    posts are counted) and the ``post.deleted`` outbox event ``{post_id, author_id, by}``
-    whose consumers take the post out of every cached feed (domain.feed.remove_post) and
-    delete its media objects (domain.media.delete_media), dispatched after ``uow``
-    commits; return the event's id. ``by``: ``author``, or ``moderator``
-    (domain.moderation.remove_post)."""
+    """Soft-delete a live post the caller holds locked (:data:`LOCK_FOR_DELETE`), with
+    the ``posts`` counter (if published) and ``post.deleted`` ``{post_id, author_id,
+    by}`` (``author`` or ``moderator``); return the event's id."""
     conn = uow.conn
     state = await conn.scalar(
         text("UPDATE posts SET deleted_at = now() WHERE id = :id RETURNING state"), {"id": post_id}

@@ -67,10 +67,8 @@ async def posts_of_author(
     after: Position | None = None,
     unpublished: bool = False,
 ) -> tuple[list[PostRecord], bool]:
-    """Return up to ``first`` live posts of ``author_id`` newest first, and whether more
-    follow (keyset on (created_at, id), served by ``posts_author_live_idx``); published
-    ones only unless ``unpublished`` (the author reading their own: processing and
-    failed ones too)."""
+    """Up to ``first`` live posts of ``author_id``, newest first, and whether more follow;
+    published ones only unless ``unpublished`` (the author's own read)."""
     where = "AND (created_at, id) < (:ts, :id)" if after else ""
     if not unpublished:
         where += " AND state = 'published'"

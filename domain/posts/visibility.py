@@ -22,15 +22,9 @@ __all__ = ["require_visible_parent", "require_visible_post", "visible_post_sql"]
 async def require_visible_post(
     conn: AsyncConnection, post_id: uuid.UUID, viewer_id: uuid.UUID | None, *, write: bool = False
 ) -> PostRecord:
-    """Return the post if ``viewer_id`` (None: anonymous) may see it: live, by an active
-    author, no block either way, and the author public, the viewer, or followed by the
-    viewer (domain.visibility.rules.post_visible).
-
-    ``write`` (a like or a comment by the viewer): the viewer's own account must be
-    active too, read under ``FOR KEY SHARE`` so that a ban of the viewer and this write
-    are serialised (the ban's counter corrections then see the write, or the write sees
-    the ban). Raises PostNotFoundError otherwise (an invisible post is
-    indistinguishable from a missing one).
+    """The post if ``viewer_id`` (None: anonymous) may see it
+    (domain.visibility.rules.post_visible); with ``write`` the viewer must be active
+    too, read under ``FOR KEY SHARE``. Raises PostNotFoundError otherwise.
     """
     row = (
         await conn.execute(
@@ -45,10 +39,8 @@ async def require_visible_post(
 async def require_visible_parent(
     conn: AsyncConnection, comment_id: uuid.UUID, viewer_id: uuid.UUID
 ) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID | None] | None:
-    """Return (post_id, author_id, parent_id) of a comment ``viewer_id`` is about to
-    answer if they may see it (domain.visibility.rules.comment_visible), else None;
-    reads the comment and its author under ``FOR KEY SHARE``, so deleting that comment
-    or banning its author waits for the reply, or the reply sees it and is refused."""
+    """(post_id, author_id, parent_id) of a comment ``viewer_id`` may see and is about to
+    answer, else None; the comment and its author stay under ``FOR KEY SHARE``."""
     row = (
         await conn.execute(_COMMENT_LOCKED, {"comment": comment_id, "viewer": viewer_id})
     ).first()

@@ -11,10 +11,8 @@ from domain.realtime.ports import RealtimePublisher
 
 
 def realtime_consumer(publisher: RealtimePublisher) -> Consumer:
-    """The ``realtime`` consumer (domain.outbox.registry): publishes ``engagement`` on
-    ``rt:post:{post_id}`` for each engagement event. Which of them it gets depends on
-    REALTIME_ENGAGEMENT (domain.outbox.registry.registry_for: with ``api`` the API
-    publishes likes and new comments itself). A Redis failure raises: the job retries."""
+    """The ``realtime`` consumer: publishes ``engagement`` on ``rt:post:{post_id}`` for
+    each engagement event routed to it (REALTIME_ENGAGEMENT); a Redis failure raises."""
 
     async def changed(
         event: LikeCreated | LikeRemoved | CommentCreated | CommentDeleted, _: uuid.UUID

@@ -1,12 +1,7 @@
-"""Feed-item events: told by the fan-out where a post went, PUBLISHed to the users
-there with an open feed subscription.
-
-Push authors: each page of followers whose feeds were written is filtered by presence
-in one script call. A pull author has too many followers to page them per post; the users online are
-usually far fewer. Whichever side is smaller is walked: the online users (ZSCAN of
-``rt:online``, each batch matched against the author's followers in one indexed
-statement), or the author's active followers (the push path's pages, filtered by
-presence in Redis). The work is bounded by min(online users, followers).
+"""Feed-item events: told by the fan-out where a post went, PUBLISHed to the users there
+with an open feed subscription. A push page is filtered by presence in one script call;
+for a pull author the smaller side is walked (online users, or active followers), so the
+work is bounded by min(online users, followers).
 """
 
 from __future__ import annotations

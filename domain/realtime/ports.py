@@ -1,12 +1,6 @@
-"""The ports of real-time events: :class:`RealtimePublisher`, what use cases and
-consumers publish through (``adapters.feedstore.publisher`` on Redis pub/sub), and the
-port a GraphQL subscription listens through: what schema/ and resolvers/ (and the
-WebSocket session watch) use of the per-process hub.
-
-The adapter is :class:`app.realtime.hub.Hub`, one Redis pub/sub connection per process,
-built by the composition root (app/asgi.py through app/container.py); schema/ and
-resolvers/ see only these protocols and :class:`HubClosedError`, so they never import
-``app``.
+"""The ports of real-time events: :class:`RealtimePublisher` (what writers publish
+through; adapters.feedstore.publisher) and :class:`Subscriptions` (what subscriptions
+listen through; app.realtime.hub.Hub).
 """
 
 from __future__ import annotations
@@ -47,14 +41,10 @@ class Subscriptions(Protocol):
         types: Iterable[str] | None = None,
         presence: uuid.UUID | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
-        """``async with subs.subscribe(channel) as sub``: receive the events of
-        ``channel`` (only those whose ``type`` is in ``types``, if given) while the
-        context is open; it is entered once the subscription is live, so an event
-        published after that is received. With ``presence``, that user counts as online
-        (fan-out publishes feed items to them) until the context closes.
-
-        Raises HubClosedError if the hub is closed, TimeoutError if the subscription is
-        not confirmed in time, RedisError if the presence write fails.
+        """``async with subs.subscribe(channel) as sub``: the events of ``channel`` (of
+        ``types``, if given), entered once live; with ``presence`` that user counts as
+        online meanwhile. Raises HubClosedError, TimeoutError (not confirmed) or
+        RedisError (presence write).
         """
         ...
 

@@ -56,9 +56,7 @@ async def engagement_snapshots(
     conn: AsyncConnection, pairs: list[Pair]
 ) -> list[EngagementSnapshot | None]:
     """For each (post, viewer) pair, in order: the post and its counts as that viewer
-    sees them (less what blocks hide from them) if the viewer may see it (live, active
-    author, no block, public or followed), else None. One statement whatever the number
-    of pairs."""
+    sees them, or None if they may not see it; one statement."""
     if not pairs:
         return []
     rows = await conn.execute(
@@ -71,13 +69,8 @@ async def engagement_snapshots(
 
 
 class EngagementReads:
-    """Answers ``snapshot(post, viewer)`` requests with one statement per loop turn.
-
-    Every subscriber of ``postEngagementChanged`` reads its post again for each event;
-    the requests made while the event loop is busy (a burst of events, or many
-    subscribers of one post) are answered together. Nothing is cached: each answer
-    comes from a statement that started after its request, and nothing is kept once
-    it is answered, so batching across users shares no data between them.
+    """Answers ``snapshot(post, viewer)`` requests with one statement per loop turn;
+    nothing is cached (each answer's statement starts after its request).
     """
 
     def __init__(self, engine: AsyncEngine, *, max_batch: int = 500) -> None:

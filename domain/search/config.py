@@ -1,4 +1,5 @@
-"""The knobs of user search and suggested follows (settings: README "Configuration")."""
+"""The knobs of user search and suggested follows (settings:
+docs/operations/configuration.md "Configuration")."""
 
 from __future__ import annotations
 

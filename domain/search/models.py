@@ -1,14 +1,7 @@
-"""The search index of people: ``user_search`` (one row per active account) and
-``search_words`` (the words of their display names).
-
-Triggers on ``users`` (migration 0009) keep both in step with every write of an
-account, in the same transaction, whoever makes it (sign-up, a profile edit, a ban, the
-graph loader): a ``user_search`` row exists exactly while the account is active,
-``username`` copies the username and ``name`` the display name folded for matching
-(``search_fold``: ``lower(unaccent())``). ``followers`` is the ranking signal,
-refreshed from the exact counters by :func:`domain.search.ranks.refresh_search_ranks`
-(the worker, every 10 minutes): close enough to rank by, and stored beside the names so
-that a ranked prefix scan never reads the counter shards (README "User search").
+"""The search index of people (docs/api/search.md "User search"): ``user_search``, one
+row per active account kept by triggers on ``users`` (migration 0009), and
+``search_words``, the words of display names. ``followers``, the ranking signal, is
+refreshed from the counters every 10 minutes (:func:`domain.search.ranks.refresh_search_ranks`).
 """
 
 from __future__ import annotations

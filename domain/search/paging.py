@@ -1,10 +1,5 @@
-"""Paging a ranked list: the first page ranks and freezes, the next ones slice.
-
-Shared by user search and suggested follows (README "User search"). Without Redis, or
-when a snapshot expired, a page is ranked again from PostgreSQL after the cursor's
-last entry (a keyset on the rank order): still ordered and never repeating an entry
-that kept its rank, but an entry whose rank moved between the two requests may then be
-skipped or met twice, which the snapshot exists to prevent.
+"""Paging a ranked list (search, suggestions): the first page ranks and freezes, the
+next ones slice; without the snapshot a page is ranked again after the cursor's entry.
 """
 
 from __future__ import annotations
@@ -62,13 +57,9 @@ async def ranked_page(
     snapshots: RankedSnapshots | None,
     max_results: int,
 ) -> RankedPage:
-    """Return the page of ``first`` entries after ``after`` (the start when None).
-
-    The first page ranks ``max_results`` entries and saves them as a snapshot (one
-    Redis round trip); a later page is a slice of its snapshot (one round trip) or,
-    without it, ranked live from the cursor's keyset. The list ends at ``max_results``
-    entries either way. A Redis failure is logged and falls back to ranking live.
-    """
+    """The page of ``first`` entries after ``after`` (None: the start), from the
+    snapshot, or ranked live without it (a Redis failure is logged); the list ends at
+    ``max_results``."""
     start = after.offset if after else 0
     room = max(0, min(first, max_results - start))
     if room == 0:

@@ -7,13 +7,9 @@ from typing import NamedTuple
 
 
 class Ranked(NamedTuple):
-    """One entry of a ranked list, ordered by ``score`` descending, then ``followers``
-    descending, then ``user_id`` ascending (a total order, so a keyset can resume it).
-
-    ``score`` is the match quality of a search hit (see
-    :mod:`domain.search.search_users`) or, for a suggestion, how many of the viewer's
-    followees considered follow the user; ``followers`` is the ranking signal of
-    ``user_search`` (refreshed every 10 minutes), not the exact count."""
+    """One entry of a ranked list: ``score`` (match tier, or followees following)
+    descending, then ``followers`` (``user_search``'s signal) descending, then
+    ``user_id``: a total order a keyset can resume."""
 
     user_id: uuid.UUID
     score: int

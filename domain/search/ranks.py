@@ -33,13 +33,8 @@ _REFRESH = text(
 
 
 async def refresh_search_ranks(engine: AsyncEngine, *, batch: int = BATCH) -> int:
-    """Copy every active user's exact follower count (the sum of its counter shards)
-    into ``user_search.followers``; return how many rows changed.
-
-    Walks ``user_search`` in user-id order, ``batch`` users per statement and
-    transaction, and writes only the rows whose count moved, so a quiet graph costs
-    reads only (~20 ms per 5,000 users). Run by the worker every 10 minutes and at its
-    start; safe beside any writer (a count that moves meanwhile is caught next time).
+    """Copy every active user's follower count into ``user_search.followers``,
+    ``batch`` users per transaction, writing only what moved; return the rows changed.
     """
     after = uuid.UUID(int=0)
     changed = 0

@@ -1,36 +1,9 @@
-"""Use case: find people by username or display name, ranked (README "User search").
+"""Use case: find people by username or display name, ranked (docs/api/search.md "User search").
 
-Match quality comes first, in tiers, then the ranking signal ``followers``, then the
-user id (a total order):
-
-=====  ===============================================================================
-score  match
-=====  ===============================================================================
-40     the username, exactly (``@`` and case ignored)
-30     a username that starts with the query
-25     the display name, exactly (case and accents ignored: ``search_fold``)
-20     every word of the query starts a word of the display name ("ali bo" finds
-       "Bob Alice-Smith")
-15     the same with typos corrected: each query word may also be one of the 5 words
-       of ``search_words`` most similar to it (pg_trgm similarity at least 0.3)
-0-10   a username typo: pg_trgm similarity of the username to the query, at least
-       ``fuzzy_threshold``, in tenths
-=====  ===============================================================================
-
-Typos are looked for in queries of 3 characters or more. A user is counted once, in
-their best tier. Banned and deleted accounts have no row in
-``user_search``; users with a block between them and the viewer, either way, are left
-out by the statement itself.
-
-Cost: the ranking is one statement, a ``UNION ALL`` of one branch per tier, each
-ordered and limited; PostgreSQL runs the branches in order and stops as soon as
-``limit`` rows came, so a query whose prefix already fills the list ("sd2": 11,110
-usernames) never computes a similarity. Each branch is served by an index of
-``user_search`` (migration 0009): the username B-tree (index-only, with the ranking
-signal), the display-name B-tree, the name-word GIN (with ``search_words``' trigram GIN
-for corrections), the username trigram GIN, and the ``followers DESC`` B-tree, which the
-planner walks instead when a match is so common that the first ``limit`` matches come
-sooner that way.
+Ranked by match tier (the score table is the doc's), then ``followers``, then id. The
+ranking is one ``UNION ALL`` statement of one ordered, limited branch per tier, each on
+an index of ``user_search``: PostgreSQL stops once ``limit`` rows came, so a prefix that
+fills the page never computes a similarity.
 """
 
 from __future__ import annotations
@@ -195,15 +168,10 @@ async def search_users(
     after: Ranked | None = None,
     fuzzy_threshold: float = 0.45,
 ) -> list[Ranked]:
-    """Return up to ``limit`` matches of ``query`` in rank order (see the module
-    docstring), after ``after`` (a keyset position) when given.
-
-    Two statements in one read transaction: the first sets
-    ``pg_trgm.similarity_threshold`` to ``fuzzy_threshold`` (the username trigram index
-    reads it), custom plans and no JIT for the transaction, and derives the query's
-    :class:`Terms`; the second ranks, with every term a constant to the planner (so
-    that "slashdot", a word of every display name here, is walked most-followed first
-    and stops at ``limit`` rows rather than sorting 82k).
+    """Up to ``limit`` matches of ``query`` in rank order, after ``after`` (a keyset
+    position) when given. Two statements in one read transaction: the first sets
+    ``pg_trgm.similarity_threshold`` and derives the :class:`Terms`, so the second sees
+    every term as a constant the planner can estimate.
     """
     if limit <= 0:
         return []

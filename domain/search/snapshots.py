@@ -1,11 +1,6 @@
-"""Frozen ranked lists: the port that keeps a ranked connection's pages stable.
-
-A search or suggestion list is ranked once, on its first page, and the whole ranked
-list (at most ``SearchConfig.max_results`` entries) is kept for a few minutes; the next
-pages are slices of it, so a page never repeats or skips a user while follower counts,
-names or the graph change (the same idea as Elasticsearch's point in time). A snapshot
-is found only with its owner, kind and fingerprint (the query), so a cursor replayed
-against another query finds nothing. ``adapters.search_snapshots`` keeps them in Redis.
+"""Frozen ranked lists, the port that keeps a ranked connection's pages stable: the list
+ranked on the first page (at most ``SearchConfig.max_results``) is kept a few minutes and
+sliced by the next pages; found only by owner, kind and fingerprint (the query).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Use case: suggest accounts to follow, friends of friends (README "Suggested follows").
+"""Use case: suggest accounts to follow, friends of friends
+(docs/api/suggested-follows.md "Suggested follows").
 
-A candidate is followed by people the viewer follows; the more of them follow it, the
-higher it ranks (then the ranking signal ``user_search.followers``, then the id). Left
-out: the viewer, whom they already follow or asked to follow, whom they muted, anyone
-with a block between them either way, banned and deleted accounts (no ``user_search`` row).
-
-Bounded cost: a viewer may follow thousands (sd2494 follows 2,510 of the real graph)
-and each of them thousands more, so the statement reads only the viewer's
-``followees`` most recent follows and, of each of those accounts, its ``per_followee``
-most recent follows, both through the ``(follower_id, created_at DESC, id DESC)``
-index: at most ``followees x per_followee`` follow rows (10,000 by default), whatever
-the graph. The score is therefore "how many of your recent followees follow them,
-among their recent follows": recent follows say the most about present interests.
+A candidate ranks by how many of the viewer's ``followees`` most recent followees follow
+it among their ``per_followee`` most recent follows (then ``user_search.followers``,
+then id), so at most ``followees x per_followee`` follow rows are read whatever the
+graph. Left out: the viewer, whom they follow or asked to, muted or blocked either way,
+and inactive accounts.
 """
 
 from __future__ import annotations
@@ -60,12 +54,8 @@ async def suggested_follows(
     followees: int = 200,
     per_followee: int = 50,
 ) -> list[Ranked]:
-    """Return up to ``limit`` suggestions for ``viewer_id`` in rank order (``score``:
-    how many of the followees read follow them), after ``after`` when given.
-
-    One statement, in a transaction that turns PostgreSQL's JIT off: the planner's
-    estimate of the nested loops can pass ``jit_above_cost`` and compiling costs far
-    more (hundreds of ms) than running it (a few ms).
+    """Up to ``limit`` suggestions for ``viewer_id`` in rank order, after ``after``
+    when given: one statement, with JIT off (compiling would cost more than running).
     """
     if limit <= 0:
         return []

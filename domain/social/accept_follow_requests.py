@@ -54,22 +54,11 @@ _FOLLOW_ALL = text(
 async def accept_pending_requests(
     uow: UnitOfWork, target_id: uuid.UUID, *, counter_shards: int
 ) -> list[uuid.UUID]:
-    """Turn every pending request to ``target_id`` into a follow, in the caller's
-    unit of work (its events are dispatched after its commit); return the new followers,
-    oldest request first.
-
-    Four statements whatever the number of requests: delete the requests, read the
-    requesters' statuses under ``FOR KEY SHARE`` (a ban then waits), insert the
-    follows with a ``follow.created`` outbox row each, add the counters (+n followers of
-    the target, +1 following of each requester). Requests of banned or deleted users are
-    dropped without a follow.
-
-    Exact under concurrency without a pair lock per request: each request row is
-    deleted once (its row lock decides between this, an approval, a rejection, a
-    cancel or a block, and the loser's DELETE finds nothing), the live-pair unique
-    index refuses a second follow, and counters move only for inserted rows. The caller
-    must have updated the target's ``users`` row first: follow_user creates requests
-    under a share lock on that row, so none can slip in after this runs.
+    """Turn every pending request to ``target_id`` into a follow (``follow.created``
+    and counters each) in the caller's unit of work, in four statements whatever their
+    number; return the new followers, oldest request first. Requests of inactive users
+    are dropped. Exact under concurrency: each request row is deleted once, and the
+    caller must have updated the target's ``users`` row first (new requests wait on it).
     """
     conn = uow.conn
     taken = (await conn.execute(_TAKE, {"target": target_id})).all()

@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.outbox.dispatch import Dispatcher
-from domain.outbox.events import FollowCreated
+from domain.outbox.events import FollowCreated, FollowRequestApproved
 from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import BlockedError, FollowRequestNotFoundError
 from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ctes, follow_params
@@ -43,18 +43,11 @@ async def approve_follow_request(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
-    """``target_id`` approves the pending request of ``requester_id``: the request row is
-    deleted and the follow written as follow_user writes it (the ``follows`` row, the
-    ``follow.created`` outbox row ``{follower_id, followee_id}``, +1 followers of the
-    target and +1 following of the requester), all in one transaction under the pair
-    lock that follow and block take, so an approval never commits beside a block.
-
-    Idempotent: if the request was already turned into a follow (approved twice, or
-    accepted by a switch to public), returns ``created=False``. Raises
-    FollowRequestNotFoundError (a NotFoundError: no request pending and no follow;
-    also when a block stands between the two),
-    UserUnavailableError (the requester is banned or deleted; the request stays) or
-    NotFoundError (no such user). The event is dispatched after the commit.
+    """``target_id`` approves ``requester_id``'s pending request: the request deleted, the
+    follow written as follow_user writes it and ``follow_request.approved`` (the
+    requester's notice), in one transaction under the pair lock. Idempotent
+    (``created=False`` once followed). Raises FollowRequestNotFoundError (none pending, or
+    a block), UserUnavailableError (requester inactive) or NotFoundError.
     """
     if target_id == requester_id:
         raise FollowRequestNotFoundError()
@@ -72,6 +65,9 @@ async def approve_follow_request(
         row = (await conn.execute(_APPROVE, {**params, **event.params})).one()
         if row.follow_id is not None:
             uow.written(event)
+            await uow.append(
+                FollowRequestApproved(requester_id, target_id), aggregate_id=row.follow_id
+            )
         if row.request_id is None and not await conn.scalar(
             _FOLLOWING, {"follower": requester_id, "followee": target_id}
         ):

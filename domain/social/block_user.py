@@ -54,16 +54,10 @@ async def block_user(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Block ``blocked_id`` for ``blocker_id``; return True if the block is new.
-
-    In one transaction (under the pair lock shared with follow_user): insert the block,
-    delete pending follow requests in both directions (a ``follow_request.cancelled``
-    event each, ``reason: block``), soft-delete live follows in both directions with
-    their counter decrements and ``follow.removed`` events, append ``block.created``, and
-    remove what each has notified the other of (README "Who sees what": after a block
-    nothing from the other shows in one's notifications, and the unread count agrees).
-    The events are dispatched after the commit. Idempotent. Raises SelfBlockError or
-    NotFoundError.
+    """Block ``blocked_id`` for ``blocker_id``; True if new. One transaction under the
+    pair lock: the block, requests and follows both ways ended (with their events and
+    counters), ``block.created``, and what each notified the other of removed.
+    Idempotent. Raises SelfBlockError or NotFoundError.
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()

@@ -23,13 +23,9 @@ from domain.social.pairs import lock_pair
 
 @dataclass(frozen=True)
 class FollowOutcome:
-    """What a follow did.
-
-    ``state`` is ``following`` (a live follow exists now) or ``requested`` (the target is
-    private and a request awaits their approval). ``created`` is False when nothing was
-    written: the follow (or the request) already existed, an idempotent retry.
-    ``follow_id`` is the new follow's id, if one was inserted.
-    """
+    """What a follow did: ``state`` ``following`` or ``requested`` (a private target);
+    ``created`` False when the follow or request already existed; ``follow_id`` of a
+    new follow."""
 
     follow_id: uuid.UUID | None
     created: bool
@@ -58,14 +54,11 @@ _CHECK = text(
 
 
 def follow_ctes(gate: str | None = None) -> str:
-    """The data-modifying CTEs ``f`` (the live follow of :follower -> :followee, ``ON
-    CONFLICT DO NOTHING``), ``event`` (its ``follow.created`` outbox row) and ``counted``
-    (both counters), as SQL text for a ``WITH`` clause; the event and the counters are
-    written only if a row was inserted. With ``gate`` (an SQL condition, e.g. on an
-    earlier CTE) the follow is inserted only where it holds. Bind :func:`follow_params`
-    and the staged event's parameters (:meth:`UnitOfWork.stage` of a FollowCreated).
-
-    Shared by follow_user and the request approvals, so every follow is written alike.
+    """The ``WITH`` clause's CTEs ``f`` (the follow, ``ON CONFLICT DO NOTHING``),
+    ``event`` (``follow.created``) and ``counted`` (both counters), the last two only if
+    a row was inserted; with ``gate`` (an SQL condition) the follow is inserted only
+    where it holds. Bind :func:`follow_params` and the staged event's parameters. Every
+    follow (follow_user, request approvals) is written by it.
     """
     if gate is None:
         row = "VALUES (:id, :follower, :followee, :source)"
@@ -106,8 +99,7 @@ def follow_params(
     }
 
 
-# The follow row, its outbox event and both counters in one statement (one round trip
-# instead of three; the event and the counters are written only if a row was inserted).
+# The follow row, its outbox event and both counters in one round trip.
 _FOLLOW = text(f"WITH {follow_ctes()} SELECT id FROM f")
 
 # Re-read under a share lock on the target's row: switching to public (update_profile)
@@ -149,24 +141,11 @@ async def follow_user(
     source: str = "profile",
     dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
-    """Make ``follower_id`` follow ``followee_id`` or, if that account is private, ask to.
-
-    Public target: one transaction of three round trips (pair lock, checks, one write
-    statement): the follow row (``ON CONFLICT DO NOTHING`` on the live pair), the
-    ``follow.created`` outbox row ``{follower_id, followee_id}`` and both counters (+1
-    followers of the followee, +1 following of the follower) commit together, or not at
-    all. Returns ``state="following"``.
-
-    Private target: if the follower already follows, nothing changes
-    (``state="following"``, ``created=False``); otherwise a ``follow_requests`` row and a
-    ``follow_request.created`` outbox row ``{requester_id, target_id}`` are written,
-    unless a request of the pair is already pending (``state="requested"``; ``created``
-    says whether this call wrote it). Counters change only when the request is approved.
-
-    The event is dispatched to its consumers right after the commit (``dispatcher``;
-    the relay re-drives it otherwise). Idempotent. Raises SelfFollowError, NotFoundError
-    (no such user), UserUnavailableError (either side banned or deleted) or BlockedError
-    (a block either way).
+    """Make ``follower_id`` follow ``followee_id`` (the follow, ``follow.created`` and
+    both counters in one transaction) or, for a private account not yet followed, ask to
+    (a ``follow_requests`` row and ``follow_request.created``; no counter moves).
+    Idempotent. Raises SelfFollowError, NotFoundError, UserUnavailableError (either side
+    banned or deleted) or BlockedError (a block either way).
     """
     if follower_id == followee_id:
         raise SelfFollowError()
@@ -190,11 +169,9 @@ async def follow_user(
 async def check_can_follow(
     conn: AsyncConnection, follower_id: uuid.UUID, followee_id: uuid.UUID
 ) -> bool:
-    """Check, in one statement, that both users exist and are active and that no block
-    stands between them; return whether ``followee_id`` is private. Both accounts stay
-    under ``FOR KEY SHARE`` until the transaction ends (a ban waits for it).
-
-    Raises NotFoundError, UserUnavailableError or BlockedError (nothing is written).
+    """Whether ``followee_id`` is private, once one statement checked that both users
+    are active with no block between them (both then under ``FOR KEY SHARE``). Raises
+    NotFoundError, UserUnavailableError or BlockedError.
     """
     rows = {
         r.id: r

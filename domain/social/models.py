@@ -80,8 +80,9 @@ blocks = Table(
     ),
 )
 
-#: Mutes (README "Mute and blocked list"): the muter's home feed and notifications leave
-#: the muted account out; nothing changes on the muted account's side.
+#: Mutes (docs/api/mute-and-block.md "Mute and blocked list"): the muter's home feed and
+#: notifications leave the muted account out; nothing changes on the muted account's
+#: side.
 mutes = Table(
     "mutes",
     metadata,

@@ -1,13 +1,6 @@
-"""Use case: mute an account (README "Mute and blocked list").
-
-A mute hides the muted account's posts from the muter's home feed and its
-notifications from the muter's, without unfollowing, and without anything showing on
-the muted account's side: no notification, no change to any count or list it can see.
-The home feed drops muted authors at read time (domain.visibility.rules.in_home_feed),
-so the cached feed stays as it is and unmuting brings the posts back at once;
-notifications from the muted account are removed (like a block's, they do not come
-back) and no new ones are written (domain.notifications.store.eligible_recipients).
-unmute_user lifts it.
+"""Use case: mute an account (docs/api/mute-and-block.md "Mute and blocked list"): its
+posts leave the muter's home feed at read time, its notifications to the muter are
+removed and no new ones written; nothing shows on its side.
 """
 
 from __future__ import annotations
@@ -35,13 +28,8 @@ _INSERT = text(
 async def mute_user(
     engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID, *, counter_shards: int
 ) -> bool:
-    """Mute ``muted_id`` for ``muter_id``; return True if the mute is new.
-
-    One transaction under the pair lock that notification writers take (so none from
-    the muted account lands after the mute): the mute row, the removal of what the
-    muted account notified the muter of (with the muter's unread counter), and a
-    ``mute.created`` outbox event. Idempotent. Raises SelfMuteError, or NotFoundError
-    when the account does not exist or is not active.
+    """Mute ``muted_id`` for ``muter_id`` under the pair lock notification writers take;
+    True if new. Idempotent. Raises SelfMuteError or NotFoundError (absent or inactive).
     """
     if muter_id == muted_id:
         raise SelfMuteError()

@@ -15,10 +15,6 @@ def pair_lock_key(a: uuid.UUID, b: uuid.UUID) -> int:
 
 
 async def lock_pair(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> None:
-    """Take a transaction-scoped advisory lock on {a, b}.
-
-    Follow and block of the same two users then run one after the other, so a follow
-    can never slip in beside a block that is committing (each re-reads after the lock,
-    under READ COMMITTED). Different pairs never wait on each other.
-    """
+    """Take the transaction-scoped advisory lock of the pair {a, b}: follow and block of
+    two users run one after the other."""
     await advisory_xact_lock_on(conn, pair_lock_key(a, b))

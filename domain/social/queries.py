@@ -72,13 +72,9 @@ async def follow_list(
     after: Position | None = None,
     viewer_id: uuid.UUID | None = None,
 ) -> FollowPage:
-    """Return up to ``first`` live followers (or followees) of ``user_id``, newest first.
-
-    Keyset pagination on the follow's (created_at, id), served by the partial indexes
-    of the seed, so page N costs the same as page 1 and rows arriving between pages
-    never shift what comes next. Banned and deleted users are left out, and those with
-    a block either way with ``viewer_id`` (the SQL twin of the listing rule,
-    domain.visibility.rules.account_listed).
+    """Up to ``first`` live followers (or followees) of ``user_id``, newest first, keyset
+    on the follow's (created_at, id); inactive accounts and those with a block either way
+    with ``viewer_id`` are left out (rules.account_listed).
     """
     sql = _LIST_SQL[direction].format(after=_AFTER if after else "")
     params: dict[str, object] = {"user": user_id, "limit": first + 1, "viewer": viewer_id}
@@ -226,12 +222,8 @@ _REQUESTS_AFTER = "AND (r.created_at, r.id) < (:after_ts, :after_id)"
 async def follow_request_list(
     conn: AsyncConnection, target_id: uuid.UUID, *, first: int, after: Position | None = None
 ) -> FollowPage:
-    """Return up to ``first`` pending follow requests to ``target_id``, newest first, as
-    edges of the requesters (position: the request's (created_at, id)).
-
-    Keyset pagination through ``follow_requests_target_recent_idx``; requests of banned
-    or deleted users are left out (they cannot be approved).
-    """
+    """Up to ``first`` pending requests to ``target_id`` from active users, newest first,
+    keyset on the request's (created_at, id)."""
     sql = _REQUESTS_SQL.format(after=_REQUESTS_AFTER if after else "")
     params: dict[str, object] = {"user": target_id, "limit": first + 1}
     if after:

@@ -33,12 +33,8 @@ async def reject_follow_request(
     *,
     dispatcher: Dispatcher | None = None,
 ) -> None:
-    """``target_id`` rejects the pending request of ``requester_id``: the request row is
-    deleted with a ``follow_request.rejected`` outbox row ``{requester_id, target_id}``,
-    in one statement. Nothing else changes; the requester may ask again.
-
-    Raises FollowRequestNotFoundError (a NotFoundError) when no request is pending.
-    """
+    """``target_id`` rejects ``requester_id``'s pending request (deleted, with
+    ``follow_request.rejected``, in one statement). Raises FollowRequestNotFoundError."""
     async with unit_of_work(engine, dispatcher) as uow:
         event = uow.stage(FollowRequestRejected(requester_id, target_id))
         request_id = await uow.conn.scalar(

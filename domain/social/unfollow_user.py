@@ -19,7 +19,7 @@ from domain.social.errors import SelfFollowError
 # all in one statement; the same statement withdraws a pending follow request. The follow
 # ends only while both accounts are active, read under FOR KEY SHARE: the counters count
 # follows between active accounts only, and a concurrent ban either waits for this
-# unfollow or is seen by it (README "Counters").
+# unfollow or is seen by it (docs/architecture/counters.md "Counters").
 _UNFOLLOW = text(
     f"""
     WITH active AS (
@@ -50,15 +50,10 @@ async def unfollow_user(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete the live follow of the pair, or withdraw a pending follow request to a
-    private account (``follow_request.cancelled``); return True if either happened now.
-
-    Idempotent and safe under concurrency: of several unfollows of the same pair at
-    once, the row lock lets exactly one match ``deleted_at IS NULL``, so the counters
-    drop once and never below the number of live rows. A follow to or from a banned or
-    deleted account is left as it is (its counters already leave it out; it counts
-    again if the account is reinstated). Raises SelfFollowError for one's own id; an
-    unknown user is simply not followed (returns False).
+    """Soft-delete the pair's live follow, or withdraw a pending request
+    (``follow_request.cancelled``); True if either happened now. Idempotent: of
+    concurrent unfollows one wins, so counters drop once. A follow involving an inactive
+    account is left as it is. Raises SelfFollowError; an unknown user returns False.
     """
     if follower_id == followee_id:
         raise SelfFollowError()

@@ -1,4 +1,4 @@
-"""Use case: lift a mute (README "Mute and blocked list")."""
+"""Use case: lift a mute (docs/api/mute-and-block.md "Mute and blocked list")."""
 
 from __future__ import annotations
 

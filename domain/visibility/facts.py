@@ -1,9 +1,5 @@
-"""The facts the visibility rule decides on (README "Who sees what").
-
-The rule reads accounts, posts, comments and notifications through these protocols, so
-the records the dataloaders already hold (``UserRecord``, ``PostRecord``,
-``CommentRecord``, ``NotificationRecord``) are facts as they are, with no copy; the
-viewer's relations come as a :class:`Viewer`.
+"""The facts the visibility rule decides on: protocols the dataloaders' records satisfy
+as they are, and the viewer's relations (:class:`Viewer`).
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ class AccountFacts(Protocol):
     def is_private(self) -> bool: ...
 
 
-#: The only post state anyone but its author may see (README "Media").
+#: The only post state anyone but its author may see (docs/api/media.md "Media").
 PUBLISHED = "published"
 #: The states its author sees their own post in, with its state: still being processed,
 #: or failed (with a reason).
@@ -80,14 +76,9 @@ class NotificationFacts(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Viewer:
-    """Who is looking and their relations to the accounts in question.
-
-    ``id`` is None for an anonymous reader. ``blocked``: accounts with a block between
-    them and the viewer, in either direction. ``follows``: accounts the viewer follows
-    (a live follow). ``muted``: accounts the viewer muted (their posts stay out of the
-    viewer's home feed, their notifications out of the viewer's; README "Mute and
-    blocked list"). Each may hold only the accounts being decided on: an account
-    missing from a set is taken as not blocked, not followed, not muted.
+    """Who is looking (``id`` None: anonymous) and, among the accounts decided on, those
+    ``blocked`` either way, ``follows`` (live) and ``muted``; an account missing from a
+    set is not.
     """
 
     id: uuid.UUID | None

@@ -96,15 +96,9 @@ async def counts_seen_by(
     ids: Sequence[uuid.UUID],
     kinds: Sequence[str],
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """``{(id, kind): count}`` as ``viewer_id`` may see it (None: anonymous): the exact
-    counter (domain.counters, which already leaves out inactive accounts) less what
-    blocks between the viewer and others hide from the viewer's lists
-    (rules.visible_count), so ``likeCount`` is the length of ``likes``, ``followerCount``
-    that of ``followers``, and so on.
-
-    One statement whatever the number of ids: the counter shards through their primary
-    key, the viewer's block partners, and only if there are any (most viewers have
-    none) the hidden parts (sql.hidden_*_sql).
+    """``{(id, kind): count}`` as ``viewer_id`` (None: anonymous) sees it: the counter
+    less what the viewer's blocks hide from the matching list (rules.visible_count). One
+    statement whatever the number of ids.
     """
     out = {(e, k): 0 for e in ids for k in kinds}
     if not ids:

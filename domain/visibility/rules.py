@@ -1,23 +1,8 @@
-"""Who may see what: the one rule, pure (README "Who sees what").
-
-Every GraphQL edge that returns an account, a post, a comment or a notification asks
-these functions, over facts the per-request dataloaders load in batch
-(:mod:`domain.visibility.readers`); writes and bulk reads use the SQL twin
-(:mod:`domain.visibility.sql`), and ``tests/integration/test_visibility_agreement.py``
-keeps the two in agreement over the whole matrix of cases.
-
-In short: a banned or deleted account (or one its owner is deleting), and everything it
-wrote, is gone for everyone.
-A block, either way, hides each side's posts, comments, likes, follows and
-notifications from the other, but not the profile itself when addressed directly (so
-it can be unblocked). A private account's posts and follow lists show only to itself
-and its followers. A deleted post takes its comments with it; a reply shows only
-under a top-level comment that shows. A post that is still processing, or failed, shows
-only to its author; one removed for known-bad media to nobody; only a published post is
-in a home feed, liked or commented on. A mute hides the muted account's posts from the
-muter's home feed and its notifications from the muter's, and nothing else. Moderators
-see reported content whatever its privacy (:func:`reported_account_visible`,
-:func:`reported_post_visible`), only through a report.
+"""Who may see what: the one rule, pure (docs/api/visibility.md "Who sees what" states
+it). Every GraphQL edge that returns an account, post, comment or notification asks these
+functions over facts the dataloaders load (:mod:`domain.visibility.readers`); writes and
+bulk reads use the SQL twin (:mod:`domain.visibility.sql`), and
+tests/integration/test_visibility_agreement.py keeps the two in agreement.
 """
 
 from __future__ import annotations
@@ -35,10 +20,8 @@ from domain.visibility.facts import (
 
 
 def account_visible(viewer: Viewer, account: AccountFacts | None) -> bool:
-    """Whether the account itself (its profile, counts and flags) may be shown: it
-    exists and is active. A block does not hide a profile reached directly (by id,
-    username, or a mutation's payload): there the viewer sees ``blockedWithViewer``
-    and can lift the block."""
+    """Whether the account itself (profile, counts, flags) may be shown: it exists and is
+    active; a block does not hide a profile reached directly."""
     return account is not None and account.status == ACTIVE
 
 

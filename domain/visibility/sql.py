@@ -1,16 +1,8 @@
-"""The SQL twin of :mod:`domain.visibility.rules`, for writes and bulk reads.
-
-A write checks what its actor may see inside its own transaction (like, comment,
-reply), and a bulk read answers many (object, viewer) pairs in one statement
-(``postEngagementChanged``); both need the rule as SQL. The statements here say the
-same as the Python rule, which ``tests/integration/test_visibility_agreement.py``
-checks over every combination of account status, privacy, follow, block (either way),
-deletion and viewer (anonymous, owner, other). An anonymous viewer is ``NULL``: every
-comparison with it is false, so no block, no follow, not the owner.
-
-The ``hidden_*`` expressions are what blocks hide from one viewer's counts: a count
-shown to a viewer is the exact counter less these (``rules.visible_count``), so it
-always equals the length of the list the same viewer can page through.
+"""The SQL twin of :mod:`domain.visibility.rules`, for writes (inside their own
+transaction) and bulk reads; tests/integration/test_visibility_agreement.py checks the
+two agree. An anonymous viewer is ``NULL``: no block, no follow, not the owner. The
+``hidden_*`` expressions are what blocks hide from one viewer's counts
+(``rules.visible_count``).
 """
 
 from __future__ import annotations
@@ -44,16 +36,10 @@ def visible_post_sql(
     published: bool = False,
 ) -> str:
     """A statement selecting the post's columns (id, author_id, caption, media,
-    created_at, deleted_at, state, failure_reason), no row if ``viewer`` may not see it
-    (rules.post_visible): live, active author, no block either way, author public, the
-    viewer, or followed; published, or processing or failed and ``viewer`` its author.
-
-    ``post`` and ``viewer`` are SQL expressions (binds, or columns of a LATERAL join).
-    ``lock_viewer`` (for writes by the viewer: like, comment) also requires the viewer's
-    own account to be active, reading it under ``FOR KEY SHARE`` so that a concurrent
-    ban either waits for this transaction or is seen by it (README "Counters"), and the
-    post published (rules.post_published_visible); ``published`` alone asks the latter
-    (engagement events).
+    created_at, deleted_at, state, failure_reason), no row unless ``viewer`` may see it
+    (rules.post_visible). ``post`` and ``viewer`` are SQL expressions. ``lock_viewer``
+    (writes by the viewer) also requires the viewer active, under ``FOR KEY SHARE``, and
+    the post published; ``published`` asks the latter alone.
     """
     me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
     lock = "FOR KEY SHARE OF v" if lock_viewer else ""
@@ -80,13 +66,9 @@ def visible_comment_sql(
     comment: str = ":comment", viewer: str = ":viewer", *, lock: bool = False
 ) -> str:
     """A statement selecting the comment's columns (id, post_id, author_id, parent_id,
-    body, created_at, deleted_at), no row if ``viewer`` may not see it
-    (rules.comment_visible): live, active author with no block either way, its post
-    visible, and for a reply its top-level comment live with such an author too.
-
-    ``lock`` (for a reply to this comment) reads the comment and its author under
-    ``FOR KEY SHARE``: deleting the comment or banning its author waits for the reply,
-    or the reply sees it and is refused.
+    body, created_at, deleted_at), no row unless ``viewer`` may see it
+    (rules.comment_visible). ``lock`` (a reply to it) reads the comment and its author
+    under ``FOR KEY SHARE``.
     """
     locking = "FOR KEY SHARE OF c, ca" if lock else ""
     return f"""

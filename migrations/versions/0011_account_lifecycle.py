@@ -1,7 +1,7 @@
 """The account lifecycle: deletion with a grace period, data exports, mutes, the blocked
 list's order, reports and the moderator role.
 
-``users.status`` gains ``pending_deletion`` (hidden like a ban: README "Account
+``users.status`` gains ``pending_deletion`` (hidden like a ban: docs/api/account-lifecycle.md "Account
 lifecycle"), with ``deletion_due_at`` (when the purge may run) and ``purged_at`` (when
 it finished); ``is_moderator`` is the moderator role.
 

@@ -1,5 +1,5 @@
 """A job per (event, consumer): each consumer's done marker, and the consumer a dead
-letter belongs to (issue 10, item 2).
+letter belongs to.
 
 ``outbox_consumers`` holds one row per (event, consumer) that finished (``done``) or
 was dead-lettered (``dead``); an event is ``dispatched_at`` once every consumer of its

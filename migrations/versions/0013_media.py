@@ -1,4 +1,4 @@
-"""Media uploads and the post's lifecycle (README "Media").
+"""Media uploads and the post's lifecycle (docs/api/media.md "Media").
 
 ``uploads``: one reserved direct upload (its raw object is ``raw/<id>`` in the object
 store's quarantine), owned by the account that reserved it, ``pending`` until a post

@@ -1,2 +1,2 @@
 """The account lifecycle: changePassword, deleteAccount, cancelAccountDeletion and
-exportMyData, and the DataExport type (README "Account lifecycle")."""
+exportMyData, and the DataExport type (docs/api/account-lifecycle.md "Account lifecycle")."""

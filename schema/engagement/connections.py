@@ -51,11 +51,12 @@ async def likes_connection(
 async def comments_connection(
     info: Info, post_id: uuid.UUID, first: int, after: str | None
 ) -> CommentConnection:
-    """``Post.comments``: top-level comments oldest first, replies under each. Raises
-    BAD_USER_INPUT for bad arguments."""
+    """``Post.comments``: top-level comments oldest first, replies under each;
+    ``totalCount`` is the post's ``commentCount`` as this viewer sees it (replies
+    included). Raises BAD_USER_INPUT for bad arguments."""
     ctx = info.context
     of = ("comments", post_id)
     position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         records, more = await top_comments_page(conn, post_id, first=first, after=position)
-    return await comment_connection(info, records, more, after, of)
+    return await comment_connection(info, records, more, after, of, counted_post=post_id)

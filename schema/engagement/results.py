@@ -31,6 +31,10 @@ class AddCommentSuccess:
 class DeleteCommentSuccess:
     deleted_comment_id: strawberry.ID
     deleted_count: int
+    post: PostRef | None = strawberry.field(
+        description="The post the comment was on, with its `commentCount` after the "
+        "deletion (null if you can no longer see it)."
+    )
 
 
 LikePostResult = Annotated[

@@ -106,6 +106,16 @@ class CommentEdge:
 class CommentConnection:
     edges: list[CommentEdge]
     page_info: relay.PageInfo
+    counted_post: strawberry.Private[uuid.UUID | None] = None
+
+    @strawberry.field(
+        description="On a post's comments: all its comments you can see, replies "
+        "included, exact (commentCount; from counters, O(1)). Null on a comment's replies."
+    )
+    async def total_count(self, info: Info) -> int | None:
+        if self.counted_post is None:
+            return None
+        return (await info.context.loaders.counts_by_post_id.load(self.counted_post)).comments
 
 
 @strawberry.type(description="A like: who and when; the cursor is the like's position.")
@@ -125,10 +135,17 @@ class LikeConnection:
 
 
 async def comment_connection(
-    info: Info, records: Sequence[CommentRecord], more: bool, after: str | None, of: ListOf
+    info: Info,
+    records: Sequence[CommentRecord],
+    more: bool,
+    after: str | None,
+    of: ListOf,
+    *,
+    counted_post: uuid.UUID | None = None,
 ) -> CommentConnection:
     """The connection of a page of comments of the list ``of`` (a post's top-level
-    comments or a comment's replies, oldest first):
+    comments or a comment's replies, oldest first; ``counted_post``: the post whose
+    ``commentCount`` is its ``totalCount``):
     those the viewer may see (schema.visibility), each primed in the request's
     comment loader (their replies' visibility reads them as parents)."""
     loader = info.context.loaders.comment_by_id
@@ -141,5 +158,7 @@ async def comment_connection(
         if keep
     ]
     return CommentConnection(
-        edges=edges, page_info=page_info([e.cursor for e in edges], more, after)
+        edges=edges,
+        page_info=page_info([e.cursor for e in edges], more, after),
+        counted_post=counted_post,
     )

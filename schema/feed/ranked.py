@@ -1,5 +1,5 @@
 """``viewer { feed(order: RANKED) }``: the ranked home feed connection and its cursors
-(README "Home feed", Ranked order).
+(docs/architecture/home-feed.md "Home feed", Ranked order).
 
 A cursor is opaque (schema.pagination's :func:`~schema.pagination.pack`):
 ``f1:w:<window id>:<offset>`` for a post of the frozen ranked window (the offset of the

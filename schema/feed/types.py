@@ -1,4 +1,5 @@
-"""The home feed's order argument and connection type (README "Home feed")."""
+"""The home feed's order argument and connection type (docs/architecture/home-feed.md "Home
+feed")."""
 
 from __future__ import annotations
 

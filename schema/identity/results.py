@@ -41,9 +41,13 @@ class RefreshSessionSuccess(AuthPayload):
     pass
 
 
-@strawberry.type
+@strawberry.type(description="The session (or every session of yours) has ended.")
 class LogOutSuccess:
-    revoked_sessions: int
+    ended_sessions: int = strawberry.field(description="How many sessions ended now.")
+
+    @strawberry.field(deprecation_reason="Use `endedSessions` (the name changePassword uses).")
+    def revoked_sessions(self) -> int:
+        return self.ended_sessions
 
 
 @strawberry.type

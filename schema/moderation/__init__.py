@@ -1,2 +1,2 @@
-"""Reports and moderation (README "Reports and moderation"): what anyone reports, and
-what only moderators see and do."""
+"""Reports and moderation (docs/api/moderation.md "Reports and moderation"): what anyone
+reports, and what only moderators see and do."""

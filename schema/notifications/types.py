@@ -24,6 +24,10 @@ class NotificationKind(Enum):
     FOLLOW = "follow"
     FOLLOW_DIGEST = "follow_digest"
     FOLLOW_REQUEST = "follow_request"
+    FOLLOW_REQUEST_APPROVED = strawberry.enum_value(
+        "follow_request_approved",
+        description="The private account `actor` approved your follow request.",
+    )
     LIKE = "like"
     COMMENT = "comment"
     REPLY = "reply"
@@ -39,7 +43,8 @@ class NotificationKind(Enum):
 
 @strawberry.type(
     description="Something that happened to you: a follow (FOLLOW_DIGEST: the day's "
-    "followers past the daily cap, `count` of them), a follow request, likes of your post "
+    "followers past the daily cap, `count` of them), a follow request (or the approval of "
+    "yours), likes of your post "
     "(coalesced over 10 minutes: `actor` is the latest liker, `count` the distinct people "
     "who like it), a comment on your post, a reply to your comment, a mention, or your "
     "post published (or failed) after its media were processed."

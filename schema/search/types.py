@@ -31,8 +31,8 @@ class SuggestedFollowEdge:
     node: UserRef
     followed_by_followees_count: int = strawberry.field(
         description="How many of your most recent followees follow this account (among "
-        "their recent follows: the suggestion reads a bounded sample, README 'Suggested "
-        "follows')."
+        "their recent follows: the suggestion reads a bounded sample, docs/api/"
+        "suggested-follows.md)."
     )
 
 

@@ -15,7 +15,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry import relay
 
-from domain.identity.queries import UserRecord
+from domain.identity.queries import EmailState, UserRecord, email_state
 from domain.social.queries import FollowPage, follow_list
 from schema import visibility
 from schema.accounts.types import DataExport, latest_data_export
@@ -51,6 +51,16 @@ _OWN = (
     "Only on yourself (viewer { … }): on another user it is null, with a FORBIDDEN error "
     "at its path."
 )
+
+
+async def _email_state(info: Info, user_id: uuid.UUID) -> EmailState:
+    """The viewer's e-mail state, read once per request."""
+    extra = info.context.extra
+    key = f"email_state:{user_id}"
+    if key not in extra:
+        extra[key] = await email_state(info.context.engine, user_id)
+    state: EmailState = extra[key]
+    return state
 
 
 @strawberry.type(description="A Roost account.")
@@ -206,6 +216,21 @@ class User(relay.Node):
 
         self._require_self(info, "dataExport")
         return await latest_data_export(info, self.uid)
+
+    @strawberry.field(description="Your e-mail address (null if you have none). " + _OWN)
+    async def email(self, info: Info) -> str | None:
+
+        self._require_self(info, "email")
+        return (await _email_state(info, self.uid)).email
+
+    @strawberry.field(
+        description="Whether your e-mail address is verified (verifyEmail; false without "
+        "one). " + _OWN
+    )
+    async def email_verified(self, info: Info) -> bool | None:
+
+        self._require_self(info, "emailVerified")
+        return (await _email_state(info, self.uid)).verified
 
     def _require_self(self, info: Info, field: str) -> None:
         if info.context.viewer_id != self.uid:

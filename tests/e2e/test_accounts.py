@@ -166,11 +166,12 @@ async def test_log_out_revokes_refresh_token(gql):
     res = await _sign_up(gql)
     out = await gql(
         "mutation($t: String) { logOut(input: { refreshToken: $t }) "
-        "{ ... on LogOutSuccess { revokedSessions } } }",
+        "{ ... on LogOutSuccess { endedSessions revokedSessions } } }",
         {"t": res["refreshToken"]},
         token=res["accessToken"],
     )
-    assert out["data"]["logOut"] == {"revokedSessions": 1}
+    # endedSessions, as changePassword names it; the old name stays, deprecated
+    assert out["data"]["logOut"] == {"endedSessions": 1, "revokedSessions": 1}
     again = (await gql(REFRESH, {"t": res["refreshToken"]}))["data"]["refreshSession"]
     assert again["__typename"] == "InvalidTokenError"
 
@@ -231,12 +232,12 @@ async def test_mutation_without_token_is_unauthenticated(gql):
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
 
-# --- sessions that end (issue 8 items 1 and 2) -------------------------------------------
+# --- sessions that end -------------------------------------------------------------------
 
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code } } }"""
 LOG_OUT = """mutation($t: String) { logOut(input: { refreshToken: $t }) {
-  ... on LogOutSuccess { revokedSessions } } }"""
+  ... on LogOutSuccess { endedSessions } } }"""
 
 
 async def test_log_out_ends_the_access_tokens_of_its_sessions(gql):
@@ -248,12 +249,12 @@ async def test_log_out_ends_the_access_tokens_of_its_sessions(gql):
         assert (await gql(VIEWER, token=auth["accessToken"]))["data"]["viewer"]
     # One session: only its tokens stop, at once.
     one = await gql(LOG_OUT, {"t": second["refreshToken"]}, token=second["accessToken"])
-    assert one["data"]["logOut"] == {"revokedSessions": 1}
+    assert one["data"]["logOut"] == {"endedSessions": 1}
     assert_unauthenticated(await gql(CREATE_POST, {"c": "after"}, token=second["accessToken"]))
     assert (await gql(VIEWER, token=res["accessToken"]))["data"]["viewer"]
     # All of them.
     out = await gql(LOG_OUT, {"t": None}, token=res["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 2}
+    assert out["data"]["logOut"] == {"endedSessions": 2}
     for auth in (res, third):
         assert_unauthenticated(await gql(CREATE_POST, {"c": "after"}, token=auth["accessToken"]))
         assert_unauthenticated(await gql(VIEWER, token=auth["accessToken"]))
@@ -377,7 +378,7 @@ async def test_an_account_banned_by_hand_cannot_post_even_before_the_cache_learn
     gql, engine, make_users
 ):
     # A status changed in SQL, not through the use case: the cache still admits the
-    # token for a while (README "Sessions"), but createPost checks its author itself.
+    # token for a while (docs/api/sessions.md "Sessions"), but createPost checks its author itself.
     (x,) = await make_users(1)
     assert (await gql(VIEWER, token=x.token))["data"]["viewer"]  # cache warm
     async with engine.begin() as conn:

@@ -578,7 +578,7 @@ async def test_internal_error_in_a_mutation_is_masked_and_changes_nothing(
     assert await db_state(engine) == before
 
 
-# --- cursors, id lists and variables (issue 8 item 9) ------------------------------------
+# --- cursors, id lists and variables ------------------------------------------------------
 
 
 def raw_cursor(timestamp: str) -> str:

@@ -1,4 +1,4 @@
-"""The client examples README shows run against a real Roost API process: the
+"""The client examples docs/api/clients.md shows run against a real Roost API process: the
 TypeScript one (docs/examples/typescript: fetch + graphql-ws) signs in, queries, posts,
 and receives a subscription event. npm installs its packages once into a cache folder
 (ROOST_CACHE, default ~/.cache/roost). Skips where node or npm is missing."""
@@ -26,10 +26,10 @@ NODE, NPM = shutil.which("node"), shutil.which("npm")
 CACHE = Path(os.environ.get("ROOST_CACHE", Path.home() / ".cache" / "roost"))
 
 
-def test_readme_shows_the_client_as_tested() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_guide_shows_the_client_as_tested() -> None:
+    guide = (ROOT / "docs" / "api" / "clients.md").read_text()
     code = (EXAMPLE / "client.ts").read_text().strip()
-    assert f"```ts\n{code}\n```" in readme, "README's TypeScript client differs from client.ts"
+    assert f"```ts\n{code}\n```" in guide, "docs/api/clients.md's client differs from client.ts"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """A keyset cursor works in the list that issued it only: passed as ``after`` to any
 other keyset connection (another kind of list, or the same kind of another owner) it is
-BAD_USER_INPUT, and in its own list it pages on (README "Errors": "a cursor of another
+BAD_USER_INPUT, and in its own list it pages on (docs/api/errors.md "Errors": "a cursor of another
 list")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Push devices over GraphQL (README "Push"): registerDevice / unregisterDevice are typed
+"""Push devices over GraphQL (docs/api/push.md "Push"): registerDevice / unregisterDevice are typed
 and idempotent, tokens belong to a user and a session, a refresh carries them to the
 new session, and logging out of a session forgets exactly that session's devices."""
 
@@ -17,7 +17,7 @@ UNREGISTER = """mutation($t: String!) { unregisterDevice(input: { token: $t }) {
   __typename ... on UnregisterDeviceSuccess { removed }
   ... on Error { code message } ... on ValidationError { field } } }"""
 LOG_OUT = """mutation($t: String) { logOut(input: { refreshToken: $t }) {
-  ... on LogOutSuccess { revokedSessions } } }"""
+  ... on LogOutSuccess { endedSessions } } }"""
 
 
 async def log_in(gql, username: str) -> dict:
@@ -128,13 +128,13 @@ async def test_log_out_forgets_that_sessions_devices_and_refresh_carries_them(
 
     # Logging the phone out forgets the phone's device only.
     out = await gql(LOG_OUT, {"t": phone["refreshToken"]}, token=phone["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 1}
+    assert out["data"]["logOut"] == {"endedSessions": 1}
     assert await devices(engine, phone_token) == []
     assert len(await devices(engine, laptop_token)) == len(await devices(engine, tablet_token)) == 1
 
     # Logging out of the (rotated) laptop session forgets both of its devices.
     out = await gql(LOG_OUT, {"t": rotated["refreshToken"]}, token=rotated["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 1}
+    assert out["data"]["logOut"] == {"endedSessions": 1}
     assert await devices(engine, laptop_token) == await devices(engine, tablet_token) == []
 
 
@@ -147,7 +147,7 @@ async def test_log_out_everywhere_and_a_replayed_refresh_token_forget_all_device
     await register(gql, one["accessToken"], t1)
     await register(gql, two["accessToken"], t2)
     out = await gql(LOG_OUT, {"t": None}, token=one["accessToken"])
-    assert out["data"]["logOut"] == {"revokedSessions": 3}  # make_users' session too
+    assert out["data"]["logOut"] == {"endedSessions": 3}  # make_users' session too
     assert await devices(engine, t1) == await devices(engine, t2) == []
 
     # Theft detection (a rotated refresh token presented again after the grace window)

@@ -1,4 +1,4 @@
-"""Document limits before validation (app/document_limits.py; issue 8 items 7 and 8).
+"""Document limits before validation (app/document_limits.py).
 
 Validation of a document that repeats one field many times is quadratic in graphql-core
 (the field-merging rule); documents past the limits are refused by one linear pass

@@ -11,11 +11,11 @@ from tests.support.actions import post
 from tests.support.documents import BLOCK, COMMENT, LIKE, UNLIKE
 
 DELETE_COMMENT = """mutation($id: ID!) { deleteComment(input: { commentId: $id }) { __typename
-  ... on DeleteCommentSuccess { deletedCount } ... on Error { code } } }"""
+  ... on DeleteCommentSuccess { deletedCount post { commentCount } } ... on Error { code } } }"""
 POST = """query($id: ID!) { node(id: $id) { ... on Post { likeCount commentCount viewerHasLiked
   likes(first: 10) { totalCount edges { node { username } } }
-  comments(first: 10) { edges { node { body author { username }
-    replies(first: 5) { edges { node { body } } pageInfo { hasNextPage } } } } } } } }"""
+  comments(first: 10) { totalCount edges { node { body author { username }
+    replies(first: 5) { totalCount edges { node { body } } pageInfo { hasNextPage } } } } } } } }"""
 
 
 async def likes_in_db(engine, post_gid) -> int:
@@ -83,16 +83,23 @@ async def test_comments_with_one_level_of_replies_and_moderation(gql, make_users
         assert out["addComment"]["__typename"] == "ValidationError", bad
     node = (await gql(POST, {"id": pid}, token=alice.token))["data"]["node"]
     assert node["commentCount"] == 3
+    assert node["comments"]["totalCount"] == 3  # replies included: commentCount
     assert [e["node"]["body"] for e in node["comments"]["edges"]] == ["first!", "second"]
     replies = node["comments"]["edges"][0]["node"]["replies"]
     assert [e["node"]["body"] for e in replies["edges"]] == ["reply"]
+    assert replies["totalCount"] is None  # no counter of replies: not O(1)
     # bob may not delete alice's comment; the post's author may, replies go with it
     denied = (await gql(DELETE_COMMENT, {"id": c1}, token=bob.token))["data"]["deleteComment"]
     assert denied["__typename"] == "NotCommentModeratorError"
     done = (await gql(DELETE_COMMENT, {"id": c1}, token=author.token))["data"]["deleteComment"]
-    assert done == {"__typename": "DeleteCommentSuccess", "deletedCount": 2}
+    # the payload's post carries the count after the deletion, for the client to refresh
+    assert done == {
+        "__typename": "DeleteCommentSuccess",
+        "deletedCount": 2,
+        "post": {"commentCount": 1},
+    }
     again = (await gql(DELETE_COMMENT, {"id": c1}, token=author.token))["data"]["deleteComment"]
-    assert again["deletedCount"] == 0
+    assert again["deletedCount"] == 0 and again["post"] == {"commentCount": 1}
     node = (await gql(POST, {"id": pid}, token=alice.token))["data"]["node"]
     assert node["commentCount"] == 1
 

@@ -1,4 +1,4 @@
-"""Schemathesis's GraphQL mode against a real API process (issue 8 item 13).
+"""Schemathesis's GraphQL mode against a real API process.
 
 ``make fuzz`` runs this (pytest ``-m fuzz``; CI runs it from .ci/run); ``make test``
 leaves it out. Schemathesis is installed with pip into its own virtualenv in a cache

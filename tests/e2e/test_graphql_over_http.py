@@ -1,9 +1,9 @@
-"""The GraphQL-over-HTTP spec (issue 8 items 10, 11 and 12).
+"""The GraphQL-over-HTTP spec: media types, status codes, request errors.
 
 The spec's own audit suite, the npm ``graphql-http`` package's ``auditServer``, runs
 against a real API process: every MUST and at least 21 of the 23 SHOULDs pass. It is
-installed with npm into a cache folder (once per version); the test is skipped, saying
-why, only when node or npm is not on the machine.
+installed with npm into a cache folder (once per version, tests/support/npm.py); the
+test is skipped, saying why, only when node or npm is not on the machine.
 """
 
 from __future__ import annotations
@@ -11,15 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from tests.support.npm import npm_folder
 from tests.support.polling import PATIENCE_S
 from tests.support.subscriptions import local_server
 from tests.support.ws import start_api
@@ -37,24 +35,10 @@ FEED_SUB = "subscription { feedItemAdded { id } }"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 
-def _audit_folder() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "roost" / GRAPHQL_HTTP.replace("@", "-")
-
-
 def _install_audit() -> Path:
-    """The folder holding graphql-http and the audit script (npm install on first use)."""
-    folder = _audit_folder()
+    """The audit script beside graphql-http (tests/support/npm.py installs it once)."""
+    folder = npm_folder("graphql-http", [GRAPHQL_HTTP, GRAPHQL_JS])
     script = folder / "audit.mjs"
-    if not (folder / "node_modules" / "graphql-http" / "package.json").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent", GRAPHQL_HTTP, GRAPHQL_JS],
-            cwd=folder,
-            check=True,
-            timeout=300,
-        )
     script.write_text(AUDIT_SCRIPT)
     return script
 
@@ -78,8 +62,6 @@ def api(settings):
 
 
 async def test_graphql_http_audit_suite(api):
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to run the graphql-http audit suite")
     script = await asyncio.to_thread(_install_audit)
     proc = await asyncio.create_subprocess_exec(
         "node",

@@ -16,13 +16,14 @@ import uuid
 import httpx
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 import resolvers.query
 from app.asgi import create_app
 from app.database import create_engine
 from tests.support.polling import PATIENCE_S
 from tests.support.servers import serving
+from tests.support.subscriptions import local_server
 
 FEW = "{ __typename }"
 # A response of a few KB: every type's name and fields.
@@ -154,6 +155,42 @@ async def test_cors_allows_the_headers_graphql_clients_send_and_the_configured_o
         )
         assert refused.status_code == 400
         assert "Disallowed CORS headers" in refused.text
+
+
+@pytest.mark.parametrize(
+    ("origin", "admitted"),
+    [
+        ("https://app.example.com", True),
+        ("http://localhost:5173", True),  # a wildcard entry
+        ("https://evil.example.net", False),
+        (None, True),  # no Origin: not a browser
+    ],
+)
+async def test_browser_websockets_follow_the_cors_allow_list(
+    settings, engine, make_users, origin, admitted
+) -> None:
+    """A page of an allowed origin subscribes like it queries; others get 403."""
+    (a,) = await make_users(1)
+    overrides = {"cors_allow_origins": "https://app.example.com, http://localhost:*"}
+    async with local_server(settings, engine, **overrides) as (_, url):
+        headers = {"Origin": origin} if origin else {}
+        try:
+            async with connect(
+                url, subprotocols=["graphql-transport-ws"], additional_headers=headers
+            ) as ws:
+                await ws.send(
+                    json.dumps(
+                        {
+                            "type": "connection_init",
+                            "payload": {"authorization": f"Bearer {a.token}"},
+                        }
+                    )
+                )
+                reply = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S))
+                status = 101 if reply["type"] == "connection_ack" else reply
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+    assert status == (101 if admitted else 403)
 
 
 async def test_without_an_allow_list_there_is_no_cors(client) -> None:

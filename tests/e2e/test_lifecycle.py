@@ -1,8 +1,9 @@
-"""The account lifecycle over GraphQL (README "Account lifecycle"): changePassword ends
-the other sessions and keeps this one; deleteAccount hides the account at once and ends
-its sessions, logIn then answers ACCOUNT_PENDING_DELETION, cancelAccountDeletion (no
-token) restores it with its counts within the grace period; exportMyData is prepared by
-the worker and downloaded through a signed, expiring link."""
+"""The account lifecycle over GraphQL (docs/api/account-lifecycle.md "Account lifecycle"):
+changePassword ends the other sessions and keeps this one; deleteAccount hides the
+account at once and ends its sessions, logIn then answers ACCOUNT_PENDING_DELETION,
+cancelAccountDeletion (no token) restores it with its counts within the grace period;
+exportMyData is prepared by the worker and downloaded through a signed, expiring
+link."""
 
 from __future__ import annotations
 

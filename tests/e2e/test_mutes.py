@@ -1,6 +1,6 @@
-"""Mute and the blocked list (README "Mute and blocked list"): a mute keeps the muted
-account's posts out of the muter's home feed and its notifications out of theirs, on
-every path (the feed, the notification list and count, feedItemAdded and
+"""Mute and the blocked list (docs/api/mute-and-block.md "Mute and blocked list"): a mute
+keeps the muted account's posts out of the muter's home feed and its notifications out
+of theirs, on every path (the feed, the notification list and count, feedItemAdded and
 notificationAdded over WebSocket), without unfollowing and without a trace on the muted
 account's side; viewer { blockedUsers mutedUsers } page the lists."""
 

@@ -1,4 +1,4 @@
-"""README "Media"'s curl block, run as it is written (bash, curl, jq) against a real API
+"""docs/api/media.md "Media"'s curl block, run as it is written (bash, curl, jq) against a real API
 process and the run's worker: login, reserve, send the bytes, create the post, wait for
 it to publish, fetch a variant. Only the address, the account and the file change.
 Skips where bash, curl or jq is missing."""
@@ -20,9 +20,9 @@ from tests.support.ws import start_api
 
 
 def readme_block() -> str:
-    readme = (ROOT / "README.md").read_text()
-    found = re.search(r"The whole flow with curl.*?```sh\n(.*?)```", readme, re.S)
-    assert found, "README has no curl block of the media flow"
+    guide = (ROOT / "docs" / "api" / "media.md").read_text()
+    found = re.search(r"The whole flow with curl.*?```sh\n(.*?)```", guide, re.S)
+    assert found, "docs/api/media.md has no curl block of the media flow"
     return found.group(1)
 
 

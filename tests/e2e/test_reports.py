@@ -1,7 +1,7 @@
-"""Reports and moderation (README "Reports and moderation"): anyone reports a post or an
-account (idempotent per reporter and target); moderators (`roost admin grant-moderator`)
-read the queue and ban, remove and resolve, through the visibility rule and with exact
-counts; everyone else is refused, over HTTP and WebSocket alike."""
+"""Reports and moderation (docs/api/moderation.md "Reports and moderation"): anyone reports
+a post or an account (idempotent per reporter and target); moderators (`roost admin
+grant-moderator`) read the queue and ban, remove and resolve, through the visibility
+rule and with exact counts; everyone else is refused, over HTTP and WebSocket alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""User search over GraphQL (README "User search"): match tiers and their order, who is
+"""User search over GraphQL (docs/api/search.md "User search"): match tiers and their order, who is
 left out, the search index following every write of an account, stable paging over a
 frozen ranking (also when counts and names change between pages), and bad input."""
 

@@ -1,4 +1,4 @@
-"""Subscriptions dropped right after they start leave nothing behind (issue 7): no Redis
+"""Subscriptions dropped right after they start leave nothing behind: no Redis
 channel, no task, no +1 in the metrics, and SIGTERM still stops the server promptly.
 
 The race: a socket closes while its subscription waits for Redis to confirm the

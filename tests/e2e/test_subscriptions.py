@@ -289,7 +289,7 @@ async def test_blocked_user_receives_nothing_more(api_pair, make_users, redis, w
 async def test_events_follow_the_visibility_rule_and_counts_as_the_viewer_sees_them(
     api_pair, make_users, redis, worker, settings, engine
 ):
-    """Issue 9: a subscription event goes through the same rule as every other edge:
+    """A subscription event goes through the same rule as every other edge:
     engagement counts as the subscriber sees them (a blocked liker counted out), and
     nothing of a banned account, even from a forged event."""
     from domain.moderation.set_user_status import set_user_status

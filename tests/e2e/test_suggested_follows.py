@@ -1,6 +1,6 @@
-"""Suggested follows over GraphQL (README "Suggested follows"): friends of friends ranked
-by how many of the viewer's followees follow them, who is left out, the bounded sample,
-stable paging, and that only the viewer may read them."""
+"""Suggested follows over GraphQL (docs/api/suggested-follows.md "Suggested follows"):
+friends of friends ranked by how many of the viewer's followees follow them, who is left
+out, the bounded sample, stable paging, and that only the viewer may read them."""
 
 from __future__ import annotations
 

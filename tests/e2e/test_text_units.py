@@ -1,5 +1,5 @@
 """Text limits say their unit, code points, wherever a client reads them (schema, errors,
-README), and names refuse bidirectional control characters (domain/text.py)."""
+docs/api/), and names refuse bidirectional control characters (domain/text.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Issue 9's six failing inputs, over GraphQL against real PostgreSQL, Redis and the arq
-worker: one visibility rule on every edge, and every count equal to its list (README
-"Who sees what")."""
+"""Six inputs at the edges of the visibility rule, over GraphQL against real PostgreSQL,
+Redis and the arq worker: one rule on every edge, and every count equal to its list
+(docs/api/visibility.md "Who sees what")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sessions and rate limits over WebSocket, both protocols (issue 8 items 1, 2 and 6).
+"""Sessions and rate limits over WebSocket, both protocols.
 
 Servers are real (uvicorn in this event loop, the test database and Redis); sessions end
 through the use cases over HTTP (the in-process client) or directly, and the sockets of
@@ -36,7 +36,7 @@ ENGAGEMENT_SUB = """subscription($id: ID!) { postEngagementChanged(postId: $id) 
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
   ... on CreatePostSuccess { post { id } } } }"""
 LIKE = """mutation($id: ID!) { likePost(input: { postId: $id }) { __typename } }"""
-LOG_OUT = "mutation { logOut(input: {}) { ... on LogOutSuccess { revokedSessions } } }"
+LOG_OUT = "mutation { logOut(input: {}) { ... on LogOutSuccess { endedSessions } } }"
 RENAME = """mutation($n: String!) { updateProfile(input: { displayName: $n }) {
   __typename } }"""
 
@@ -84,7 +84,7 @@ async def test_log_out_closes_the_users_sockets_and_refuses_new_ones(
         await busy.subscribe(FEED_SUB)
         idle = await WSClient.open(url, protocol, user.token)  # no operation at all
         out = await gql(LOG_OUT, token=user.token)
-        assert out["data"]["logOut"] == {"revokedSessions": 1}
+        assert out["data"]["logOut"] == {"endedSessions": 1}
         assert await closed(busy) == 4403
         assert await closed(idle) == 4403
         with pytest.raises(Refused):

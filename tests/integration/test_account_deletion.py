@@ -1,8 +1,8 @@
-"""Deleting an account (README "Account lifecycle"): deleteAccount hides it at once and
-moves every count it was part of; after the grace period the purge deletes its personal
-data, batch by batch and resumably, corrects every counter of everyone else (unread
-notifications that pointed at its posts and comments included), cleans the cached
-feeds, and leaves `roost counts verify` without drift."""
+"""Deleting an account (docs/api/account-lifecycle.md "Account lifecycle"): deleteAccount
+hides it at once and moves every count it was part of; after the grace period the purge
+deletes its personal data, batch by batch and resumably, corrects every counter of
+everyone else (unread notifications that pointed at its posts and comments included),
+cleans the cached feeds, and leaves `roost counts verify` without drift."""
 
 from __future__ import annotations
 
@@ -80,6 +80,7 @@ async def rows_naming(engine, user_id: uuid.UUID) -> dict[str, int]:
         "sessions": "SELECT count(*) FROM sessions WHERE user_id = :u",
         "device_tokens": "SELECT count(*) FROM device_tokens WHERE user_id = :u",
         "data_exports": "SELECT count(*) FROM data_exports WHERE user_id = :u",
+        "email_tokens": "SELECT count(*) FROM email_tokens WHERE user_id = :u",
         "reports": "SELECT count(*) FROM reports WHERE reporter_id = :u OR user_id = :u",
         "counter_shards": "SELECT count(*) FROM counter_shards WHERE entity_id = :u",
         "user_search": "SELECT count(*) FROM user_search WHERE user_id = :u",
@@ -197,6 +198,13 @@ async def test_deleting_an_account_with_thousands_of_follows_hides_it_then_purge
         await conn.execute(
             text("INSERT INTO data_exports (id, user_id) VALUES (gen_random_uuid(), :u)"),
             {"u": target.id},
+        )
+        await conn.execute(
+            text(
+                "INSERT INTO email_tokens (id, user_id, purpose, email, token_hash, expires_at)"
+                " VALUES (gen_random_uuid(), :u, 'verify_email', 'x@example.org', :h, now())"
+            ),
+            {"u": target.id, "h": uuid.uuid4().bytes},
         )
     await worker.drain(60)
 

@@ -1,4 +1,4 @@
-"""The home feed never loses a post, whatever order its jobs run in (issue 7, Part B),
+"""The home feed never loses a post, whatever order its jobs run in,
 against real PostgreSQL, Redis and arq workers.
 
 * The merge (after a follow) and the purge (after an unfollow or a block) of one pair

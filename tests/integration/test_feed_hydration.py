@@ -1,7 +1,6 @@
 """A home-feed page is hydrated in one statement (domain.feed.hydration): the page costs
 two SQL statements with no transaction, and every hydrated field says what the
-per-field dataloaders say for the same viewer, blocks and likes included (issue 7,
-Part A)."""
+per-field dataloaders say for the same viewer, blocks and likes included."""
 
 from __future__ import annotations
 

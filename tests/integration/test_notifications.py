@@ -10,7 +10,7 @@ from sqlalchemy import text
 from app.container import WorkerDeps
 from domain.notifications.delivery import Delivery
 from domain.notifications.store import EventRef
-from tests.support.actions import post
+from tests.support.actions import make_private, post
 from tests.support.checks import (
     events_of,
     no_unread_drift,
@@ -20,7 +20,15 @@ from tests.support.checks import (
     summary,
     unread,
 )
-from tests.support.documents import COMMENT, FOLLOW, MARK_READ, NOTIFICATIONS_PAGE, UNFOLLOW
+from tests.support.documents import (
+    APPROVE,
+    BLOCK,
+    COMMENT,
+    FOLLOW,
+    MARK_READ,
+    NOTIFICATIONS_PAGE,
+    UNFOLLOW,
+)
 from workers.deps import DEPS
 from workers.notifications import follow_digest
 
@@ -106,6 +114,32 @@ async def test_follow_request_notifies_the_private_account(gql, make_users, work
     (event,) = await events_of(engine, "follow_request.created", target_id=str(private.id))
     await redrive(engine, worker, [event])
     assert len(await notifications(gql, private)) == 1
+
+
+async def test_an_approved_request_notifies_the_requester_once(gql, make_users, worker, engine):
+    fan, private = await make_users(2)
+    await make_private(gql, private)
+    await gql(FOLLOW, {"id": private.gid}, token=fan.token)
+    out = await gql(APPROVE, {"id": fan.gid}, token=private.token)
+    assert out["data"]["approveFollowRequest"]["__typename"] == "ApproveFollowRequestSuccess"
+    await worker.drain()
+    assert summary(await notifications(gql, fan)) == [
+        ("FOLLOW_REQUEST_APPROVED", private.username, 1)
+    ]
+    (event,) = await events_of(engine, "follow_request.approved", requester_id=str(fan.id))
+    await redrive(engine, worker, [event])  # its job again: still one notice
+    assert len(await notifications(gql, fan)) == 1 and await unread(gql, fan) == 1
+    # approving again, or an approval undone by a block before the job ran, tells nothing
+    await gql(APPROVE, {"id": fan.gid}, token=private.token)
+    assert len(await events_of(engine, "follow_request.approved", requester_id=str(fan.id))) == 1
+    other = (await make_users(1))[0]
+    await make_private(gql, other)
+    await gql(FOLLOW, {"id": other.gid}, token=fan.token)
+    await gql(APPROVE, {"id": fan.gid}, token=other.token)
+    await gql(BLOCK, {"id": fan.gid}, token=other.token)
+    await worker.drain()
+    assert [n["actor"]["username"] for n in await notifications(gql, fan)] == [private.username]
+    await no_unread_drift(engine, fan)
 
 
 async def test_mark_read_by_id_and_all_keeps_the_unread_count_exact(

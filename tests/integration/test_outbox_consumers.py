@@ -1,5 +1,5 @@
 """A job per (event, consumer) and dispatch right after commit, on a real arq worker with
-real PostgreSQL and Redis (issue 10, items 2 and 3)."""
+real PostgreSQL and Redis."""
 
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ async def test_a_follow_reaches_the_worker_without_the_relay(
     make_users, worker: WorkerControl, gql, settings, engine
 ):
     """follow dispatches its event right after the commit: a worker with no relay at all
-    consumes it (before issue 10 only createPost did; a follow waited for the relay)."""
+    consumes it."""
     a, b = await make_users(2, prefix="ffast")
     await worker.drain()
     await worker.stop()

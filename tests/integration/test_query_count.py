@@ -60,7 +60,7 @@ async def star_graph(make_users, engine, settings):
 def check_users(nodes: list[dict], fans) -> None:
     """Assert every node carries the counts and viewer flags that star_graph implies, as
     the viewer sees them: a fan the viewer blocked counts in nobody's followers or
-    following for the viewer (README "Who sees what")."""
+    following for the viewer (docs/api/visibility.md "Who sees what")."""
     index = {f.username: i for i, f in enumerate(fans)}
     for node in nodes:
         i = index[node["username"]]
@@ -244,8 +244,8 @@ async def test_blocked_muted_and_report_pages_cost_constant_round_trips(
     gql, engine, settings, make_users
 ):
     """viewer { blockedUsers mutedUsers } and moderation { reports }: one statement per
-    page and a constant number of batches for what the nodes show (README "Mute and
-    blocked list", "Reports and moderation")."""
+    page and a constant number of batches for what the nodes show
+    (docs/api/mute-and-block.md "Mute and blocked list", "Reports and moderation")."""
     from domain.moderation.moderators import set_moderator
     from domain.posts.create_post import create_post
 

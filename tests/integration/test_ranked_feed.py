@@ -1,6 +1,7 @@
-"""The ranked home feed (README "Home feed", Ranked order) against real PostgreSQL, Redis
-(one Redis and a Redis Cluster) and an arq worker: the signals the like and comment
-consumers keep, the score's effect, frozen pages while scores change, and cursors.
+"""The ranked home feed (docs/architecture/home-feed.md "Home feed", Ranked order) against
+real PostgreSQL, Redis (one Redis and a Redis Cluster) and an arq worker: the signals
+the like and comment consumers keep, the score's effect, frozen pages while scores
+change, and cursors.
 
 Test settings (tests/conftest.py): FEED_RANKED_WINDOW=6, so a dozen posts walk through
 the frozen window and on into the chronological continuation.

@@ -251,7 +251,7 @@ async def _people(url: str) -> tuple[list[tuple[uuid.UUID, str]], list[tuple[uui
         for r in readers:
             for p in posters:
                 await follow_user(engine, r, p, counter_shards=4)
-        # Every access token names a live session (README "Sessions").
+        # Every access token names a live session (docs/api/sessions.md "Sessions").
         reader_tokens = await open_sessions(engine, tokens, readers)
         poster_tokens = await open_sessions(engine, tokens, posters)
     finally:

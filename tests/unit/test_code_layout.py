@@ -1,5 +1,6 @@
-"""The code's layout rules that no linter states (README "Code layout"); the import
-contracts (one-way layers, no import cycles) are import-linter's, in ``make lint``."""
+"""The code's layout rules that no linter states (docs/architecture/README.md "Code
+layout"); the import contracts (one-way layers, no import cycles) are import-linter's,
+in ``make lint``."""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ from domain.accounts.config import AccountsConfig
 from domain.accounts.consumers import accounts_consumer
 from domain.feed.consumers import feed_consumer
 from domain.feed.ranking_consumers import ranking_consumer
+from domain.identity.mail_consumers import mail_consumer
+from domain.mail.config import MailConfig
 from domain.media.consumers import media_consumer
 from domain.notifications.consumers import notification_consumer
 from domain.outbox import events as ev
@@ -28,6 +30,7 @@ from domain.outbox.registry import (
     ACCOUNTS,
     API_PUBLISHED,
     FEED,
+    MAIL,
     MEDIA,
     NOTIFICATIONS,
     RANKING,
@@ -132,6 +135,7 @@ def test_every_route_has_a_handler_in_the_production_consumers():
         ACCOUNTS: accounts_consumer(None, AccountsConfig()),  # type: ignore[arg-type]
         RANKING: ranking_consumer(None, None),  # type: ignore[arg-type]
         MEDIA: media_consumer(None, None, counter_shards=1, dispatcher=None),  # type: ignore[arg-type]
+        MAIL: mail_consumer(None, None, MailConfig(), b"k"),  # type: ignore[arg-type]
     }
     check_routes(REGISTRY, consumers)
     check_routes(registry_for(api_publishes_engagement=True), consumers)

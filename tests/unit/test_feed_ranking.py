@@ -1,5 +1,5 @@
-"""The ranked feed's score with a fixed clock (README "Home feed", Ranked order), the
-frozen window's stored form and the ranked cursors."""
+"""The ranked feed's score with a fixed clock (docs/architecture/home-feed.md "Home feed",
+Ranked order), the frozen window's stored form and the ranked cursors."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""README.md matches the code: every setting, every error code, every command and make
-target appears in it; nothing in the repository points at files that are not in it
-(code cites ``docs/design.md``, ``docs/seeds/<file>.md`` and README by their path from
-the repository's root, and every section it quotes is a heading there)."""
+"""The documents match the code: every setting is in docs/operations/configuration.md,
+every error code in docs/api/errors.md, every command and make target in
+docs/operations/commands.md; nothing in the repository points at files that are not in
+it (code cites ``docs/<file>.md`` by its path from the repository's root, and every
+section it quotes is a heading there)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ import pytest
 from app.cli import build_parser
 from app.settings import ROOT, Settings
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+CONFIGURATION = (DOCS / "operations" / "configuration.md").read_text(encoding="utf-8")
+ERRORS = (DOCS / "api" / "errors.md").read_text(encoding="utf-8")
+COMMANDS = (DOCS / "operations" / "commands.md").read_text(encoding="utf-8")
 SOURCES = (
     "app",
     "domain",
+    "adapters",
     "schema",
     "resolvers",
     "workers",
@@ -35,11 +40,13 @@ def python_files(*packages: str) -> list[Path]:
     return sorted(p for pkg in packages for p in (ROOT / pkg).rglob("*.py"))
 
 
-def test_every_setting_is_in_the_readme() -> None:
+def test_every_setting_is_documented() -> None:
     missing = [
-        f.alias for f in Settings.model_fields.values() if f.alias and f"`{f.alias}`" not in README
+        f.alias
+        for f in Settings.model_fields.values()
+        if f.alias and f"`{f.alias}`" not in CONFIGURATION
     ]
-    assert not missing, f"settings missing from README's Configuration: {missing}"
+    assert not missing, f"settings missing from docs/operations/configuration.md: {missing}"
 
 
 def error_codes() -> set[str]:
@@ -53,7 +60,8 @@ def error_codes() -> set[str]:
             if CODE.match(node.value) and len(node.value) > 3:
                 codes.add(node.value)
 
-    for path in python_files("app", "domain", "schema", "resolvers", "workers", "tools"):
+    packages = ("app", "domain", "adapters", "schema", "resolvers", "workers", "tools")
+    for path in python_files(*packages):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
@@ -73,27 +81,27 @@ def error_codes() -> set[str]:
     return codes
 
 
-def test_every_error_code_is_in_the_readme() -> None:
+def test_every_error_code_is_documented() -> None:
     codes = error_codes()
     assert {"FORBIDDEN", "SERVICE_UNAVAILABLE", "RATE_LIMITED", "NOT_FOUND"} <= codes, codes
-    missing = sorted(c for c in codes if f"`{c}`" not in README)
-    assert not missing, f"error codes missing from README: {missing}"
+    missing = sorted(c for c in codes if f"`{c}`" not in ERRORS)
+    assert not missing, f"error codes missing from docs/api/errors.md: {missing}"
 
 
-def test_every_command_and_make_target_is_in_the_readme() -> None:
+def test_every_command_and_make_target_is_documented() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    missing = [f"roost {name}" for name in sub.choices if f"roost {name}" not in README]
+    missing = [f"roost {name}" for name in sub.choices if f"roost {name}" not in COMMANDS]
     for name, p in sub.choices.items():
         for action in p._actions:
             for choice in action.choices or () if action.dest == "action" else ():
-                if f"roost {name} {choice}" not in README and f"{choice}" not in README:
+                if f"roost {name} {choice}" not in COMMANDS and f"{choice}" not in COMMANDS:
                     missing.append(f"roost {name} {choice}")
     makefile = (ROOT / "Makefile").read_text()
     phony = re.search(r"^\.PHONY:(.*)$", makefile, re.M)
     assert phony is not None
-    missing += [f"make {t}" for t in phony.group(1).split() if f"make {t}" not in README]
-    assert not missing, f"missing from README: {missing}"
+    missing += [f"make {t}" for t in phony.group(1).split() if f"make {t}" not in COMMANDS]
+    assert not missing, f"missing from docs/operations/commands.md: {missing}"
 
 
 REFERENCE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*(?:seeds/[\w.-]+\.md|design\.md|layout\.md))")
@@ -125,7 +133,8 @@ def test_no_reference_to_a_file_outside_the_repository(path: Path) -> None:
         assert any(c.exists() for c in candidates), f"{path.relative_to(ROOT)}: {ref} is not here"
 
 
-#: ``<file> "Section"`` in code: a design document (by its path from the root) or README.
+#: ``<file> "Section"`` in code: a document by its path from the root (``README`` alone:
+#: README.md or any guide under docs/, where its sections moved).
 CITATION = re.compile(
     r'((?:[\w.-]+/)*(?:[\w.-]+\.md)|\bREADME\b)(?::|,)?\s+"([^"\n]{1,80}(?:\n[^"\n]{1,80})?)"'
 )
@@ -143,11 +152,18 @@ def words(path: Path) -> str:
     return " ".join(path.read_text(encoding="utf-8").split())
 
 
+def cites(doc: Path, name: str) -> bool:
+    return any(h.startswith(name) for h in headings(doc)) or name in words(doc)
+
+
+def guides() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.glob("*/**/*.md"))]
+
+
 def test_code_cites_documents_by_their_path_and_sections_that_exist() -> None:
     """``docs/design.md "Home feed"`` names docs/design.md and one of its headings (or
-    the start of one); ``README "Sessions"`` a heading of README.md; a quotation in
-    quotes is found in the document's text. A bare ``design.md`` or ``seeds/…`` (a file
-    outside the repository, once) fails."""
+    the start of one); a quotation in quotes is found in the document's text. A bare
+    ``design.md`` or ``seeds/…`` (a file outside the repository, once) fails."""
     bad: list[str] = []
     for path in python_files(*SOURCES):
         if path == Path(__file__):
@@ -158,10 +174,10 @@ def test_code_cites_documents_by_their_path_and_sections_that_exist() -> None:
             if not (ROOT / ref).exists():
                 bad.append(f"{where}: {ref} is not a path from the repository's root")
         for ref, section in CITATION.findall(text):
-            doc = ROOT / ("README.md" if ref == "README" else ref)
-            if not doc.exists() or doc.suffix != ".md":
+            docs = guides() if ref == "README" else [ROOT / ref]
+            if not all(doc.exists() and doc.suffix == ".md" for doc in docs):
                 continue  # a file the check above (or another test) answers for
             name = " ".join(section.split())
-            if not any(h.startswith(name) for h in headings(doc)) and name not in words(doc):
+            if not any(cites(doc, name) for doc in docs):
                 bad.append(f'{where}: {ref} has no section (or words) "{name}"')
     assert not bad, "\n".join(bad)

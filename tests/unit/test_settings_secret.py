@@ -1,5 +1,5 @@
 """Production refuses a JWT secret that is short or written in the repository, and the
-compose file has no fallback for it (issue 8 item 5)."""
+compose file has no fallback for it."""
 
 from __future__ import annotations
 

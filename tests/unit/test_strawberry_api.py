@@ -34,6 +34,7 @@ OVERRIDES = [
     (RoostExecutionContext, "execute_operation"),
     (RoostGraphQL, "execute_single"),
     (RoostGraphQL, "get_context"),
+    (RoostGraphQL, "is_websocket_origin_allowed"),
     (RoostGraphQL, "on_ws_connect"),
     (RoostGraphQL, "render_graphql_ide"),
     (RoostGraphQL, "graphql_transport_ws_handler_class"),

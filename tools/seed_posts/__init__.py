@@ -87,7 +87,7 @@ __all__ = [
 ]
 
 
-#: The seeded posts' image URLs are on this made-up host: allowed for them alone (README
+#: The seeded posts' image URLs are on this made-up host: allowed for them alone (docs/api/media.md
 #: "Media": an external URL's host must be allowed).
 SEED_MEDIA = MediaConfig(url_allowed_hosts=frozenset({"media.roost.example"}))
 

@@ -1,0 +1,95 @@
+"""The SMTP sender: one connection per message through aiosmtplib (a mail is a few per
+account per hour; a pool would buy nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from urllib.parse import unquote, urlsplit
+
+import aiosmtplib
+
+from domain.mail.ports import MailMessage, MailRejectedError, MailUnavailableError
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    """Where and how to hand mail over: ``smtp://[user:pass@]host[:port]`` (port 25,
+    STARTTLS when the server offers it) or ``smtps://…`` (TLS from the first byte, port
+    465), and the ``From`` address."""
+
+    host: str
+    port: int
+    tls: bool
+    username: str | None
+    password: str | None
+    sender: str
+    timeout_s: float = 10.0
+
+    @classmethod
+    def from_url(cls, url: str, sender: str, *, timeout_s: float = 10.0) -> SmtpConfig:
+        """Parse SMTP_URL; raises ValueError for another scheme or a missing host."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("smtp", "smtps"):
+            raise ValueError("SMTP_URL must start with smtp:// or smtps://")
+        if not parts.hostname:
+            raise ValueError("SMTP_URL names no host (smtp://host:port)")
+        tls = parts.scheme == "smtps"
+        return cls(
+            host=parts.hostname,
+            port=parts.port or (465 if tls else 25),
+            tls=tls,
+            username=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            sender=sender,
+            timeout_s=timeout_s,
+        )
+
+
+def _email(message: MailMessage, sender: str) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = message.to
+    msg["Subject"] = message.subject
+    msg["Date"] = formatdate(localtime=False, usegmt=True)
+    domain = sender.rpartition("@")[2].strip("> ") or None
+    msg["Message-ID"] = make_msgid(domain=domain)
+    msg.set_content(message.text)
+    return msg
+
+
+class SmtpSender:
+    """Implements domain.mail.ports.MailSender over SMTP."""
+
+    def __init__(self, config: SmtpConfig) -> None:
+        self.config = config
+
+    async def send(self, message: MailMessage) -> None:
+        """Send ``message``: a 5xx answer is MailRejectedError; no connection, a timeout,
+        a 4xx answer or a refused login is MailUnavailableError (retried later)."""
+        cfg = self.config
+        try:
+            await aiosmtplib.send(
+                _email(message, cfg.sender),
+                hostname=cfg.host,
+                port=cfg.port,
+                username=cfg.username,
+                password=cfg.password,
+                use_tls=cfg.tls,
+                start_tls=False if cfg.tls else None,
+                timeout=cfg.timeout_s,
+            )
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            codes = [r.code for r in exc.recipients]
+            if all(code >= 500 for code in codes):
+                raise MailRejectedError(f"recipient refused: {exc}") from exc
+            raise MailUnavailableError(f"recipient deferred: {exc}") from exc
+        except aiosmtplib.SMTPAuthenticationError as exc:
+            raise MailUnavailableError(f"SMTP login refused: {exc}") from exc
+        except aiosmtplib.SMTPResponseException as exc:
+            if exc.code >= 500:
+                raise MailRejectedError(f"refused: {exc.code} {exc.message}") from exc
+            raise MailUnavailableError(f"deferred: {exc.code} {exc.message}") from exc
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            raise MailUnavailableError(f"SMTP server unavailable: {exc!r}") from exc

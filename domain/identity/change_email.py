@@ -1,0 +1,68 @@
+"""Use case: change one's e-mail address (confirmed by the password); the new address
+is unverified until its code is used."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.errors import AccountUnavailableError, EmailTakenError, WrongPasswordError
+from domain.identity.passwords import verify_password
+from domain.identity.queries import UserRecord, to_record
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import EmailVerificationRequested, UserUpdated
+from domain.outbox.unit_of_work import unit_of_work
+from domain.text import clean_email
+
+_ACCOUNT = text("SELECT password_hash, email FROM users WHERE id = :u AND status = 'active'")
+_SET = text(
+    "UPDATE users SET email = :e, email_verified_at = NULL"
+    " WHERE id = :u AND status = 'active'"
+    " RETURNING id, username, display_name, bio, status, created_at, is_private"
+)
+_CURRENT = text(
+    "SELECT id, username, display_name, bio, status, created_at, is_private FROM users"
+    " WHERE id = :u AND status = 'active'"
+)
+
+
+async def change_email(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    *,
+    email: str,
+    password: str,
+    dispatcher: Dispatcher | None = None,
+) -> UserRecord:
+    """Set ``user_id``'s address to ``email`` after checking ``password``; the address is
+    unverified and the worker mails it a verification code (``user.updated`` and
+    ``user.email_verification_requested`` events). The same address again changes
+    nothing.
+
+    Raises ValidationError (``email``), WrongPasswordError (``password``),
+    EmailTakenError or AccountUnavailableError.
+    """
+    email = clean_email(email)
+    async with engine.connect() as conn:
+        row = (await conn.execute(_ACCOUNT, {"u": user_id})).first()
+    if row is None:
+        raise AccountUnavailableError()
+    if "\x00" in password or not await verify_password(row.password_hash, password):
+        raise WrongPasswordError("password")
+    try:
+        async with unit_of_work(engine, dispatcher) as uow:
+            if row.email == email:
+                found = (await uow.conn.execute(_CURRENT, {"u": user_id})).first()
+            else:
+                found = (await uow.conn.execute(_SET, {"u": user_id, "e": email})).first()
+            if found is None:
+                raise AccountUnavailableError()
+            if row.email != email:
+                await uow.append(UserUpdated(user_id, ("email",)))
+                await uow.append(EmailVerificationRequested(user_id, email))
+    except IntegrityError:
+        raise EmailTakenError() from None
+    return to_record(found)

@@ -1,0 +1,31 @@
+"""Use case: verify an account's e-mail address with the code mailed to it."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.identity.email_tokens import VERIFY_EMAIL, redeem_token
+from domain.identity.errors import InvalidTokenError
+from domain.identity.queries import UserRecord, to_record
+from domain.outbox.append import append
+from domain.outbox.events import EmailVerified
+
+_VERIFY = text(
+    "UPDATE users SET email_verified_at = coalesce(email_verified_at, now())"
+    " WHERE id = :u AND email = :e AND status = 'active'"
+    " RETURNING id, username, display_name, bio, status, created_at, is_private"
+)
+
+
+async def verify_email(engine: AsyncEngine, token: str) -> UserRecord:
+    """Use ``token`` (a verification code, no sign-in needed) and mark the address it was
+    mailed to verified, in one transaction; return the account. Raises InvalidTokenError
+    for a bad, expired or used code, or one whose address is no longer the account's."""
+    async with engine.begin() as conn:
+        used = await redeem_token(conn, token, VERIFY_EMAIL)
+        row = (await conn.execute(_VERIFY, {"u": used.user_id, "e": used.email})).first()
+        if row is None:
+            raise InvalidTokenError("That code was for an address this account no longer has.")
+        await append(conn, EmailVerified(used.user_id, used.email))
+    return to_record(row)

@@ -1,0 +1,71 @@
+"""E-mail mutations: verifyEmail, requestEmailVerification, changeEmail
+(docs/api/email.md)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.errors import ValidationError
+from domain.identity.change_email import change_email
+from domain.identity.errors import (
+    EmailAlreadyVerifiedError,
+    EmailTakenError,
+    InvalidTokenError,
+    TooManyMailsError,
+    WrongPasswordError,
+)
+from domain.identity.request_email_verification import request_email_verification
+from domain.identity.verify_email import verify_email
+from schema.context import Info
+from schema.email.inputs import ChangeEmailInput, VerifyEmailInput
+from schema.email.results import (
+    ChangeEmailResult,
+    ChangeEmailSuccess,
+    RequestEmailVerificationResult,
+    RequestEmailVerificationSuccess,
+    VerifyEmailResult,
+    VerifyEmailSuccess,
+)
+from schema.errors import error_from_domain
+from schema.users.types import User
+
+
+@strawberry.type
+class EmailMutations:
+    @strawberry.mutation(
+        description="Verify your e-mail address with the code mailed to it (no sign-in "
+        "needed). A code works once, before it expires, and only while the address is the "
+        "account's."
+    )
+    async def verify_email(self, info: Info, input: VerifyEmailInput) -> VerifyEmailResult:
+        try:
+            rec = await info.context.mutate(verify_email, input.token)
+        except InvalidTokenError as exc:
+            return error_from_domain(exc)
+        return VerifyEmailSuccess(user=User.from_record(rec))
+
+    @strawberry.mutation(
+        description="Mail your address a new verification code (at most "
+        "MAIL_PER_ACCOUNT_PER_HOUR an hour, sign-up's included)."
+    )
+    async def request_email_verification(self, info: Info) -> RequestEmailVerificationResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            email = await ctx.mutate(request_email_verification, viewer, config=ctx.mail)
+        except (EmailAlreadyVerifiedError, TooManyMailsError, ValidationError) as exc:
+            return error_from_domain(exc)
+        return RequestEmailVerificationSuccess(email=email)
+
+    @strawberry.mutation(
+        description="Change your e-mail address (confirmed by your password). The new "
+        "address is unverified until you use the code mailed to it."
+    )
+    async def change_email(self, info: Info, input: ChangeEmailInput) -> ChangeEmailResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            rec = await ctx.mutate(change_email, viewer, email=input.email, password=input.password)
+        except (ValidationError, EmailTakenError, WrongPasswordError) as exc:
+            return error_from_domain(exc)
+        return ChangeEmailSuccess(user=User.from_record(rec))

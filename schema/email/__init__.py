@@ -1,0 +1,1 @@
+"""E-mail verification and password reset: inputs and payloads (docs/api/email.md)."""

@@ -1,0 +1,234 @@
+"""Real GraphQL clients against a running Roost: Apollo Client in node (typed errors read
+back through the normalised cache with the shipped type map, relay-style paging merged by
+``relayStylePagination``, the cache updated by a mutation's payload, a subscription over
+graphql-ws), and Apollo Client in headless Chromium on a page of another origin (CORS:
+query, mutation, subscription and an APQ GET).
+
+The npm packages are installed once into a cache folder (tests/support/npm.py); the
+scripts are tests/support/js/. Skips where node and npm, or Chromium (Debian:
+``apt-get install chromium``), are missing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from app.print_schema import POSSIBLE_TYPES_FILE
+from tests.support.actions import follow_all
+from tests.support.browser import chromium, chromium_path
+from tests.support.npm import npm_folder, require_node, with_script
+from tests.support.polling import PATIENCE_S
+from tests.support.servers import free_port
+from tests.support.ws import start_api
+
+#: Apollo Client 4 and its peers; esbuild bundles the browser page.
+PACKAGES = [
+    "@apollo/client@4.3.8",
+    "graphql@16.11.0",
+    "graphql-ws@6.0.6",
+    "rxjs@7.8.2",
+    "ws@8.18.3",
+    "esbuild@0.25.10",
+]
+
+FOLLOWERS = """query($u: String!) { user(username: $u) { followers(first: 100) {
+  edges { node { username } } } } }"""
+
+
+def _api(settings, **extra: str):
+    return start_api(
+        {
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "ARQ_QUEUE": settings.arq_queue,
+            "JWT_SECRET": settings.jwt_secret,
+            "RATE_LIMIT_ENABLED": "false",
+            "WORKER_METRICS_PORT": "0",
+            "DB_POOL_SIZE": "3",
+            "DB_MAX_OVERFLOW": "4",
+            "MEDIA_DIR": str(settings.media_dir),
+            **extra,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def packages() -> Path:
+    require_node()
+    return npm_folder("apollo-client", PACKAGES)
+
+
+async def _node(folder: Path, script: Path, config: dict, tmp_path: Path) -> dict:
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps(config))
+    run = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(script), str(config_file)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=10 * PATIENCE_S,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+async def test_apollo_client_in_node(packages, settings, gql, make_users, worker, tmp_path):
+    viewer, author, star, target, *fans = await make_users(11, prefix="ap")
+    await follow_all(gql, [viewer], author)
+    await follow_all(gql, fans, star)
+    listed = (await gql(FOLLOWERS, {"u": star.username}, token=viewer.token))["data"]
+    expected = [e["node"]["username"] for e in listed["user"]["followers"]["edges"]]
+    assert sorted(expected) == sorted(f.username for f in fans)
+
+    api = await asyncio.to_thread(_api, settings)
+    try:
+        out = await _node(
+            packages,
+            with_script(packages, "apollo_node.mjs"),
+            {
+                "url": api.http,
+                "ws": api.ws,
+                "possibleTypes": json.loads(POSSIBLE_TYPES_FILE.read_text()),
+                "viewer": {"token": viewer.token},
+                "author": {"token": author.token},
+                "star": star.username,
+                "target": {"id": target.gid, "username": target.username},
+            },
+            tmp_path,
+        )
+    finally:
+        api.stop()
+    print(json.dumps(out, indent=1)[:3000])
+
+    # 1. The type map keeps a typed error's fields in the cache (without it they are lost).
+    with_map = out["typedErrors"]["withMap"]
+    assert with_map["result"]["__typename"] == "ForbiddenError"
+    assert with_map["cached"] == with_map["result"]
+    assert with_map["cached"]["code"] == "FORBIDDEN" and with_map["cached"]["message"]
+    assert "code" not in out["typedErrors"]["withoutMap"]["cached"]  # what the map is for
+
+    # 2. Pages of 3 merged into one list: every follower once, in the server's order.
+    paging = out["paging"]
+    assert paging["pages"] == 3
+    assert paging["usernames"] == expected
+    assert paging["hasNextPage"] is False
+
+    # 3. The follow's payload updated the cached user: count and flag, no refetch.
+    payload = out["payload"]
+    assert payload["before"]["followerCount"] == 0 and not payload["before"]["followedByViewer"]
+    assert payload["payload"]["__typename"] == "FollowSuccess"
+    assert payload["after"] == payload["again"] == payload["payload"]["user"]
+    assert payload["after"]["followerCount"] == 1 and payload["after"]["followedByViewer"]
+
+    # 4. A post of the followed author arrived over graphql-ws, normalised into the cache.
+    sub = out["subscription"]
+    assert sub["event"]["id"] in sub["posted"], sub
+    assert sub["event"]["author"]["username"] == author.username
+    assert sub["cachedPost"] and sub["cachedPost"]["caption"] == sub["event"]["caption"]
+
+
+# --- Chromium: a page of another origin -------------------------------------------------
+
+
+async def _static_site(folder: Path, port: int):
+    """Serve ``folder`` on 127.0.0.1:``port`` (uvicorn in this loop); returns a stopper."""
+    app = Starlette(routes=[Mount("/", StaticFiles(directory=folder, html=True))])
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+
+    async def stop() -> None:
+        server.should_exit = True
+        await task
+
+    return stop
+
+
+def _bundle(folder: Path, out_dir: Path) -> None:
+    """Bundle the page's script (Apollo Client and graphql-ws) with esbuild."""
+    entry = with_script(folder, "apollo_page.mjs")
+    subprocess.run(
+        [
+            str(folder / "node_modules" / ".bin" / "esbuild"),
+            str(entry),
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--log-level=warning",
+            f"--outfile={out_dir / 'page.js'}",
+        ],
+        cwd=folder,
+        check=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(
+    chromium_path() is None,
+    reason="Chromium is not installed (Debian: apt-get install chromium): the CORS test "
+    "needs a real browser",
+)
+async def test_apollo_client_in_a_browser_from_another_origin(
+    packages, settings, make_users, tmp_path
+):
+    (viewer,) = await make_users(1, prefix="br")
+    site = tmp_path / "site"
+    site.mkdir()
+    await asyncio.to_thread(_bundle, packages, site)
+    allowed_port, other_port = free_port(), free_port()
+    api = await asyncio.to_thread(
+        _api, settings, CORS_ALLOW_ORIGINS=f"http://127.0.0.1:{allowed_port}"
+    )
+    config = {"url": api.http, "token": viewer.token}
+    (site / "index.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>Roost from another origin</title>"
+        f"<script>window.ROOST = {json.dumps(config)};</script>"
+        '<script type="module" src="page.js"></script><pre id="out"></pre>'
+    )
+    stops = [await _static_site(site, allowed_port), await _static_site(site, other_port)]
+    try:
+        async with chromium(f"http://127.0.0.1:{allowed_port}/", offline=True) as page:
+            raw = await page.wait_for(
+                "window.__roost && window.__roost.done && JSON.stringify(window.__roost)",
+                within=4 * PATIENCE_S,
+            )
+            out = json.loads(raw)
+            await page.screenshot(tmp_path / "page.png")
+        async with chromium(f"http://127.0.0.1:{other_port}/", offline=True) as page:
+            refused = json.loads(
+                await page.wait_for(
+                    "window.__roost && window.__roost.done && JSON.stringify(window.__roost)",
+                    within=4 * PATIENCE_S,
+                )
+            )
+    finally:
+        for stop in stops:
+            await stop()
+        api.stop()
+    print(json.dumps(out, indent=1)[:3000])
+    assert out.get("error") is None, json.dumps(out)
+    assert out["query"]["viewer"]["username"] == viewer.username
+    assert out["mutation"]["__typename"] == "CreatePostSuccess"
+    assert out["subscription"]["likeCount"] in (0, 1)
+    assert out["subscription"]["post"]["id"] == out["mutation"]["post"]["id"]
+    # The APQ GETs: a hash alone, first unknown (then registered), then served by hash.
+    gets = [r for r in out["requests"] if r["method"] == "GET"]
+    assert gets and all("sha256Hash" in r["url"] and "query=" not in r["url"] for r in gets[-1:])
+    assert out["apq"]["user"]["username"] == viewer.username
+    assert gets[-1]["status"] == 200
+    # The same page from an origin not on CORS_ALLOW_ORIGINS: the browser refuses.
+    assert refused["error"] and "fetch" in refused["error"].lower(), refused
