@@ -61,17 +61,9 @@ async def read_home_feed(
     visible: Visible,
     pull_authors: PullAuthors | None = None,
 ) -> FeedPage:
-<<<<<<< HEAD
-    """Return the page of ``first`` entries after the cursor ``before`` (None: newest).
-    ``pull_authors`` gives the followed pull authors (default: a statement of its own).
-
-    Never raises for Redis trouble: it serves from PostgreSQL and counts it in
-    ``roost_feed_postgres_fallbacks_total``.
-    """
-=======
     """The page of ``first`` entries after ``before`` (None: newest); Redis trouble is
-    served from PostgreSQL, never raised."""
->>>>>>> main
+    served from PostgreSQL, never raised. ``pull_authors``: the followed pull authors
+    (default: a statement of its own)."""
     try:
         source = _RedisSource(engine, stores, config, viewer_id, pull_authors)
         return await _fill(source, first, before, visible, "redis")
