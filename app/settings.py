@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import os
+import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -17,6 +18,7 @@ from adapters.jwt_codec import JwtCodec
 from adapters.mail import SmtpConfig
 from app.document_limits import DocumentLimits
 from domain.accounts.config import AccountsConfig
+from domain.explore.config import ExploreConfig
 from domain.feed.config import FeedConfig
 from domain.feed.ranking import RankingConfig
 from domain.identity.tokens import TokenConfig
@@ -86,6 +88,13 @@ class Settings(BaseSettings):
     # roost serve
     api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
     api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
+    # Connection deadlines, concurrency cap, trusted proxies (app/http_server.py)
+    api_header_timeout_s: float = Field(10.0, gt=0, le=600, alias="API_HEADER_TIMEOUT_S")
+    api_body_timeout_s: float = Field(20.0, gt=0, le=3600, alias="API_BODY_TIMEOUT_S")
+    api_body_min_rate: int = Field(500, ge=1, alias="API_BODY_MIN_RATE")
+    api_keepalive_timeout_s: float = Field(5.0, gt=0, le=600, alias="API_KEEPALIVE_TIMEOUT_S")
+    api_limit_concurrency: int | None = Field(None, ge=1, alias="API_LIMIT_CONCURRENCY")
+    forwarded_allow_ips: str = Field("", alias="FORWARDED_ALLOW_IPS")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
@@ -115,6 +124,8 @@ class Settings(BaseSettings):
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
+    # How long after its creation a post's caption may be edited (domain.posts.edit_post)
+    post_edit_window_s: int = Field(86_400, ge=0, alias="POST_EDIT_WINDOW_S")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
@@ -149,11 +160,24 @@ class Settings(BaseSettings):
     feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
+    # Explore and trending (README "Explore")
+    explore_trending_size: int = Field(1_000, ge=10, le=100_000, alias="EXPLORE_TRENDING_SIZE")
+    explore_window: int = Field(200, ge=1, le=1_000, alias="EXPLORE_WINDOW")
+    explore_half_life_hours: float = Field(24.0, gt=0, alias="EXPLORE_HALF_LIFE_HOURS")
+    explore_trending_key: str = Field(
+        "trend", pattern=r"^[A-Za-z0-9:._-]{1,64}$", alias="EXPLORE_TRENDING_KEY"
+    )
     active_window_days: int = Field(30, ge=1, alias="ACTIVE_WINDOW_DAYS")
     arq_queue: str = Field("arq:queue", alias="ARQ_QUEUE")
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
+    # The worker's heartbeat (app/worker_health.py)
+    worker_name: str = Field(default_factory=socket.gethostname, alias="WORKER_NAME")
+    worker_heartbeat_s: float = Field(5.0, gt=0, le=300, alias="WORKER_HEARTBEAT_S")
+    worker_heartbeat_max_age_s: float = Field(
+        30.0, gt=0, le=3600, alias="WORKER_HEARTBEAT_MAX_AGE_S"
+    )
 
     # Notifications
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
@@ -386,6 +410,13 @@ class Settings(BaseSettings):
                 half_life=dt.timedelta(hours=self.feed_ranked_half_life_hours),
                 window=self.feed_ranked_window,
                 freeze=dt.timedelta(seconds=self.feed_ranked_freeze_s),
+            ),
+            explore=ExploreConfig(
+                namespace=self.explore_trending_key,
+                size=self.explore_trending_size,
+                bucket_cap=4 * self.explore_trending_size,
+                window=self.explore_window,
+                half_life=dt.timedelta(hours=self.explore_half_life_hours),
             ),
         )
 

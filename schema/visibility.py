@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 from domain.engagement.add_comment import CommentRecord
+from domain.feed.hydration import HydratedPost, Wanted
+from domain.feed.post_filter import PostFilter
 from domain.identity.queries import UserRecord
 from domain.notifications.queries import NotificationRecord
 from domain.posts.queries import PostRecord
@@ -104,6 +106,18 @@ async def visible_posts(
     )
     rule = rules.in_home_feed if home_feed else rules.post_visible
     return [r is not None and rule(viewer, r, authors[r.author_id]) for r in records]
+
+
+async def explore_posts(
+    ctx: Context, ids: Sequence[uuid.UUID], wanted: Wanted = Wanted()
+) -> dict[uuid.UUID, HydratedPost]:
+    """The posts of ``ids`` that may show in the viewer's explore now (rules.in_explore),
+    hydrated (domain.feed.post_filter) and primed into the request's dataloaders. The
+    viewer must be signed in."""
+    check = PostFilter(ctx.engine, ctx.require_viewer(), wanted, rules.in_explore)
+    found = await check.hydrate(ids)
+    ctx.loaders.prime_hydrated(check.viewer_id, found.values())
+    return found
 
 
 async def posts(ctx: Context, ids: Sequence[uuid.UUID | None]) -> list[PostRecord | None]:

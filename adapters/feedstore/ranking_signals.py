@@ -38,6 +38,8 @@ from domain.feed.ranking import (
 )
 from domain.feed.timelines.entries import score_of
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
 
 def velocity_key(post_id: uuid.UUID) -> str:
     """The post's engagements of the last hour (a sorted set)."""
@@ -119,6 +121,16 @@ _COUNTS = Script(
     """
 )
 
+# KEYS: the post's velocity set. ARGV: member. Removes it; returns its time (ms) or nil.
+_WITHDRAW = Script(
+    """
+    local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+    if not at then return nil end
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    return at
+    """
+)
+
 # KEYS: author hashes. Their r and t, flat (false where missing).
 _RATES = Script(
     """
@@ -194,11 +206,14 @@ class RedisRankingSignals:
         await self.store.execute([Call.of(keys[0], "DEL", *keys)])
 
     @translated
-    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
         """Take an engagement out of the post's velocity (an unlike, a deleted comment);
-        the author's average and the viewer's proximity keep it (it happened)."""
+        the author's average and the viewer's proximity keep it (it happened). Returns
+        when it was counted, or None if the velocity did not hold it (older than the
+        velocity window, or withdrawn already)."""
         key = velocity_key(post_id)
-        await self.store.execute([Call.of(key, "ZREM", key, ref)])
+        (at_ms,) = await self.store.execute([_WITHDRAW.call([key], [ref])])
+        return None if at_ms is None else _EPOCH + dt.timedelta(milliseconds=int(float(at_ms)))
 
     @translated
     async def read(

@@ -112,9 +112,9 @@ class RankingSignals(Protocol):
         velocity."""
         ...
 
-    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
         """Take an engagement out of the post's velocity (an unlike, a deleted
-        comment)."""
+        comment); return when it was counted (None: the velocity did not hold it)."""
         ...
 
     async def read(

@@ -80,6 +80,17 @@ def in_home_feed(viewer: Viewer, post: PostFacts | None, author: AccountFacts | 
     )
 
 
+def in_explore(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
+    """Whether the post may be shown in the viewer's explore (docs/api/explore.md "Explore"):
+    published and visible to them (so no banned, deleted or blocked author, either way,
+    and no private one they do not follow), not their own, and not by someone they
+    muted. Posts of accounts they follow are allowed: explore orders them last."""
+    if not post_published_visible(viewer, post, author):
+        return False
+    assert post is not None
+    return post.author_id != viewer.id and post.author_id not in viewer.muted
+
+
 def comment_visible(
     viewer: Viewer,
     comment: CommentFacts | None,

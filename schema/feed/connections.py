@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.feed.home_feed_filter import HomeFeedFilter
 from domain.feed.hydration import HydratedPost
+from domain.feed.post_filter import PostFilter
 from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import Entry
 from schema.context import Info
@@ -15,14 +15,14 @@ from schema.pagination import check_page, encode_cursor, page_info
 from schema.posts.types import PostEdge
 
 
-def home_feed_filter(info: Info) -> HomeFeedFilter:
+def home_feed_filter(info: Info) -> PostFilter:
     """The visibility check of the viewer's home feed, hydrating what the selection
     under ``edges { node }`` asks for (schema.feed.selection)."""
     ctx = info.context
-    return HomeFeedFilter(ctx.engine, ctx.require_viewer(), wanted(info))
+    return PostFilter(ctx.engine, ctx.require_viewer(), wanted(info))
 
 
-def page_posts(info: Info, check: HomeFeedFilter, entries: Sequence[Entry]) -> list[HydratedPost]:
+def page_posts(info: Info, check: PostFilter, entries: Sequence[Entry]) -> list[HydratedPost]:
     """The hydrated posts of a feed page's entries, primed into the request's loaders
     (the page's fields read no more)."""
     posts = check.posts(entries)
@@ -32,7 +32,7 @@ def page_posts(info: Info, check: HomeFeedFilter, entries: Sequence[Entry]) -> l
 
 async def home_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
     """``viewer.feed``: the hybrid home feed (domain.feed.read_feed), each round of
-    candidates hydrated in one statement (domain.feed.home_feed_filter). Raises
+    candidates hydrated in one statement (domain.feed.post_filter). Raises
     UNAUTHENTICATED without a viewer, BAD_USER_INPUT for bad arguments."""
     ctx = info.context
     viewer = ctx.require_viewer()

@@ -4,12 +4,8 @@ per-field dataloaders say for the same viewer, blocks and likes included."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
-from sqlalchemy import event
-
 from tests.support.actions import follow_all, post
+from tests.support.checks import sql_log
 from tests.support.documents import BLOCK, COMMENT, LIKE
 
 #: The selection of the benchmark (bench.feed_vs_postgraphile), and more: every field a
@@ -24,26 +20,6 @@ NODE = """query($id: ID!) { node(id: $id) { ... on Post { id caption createdAt m
   likeCount
   commentCount viewerHasLiked author { username displayName followerCount followingCount
   postCount followedByViewer blockedWithViewer } } } }"""
-
-
-@contextlib.contextmanager
-def sql_log(engine) -> Iterator[dict[str, list]]:
-    """Statements and transactions (BEGIN) the engine runs inside the block."""
-    seen: dict[str, list] = {"statements": [], "begins": []}
-
-    def statement(conn, cursor, sql, *args) -> None:
-        seen["statements"].append(" ".join(sql.split())[:90])
-
-    def begin(conn) -> None:
-        seen["begins"].append(conn)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", statement)
-    event.listen(engine.sync_engine, "begin", begin)
-    try:
-        yield seen
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", statement)
-        event.remove(engine.sync_engine, "begin", begin)
 
 
 async def test_a_feed_page_is_two_statements_without_transactions(gql, make_users, worker, engine):

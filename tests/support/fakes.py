@@ -135,9 +135,11 @@ class FakeRankingSignals(_Failing):
         self.recorded.append(e)
         return new
 
-    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
         self._check()
+        gone = [e for e in self.recorded if (e.post_id, e.ref) == (post_id, ref)]
         self.recorded = [e for e in self.recorded if (e.post_id, e.ref) != (post_id, ref)]
+        return gone[0].at if gone else None
 
     async def read(
         self, viewer_id: uuid.UUID, authors: Mapping[uuid.UUID, uuid.UUID], now: dt.datetime
@@ -168,6 +170,38 @@ class FakeRankedWindows(_Failing):
         return self.saved.get((viewer_id, window_id))
 
 
+class FakeTrending(_Failing):
+    """:class:`domain.explore.ports.Trending` as counts per family (no hours, no caps)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[uuid.UUID, int]] = {"all": {}, "video": {}}
+
+    async def bump(self, post_id: uuid.UUID, kind: str, at: dt.datetime, now: dt.datetime) -> None:
+        self._check()
+        for family in ("all", "video") if kind == "video" else ("all",):
+            pool = self.counts[family]
+            pool[post_id] = pool.get(post_id, 0) + 1
+
+    async def withdraw(self, post_id: uuid.UUID, at: dt.datetime, now: dt.datetime) -> None:
+        self._check()
+        for pool in self.counts.values():
+            if post_id in pool:
+                pool[post_id] -= 1
+                if pool[post_id] <= 0:
+                    del pool[post_id]
+
+    async def remove(self, post_ids: Sequence[uuid.UUID]) -> None:
+        self._check()
+        for pool in self.counts.values():
+            for p in post_ids:
+                pool.pop(p, None)
+
+    async def top(self, family: str, count: int, now: dt.datetime) -> list[tuple[uuid.UUID, int]]:
+        self._check()
+        ranked = sorted(self.counts[family].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        return ranked[:count]
+
+
 class FakeMarks(_Failing):
     """:class:`domain.feed.ports.Marks` in a dict (TTLs are not kept)."""
 
@@ -196,6 +230,7 @@ def fake_feed_stores(config: FeedConfig | None = None) -> FeedStores:
         signals=FakeRankingSignals(),
         windows=FakeRankedWindows(),
         marks=FakeMarks(),
+        trending=FakeTrending(),
     )
 
 

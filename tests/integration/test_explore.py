@@ -1,0 +1,379 @@
+"""Explore (docs/api/explore.md "Explore") against real PostgreSQL, Redis (one Redis and a Redis
+Cluster) and an arq worker: the trending posts the like and comment consumers keep, the
+exclusions of the one visibility rule, the fallback for a viewer who follows everyone,
+posts deleted or authors banned gone at once, frozen pages while scores move, the video
+variant, cursors, and the cost of a page.
+
+The run has its own trending keys (EXPLORE_TRENDING_KEY in tests/conftest.py) but its
+tests share them, so each test asserts about its own posts only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import text
+
+from adapters.feedstore.trending import RedisTrending
+from domain.db import utcnow
+from domain.explore.config import ExploreConfig
+from domain.moderation.set_user_status import set_user_status
+from schema.ids import decode_global_id
+from tests.support.actions import follow_all, make_private, post
+from tests.support.checks import sql_log
+from tests.support.documents import BLOCK, COMMENT, FOLLOW, LIKE
+
+EXPLORE = """query($first: Int!, $after: String, $kind: MediaKind) {
+  explore(first: $first, after: $after, kind: $kind) {
+    edges { cursor node { id caption author { username } } }
+    pageInfo { hasNextPage endCursor } } }"""
+MUTE = """mutation($id: ID!) { mute(input: { userId: $id }) { __typename } }"""
+DELETE = """mutation($id: ID!) { deletePost(input: { postId: $id }) { __typename } }"""
+VIDEO_POST = """mutation($c: String!) { createPost(input: { caption: $c, media: [
+  { url: "https://example.com/clip.mp4", kind: VIDEO }] }) {
+  ... on CreatePostSuccess { post { id } } } }"""
+IMAGE_POST = """mutation($c: String!) { createPost(input: { caption: $c, media: [
+  { url: "https://example.com/a.jpg", kind: IMAGE }] }) {
+  ... on CreatePostSuccess { post { id } } } }"""
+
+
+async def page(gql, user, first: int, after: str | None = None, kind: str | None = None):
+    out = await gql(EXPLORE, {"first": first, "after": after, "kind": kind}, token=user.token)
+    assert "errors" not in out, out
+    explore = out["data"]["explore"]
+    return [e["node"]["caption"] for e in explore["edges"]], explore["pageInfo"]
+
+
+async def walk(gql, user, first: int = 7, kind: str | None = None) -> list[str]:
+    seen: list[str] = []
+    after = None
+    while True:
+        captions, info = await page(gql, user, first, after, kind)
+        seen += captions
+        if not info["hasNextPage"]:
+            return seen
+        assert captions, "a page is never empty while posts follow"
+        after = info["endCursor"]
+
+
+async def engage(gql, post_id: str, fans, *, comments: int = 0) -> None:
+    for fan in fans:
+        out = await gql(LIKE, {"id": post_id}, token=fan.token)
+        assert out["data"]["likePost"]["__typename"] == "LikePostSuccess", out
+    for fan in fans[:comments]:
+        out = await gql(COMMENT, {"id": post_id, "body": "nice"}, token=fan.token)
+        assert out["data"]["addComment"]["__typename"] == "AddCommentSuccess", out
+
+
+async def test_explore_shows_strangers_trending_posts_through_the_one_rule(feed):
+    gql, worker = feed.gql, feed.worker
+    viewer, friend, stranger, muted, blocker, blocked, hidden, quiet, *fans = await feed.make_users(
+        12, prefix="ex"
+    )
+    await follow_all(gql, [viewer], friend)
+    await make_private(gql, hidden)
+    ids = {}
+    for who, caption in [
+        (viewer, "mine"),
+        (friend, "friend's"),
+        (stranger, "stranger's"),
+        (muted, "muted's"),
+        (blocker, "blocker's"),
+        (blocked, "blocked's"),
+        (hidden, "private's"),
+        (quiet, "nobody liked"),
+    ]:
+        ids[caption] = await post(gql, who, caption)
+    await gql(MUTE, {"id": muted.gid}, token=viewer.token)
+    await gql(BLOCK, {"id": blocked.gid}, token=viewer.token)
+    await gql(BLOCK, {"id": viewer.gid}, token=blocker.token)
+    await follow_all(gql, fans, hidden)  # requests: the fans cannot like its post
+    for caption, pid in ids.items():
+        if caption not in ("nobody liked", "private's"):
+            await engage(gql, pid, fans)
+    await worker.drain()
+
+    seen = await walk(gql, viewer)
+    mine = [c for c in seen if c in ids]
+    # The stranger first (not followed), then the friend (followed: the fallback);
+    # never the viewer's own, the muted, the blocked either way, the private one, nor
+    # a post nobody engaged with (not trending).
+    assert mine == ["stranger's", "friend's"], seen
+    # Someone else sees the viewer's post and the muted one.
+    other = await walk(gql, fans[0])
+    assert {"mine", "muted's", "stranger's", "friend's"} <= set(other), other
+    assert "private's" not in other
+
+
+async def test_a_viewer_who_follows_everyone_still_gets_a_page(single_env):
+    gql, worker = single_env.gql, single_env.worker
+    viewer, a, b, *fans = await single_env.make_users(6, prefix="exf")
+    hot = await post(gql, a, "everyone's hot")
+    warm = await post(gql, b, "everyone's warm")
+    await engage(gql, hot, fans, comments=2)
+    await engage(gql, warm, fans[:1])
+    await worker.drain()
+    # The viewer follows every account of the database.
+    async with single_env.engine.connect() as conn:
+        everyone = (
+            await conn.execute(
+                text("SELECT id FROM users WHERE id <> :v AND status = 'active'"),
+                {"v": viewer.id},
+            )
+        ).scalars()
+        await conn.execute(
+            text(
+                "INSERT INTO follows (id, follower_id, followee_id)"
+                " SELECT gen_random_uuid(), :v, unnest(CAST(:ids AS uuid[]))"
+            ),
+            {"v": viewer.id, "ids": list(everyone)},
+        )
+        await conn.commit()
+    captions, _ = await page(gql, viewer, 5)
+    assert captions, "explore is never empty while posts trend"
+    seen = await walk(gql, viewer)
+    assert seen.index("everyone's hot") < seen.index("everyone's warm"), seen
+
+
+async def test_a_deleted_post_or_banned_author_is_gone_at_once(single_env, settings):
+    gql, worker, engine = single_env.gql, single_env.worker, single_env.engine
+    viewer, deleter, banned, kept, *fans = await single_env.make_users(7, prefix="exd")
+    doomed = await post(gql, deleter, "deleted soon")
+    theirs = await post(gql, banned, "banned soon")
+    await post(gql, banned, "banned's quiet one")
+    stays = await post(gql, kept, "stays")
+    for pid in (doomed, theirs, stays):
+        await engage(gql, pid, fans)
+    await worker.drain()
+    assert {"deleted soon", "banned soon", "stays"} <= set(await walk(gql, viewer))
+    _, info = await page(gql, viewer, 1)  # a window frozen with them in it
+
+    await worker.stop()  # no consumer runs: the read-time rule alone hides them
+    try:
+        assert (await gql(DELETE, {"id": doomed}, token=deleter.token))["data"]["deletePost"][
+            "__typename"
+        ] == "DeletePostSuccess"
+        assert await set_user_status(
+            engine, banned.id, "banned", counter_shards=settings.counter_shards
+        )
+        seen = await walk(gql, viewer)
+        assert "stays" in seen and "deleted soon" not in seen and "banned soon" not in seen
+        # ... in a window frozen before, too.
+        rest = await walk_from(gql, viewer, info["endCursor"])
+        assert "deleted soon" not in rest and "banned soon" not in rest
+    finally:
+        await worker.start()
+    await worker.drain()
+    # The events' consumer took them out of the trending posts.
+    pooled = {p for p, _ in await single_env.stores.trending.top("all", 10_000, utcnow())}
+    gone = {decode_global_id(g, "Post", "id") for g in (doomed, theirs)}
+    assert not pooled & gone
+    assert decode_global_id(stays, "Post", "id") in pooled
+
+
+async def walk_from(gql, user, after: str) -> list[str]:
+    seen: list[str] = []
+    while after:
+        captions, info = await page(gql, user, 3, after)
+        seen += captions
+        after = info["endCursor"] if info["hasNextPage"] else None
+    return seen
+
+
+async def test_pages_never_repeat_or_skip_while_scores_move(single_env):
+    gql, worker = single_env.gql, single_env.worker
+    viewer, *authors = await single_env.make_users(7, prefix="exp")
+    fans = await single_env.make_users(4, prefix="expf")
+    ids = {}
+    for i, a in enumerate(authors):
+        ids[f"moving {i}"] = await post(gql, a, f"moving {i}")
+        await engage(gql, ids[f"moving {i}"], fans[: 1 + i % 3])
+    await worker.drain()
+    ours = set(ids)
+    seen: list[str] = []
+    after = None
+    step = 0
+    while True:
+        captions, info = await page(gql, viewer, 2, after)
+        seen += captions
+        # Between pages, the last shown posts gain engagement and the rest lose it.
+        for fan in fans:
+            for caption in list(ids)[step % 3 :: 3]:
+                await gql(LIKE, {"id": ids[caption]}, token=fan.token)
+        await worker.drain()
+        step += 1
+        if not info["hasNextPage"]:
+            break
+        after = info["endCursor"]
+    mine = [c for c in seen if c in ours]
+    assert len(seen) == len(set(seen)), seen  # nothing twice
+    assert set(mine) == ours, seen  # nothing skipped
+
+
+async def test_the_video_variant_keeps_video_posts(single_env):
+    gql, worker = single_env.gql, single_env.worker
+    viewer, author, *fans = await single_env.make_users(4, prefix="exv")
+    clip = (await gql(VIDEO_POST, {"c": "a clip"}, token=author.token))["data"]["createPost"]
+    photo = (await gql(IMAGE_POST, {"c": "a photo"}, token=author.token))["data"]["createPost"]
+    words = await post(gql, author, "just words")
+    for pid in (clip["post"]["id"], photo["post"]["id"], words):
+        await engage(gql, pid, fans)
+    await worker.drain()
+    videos = await walk(gql, viewer, kind="VIDEO")
+    assert "a clip" in videos and "a photo" not in videos and "just words" not in videos
+    images = await walk(gql, viewer, kind="IMAGE")
+    assert "a photo" in images and "a clip" not in images and "just words" not in images
+    everything = await walk(gql, viewer)
+    assert {"a clip", "a photo", "just words"} <= set(everything)
+    # A cursor of one variant is refused by another.
+    _, info = await page(gql, viewer, 1)
+    out = await gql(
+        EXPLORE, {"first": 2, "after": info["endCursor"], "kind": "VIDEO"}, token=viewer.token
+    )
+    assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
+
+
+async def test_bad_arguments_and_anonymous_viewers_get_typed_errors(single_env):
+    gql = single_env.gql
+    (viewer, other) = await single_env.make_users(2, prefix="exa")
+    out = await gql(EXPLORE, {"first": 3})
+    assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
+    for after in ("garbage", "eDE6YTpub3BlOjA", "ZjE6dzphYmM6MQ"):  # x1:a:nope:0, a feed's
+        out = await gql(EXPLORE, {"first": 3, "after": after}, token=viewer.token)
+        assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", (after, out)
+    out = await gql(EXPLORE, {"first": 10_000}, token=viewer.token)
+    assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
+    # A window that is gone, or another viewer's: CURSOR_EXPIRED.
+    author, fan = await single_env.make_users(2, prefix="exb")
+    for caption in ("one", "two"):
+        await engage(gql, await post(gql, author, f"expiry {caption}"), [fan])
+    await single_env.worker.drain()
+    _, info = await page(gql, viewer, 1)
+    assert info["hasNextPage"]
+    out = await gql(EXPLORE, {"first": 3, "after": info["endCursor"]}, token=other.token)
+    assert out["errors"][0]["extensions"]["code"] == "CURSOR_EXPIRED", out
+
+
+async def test_an_explore_page_costs_constant_statements(single_env):
+    gql, worker, engine = single_env.gql, single_env.worker, single_env.engine
+    viewer, *authors = await single_env.make_users(9, prefix="exq")
+    fans = await single_env.make_users(2, prefix="exqf")
+    for a in authors:
+        for i in range(3):
+            await engage(gql, await post(gql, a, f"{a.username}-{i}"), fans)
+    await worker.drain()
+    document = """query($n: Int!) { explore(first: $n) { edges { cursor node { id caption
+      createdAt likeCount commentCount viewerHasLiked media { url kind }
+      author { username displayName followerCount followingCount postCount
+        followedByViewer blockedWithViewer } } } pageInfo { endCursor hasNextPage } } }"""
+    warm = await gql(document, {"n": 1}, token=viewer.token)  # the session's first request
+    assert "errors" not in warm, warm
+    counts = {}
+    for n in (5, 20):
+        with sql_log(engine) as seen:
+            out = await gql(document, {"n": n}, token=viewer.token)
+        assert "errors" not in out, out
+        assert len(out["data"]["explore"]["edges"]) == n
+        counts[n] = len(seen["statements"])
+        print(f"\nexplore(first: {n}): {counts[n]} statements:", seen["statements"])
+        # The candidates' facts, the page's hydration; each alone, no BEGIN.
+        assert counts[n] <= 2, seen["statements"]
+        assert seen["begins"] == []
+    assert counts[5] == counts[20]
+
+
+async def test_the_trending_pool_is_bounded_and_windowed(single_env):
+    """The pool keeps ``size`` posts, each hourly bucket ``bucket_cap``; counts older
+    than the window leave the pool with their hour; a withdrawal takes one back."""
+    config = ExploreConfig(namespace=f"trend-unit-{uuid.uuid4().hex[:8]}", size=5, bucket_cap=8)
+    trending = RedisTrending(single_env.redis, config)
+    now = dt.datetime(2026, 12, 1, 12, 30, tzinfo=dt.UTC)
+    posts = [uuid.uuid4() for _ in range(7)]
+    for i, p in enumerate(posts):
+        for _ in range(i + 1):
+            await trending.bump(p, "image", now, now)
+    top = await trending.top("all", 100, now)
+    assert top == [(p, i + 1) for i, p in enumerate(posts)][::-1][:5]
+    # A full bucket: newcomers take the least engaged post's place, so a post that
+    # keeps gaining engagement gets in and to the top.
+    for _ in range(5):
+        await trending.bump(uuid.uuid4(), "image", now, now)
+    assert await single_env.redis.zcard(trending.keys("all", now)[2]) == 8
+    assert await single_env.redis.zcard(trending.pool_key("all")) == 5
+    rising = uuid.uuid4()
+    for _ in range(10):
+        await trending.bump(rising, "image", now, now)
+    assert (await trending.top("all", 1, now))[0][0] == rising
+    assert await trending.top("video", 10, now) == []
+    clip = uuid.uuid4()
+    for _ in range(20):
+        await trending.bump(clip, "video", now, now)
+    assert await trending.top("video", 10, now) == [(clip, 20)]
+    await trending.withdraw(clip, now, now)
+    assert (await trending.top("video", 10, now))[0] == (clip, 19)
+    # An hour later the counts still stand; a day later they are gone.
+    later = now + dt.timedelta(hours=1)
+    await trending.bump(posts[0], "image", later, later)
+    assert (await trending.top("all", 1, later))[0][0] == clip  # over-estimated: it took a place
+    assert (await trending.top("video", 1, later))[0] == (clip, 19)
+    day_later = now + dt.timedelta(hours=24)
+    assert await trending.top("all", 10, day_later) == [(posts[0], 1)]
+    assert await trending.top("video", 10, day_later) == []
+    await trending.remove([posts[0]])
+    assert await trending.top("all", 10, day_later) == []
+
+
+TRENDING = """query($n: Int!) { trendingHashtags(first: $n) { name postCount engagementCount
+  hashtag { name } } }"""
+
+
+async def trending_tags(gql, user, n: int = 100) -> dict[str, tuple[int, int]]:
+    out = await gql(TRENDING, {"n": n}, token=user.token)
+    assert "errors" not in out, out
+    return {
+        t["name"]: (t["postCount"], t["engagementCount"]) for t in out["data"]["trendingHashtags"]
+    }
+
+
+async def test_trending_hashtags_keep_explores_exclusions_and_drop_at_once(single_env, settings):
+    gql, worker, engine = single_env.gql, single_env.worker, single_env.engine
+    viewer, a, b, blocked, banned, *fans = await single_env.make_users(8, prefix="exh")
+    tag = f"t{uuid.uuid4().hex[:10]}"
+    hot, warm, shy, deleted_tag, banned_tag = (f"{tag}{s}" for s in "hwsdb")
+    p1 = await post(gql, a, f"one #{hot} #{warm}")
+    p2 = await post(gql, b, f"two #{hot}")
+    p3 = await post(gql, blocked, f"three #{shy}")
+    p4 = await post(gql, a, f"four #{deleted_tag}")
+    p5 = await post(gql, banned, f"five #{banned_tag}")
+    await post(gql, b, f"never liked #{tag}q")
+    await engage(gql, p1, fans, comments=1)  # 3 likes + 1 comment
+    await engage(gql, p2, fans[:1])
+    for pid in (p3, p4, p5):
+        await engage(gql, pid, fans)
+    await gql(BLOCK, {"id": viewer.gid}, token=blocked.token)  # blocked the other way
+    await worker.drain()
+    tags = {k: v for k, v in (await trending_tags(gql, viewer)).items() if k.startswith(tag)}
+    assert tags == {hot: (2, 5), warm: (1, 4), deleted_tag: (1, 3), banned_tag: (1, 3)}, tags
+    ordered = [k for k in await trending_tags(gql, viewer) if k.startswith(tag)]
+    assert ordered.index(hot) < ordered.index(warm)
+    # Gone at once: a post deleted, an author banned (no consumer has run).
+    await worker.stop()
+    try:
+        assert (await gql(DELETE, {"id": p4}, token=a.token))["data"]["deletePost"][
+            "__typename"
+        ] == "DeletePostSuccess"
+        assert await set_user_status(
+            engine, banned.id, "banned", counter_shards=settings.counter_shards
+        )
+        tags = {k for k in await trending_tags(gql, viewer) if k.startswith(tag)}
+        assert tags == {hot, warm}, tags
+    finally:
+        await worker.start()
+    # Following a's author moves its tags behind: here still listed (the fallback).
+    await gql(FOLLOW, {"id": a.gid}, token=viewer.token)
+    assert {k for k in await trending_tags(gql, viewer) if k.startswith(tag)} == {hot, warm}
+    out = await gql(TRENDING, {"n": 3})
+    assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
+    out = await gql(TRENDING, {"n": -1}, token=viewer.token)
+    assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
