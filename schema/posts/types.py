@@ -10,6 +10,7 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
+from domain.engagement.hashtags import tag_named
 from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
@@ -233,9 +234,26 @@ class PostConnection:
     )
 
 
-@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
-class Hashtag:
+@strawberry.type(
+    description="A hashtag: its folded name and its posts, newest first. Its id is stable "
+    "(made from the name), so `node(id:)` gives it back."
+)
+class Hashtag(relay.Node):
+    tag: relay.NodeID[str]
     name: str
+
+    @classmethod
+    def named(cls, tag: str) -> Self:
+        """The Hashtag of a folded tag (domain.engagement.hashtags.tag_named)."""
+        return cls(tag=tag, name=tag)
+
+    @classmethod
+    def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: any name that is one folded tag (its posts list
+        what the viewer may see), null otherwise."""
+        return [cls.named(t) if tag_named(t) == t else None for t in node_ids]
 
     @strawberry.field(description="Posts with this tag that you may see, newest first.")
     async def posts(

@@ -369,3 +369,26 @@ async def test_reset_requests_spend_the_per_ip_sign_in_budget(settings, engine):
         for doc, variables in ((RESET, {"t": "x", "p": NEW_PASSWORD}), (VERIFY, {"t": "x"})):
             r = await client.post("/graphql", json={"query": doc, "variables": variables})
             assert r.status_code == 429
+
+
+async def test_a_mailbox_the_server_refuses_is_not_retried(gql, engine, worker, mailbox):
+    name, _, res = await sign_up(gql)
+    gone = f"no-such-mailbox@{name}.example.org"
+    changed = await gql(CHANGE, {"e": gone, "p": TEST_PASSWORD}, token=res["accessToken"])
+    assert changed["data"]["changeEmail"]["__typename"] == "ChangeEmailSuccess"
+    await worker.drain()
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT c.outcome, (SELECT count(*) FROM dead_letters d"
+                    "  WHERE d.event_id = o.id) AS dead FROM outbox o"
+                    " JOIN outbox_consumers c ON c.event_id = o.id AND c.consumer = 'mail'"
+                    " WHERE o.topic = 'user.email_verification_requested'"
+                    " AND o.payload->>'email' = :e"
+                ),
+                {"e": gone},
+            )
+        ).one()
+    assert (row.outcome, row.dead) == ("done", 0)  # a 550 is final: logged, not retried
+    assert mailbox.to(gone) == []
