@@ -10,6 +10,7 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
+from domain.engagement.hashtags import tag_named
 from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
@@ -134,14 +135,16 @@ class Post(relay.Node):
 
     @strawberry.field(description="Who liked this post, newest first.")
     async def likes(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> LikeConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await likes_connection(info, self.post_id, first, after)
 
     @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
     async def comments(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> CommentConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await comments_connection(info, self.post_id, first, after)
 
     @strawberry.field(
@@ -149,8 +152,9 @@ class Post(relay.Node):
         "(empty if never edited): whoever sees the post sees its history."
     )
     async def edit_history(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostRevisionConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("edits", self.post_id)
         position = check_page(first, after, ctx.limits.max_page_size, of)
@@ -233,14 +237,32 @@ class PostConnection:
     )
 
 
-@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
-class Hashtag:
+@strawberry.type(
+    description="A hashtag: its folded name and its posts, newest first. Its id is stable "
+    "(made from the name), so `node(id:)` gives it back."
+)
+class Hashtag(relay.Node):
+    tag: relay.NodeID[str]
     name: str
+
+    @classmethod
+    def named(cls, tag: str) -> Self:
+        """The Hashtag of a folded tag (domain.engagement.hashtags.tag_named)."""
+        return cls(tag=tag, name=tag)
+
+    @classmethod
+    def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: any name that is one folded tag (its posts list
+        what the viewer may see), null otherwise."""
+        return [cls.named(t) if tag_named(t) == t else None for t in node_ids]
 
     @strawberry.field(description="Posts with this tag that you may see, newest first.")
     async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("hashtag", self.name)
         position = check_page(first, after, ctx.limits.max_page_size, of)
