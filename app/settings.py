@@ -141,6 +141,9 @@ class Settings(BaseSettings):
     rate_limit_mutations: int = Field(120, ge=1, alias="RATE_LIMIT_MUTATIONS")
     rate_limit_auth: int = Field(20, ge=1, alias="RATE_LIMIT_AUTH")
     apq_enabled: bool = Field(True, alias="APQ_ENABLED")
+    # Array batching over POST: off unless enabled; each operation counts as a request
+    batch_enabled: bool = Field(False, alias="BATCH_ENABLED")
+    batch_max_operations: int = Field(10, ge=1, le=100, alias="BATCH_MAX_OPERATIONS")
     apq_ttl_days: int = Field(7, ge=1, alias="APQ_TTL_DAYS")
     apq_max_query_bytes: int = Field(32_768, ge=1, alias="APQ_MAX_QUERY_BYTES")
     idempotency_ttl_hours: int = Field(24, ge=1, alias="IDEMPOTENCY_TTL_HOURS")

@@ -109,8 +109,13 @@ class Query:
         "page for 10 minutes, so the next pages never repeat or skip anyone."
     )
     async def search_users(
-        self, info: Info, query: str, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        query: str,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
     ) -> UserSearchConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await search_users_connection(info, query, first, after)
 
     @strawberry.field(
@@ -133,10 +138,11 @@ class Query:
     async def explore(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         kind: MediaKind | None = None,
     ) -> ExploreConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await explore_connection(info, first, after, kind)
 
     @strawberry.field(
@@ -144,7 +150,8 @@ class Query:
         "explore may show you, by those posts' likes and comments of the last 24 hours "
         "(on posts of accounts you do not follow first); the same exclusions as explore."
     )
-    async def trending_hashtags(self, info: Info, first: int = 10) -> list[TrendingHashtag]:
+    async def trending_hashtags(self, info: Info, first: int | None = 10) -> list[TrendingHashtag]:
+        first = 10 if first is None else first
         return await trending_hashtags_list(info, first)
 
     @strawberry.field(

@@ -141,9 +141,10 @@ class User(relay.Node):
 
     @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("posts", self.uid))
         if not await self.content_visible(info):
             return None
@@ -156,11 +157,12 @@ class User(relay.Node):
     async def feed(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
     ) -> FeedConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
             return await ranked_feed_connection(info, first, after)
@@ -168,9 +170,10 @@ class User(relay.Node):
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> NotificationConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "notifications")
         return await notifications_connection(info, self.uid, first, after)
 
@@ -186,25 +189,28 @@ class User(relay.Node):
         "deleted accounts. " + _OWN
     )
     async def suggested_follows(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> SuggestedFollowConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "suggestedFollows")
         return await suggested_follows_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Accounts you blocked, newest first. " + _OWN)
     async def blocked_users(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> BlockedUserConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "blockedUsers")
         return await blocked_users_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Accounts you muted, newest first. " + _OWN)
     async def muted_users(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> MutedUserConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "mutedUsers")
         return await muted_users_connection(info, self.uid, first, after)
 
@@ -271,16 +277,18 @@ class User(relay.Node):
 
     @strawberry.field(description="Pending requests to follow you, newest first. " + _OWN)
     async def follow_requests(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> FollowRequestConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "followRequests")
         return await follow_requests_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
     async def followers(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("followers", self.uid))
         if not await self.content_visible(info):
             return None
@@ -288,8 +296,9 @@ class User(relay.Node):
 
     @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
     async def following(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("following", self.uid))
         if not await self.content_visible(info):
             return None
