@@ -16,13 +16,14 @@ from schema import visibility
 from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.ids import check_node_ids
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
 from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
-from schema.posts.types import Hashtag, Post
+from schema.posts.types import Post
 from schema.search.connections import search_users_connection
 from schema.search.types import UserSearchConnection
 from schema.users.types import User

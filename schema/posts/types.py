@@ -1,4 +1,4 @@
-"""The ``Post`` node, the post connection types, and ``Hashtag``."""
+"""The ``Post`` node and the post connection types."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
-from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
@@ -21,7 +20,7 @@ from schema.engagement.types import CommentConnection, LikeConnection
 from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
 from schema.media.types import Media, PostState
-from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, check_page, encode_cursor, page_info
+from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, encode_cursor
 from schema.refs import UserRef, user_node
 
 _STATES = {s.value for s in PostState}
@@ -171,27 +170,6 @@ class PostConnection:
     total_count: int | None = strawberry.field(
         description="All posts of the list, exact, where that is O(1) (a user's posts)."
     )
-
-
-@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
-class Hashtag:
-    name: str
-
-    @strawberry.field(description="Posts with this tag that you may see, newest first.")
-    async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> PostConnection:
-        ctx = info.context
-        of = ("hashtag", self.name)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
-        async with ctx.engine.connect() as conn:
-            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
-        edges = post_edges(await visibility.posts(ctx, ids), of)
-        return PostConnection(
-            edges=edges,
-            page_info=page_info([e.cursor for e in edges], more, after),
-            total_count=None,
-        )
 
 
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:
