@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -q
 RUN_ARGS ?=
 
-.PHONY: venv run test test-stress fuzz lint format schema bench clean clean-data graphiql
+.PHONY: venv run test test-stress fuzz soak lint format schema bench clean clean-data graphiql
 
 venv: $(STAMP)
 
@@ -46,6 +46,17 @@ test-stress: venv
 FUZZ_EXAMPLES ?= 10
 fuzz: venv
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m app.testrun -q -m fuzz -p no:cacheprovider
+
+# A bounded soak (tools/soak): SOAK_USERS virtual users (40) for SOAK_SECONDS (360) against
+# `roost serve --workers 2` + `roost worker` on embedded servers of a scratch folder,
+# while the worker and an API process are SIGKILLed, PostgreSQL stopped -m immediate and
+# Redis flushed (SOAK_ARGS="--each 3": of each kind); prints the fault table and the
+# audit, exits 1 when a check fails (the folder, with every log, is then kept).
+SOAK_SECONDS ?= 360
+SOAK_USERS ?= 40
+SOAK_ARGS ?=
+soak: venv
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_USERS=$(SOAK_USERS) $(BIN)/python -m tools.soak $(SOAK_ARGS)
 
 # Type checks: mypy as configured in pyproject.toml (strict on domain/).
 lint: venv

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.postgres import stale_statements
+from adapters.postgres import commits, stale_statements
 from adapters.postgres.fetch import fetch
 from domain.reads import use_round_trip
 
@@ -70,6 +70,7 @@ def create_engine(
         pool_timeout=pool_timeout_s,
         connect_args={"server_settings": _SERVER_SETTINGS, "timeout": connect_timeout_s},
     )
+    commits.track(engine)  # what a mutation committed (app/operation.py ErrorMasking)
     return stale_statements.install(engine)
 
 

@@ -96,15 +96,23 @@ def _viewer(context: Any) -> uuid.UUID | None:
 
 
 def _client_ip(request: Request) -> str:
-    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
-    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    """The client's address as the ASGI server reports it (X-Forwarded-For only from a
+    proxy of FORWARDED_ALLOW_IPS, app/http_server.py)."""
     return request.client.host if request.client else "unknown"
 
 
+#: Codes that tell the client to send the request again later: a response carrying one
+#: is never stored for an Idempotency-Key (its replay would refuse the retry it invites).
+RETRYABLE_CODES = frozenset({"SERVICE_UNAVAILABLE", "RATE_LIMITED", "TOO_MANY_OPERATIONS"})
+
+
 def _executed(result: ExecutionResult) -> bool:
-    """Whether execution started (data, or an error raised at a field): only then is an
-    idempotent response stored."""
-    return result.data is not None or any(e.path for e in result.errors or ())
+    """Whether execution started (data, or an error raised at a field) and ended in no
+    error to retry (:data:`RETRYABLE_CODES`): only then is an idempotent response stored."""
+    errors = result.errors or ()
+    if any((e.extensions or {}).get("code") in RETRYABLE_CODES for e in errors):
+        return False
+    return result.data is not None or any(e.path for e in errors)
 
 
 class GuardedGraphQLView:

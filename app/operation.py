@@ -38,6 +38,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.await_maybe import await_maybe
 from strawberry.utils.operation import get_first_operation, get_operation_type
 
+from adapters.postgres import commits
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 from app.cache_policy import max_age
 from app.document_limits import DocumentLimiter
@@ -158,6 +159,20 @@ _UNAVAILABLE_MESSAGES = {
 }
 
 
+SAVED_PAYLOAD_UNAVAILABLE = (
+    "Your change was saved, but reading it back failed because a server is unavailable"
+    " for a moment: do not send it again; read it in a few seconds."
+)
+
+
+def _watch_commits(kind: OperationType) -> None:
+    """Note what a mutation commits (adapters.postgres.commits); nothing for the rest."""
+    if kind is OperationType.MUTATION:
+        commits.watch()
+    else:
+        commits.unwatch()
+
+
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
     """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
     (``adapters.unavailable.POSTGRES`` or ``REDIS``) is down."""
@@ -230,6 +245,7 @@ class ErrorMasking:
         """The masked twin of a fault at a field (logged here)."""
         original = error.original_error
         dependency = unavailable_dependency(original) if original is not None else None
+        extensions: dict[str, object]
         if dependency is not None:
             if not self.outage_logged:
                 self.outage_logged = True
@@ -241,7 +257,12 @@ class ErrorMasking:
                     type(original).__name__,
                     original,
                 )
-            message, extensions = unavailable_error(dependency)
+            record = commits.current()
+            if record is not None and record.wrote:
+                message = SAVED_PAYLOAD_UNAVAILABLE
+                extensions = {"code": "PAYLOAD_UNAVAILABLE"}
+            else:
+                message, extensions = unavailable_error(dependency)
         else:
             log.error(
                 "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
@@ -403,6 +424,7 @@ class RoostOperations:
             return PreExecutionError(data=None, errors=masking.errors(errors), extensions={})
         masking.executing = True
         plan = self.plan_of(checked, operation_name) if kind is OperationType.QUERY else None
+        _watch_commits(kind)
         try:
             await before_operation(context_value, kind)
             result = None
@@ -500,6 +522,7 @@ class RoostOperation(MaskErrors):
         self.masking.executing = True
         ctx = self.execution_context
         kind = ctx.operation_type
+        _watch_commits(kind)
         await before_operation(ctx.context, kind)
         yield
         await after_operation(ctx.context, kind)

@@ -87,6 +87,13 @@ class Settings(BaseSettings):
     # roost serve
     api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
     api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
+    # Connection deadlines, concurrency cap, trusted proxies (app/http_server.py)
+    api_header_timeout_s: float = Field(10.0, gt=0, le=600, alias="API_HEADER_TIMEOUT_S")
+    api_body_timeout_s: float = Field(20.0, gt=0, le=3600, alias="API_BODY_TIMEOUT_S")
+    api_body_min_rate: int = Field(500, ge=1, alias="API_BODY_MIN_RATE")
+    api_keepalive_timeout_s: float = Field(5.0, gt=0, le=600, alias="API_KEEPALIVE_TIMEOUT_S")
+    api_limit_concurrency: int | None = Field(None, ge=1, alias="API_LIMIT_CONCURRENCY")
+    forwarded_allow_ips: str = Field("", alias="FORWARDED_ALLOW_IPS")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="ROOST_LOG_LEVEL")
 
     jwt_secret: str = Field(DEV_JWT_SECRET, alias="JWT_SECRET")
@@ -114,6 +121,8 @@ class Settings(BaseSettings):
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
+    # How long after its creation a post's caption may be edited (domain.posts.edit_post)
+    post_edit_window_s: int = Field(86_400, ge=0, alias="POST_EDIT_WINDOW_S")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")

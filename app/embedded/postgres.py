@@ -74,6 +74,27 @@ class EmbeddedPostgres:
             "postgresql", username="postgres", database=database, query=query
         ).render_as_string(hide_password=False)
 
+    def crash(self) -> None:
+        """Stop the server as a crash does (``pg_ctl stop -m immediate``: no shutdown
+        checkpoint, clients cut off; the next start replays the WAL). :meth:`recover`
+        starts it again on the same socket."""
+        ep = self._module()
+        server = self._server
+        ep.pg_ctl(["-m", "immediate", "-w", "stop"], pgdata=self.pgdata, user=server.system_user)
+
+    def recover(self) -> None:
+        """Start the server again after :meth:`crash` (crash recovery first), at the
+        same URL. Raises :class:`EmbeddedError` (with the log's tail) if it does not."""
+        server = self._server
+        try:
+            with server._lock:
+                server.ensure_postgres_running()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
+            raise EmbeddedError(
+                f"embedded PostgreSQL did not start again in {self.pgdata}: {exc}\n"
+                + _log_tail(self.pgdata / "log")
+            ) from exc
+
     def stop(self) -> None:
         """Let go of the server; it stops (``pg_ctl stop -w``, ~0.1 s) when no other
         process holds it."""

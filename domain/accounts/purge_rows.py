@@ -72,6 +72,7 @@ _FORGET_POINTING = text(
 _POST_ROWS = [
     "DELETE FROM likes WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     "DELETE FROM post_hashtags WHERE post_id = ANY(CAST(:posts AS uuid[]))",
+    "DELETE FROM post_revisions WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     "DELETE FROM reports WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     # Parents and replies in one statement: the foreign key is checked at its end.
     "DELETE FROM comments WHERE id = ANY(CAST(:comments AS uuid[]))",

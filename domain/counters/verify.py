@@ -1,6 +1,5 @@
-"""Check every sharded counter against ``count(*)`` of the rows it counts
-(docs/design.md "Data": "A verify command compares them with count(*) and must find zero
-drift")."""
+"""Check every sharded counter against ``count(*)`` of the rows it counts (docs/design.md
+"Data")."""
 
 from __future__ import annotations
 
@@ -14,12 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.progress import Progress, no_progress
 
 #: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
-#: what each counter counts (docs/architecture/counters.md "Counters"). Only what active
-#: accounts did counts (a follow if the other side is active, a like if its liker is, a
-#: comment if its author and the author of the comment it answers are), so a ban, a
-#: reinstatement or an account deletion moves these counters
-#: (domain.moderation.set_user_status) and a block moves followers/following (the
-#: follows it ends) and unread notifications.
+#: what each counter counts (docs/architecture/counters.md "Counters").
 ACTUAL: dict[str, str] = {
     "followers": (
         "SELECT f.followee_id, count(*) FROM follows f"

@@ -107,7 +107,8 @@ def _statement(wanted: Wanted) -> str:
         )
     return f"""
     WITH hp AS MATERIALIZED (
-        SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason
+        SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason,
+               edited_at
         FROM posts WHERE id = ANY(CAST($2 AS uuid[]))
     ),
     hbp AS MATERIALIZED (SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids),
@@ -128,7 +129,7 @@ def _statement(wanted: Wanted) -> str:
            hp.deleted_at,
            a.id, a.username, a.display_name, a.bio, a.status, a.created_at, a.is_private,
            a.blocked, a.followed, a.muted {author_out} {post_cols},
-           hp.state, hp.failure_reason
+           hp.state, hp.failure_reason, hp.edited_at
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
     """
 
@@ -154,7 +155,7 @@ async def hydrate_posts(
     for r in rows:
         # No media (most posts) comes as NULL: no JSON to decode.
         post = PostRecord(
-            r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5], r[-2], r[-1]
+            r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5], r[-3], r[-2], r[-1]
         )
         author = UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12]) if r[6] else None
         i = 16

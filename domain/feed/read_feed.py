@@ -33,9 +33,8 @@ log = logging.getLogger(__name__)
 #: Decides, for a batch of candidate entries, which the viewer may see (same order).
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
 
-#: Candidates per refill round: the first round asks for what the page needs, each
-#: further one for twice the last, up to this, so a run of N filtered entries costs
-#: O(log N) rounds (each a Redis read and a batch of dataloader statements).
+#: Most candidates per refill round; each round asks twice the last, so N filtered
+#: entries cost O(log N) rounds.
 _MAX_BATCH = 1024
 
 

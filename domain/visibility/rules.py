@@ -20,10 +20,8 @@ from domain.visibility.facts import (
 
 
 def account_visible(viewer: Viewer, account: AccountFacts | None) -> bool:
-    """Whether the account itself (its profile, counts and flags) may be shown: it
-    exists and is active. A block does not hide a profile reached directly (by id,
-    username, or a mutation's payload): there the viewer sees ``blockedWithViewer``
-    and can lift the block."""
+    """Whether the account itself (profile, counts, flags) may be shown: it exists and is
+    active; a block does not hide a profile reached directly."""
     return account is not None and account.status == ACTIVE
 
 

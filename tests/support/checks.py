@@ -14,6 +14,7 @@ from adapters.feedstore import FeedRedis
 from adapters.feedstore.stores import feed_stores
 from domain.counters.verify import verify_counts
 from domain.feed.config import FeedStores
+from domain.feed.expected import expected_feed
 from domain.notifications.consumers import notification_consumer
 from domain.notifications.delivery import Delivery
 from domain.notifications.queries import verify_unread_counts
@@ -152,24 +153,6 @@ def recorded_statements(engine: AsyncEngine) -> Iterator[list[str]]:
         event.remove(engine.sync_engine, "before_cursor_execute", _record)
 
 
-#: Every post a user's home feed should hold, computed in SQL: the user's own live posts
-#: and those of every account they follow now, whose author is active and neither
-#: blocks nor is blocked by nor is muted by the user (the visibility rule of the feed).
-_FEED_SET_SQL = text(
-    """
-    SELECT p.id FROM posts p JOIN users a ON a.id = p.author_id
-    WHERE p.deleted_at IS NULL AND a.status = 'active'
-      AND (p.author_id = :u OR EXISTS (
-            SELECT 1 FROM follows f WHERE f.follower_id = :u AND f.followee_id = p.author_id
-              AND f.deleted_at IS NULL))
-      AND NOT EXISTS (SELECT 1 FROM blocks b
-              WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
-                 OR (b.blocker_id = p.author_id AND b.blocked_id = :u))
-      AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = :u AND m.muted_id = p.author_id)
-    """
-)
-
-
 async def walked_feed(gql, token: str, first: int) -> list[uuid.UUID]:
     """The post ids of a user's whole home feed, walked through the API ``first`` at a
     time (every page asserted free of errors)."""
@@ -197,7 +180,7 @@ async def feed_audit(
     wrong: dict[tuple[uuid.UUID, int], tuple[int, int, int]] = {}
     for user_id, token in users:
         async with engine.connect() as conn:
-            expected = {r[0] for r in await conn.execute(_FEED_SET_SQL, {"u": user_id})}
+            expected = await expected_feed(conn, user_id)
         for first in firsts:
             walk = await walked_feed(gql, token, first)
             got = set(walk)

@@ -1,0 +1,31 @@
+"""The posts a home feed must hold, computed in SQL from the follow graph: what audits
+compare a feed walked through the API with (the soak, the feed tests)."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+#: The user's own live posts and those of every account they follow now, whose author
+#: is active and neither blocks nor is blocked by nor is muted by the user (the feed's
+#: visibility rule, README "Who sees what").
+_EXPECTED_FEED_SQL = text(
+    """
+    SELECT p.id FROM posts p JOIN users a ON a.id = p.author_id
+    WHERE p.deleted_at IS NULL AND a.status = 'active'
+      AND (p.author_id = :u OR EXISTS (
+            SELECT 1 FROM follows f WHERE f.follower_id = :u AND f.followee_id = p.author_id
+              AND f.deleted_at IS NULL))
+      AND NOT EXISTS (SELECT 1 FROM blocks b
+              WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
+                 OR (b.blocker_id = p.author_id AND b.blocked_id = :u))
+      AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = :u AND m.muted_id = p.author_id)
+    """
+)
+
+
+async def expected_feed(conn: AsyncConnection, user_id: uuid.UUID) -> set[uuid.UUID]:
+    """The ids of every post ``user_id``'s home feed must hold, each once (no order)."""
+    return {row[0] for row in await conn.execute(_EXPECTED_FEED_SQL, {"u": user_id})}
