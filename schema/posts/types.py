@@ -20,7 +20,7 @@ from schema.engagement.types import CommentConnection, LikeConnection
 from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
 from schema.media.types import Media, PostState
-from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, encode_cursor
+from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, check_page, encode_cursor, page_info
 from schema.refs import UserRef, user_node
 
 _STATES = {s.value for s in PostState}
