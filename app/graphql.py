@@ -18,6 +18,7 @@ from strawberry.schema.schema import (
 from strawberry.types.execution import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from app import error_words
 from app.document_limits import DocumentLimiter
 from app.operation import RoostOperation, RoostOperations, log_errors
 from app.settings import Settings
@@ -135,6 +136,7 @@ class RoostSchema(strawberry.Schema):
 def build_schema(settings: Settings) -> strawberry.Schema:
     """The executable schema with Roost's operation rules (app/operation.py) and
     subscription events resolved in their own context (:class:`RoostExecutionContext`)."""
+    error_words.install()
     return RoostSchema(
         query=Query,
         mutation=Mutation,

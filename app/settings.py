@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import os
+import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -169,6 +170,12 @@ class Settings(BaseSettings):
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
+    # The worker's heartbeat (app/worker_health.py)
+    worker_name: str = Field(default_factory=socket.gethostname, alias="WORKER_NAME")
+    worker_heartbeat_s: float = Field(5.0, gt=0, le=300, alias="WORKER_HEARTBEAT_S")
+    worker_heartbeat_max_age_s: float = Field(
+        30.0, gt=0, le=3600, alias="WORKER_HEARTBEAT_MAX_AGE_S"
+    )
 
     # Notifications
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")

@@ -13,14 +13,16 @@ from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from resolvers.moderation import moderation_root
 from schema import visibility
+from schema.accounts.types import DataExport
 from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
 from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
-from schema.ids import check_node_ids
+from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
+from schema.moderation.types import Report
 from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
 from schema.posts.types import Post
@@ -42,21 +44,25 @@ NODE_TYPES: dict[str, type[relay.Node]] = {
     "Post": Post,
     "Comment": Comment,
     "Notification": Notification,
+    "Report": Report,
+    "DataExport": DataExport,
+    "Hashtag": Hashtag,
 }
 
 
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
-    """Resolve global ids, batched per type through the types' dataloaders; an id that is
-    malformed, of an unknown type or not found resolves to null (Relay's node contract)."""
+    """Resolve global ids (with or without their base64 padding), batched per type; an id
+    that is malformed, of an unknown type, not found or not for the viewer resolves to
+    null (Relay's node contract)."""
     wanted: dict[type[relay.Node], list[tuple[int, str]]] = {}
     for i, raw in enumerate(ids):
         try:
-            gid = relay.GlobalID.from_id(raw)
+            type_name, node_id = parse_global_id(raw)
         except ValueError:
             continue
-        node_type = NODE_TYPES.get(gid.type_name)
+        node_type = NODE_TYPES.get(type_name)
         if node_type is not None:
-            wanted.setdefault(node_type, []).append((i, gid.node_id))
+            wanted.setdefault(node_type, []).append((i, node_id))
     out: list[relay.Node | None] = [None] * len(ids)
     for node_type, items in wanted.items():
         found = node_type.resolve_nodes(info=info, node_ids=[pk for _, pk in items])
@@ -147,4 +153,4 @@ class Query:
     )
     def hashtag(self, name: str) -> Hashtag | None:
         tag = tag_named(name)
-        return Hashtag(name=tag) if tag else None
+        return Hashtag.named(tag) if tag else None

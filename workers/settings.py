@@ -25,6 +25,7 @@ from app.container import (
 )
 from app.metrics import WorkerMetrics
 from app.settings import Settings, get_settings
+from app.worker_health import heartbeat_forever
 from domain.media.process_post_media import sweep_work_dirs
 from domain.outbox.jobs import CONSUME_EVENT
 from workers.accounts import prune_data_exports, purge_accounts
@@ -92,6 +93,18 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
                 log.info("deleted %d temporary folders of interrupted media jobs", swept)
             deps.media_worker = media_worker(settings, ctx, redis_settings_for(settings))
             deps.media_task = asyncio.create_task(deps.media_worker.async_run())
+        # The liveness heartbeat (app/worker_health.py), on arq's own Redis connection;
+        # it stops when the relay loop died, so the health check fails.
+        relay_task = deps.relay
+        deps.heartbeat = asyncio.create_task(
+            heartbeat_forever(
+                ctx["redis"],
+                settings.arq_queue,
+                settings.worker_name,
+                settings.worker_heartbeat_s,
+                alive=lambda: relay_task is None or not relay_task.done(),
+            )
+        )
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
         deps.metrics = WorkerMetrics(
             deps.engine, settings.metrics_host, settings.worker_metrics_port
@@ -107,6 +120,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             )
         if deps.metrics is not None:
             await deps.metrics.close()
+        if deps.heartbeat is not None:
+            deps.heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deps.heartbeat
         if deps.relay is not None:
             deps.relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):

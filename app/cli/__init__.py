@@ -96,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="API processes sharing the port (default API_WORKERS, else one per CPU)",
     )
     p.set_defaults(func=cmd_serve)
-    sub.add_parser("worker", help="the arq worker").set_defaults(func=cmd_worker)
+    p = sub.add_parser("worker", help="the arq worker")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 if this host's worker beat within WORKER_HEARTBEAT_MAX_AGE_S, else 1",
+    )
+    p.set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="create the database, migrate to head").set_defaults(
         func=cmd_migrate
     )

@@ -138,7 +138,7 @@ async def trending_hashtags_list(info: Info, first: int) -> list[TrendingHashtag
     return [
         TrendingHashtag(
             name=t.name,
-            hashtag=Hashtag(name=t.name),
+            hashtag=Hashtag.named(t.name),
             post_count=t.posts,
             engagement_count=t.engagements,
         )

@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from typing import Self
 
 import strawberry
 from graphql import GraphQLError
+from strawberry import relay
 
 from domain.db import utcnow
+from domain.engagement.hashtags import tag_named
 from domain.engagement.queries import hashtag_posts_page
 from domain.errors import StoreError
 from domain.explore.read_hashtag import read_ranked_hashtag
@@ -124,9 +127,26 @@ async def ranked_hashtag_connection(
     )
 
 
-@strawberry.type(description="A hashtag: its folded name and its posts.")
-class Hashtag:
+@strawberry.type(
+    description="A hashtag: its folded name and its posts. Its id is stable (made from the "
+    "name), so `node(id:)` gives it back."
+)
+class Hashtag(relay.Node):
+    tag: relay.NodeID[str]
     name: str
+
+    @classmethod
+    def named(cls, tag: str) -> Self:
+        """The Hashtag of a folded tag (domain.engagement.hashtags.tag_named)."""
+        return cls(tag=tag, name=tag)
+
+    @classmethod
+    def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: any name that is one folded tag (its posts list
+        what the viewer may see), null otherwise."""
+        return [cls.named(t) if tag_named(t) == t else None for t in node_ids]
 
     @strawberry.field(
         description="Posts with this tag that you may see: newest first (RECENT, the "
