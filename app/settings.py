@@ -146,8 +146,10 @@ class Settings(BaseSettings):
     refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
-    db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
-    db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # Overflow connections are closed when returned (and reopened, statements prepared
+    # anew, at the next peak): by default a process keeps every connection it opens.
+    db_pool_size: int = Field(20, ge=1, alias="DB_POOL_SIZE")
+    db_max_overflow: int = Field(0, ge=0, alias="DB_MAX_OVERFLOW")
     # PostgreSQL outages answer SERVICE_UNAVAILABLE within these bounds
     db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
     db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
@@ -184,6 +186,9 @@ class Settings(BaseSettings):
     rate_limit_mutations: int = Field(120, ge=1, alias="RATE_LIMIT_MUTATIONS")
     rate_limit_auth: int = Field(20, ge=1, alias="RATE_LIMIT_AUTH")
     apq_enabled: bool = Field(True, alias="APQ_ENABLED")
+    # Array batching over POST: off unless enabled; each operation counts as a request
+    batch_enabled: bool = Field(False, alias="BATCH_ENABLED")
+    batch_max_operations: int = Field(10, ge=1, le=100, alias="BATCH_MAX_OPERATIONS")
     apq_ttl_days: int = Field(7, ge=1, alias="APQ_TTL_DAYS")
     apq_max_query_bytes: int = Field(32_768, ge=1, alias="APQ_MAX_QUERY_BYTES")
     idempotency_ttl_hours: int = Field(24, ge=1, alias="IDEMPOTENCY_TTL_HOURS")

@@ -18,6 +18,7 @@ from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
 from schema.explore.types import ExploreConnection, TrendingHashtag
+from schema.feed.selection import selects
 from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
@@ -87,7 +88,11 @@ class Query:
     @strawberry.field(description="The signed-in user, or null when anonymous.")
     async def viewer(self, info: Info) -> User | None:
         viewer_id = info.context.viewer_id
-        return await visible_user(info, viewer_id) if viewer_id else None
+        if viewer_id is None:
+            return None
+        if selects(info, "feed"):  # the viewer and their pull authors in one statement
+            await info.context.loaders.load_viewer_for_feed()
+        return await visible_user(info, viewer_id)
 
     @strawberry.field(description="Look a user up by username (case-insensitive).")
     async def user(self, info: Info, username: str) -> User | None:

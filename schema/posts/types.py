@@ -46,7 +46,7 @@ class Post(relay.Node):
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
     media_items: strawberry.Private[list[dict[str, Any]]]
-    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # What a hydrated page already read (domain.feed.post_filter): the
     # fields below answer from these at once; None: through the dataloaders.
     author_record: strawberry.Private[UserRecord | None] = None
     author_counts: strawberry.Private[UserCounts | None] = None

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import strawberry
 from graphql import GraphQLError
 from strawberry import relay
 
-from domain.identity.queries import EmailState, UserRecord, email_state
+from domain.identity.queries import EmailState, UserRecord, avatar_upload_state, email_state
 from domain.social.queries import FollowPage, follow_list
 from schema import visibility
 from schema.accounts.types import DataExport, latest_data_export
@@ -23,8 +23,9 @@ from schema.context import Info
 from schema.feed.connections import home_feed_connection
 from schema.feed.ranked import ranked_feed_connection
 from schema.feed.types import FeedConnection, FeedOrder
-from schema.ids import parse_node_ids
+from schema.ids import parse_node_ids, to_global_id
 from schema.loaders import UserCounts
+from schema.media.types import Avatar, AvatarUploadStatus, PendingAvatar
 from schema.mutes.connections import blocked_users_connection, muted_users_connection
 from schema.mutes.types import BlockedUserConnection, MutedUserConnection
 from schema.notifications.connections import notifications_connection, unread_count
@@ -76,6 +77,10 @@ class User(relay.Node):
         description="A private account's posts and follow lists are visible only to its "
         "approved followers; following it sends a request that its owner approves.",
     )
+    website: str | None = strawberry.field(
+        default=None, description="An http(s) link the owner shows on their profile."
+    )
+    avatar_item: strawberry.Private[dict[str, Any] | None] = None
 
     # The counts when a hydration read them with the user (schema.feed.connections: a feed's
     # authors); None: the count fields ask the dataloader.
@@ -92,8 +97,20 @@ class User(relay.Node):
             created_at=rec.created_at,
             uid=rec.id,
             is_private=rec.is_private,
+            website=rec.website,
+            avatar_item=rec.avatar,
             counts=counts,
         )
+
+    @strawberry.field(
+        description="The account's picture (null: none); read with the account, so a page "
+        "of users costs no statement more."
+    )
+    def avatar(self, info: Info) -> Avatar | None:
+        if not self.avatar_item:
+            return None
+        media = info.context.media
+        return Avatar.of(self.avatar_item, media.store.public_url if media else None)
 
     async def content_visible(self, info: Info) -> bool:
         """Whether the viewer may see this user's posts and follow lists (the rule of
@@ -222,6 +239,23 @@ class User(relay.Node):
 
         self._require_self(info, "dataExport")
         return await latest_data_export(info, self.uid)
+
+    @strawberry.field(
+        description="The avatar upload you chose last (updateProfile's avatarUploadId), "
+        "while it is not your avatar yet: processing, or why it was refused; null when "
+        "none. " + _OWN
+    )
+    async def pending_avatar(self, info: Info) -> PendingAvatar | None:
+
+        self._require_self(info, "pendingAvatar")
+        state = await avatar_upload_state(info.context.engine, self.uid)
+        if state is None or state.state not in ("processing", "failed"):
+            return None
+        return PendingAvatar(
+            upload_id=strawberry.ID(to_global_id("MediaUpload", state.upload_id)),
+            status=AvatarUploadStatus(state.state),
+            failure_reason=state.failure_reason,
+        )
 
     @strawberry.field(description="Your e-mail address (null if you have none). " + _OWN)
     async def email(self, info: Info) -> str | None:
