@@ -142,7 +142,15 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         mutation=Mutation,
         subscription=Subscription,
         execution_context_class=RoostExecutionContext,
-        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+        config=StrawberryConfig(
+            scalar_map=SCALAR_MAP,
+            # Array batching (app/http_view.py runs a batch's operations in order).
+            batching_config=(
+                {"max_operations": settings.batch_max_operations}
+                if settings.batch_enabled
+                else None
+            ),
+        ),
         limiter=DocumentLimiter(settings.document_limits),
         max_tokens=settings.max_tokens,
         plans=settings.execution_plans,

@@ -158,10 +158,11 @@ class Hashtag(relay.Node):
     async def posts(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
     ) -> PostConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         if order is FeedOrder.RANKED:
             return await ranked_hashtag_connection(info, self.name, first, after)
         ctx = info.context

@@ -20,9 +20,9 @@ from domain.explore.config import ExploreConfig
 from domain.explore.read_explore import read_explore
 from domain.explore.read_hashtag import read_ranked_hashtag
 from domain.feed.config import FeedConfig
-from domain.feed.hydration import hydrate_posts
+from domain.feed.hydration import Wanted
+from domain.feed.post_filter import PostFilter
 from domain.moderation.set_user_status import set_user_status
-from domain.visibility.facts import Viewer
 from domain.visibility.rules import in_explore
 from schema.ids import decode_global_id
 from tests.support.actions import follow_all, make_private, post
@@ -130,19 +130,7 @@ async def test_a_viewer_who_follows_everyone_still_gets_a_page(single_env):
         for _ in range(n):
             await stores.trending.bump(pid, "text", now, now)
 
-    async def rule(entries):  # the explore rule on the viewer's facts, as the schema asks it
-        found = await hydrate_posts(engine, viewer.id, [e.post_id for e in entries])
-        flags = []
-        for e in entries:
-            h = found.get(e.post_id)
-            facts = Viewer.of(
-                viewer.id,
-                follows=[h.author.id] if h and h.followed else [],
-                muted=[h.author.id] if h and h.muted else [],
-                blocked=[h.author.id] if h and h.blocked else [],
-            )
-            flags.append(h is not None and in_explore(facts, h.post, h.author))
-        return flags
+    rule = PostFilter(engine, viewer.id, Wanted(), in_explore)  # the rule, as the schema asks
 
     page = await read_explore(
         engine, stores, config, viewer.id, kind=None, first=5, after=None, visible=rule, now=now
