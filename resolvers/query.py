@@ -18,6 +18,7 @@ from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
 from schema.explore.types import ExploreConnection, TrendingHashtag
+from schema.feed.selection import selects
 from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
@@ -87,7 +88,11 @@ class Query:
     @strawberry.field(description="The signed-in user, or null when anonymous.")
     async def viewer(self, info: Info) -> User | None:
         viewer_id = info.context.viewer_id
-        return await visible_user(info, viewer_id) if viewer_id else None
+        if viewer_id is None:
+            return None
+        if selects(info, "feed"):  # the viewer and their pull authors in one statement
+            await info.context.loaders.load_viewer_for_feed()
+        return await visible_user(info, viewer_id)
 
     @strawberry.field(description="Look a user up by username (case-insensitive).")
     async def user(self, info: Info, username: str) -> User | None:
@@ -109,8 +114,13 @@ class Query:
         "page for 10 minutes, so the next pages never repeat or skip anyone."
     )
     async def search_users(
-        self, info: Info, query: str, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        query: str,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
     ) -> UserSearchConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await search_users_connection(info, query, first, after)
 
     @strawberry.field(
@@ -133,10 +143,11 @@ class Query:
     async def explore(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         kind: MediaKind | None = None,
     ) -> ExploreConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await explore_connection(info, first, after, kind)
 
     @strawberry.field(
@@ -144,7 +155,8 @@ class Query:
         "explore may show you, by those posts' likes and comments of the last 24 hours "
         "(on posts of accounts you do not follow first); the same exclusions as explore."
     )
-    async def trending_hashtags(self, info: Info, first: int = 10) -> list[TrendingHashtag]:
+    async def trending_hashtags(self, info: Info, first: int | None = 10) -> list[TrendingHashtag]:
+        first = 10 if first is None else first
         return await trending_hashtags_list(info, first)
 
     @strawberry.field(

@@ -169,10 +169,11 @@ class Moderation:
     async def reports(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         status: ReportStatus = ReportStatus.OPEN,
     ) -> ReportConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("reports", status.value)
         position = check_page(first, after, ctx.limits.max_page_size, of)

@@ -46,7 +46,7 @@ class Post(relay.Node):
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
     media_items: strawberry.Private[list[dict[str, Any]]]
-    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # What a hydrated page already read (domain.feed.post_filter): the
     # fields below answer from these at once; None: through the dataloaders.
     author_record: strawberry.Private[UserRecord | None] = None
     author_counts: strawberry.Private[UserCounts | None] = None
@@ -135,14 +135,16 @@ class Post(relay.Node):
 
     @strawberry.field(description="Who liked this post, newest first.")
     async def likes(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> LikeConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await likes_connection(info, self.post_id, first, after)
 
     @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
     async def comments(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> CommentConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await comments_connection(info, self.post_id, first, after)
 
     @strawberry.field(
@@ -150,8 +152,9 @@ class Post(relay.Node):
         "(empty if never edited): whoever sees the post sees its history."
     )
     async def edit_history(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostRevisionConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("edits", self.post_id)
         position = check_page(first, after, ctx.limits.max_page_size, of)
@@ -257,8 +260,9 @@ class Hashtag(relay.Node):
 
     @strawberry.field(description="Posts with this tag that you may see, newest first.")
     async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("hashtag", self.name)
         position = check_page(first, after, ctx.limits.max_page_size, of)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 import uuid
@@ -181,8 +182,6 @@ async def _soak(cfg: Config, stack: Stack, engine: AsyncEngine, folder: Path) ->
 
 def _errors(log: str) -> Counter[str]:
     """The ERROR lines of a log, by message (digits and ids folded)."""
-    import re
-
     out: Counter[str] = Counter()
     for line in log.splitlines():
         if " ERROR " in line or line.startswith("ERROR"):
