@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphql import build_schema as schema_from_sdl
 from graphql import (
-    build_schema as schema_from_sdl,
     get_introspection_query,
     introspection_from_schema,
     lexicographic_sort_schema,
