@@ -133,6 +133,7 @@ DESCRIPTIONS: dict[str, str] = {
     "Moderation.reports(status)": "Only reports in this state (all of them when null).",
     "Subscription.postEngagementChanged(postId)": "The global id of a post you may see.",
     "User.feed(order)": "RECENT (newest first) or RANKED (engagement and recency).",
+    "Hashtag.posts(order)": "RECENT (newest first) or RANKED (as explore ranks: see `posts`).",
     # Enum values
     "DataExportStatus.PENDING": "The archive is being prepared.",
     "DataExportStatus.READY": "The archive can be downloaded from `url`.",
