@@ -50,12 +50,12 @@ class Report:
 
     def text(self) -> str:
         lines = [f"soak: {self.ended - self.started:.0f} s of load, files in {self.folder}", ""]
-        lines += [*self.fault_table(), "", *self.traffic(), "", "audit:"]
+        lines += [*self.fault_table(), "", *self.traffic(), *self.samples(), "", "audit:"]
         for c in self.checks:
             lines.append(f"  [{'ok' if c.passed else 'FAIL'}] {c.name}: {c.detail}")
         for name, errors in self.log_errors.items():
             total = sum(errors.values())
-            lines.append(f"  {name}.log: {total} ERROR line(s)")
+            lines.append(f"  {name}.log: {total} ERROR line(s) or traceback(s)")
             lines += [f"    x{n} {e}" for e, n in errors.most_common(6)]
         lines.append(f"\nsoak {'PASSED' if self.passed else 'FAILED'}")
         return "\n".join(lines)
@@ -90,6 +90,16 @@ class Report:
         out.append("(down: from the fault until the server is back or the process restarted;")
         out.append(" recovery: from then until a new post is acknowledged and fanned out)")
         return out
+
+    def samples(self) -> list[str]:
+        """The first body of each kind of failure but the documented 503."""
+        kinds = Counter((o.op, o.code) for o in self.rec.outcomes if not o.ok)
+        out = [
+            f"  {op} {code} x{n}: {self.rec.samples.get((op, code), '')[:300]}"
+            for (op, code), n in kinds.most_common()
+            if code != "503 SERVICE_UNAVAILABLE"
+        ]
+        return ["", "failures but 503 SERVICE_UNAVAILABLE, with the first answer of each:", *out]
 
     def traffic(self) -> list[str]:
         ops: dict[str, Counter[str]] = {}
@@ -168,6 +178,7 @@ async def _soak(cfg: Config, stack: Stack, engine: AsyncEngine, folder: Path) ->
         )
     )
     checks.append(await audit.acknowledged_writes(engine, world))
+    checks.append(await audit.applied_once(engine, world))
     checks.append(await audit.counts_verify(stack))
     checks.append(await audit.feeds(stack, engine, world, rec))
     checks.append(await audit.dead_letters(engine, schedule.faults))
@@ -180,11 +191,18 @@ async def _soak(cfg: Config, stack: Stack, engine: AsyncEngine, folder: Path) ->
 
 
 def _errors(log: str) -> Counter[str]:
-    """The ERROR lines of a log, by message (digits and ids folded)."""
+    """The ERROR lines of a log and the message before each traceback, by message (ids
+    and numbers folded)."""
     import re
 
     out: Counter[str] = Counter()
-    for line in log.splitlines():
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
         if " ERROR " in line or line.startswith("ERROR"):
-            out[re.sub(r"[0-9a-f-]{8,}|\d+", "N", line.split("ERROR", 1)[1].strip())[:160]] += 1
+            message = line.split("ERROR", 1)[1].strip()
+        elif line.startswith("Traceback") and i and lines[i - 1].strip():  # not chained
+            message = "(traceback) " + lines[i - 1]
+        else:
+            continue
+        out[re.sub(r"[0-9a-f-]{8,}|\d+", "N", message)[:160]] += 1
     return out
