@@ -59,6 +59,7 @@ class Schedule:
     each: int
     warm_up: float
     outage_s: float = 4.0
+    cutoff: float | None = None  # no fault starts later than this (s after the start)
     faults: list[Fault] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -77,11 +78,14 @@ async def run_schedule(
     started: float,
     rec: Recorder,
 ) -> None:
-    """Do every fault of the schedule at its time (or once the previous one recovered)."""
+    """Do every fault of the schedule at its time (or once the previous one recovered);
+    one that would start past ``schedule.cutoff`` s is not run (``started`` stays 0)."""
     async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as http:
         previous_end = started
         for fault in schedule.faults:
             at = max(started + fault.planned, previous_end + GRACE_S)
+            if schedule.cutoff is not None and at >= started + schedule.cutoff:
+                return
             await asyncio.sleep(max(0.0, at - now()))
             await _inject(fault, stack, schedule.outage_s)
             fault.recovered = await _recovered(http, engine, world, probe, rec, fault.restored)

@@ -64,7 +64,10 @@ class Load:
 
 
 def client(base_url: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S)
+    """A user's HTTP client; it drops an idle connection before the server's keep-alive
+    timeout (uvicorn's 5 s) can close it under a request being sent."""
+    limits = httpx.Limits(keepalive_expiry=3.0)
+    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S, limits=limits)
 
 
 async def sign_up(http: httpx.AsyncClient, rec: Recorder, world: World, name: str) -> Account:
