@@ -65,7 +65,7 @@ class Report:
 
     def fault_table(self) -> list[str]:
         head = (
-            f"{'#':>2}  {'fault':<29} {'at s':>6} {'down s':>7} {'recovery s':>11}"
+            f"{'#':>2}  {'fault':<29} {'at s':>6} {'down s':>7} {'API s':>6} {'fan-out s':>9}"
             "  failed requests (codes)"
         )
         out = [head, "-" * len(head)]
@@ -83,15 +83,17 @@ class Report:
             if not f.started:
                 out.append(f"{i + 1:>2}  {f.kind:<29} not run")
                 continue
-            recovery = f"{f.recovered - f.restored:.1f}" if f.recovered else "NEVER"
+            api = f"{f.answered - f.restored:.1f}" if f.answered else "NEVER"
+            fan_out = f"{f.recovered - f.restored:.1f}" if f.recovered else "NEVER"
             codes = failed.get(i, Counter())
             said = ", ".join(f"{n} {c}" for c, n in codes.most_common()) or "none"
             out.append(
                 f"{i + 1:>2}  {f.kind:<29} {f.started - self.started:>6.1f}"
-                f" {f.restored - f.started:>7.1f} {recovery:>11}  {said}"
+                f" {f.restored - f.started:>7.1f} {api:>6} {fan_out:>9}  {said}"
             )
         out.append("(down: from the fault until the server is back or the process restarted;")
-        out.append(" recovery: from then until a new post is acknowledged and fanned out)")
+        out.append(" API, fan-out: from then until a new post is acknowledged, and fanned out")
+        out.append(" by the worker, which includes the backlog the outage left)")
         return out
 
     def samples(self) -> list[str]:
