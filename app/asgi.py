@@ -8,10 +8,12 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -39,6 +41,7 @@ from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
 from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
+from app.worker_health import liveness
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from schema.context import Context, Limits, MediaAccess, Realtime
 
@@ -73,12 +76,40 @@ def _bearer(authorization: str | None) -> str | None:
     )
 
 
-def _init_authorization(params: dict[str, Any] | None) -> str | None:
-    """The ``authorization`` entry of a connection_init payload, its key matched
-    case-insensitively (clients send ``Authorization`` or ``authorization``)."""
-    for key, value in (params or {}).items():
-        if key.lower() == "authorization" and isinstance(value, str):
-            return value
+#: What a connection_init without credentials is told.
+INIT_CREDENTIALS = (
+    "Send 'authorization: Bearer <accessToken>' in connection_init"
+    " (or headers.Authorization, authToken)."
+)
+
+
+def _init_token(params: dict[str, Any] | None) -> str | None:
+    """The access token of a connection_init payload, in the shapes clients send:
+    ``authorization`` / ``Authorization`` (any case) or the same inside ``headers``,
+    each ``Bearer <token>``; or ``authToken``, the bare token (``Bearer`` allowed).
+    None without any; :class:`AuthorizationSchemeError` for a value that is not a
+    string or not ``Bearer <token>``."""
+    if not isinstance(params, dict):
+        return None
+    headers = next((v for k, v in params.items() if k.lower() == "headers"), None)
+    places = [params, headers] if isinstance(headers, dict) else [params]
+    for place in places:
+        for key, value in place.items():
+            if key.lower() != "authorization":
+                continue
+            if not isinstance(value, str):
+                raise AuthorizationSchemeError(
+                    f"connection_init's {key!r} must be a string: 'Bearer <accessToken>'."
+                )
+            return _bearer(value)
+    for key, value in params.items():
+        if key.lower() == "authtoken":
+            if not isinstance(value, str) or not value.strip():
+                raise AuthorizationSchemeError(
+                    f"connection_init's {key!r} must be the access token, a string."
+                )
+            scheme, _, rest = value.strip().partition(" ")
+            return rest.strip() if scheme.lower() == "bearer" and rest.strip() else value.strip()
     return None
 
 
@@ -103,7 +134,9 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.engine = deps.services.engine
         self.tokens = settings.token_config
         self.limits = Limits(
-            counter_shards=settings.counter_shards, max_page_size=settings.max_page_size
+            counter_shards=settings.counter_shards,
+            max_page_size=settings.max_page_size,
+            post_edit_window_s=settings.post_edit_window_s,
         )
         self.feed_config = settings.feed_config
         self.stores = deps.stores
@@ -142,10 +175,8 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         return HTMLResponse(graphiql_page(self._ide_password))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
-        """A browser page of another origin may open a WebSocket when that origin is on
-        ``CORS_ALLOW_ORIGINS`` (the rule of its HTTP requests, wildcards included);
-        Strawberry refuses others with 403 (clients without ``Origin`` are no browsers,
-        same-origin pages always pass)."""
+        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
+        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
         return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
@@ -184,29 +215,24 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         """Accept a WebSocket only with a valid access token in its connection_init
-        payload, ``{"authorization": "Bearer <token>"}``: the socket's operations then
-        run as that user. Otherwise refuse it (graphql-transport-ws: close 4403
-        Forbidden; graphql-ws: ``connection_error`` with ``{message, code}``)."""
+        payload (:func:`_init_token`: ``{"authorization": "Bearer <token>"}`` and the
+        other shapes clients send): the socket's operations then run as that user.
+        Otherwise refuse it, saying why (graphql-transport-ws: close 4403 with the
+        message as the reason, app/ws_guards.py; graphql-ws: ``connection_error`` with
+        ``{message, code}``)."""
         try:
-            token = _bearer(_init_authorization(context.connection_params))
+            token = _init_token(context.connection_params)
         except AuthorizationSchemeError as exc:
-            raise ConnectionRejectionError(
-                {"message": str(exc), "code": "UNAUTHENTICATED"}
-            ) from None
+            raise self._refuse(context, {"message": str(exc), "code": "UNAUTHENTICATED"}) from None
         if token is None:
-            raise ConnectionRejectionError(
-                {
-                    "message": "Send 'authorization: Bearer <accessToken>' in connection_init.",
-                    "code": "UNAUTHENTICATED",
-                }
-            )
+            raise self._refuse(context, {"message": INIT_CREDENTIALS, "code": "UNAUTHENTICATED"})
         try:
             claims = await self.doorkeeper.admit(token)  # app/sessions.py
         except AdmissionUnavailable as exc:
             message, extensions = unavailable_error(exc.dependency)
-            raise ConnectionRejectionError({"message": message, **extensions}) from None
+            raise self._refuse(context, {"message": message, **extensions}) from None
         if isinstance(claims, Refusal):
-            raise ConnectionRejectionError({"message": claims.message, "code": "UNAUTHENTICATED"})
+            raise self._refuse(context, {"message": claims.message, "code": "UNAUTHENTICATED"})
         context.bearer = token
         # Verified here; the socket's guard re-checks its session (app/ws_guards.py), and
         # operations and events reuse the viewer until the token expires.
@@ -214,6 +240,13 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         context.__dict__.pop("loaders", None)
         context.__dict__["viewer_id"] = claims.user_id
         return UNSET
+
+    @staticmethod
+    def _refuse(context: Context, payload: dict[str, Any]) -> ConnectionRejectionError:
+        """The rejection of a connection_init; its message is kept on the context for
+        graphql-transport-ws's close reason."""
+        context.connection_refusal = str(payload["message"])
+        return ConnectionRejectionError(payload)
 
     async def execute_single(
         self,
@@ -281,13 +314,22 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> Response:
-        """``{"postgres": "ok" | "error: …", "redis": …}``, 200 when all are ok, else
-        503; each check gives up after READY_TIMEOUT_S."""
+        """``{"postgres": "ok" | "error: …", "redis": …, "worker": …}``, 200 when
+        PostgreSQL and Redis are ok, else 503 (the worker is reported, not required);
+        each check gives up after READY_TIMEOUT_S."""
         checks: dict[str, str] = {}
 
         async def postgres() -> None:
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            # A connection the server dropped (a restart) is found on use: the pool is
+            # invalidated then, and one more try gets a fresh connection.
+            for attempt in (1, 2):
+                try:
+                    async with engine.connect() as conn:
+                        await conn.execute(text("SELECT 1"))
+                    return
+                except DBAPIError as exc:
+                    if attempt == 2 or not exc.connection_invalidated:
+                        raise
 
         redis_ping = redis.ping if redis is not None else None
         for name, check in (("postgres", postgres), ("redis", redis_ping)):
@@ -300,6 +342,15 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             except Exception as exc:  # readiness reports, never raises
                 checks[name] = f"error: {type(exc).__name__}"
         ok = all(v == "ok" for v in checks.values())
+        if redis is not None:
+            try:
+                async with asyncio.timeout(READY_TIMEOUT_S):
+                    alive = await liveness(
+                        redis, settings.arq_queue, settings.worker_heartbeat_max_age_s
+                    )
+                checks["worker"] = f"{'ok' if alive.ok else 'down'}: {alive.message}"
+            except Exception as exc:  # readiness reports, never raises
+                checks["worker"] = f"error: {type(exc).__name__}"
         if services.clustered and feed_redis is not None:
             # Reported, not required: a master down costs its users' feeds a PostgreSQL
             # read, not the process its traffic.
@@ -346,6 +397,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         stop_metrics = metrics.serve(
             metrics.API_REGISTRY, settings.metrics_host, settings.metrics_port
         )
+        log.info("API process %d started", os.getpid())
         yield
         lag_task.cancel()
         if stop_metrics is not None:

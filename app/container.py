@@ -337,6 +337,7 @@ class WorkerDeps:
     metrics: WorkerMetrics | None = None
     media_worker: Any = None
     media_task: asyncio.Task[None] | None = None
+    heartbeat: asyncio.Task[None] | None = None  # app/worker_health.py
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""
@@ -378,9 +379,9 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals (likes and comments): docs/architecture/home-feed.md
-        # "Home feed".
-        RANKING: ranking_consumer(engine, stores.signals),
+        # The ranked feed's signals and explore's trending posts
+        # (docs/architecture/home-feed.md "Ranked order", docs/api/explore.md "Explore").
+        RANKING: ranking_consumer(engine, stores.signals, stores.trending),
         # Verification and password reset mails (docs/api/email.md "E-mail").
         MAIL: mail_consumer(
             engine, mail_sender(settings), settings.mail_config, settings.mail_token_key

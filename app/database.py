@@ -10,7 +10,9 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -20,7 +22,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.postgres import stale_statements
+from adapters.postgres import commits, stale_statements
 from adapters.postgres.fetch import fetch
 from domain.reads import use_round_trip
 
@@ -51,8 +53,8 @@ def asyncpg_dsn(url: str) -> str:
 def create_engine(
     url: str,
     *,
-    pool_size: int = 10,
-    max_overflow: int = 20,
+    pool_size: int = 20,
+    max_overflow: int = 0,
     connect_timeout_s: float = 5.0,
     pool_timeout_s: float = 10.0,
 ) -> AsyncEngine:
@@ -68,17 +70,16 @@ def create_engine(
         pool_timeout=pool_timeout_s,
         connect_args={"server_settings": _SERVER_SETTINGS, "timeout": connect_timeout_s},
     )
+    commits.track(engine)  # what a mutation committed (app/operation.py ErrorMasking)
     return stale_statements.install(engine)
 
 
 def create_replica_engine(
-    url: str, primary_url: str, *, pool_size: int = 10, max_overflow: int = 20, on_fallback=None
+    url: str, primary_url: str, *, pool_size: int = 20, max_overflow: int = 0, on_fallback=None
 ) -> AsyncEngine:
     """An engine on the replica at ``url`` that never fails a read for the replica's
-    sake: each checkout pings (a replica that stopped is noticed before a statement
-    runs, not by a failed one) and a connection the replica refuses is opened on the
-    primary instead (``on_fallback()`` is told; :class:`ReadRouting` drops those once
-    the replica answers again)."""
+    sake: each checkout pings, and a refused connection is opened on the primary
+    instead (``on_fallback()`` is told)."""
     replica, primary = asyncpg_dsn(url), asyncpg_dsn(primary_url)
 
     async def connect() -> asyncpg.Connection:
@@ -109,13 +110,17 @@ class Replica:
     usable: bool = False
     lag_s: float | None = None  # None: unreachable
     fell_back: bool = False  # some pooled connections went to the primary
+    # Primary WAL positions seen by the checks and not yet replayed here, each with the
+    # time of the round before the one that saw it (``_lag``).
+    _behind: deque[tuple[int, float | None]] = field(default_factory=deque, repr=False)
     _probe: asyncpg.Connection | None = field(default=None, repr=False)
 
 
 class ReadRouting:
     """Routes read-only GraphQL queries to replicas: a task (:meth:`start`) checks every
-    ``check_every_s`` which answer within ``max_lag_s`` (over-estimated, never under);
-    :meth:`wrote` keeps a writer on the primary for ``max_lag_s`` plus two checks.
+    ``check_every_s`` which answer within ``max_lag_s`` (at most one check too high,
+    idle time no lag: ``_lag``); :meth:`wrote` keeps a writer on the primary for
+    ``max_lag_s`` plus two checks.
     """
 
     def __init__(
@@ -127,8 +132,8 @@ class ReadRouting:
         *,
         max_lag_s: float = 5.0,
         check_every_s: float = 1.0,
-        pool_size: int = 10,
-        max_overflow: int = 20,
+        pool_size: int = 20,
+        max_overflow: int = 0,
     ) -> None:
         self.primary = primary
         self.redis = redis
@@ -148,6 +153,7 @@ class ReadRouting:
             self.replicas.append(replica)
         self._task: asyncio.Task | None = None
         self._checked = asyncio.Event()
+        self._round_at: float | None = None  # monotonic time of the last round of checks
 
     # -- per request -------------------------------------------------------------------
 
@@ -204,41 +210,50 @@ class ReadRouting:
             await asyncio.sleep(self.check_every_s)
 
     async def check(self) -> None:
-        """One round: the primary's WAL position, then each replica's state."""
+        """One round: the primary's flushed WAL position (a replica receives no more),
+        then each replica's state."""
         try:
             async with self.primary.connect() as conn:
-                lsn = (await conn.exec_driver_sql("SELECT pg_current_wal_lsn()::text")).scalar()
+                lsn = (
+                    await conn.exec_driver_sql(
+                        "SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint"
+                    )
+                ).scalar()
         except Exception:
             log.warning("replica check: primary unreachable", exc_info=True)
             return
         if lsn is None:  # no row: nothing to compare the replicas with this round
             return
+        now, previous = time.monotonic(), self._round_at
+        self._round_at = now
         for replica in self.replicas:
-            await self._check_one(replica, lsn)
+            await self._check_one(replica, int(lsn), now, previous)
 
-    async def _check_one(self, replica: Replica, primary_lsn: str) -> None:
+    async def _check_one(
+        self, replica: Replica, primary_lsn: int, now: float, previous: float | None
+    ) -> None:
         try:
             if replica._probe is None or replica._probe.is_closed():
                 replica._probe = await asyncpg.connect(
                     asyncpg_dsn(replica.url), timeout=2, server_settings=_SERVER_SETTINGS
                 )
             row = await replica._probe.fetchrow(
-                "SELECT pg_last_wal_replay_lsn() >= CAST($1::text AS pg_lsn) AS caught_up,"
+                "SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint AS replayed,"
                 " extract(epoch FROM now() - pg_last_xact_replay_timestamp()) AS age",
-                primary_lsn,
                 timeout=2,
             )
         except (OSError, asyncpg.PostgresError, TimeoutError, asyncpg.InterfaceError):
             if replica.usable or replica.lag_s is not None:
                 log.warning("replica %s unreachable: reads go to the primary", _where(replica))
             replica.usable, replica.lag_s = False, None
+            replica._behind.clear()
             if replica._probe is not None:
                 with contextlib.suppress(Exception):
                     replica._probe.terminate()
                 replica._probe = None
             return
         assert row is not None  # a SELECT without FROM returns one row
-        lag = 0.0 if row["caught_up"] else float(row["age"] or 0.0)
+        lag = _lag(replica, primary_lsn, row["replayed"], row["age"], now, previous)
         was = replica.usable
         replica.lag_s = lag
         replica.usable = lag <= self.max_lag_s
@@ -279,6 +294,34 @@ class ReadRouting:
                     await r._probe.close(timeout=2)
                 r._probe = None
             await r.engine.dispose()
+
+
+def _lag(
+    replica: Replica,
+    primary_lsn: int,
+    replayed: int | None,
+    last_commit_age: float | None,
+    now: float,
+    previous: float | None,
+) -> float:
+    """How far behind ``replica`` is, in seconds: 0 when it has replayed the primary's
+    flushed WAL (``primary_lsn``) or is no replica (``replayed`` None), else the age of
+    the oldest WAL it has not replayed, as the checks saw it appear on the primary: WAL
+    past the position of one round was written after the round before it
+    (``previous``), so the figure is at most one check interval too high and never
+    counts the time the primary was idle. Before any earlier round (the first check),
+    the age of the replica's last replayed commit stands in (an over-estimate)."""
+    if replayed is None or replayed >= primary_lsn:
+        replica._behind.clear()
+        return 0.0
+    if not replica._behind or replica._behind[-1][0] != primary_lsn:
+        replica._behind.append((primary_lsn, previous))
+    while replica._behind and replica._behind[0][0] <= replayed:
+        replica._behind.popleft()
+    since = replica._behind[0][1]
+    if since is None:
+        return float(last_commit_age or 0.0)
+    return max(0.0, now - since)
 
 
 def _marker(viewer: uuid.UUID) -> str:

@@ -138,10 +138,8 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
 
 
 def variables_within(variables: Any, limit: int) -> bool:
-    """Whether a request's ``variables`` (decoded JSON) hold at most ``limit`` values,
-    counting every scalar, list and object: the document's limits count the values it
-    spells out, and the same values sent as variables count alike (a list of 100,000
-    ids is refused before it is coerced). Stops counting past ``limit``."""
+    """Whether a request's decoded ``variables`` hold at most ``limit`` values (every
+    scalar, list and object), counting no further."""
     stack = [variables]
     count = 0
     while stack:

@@ -36,11 +36,8 @@ def _refuse(why: str) -> Response:
 def export_download(
     engine: AsyncEngine, settings: Settings
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The route's endpoint: checks the link (HMAC-SHA256 signature, then expiry: 403 /
-    410), finds a ready archive (404 otherwise) and streams it as
-    ``application/gzip`` with its length, ``Content-Disposition: attachment`` and
-    ``Cache-Control: private, no-store``. Needs no bearer token: the link is the
-    capability (domain.accounts.export_links)."""
+    """Stream a ready archive as an ``application/gzip`` attachment once its link checks
+    (403 forged, 410 expired, 404 no archive); the link is the capability, no token."""
     signer = ExportLinkSigner(settings.jwt_secret)
 
     async def download(request: Request) -> Response:

@@ -18,19 +18,14 @@ from app.realtime import Hub
 
 log = logging.getLogger("roost.gc")
 
-#: Container allocations (net of deallocations) between two young collections;
-#: CPython's default is 700. A hydrated feed page holds a few thousand containers at
-#: once, so at 700 the collector ran about once per page and walked objects that were
-#: about to die anyway (~0.2 ms a page); at 10,000 most die first. Requests make no
-#: reference cycles of their own (app/graphql.py), so little waits for the collector.
+#: Net container allocations between young collections (CPython: 700, about once per
+#: feed page, walking objects about to die); requests make no reference cycles.
 GEN0_THRESHOLD = 10_000
 
 
 def start_serving() -> tuple[int, int, int]:
-    """Tune the collector for serving requests: collect once, freeze what start-up built
-    (modules, the schema, the pools: docs/design.md suggests it) and raise the young
-    generation's threshold to :data:`GEN0_THRESHOLD`. Returns the thresholds before,
-    for :func:`stop_serving`."""
+    """Collect once, freeze what start-up built and raise the young generation's
+    threshold to :data:`GEN0_THRESHOLD`; return the thresholds before."""
     before = gc.get_threshold()
     gc.collect()
     gc.freeze()

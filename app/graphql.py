@@ -18,11 +18,13 @@ from strawberry.schema.schema import (
 from strawberry.types.execution import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from app import error_words
 from app.document_limits import DocumentLimiter
 from app.operation import RoostOperation, RoostOperations, log_errors
 from app.settings import Settings
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
+from schema.descriptions import describe
 from schema.realtime.events import SubscriptionEvent
 from schema.scalars import SCALAR_MAP
 
@@ -40,10 +42,8 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
             self.context_value = ctx.for_event()
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        """graphql-core's, then the executor lets go of its helpers: they hold bound
-        methods of the executor (a reference cycle through the context, the request and
-        everything they hold, ~30 objects even for ``{ __typename }``), which only the
-        cyclic collector would free."""
+        """graphql-core's, then the executor drops its helpers (bound methods: a
+        reference cycle only the cyclic collector would free)."""
         result = super().execute_operation(serially)
         if self.is_awaitable(result):
             return self._release_after(result)
@@ -58,10 +58,8 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
     def build_per_event_executor(self, payload):
         executor = super().build_per_event_executor(payload)
-        # graphql-core 3.3 builds the per-event executor with a shallow copy, so every
-        # event added its subfield memo entries (each keeping its field list alive) to
-        # the one dict of the subscription: ~20 objects leaked per event for as long as
-        # the socket lives, and ever longer full GC pauses. Each event gets its own.
+        # graphql-core copies the per-event executor shallowly: without its own memo,
+        # every event would add entries to the subscription's one dict.
         executor._relevant_sub_fields = {}
         if isinstance(payload, SubscriptionEvent):
             executor.context_value = payload.context
@@ -90,6 +88,7 @@ class RoostSchema(strawberry.Schema):
             extensions=[lambda: RoostOperation(self._operations())],
             **kwargs,
         )
+        describe(self._schema)  # the descriptions conventions imply (schema/descriptions.py)
         self.operations = RoostOperations(
             self._schema,
             limiter,
@@ -137,16 +136,23 @@ class RoostSchema(strawberry.Schema):
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
-    """Return the executable schema with Roost's operation rules: limits (tokens, then
-    depth, aliases and field merges before validation), document caches, masking of
-    internal errors, read routing, and subscriptions whose events each resolve in their
-    own context (:class:`RoostExecutionContext`)."""
+    """The executable schema with Roost's operation rules (app/operation.py) and
+    subscription events resolved in their own context (:class:`RoostExecutionContext`)."""
+    error_words.install()
     return RoostSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         execution_context_class=RoostExecutionContext,
-        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+        config=StrawberryConfig(
+            scalar_map=SCALAR_MAP,
+            # Array batching (app/http_view.py runs a batch's operations in order).
+            batching_config=(
+                {"max_operations": settings.batch_max_operations}
+                if settings.batch_enabled
+                else None
+            ),
+        ),
         limiter=DocumentLimiter(settings.document_limits),
         max_tokens=settings.max_tokens,
         plans=settings.execution_plans,

@@ -28,9 +28,18 @@ log = logging.getLogger("roost.http")
 
 #: The answer to variables holding more values than a document may have tokens.
 VARIABLES_TOO_LARGE = "The variables hold more than {} values (MAX_TOKENS)."
-#: Root mutation fields that check a password without a token, charged to the per-IP
-#: sign-in budget (RATE_LIMIT_AUTH).
-AUTH_FIELDS = frozenset({"logIn", "signUp", "cancelAccountDeletion", "verifyEmail"})
+#: Root mutation fields that check a password or an e-mail code, or ask for a reset mail,
+#: without a token: charged to the per-IP sign-in budget (RATE_LIMIT_AUTH).
+AUTH_FIELDS = frozenset(
+    {
+        "logIn",
+        "signUp",
+        "cancelAccountDeletion",
+        "verifyEmail",
+        "requestPasswordReset",
+        "resetPassword",
+    }
+)
 #: Root mutation fields that check the signed-in user's password: charged to the same
 #: budget, so a stolen access token cannot guess the password faster than a sign-in.
 PASSWORD_FIELDS = frozenset({"changePassword", "deleteAccount", "changeEmail"})

@@ -8,6 +8,8 @@ refuses what may not run, charges the rate limits (app/ratelimit.py) and claims 
 ``Idempotency-Key`` of a POSTed mutation (app/idempotency.py). Requests refused as a
 whole become JSON GraphQL errors with their HTTP status. The guards fail open when
 Redis does (app/http_guards.py); WebSockets get the same rules from app/ws_guards.py.
+A GET's answer carries ``Cache-Control``, ``Vary`` and an ``ETag`` (304 on a matching
+``If-None-Match``: app/cache_policy.py); a HEAD is answered as a GET without the body.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.http import GraphQLRequestData
 from strawberry.types import ExecutionResult
 
+from app.cache_policy import NO_STORE, PRIVATE, VARY, cache_control, etag, matches
 from app.document_limits import variables_within
 from app.guard_rules import (
     VARIABLES_TOO_LARGE,
@@ -74,6 +77,16 @@ SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 # --- the view mixin ---------------------------------------------------------------------
 
 
+def _bodiless(response: Response, status: int) -> Response:
+    """``response``'s headers without its body: a HEAD's answer (Content-Length kept), or
+    ``304 Not Modified`` (RFC 9110: the validators and caching headers, no content ones)."""
+    drop = ("content-length", "content-type") if status == 304 else ()
+    headers = [(k, v) for k, v in response.raw_headers if k.decode().lower() not in drop]
+    out = Response(status_code=status)
+    out.raw_headers = headers
+    return out
+
+
 def _viewer(context: Any) -> uuid.UUID | None:
     """The request's signed-in user; None when anonymous or the token is bad."""
     try:
@@ -83,15 +96,23 @@ def _viewer(context: Any) -> uuid.UUID | None:
 
 
 def _client_ip(request: Request) -> str:
-    """The client's address as the ASGI server reports it (behind a proxy, run uvicorn
-    with ``--proxy-headers --forwarded-allow-ips`` so this is the real client)."""
+    """The client's address as the ASGI server reports it (X-Forwarded-For only from a
+    proxy of FORWARDED_ALLOW_IPS, app/http_server.py)."""
     return request.client.host if request.client else "unknown"
 
 
+#: Codes that tell the client to send the request again later: a response carrying one
+#: is never stored for an Idempotency-Key (its replay would refuse the retry it invites).
+RETRYABLE_CODES = frozenset({"SERVICE_UNAVAILABLE", "RATE_LIMITED", "TOO_MANY_OPERATIONS"})
+
+
 def _executed(result: ExecutionResult) -> bool:
-    """Whether execution started (data, or an error raised at a field): only then is an
-    idempotent response stored."""
-    return result.data is not None or any(e.path for e in result.errors or ())
+    """Whether execution started (data, or an error raised at a field) and ended in no
+    error to retry (:data:`RETRYABLE_CODES`): only then is an idempotent response stored."""
+    errors = result.errors or ()
+    if any((e.extensions or {}).get("code") in RETRYABLE_CODES for e in errors):
+        return False
+    return result.data is not None or any(e.path for e in errors)
 
 
 class GuardedGraphQLView:
@@ -105,7 +126,8 @@ class GuardedGraphQLView:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
-        request = Request(scope=scope, receive=receive)
+        head = scope["method"] == "HEAD"  # answered as GET, without the body
+        request = Request(scope={**scope, "method": "GET"} if head else scope, receive=receive)
         media = negotiate(request.headers.get("accept"))
         request.state.media_type = media
         try:
@@ -123,8 +145,19 @@ class GuardedGraphQLView:
             return
         if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
             response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
-            if response.status_code == 200 and getattr(request.state, "request_error", False):
+            if (
+                response.status_code == 200
+                and getattr(request.state, "request_error", False)
+                and not getattr(request.state, "batch", False)
+            ):
                 response.status_code = 400  # failed before execution: no data
+        if response.status_code == 200 and getattr(request.state, "cacheable", False):
+            tag = etag(response.body)  # an operation's answer (app/cache_policy.py)
+            response.headers["ETag"] = tag
+            if matches(request.headers.get("if-none-match"), tag):
+                response = _bodiless(response, 304)
+        if head:
+            response = _bodiless(response, response.status_code)
         await response(scope, receive, send)
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
@@ -156,11 +189,14 @@ class GuardedGraphQLView:
                 data = await super().parse_http_body(request)  # type: ignore[misc]
             except AttributeError as exc:  # ``data.get`` on a JSON scalar
                 raise HTTPException(400, "The request body must be a JSON object.") from exc
-        if not isinstance(data.operation_name, str | None):
-            raise HTTPException(400, "The operationName must be a string or null, if provided.")
+        for one in data if isinstance(data, list) else (data,):
+            if not isinstance(one.operation_name, str | None):
+                raise HTTPException(400, "The operationName must be a string or null, if provided.")
         return data
 
-    async def _parse_json_post(self, request: Any) -> GraphQLRequestData | None:
+    async def _parse_json_post(
+        self, request: Any
+    ) -> GraphQLRequestData | list[GraphQLRequestData] | None:
         """The request data of a POST whose media type holds ``application/json`` and
         whose body is a JSON object, checked as Strawberry checks it; None for any other
         request (Strawberry parses it)."""
@@ -170,38 +206,74 @@ class GuardedGraphQLView:
         if "application/json" not in media_type:
             return None
         data = self.parse_json(await request.get_body())  # type: ignore[attr-defined]
+        if isinstance(data, list):
+            return self._batch(data)
         if not isinstance(data, dict):
-            return None  # a batch (a list) or a scalar: Strawberry's errors
-        query = data.get("query")
-        if not isinstance(query, str | None):
+            return None  # a scalar: Strawberry's errors
+        return _request_data(data)
+
+    def _batch(self, items: list[Any]) -> list[GraphQLRequestData]:
+        """The operations of an array batch, each checked as a single one; a batch is
+        refused (400) when batching is off, empty, or longer than BATCH_MAX_OPERATIONS."""
+        config = self.schema.config.batching_config  # type: ignore[attr-defined]
+        if config is None:
             raise HTTPException(
-                400, "The GraphQL operation's `query` must be a string or null, if provided."
+                400, "Array batching is off on this server: send one operation per request."
             )
-        variables = data.get("variables")
-        if not isinstance(variables, dict | None):
+        limit = config["max_operations"]
+        if not items or len(items) > limit:
             raise HTTPException(
-                400, "The GraphQL operation's `variables` must be an object or null, if provided."
+                400, f"A batch holds 1 to {limit} operations; this one has {len(items)}."
             )
-        extensions = data.get("extensions")
-        if not isinstance(extensions, dict | None):
+        if any(not isinstance(item, dict) for item in items):
+            raise HTTPException(400, "Each operation of a batch must be a JSON object.")
+        return [_request_data(item) for item in items]
+
+    async def execute_operation(
+        self,
+        request: Any,
+        request_adapter: Any,
+        request_data: GraphQLRequestData | list[GraphQLRequestData],
+        context: Any,
+        root_value: Any,
+        sub_response: Response,
+    ) -> Any:
+        """Strawberry's, but a batch's operations run one after another, in order, each
+        with a context of its own (as if each were its own request: its own admission,
+        rate-limit charge and dataloaders); a refusal of one refuses the batch."""
+        run = super().execute_operation  # type: ignore[misc]
+        if not isinstance(request_data, list):
+            return await run(
+                request=request,
+                request_adapter=request_adapter,
+                request_data=request_data,
+                context=context,
+                root_value=root_value,
+                sub_response=sub_response,
+            )
+        if request.headers.get("idempotency-key") is not None:
             raise HTTPException(
-                400,
-                "The GraphQL operation's `extensions` must be an object or null, if provided.",
+                400, "An Idempotency-Key names one operation: send that mutation alone."
             )
-        return GraphQLRequestData(
-            query=query,
-            variables=variables,
-            operation_name=data.get("operationName"),
-            extensions=extensions,
-            protocol="http",
-        )
+        request.state.batch = True
+        results = []
+        for i, data in enumerate(request_data):
+            own = context if i == 0 else await self.get_context(request, response=sub_response)  # type: ignore[attr-defined]
+            results.append(
+                await run(
+                    request=request,
+                    request_adapter=request_adapter,
+                    request_data=data,
+                    context=own,
+                    root_value=root_value,
+                    sub_response=sub_response,
+                )
+            )
+        return results
 
     def encode_json(self, data: object) -> str:
-        """Response bodies and WebSocket messages: orjson (a feed page encodes ~10x
-        faster than with ``json.dumps``; UTF-8 rather than ``\\u`` escapes, the same
-        JSON); the standard library for what orjson refuses (an integer past 64 bits).
-        A ``str``: Strawberry sends bytes over WebSocket as binary frames, which
-        graphql-ws clients refuse."""
+        """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
+        binary frames): orjson, else the standard library (integers past 64 bits)."""
         try:
             return orjson.dumps(data).decode()
         except TypeError:
@@ -288,7 +360,7 @@ class GuardedGraphQLView:
 
         run = super().execute_single  # type: ignore[misc]
         if claim is None:
-            return await run(
+            result = await run(
                 request=request,
                 request_adapter=request_adapter,
                 sub_response=sub_response,
@@ -296,6 +368,13 @@ class GuardedGraphQLView:
                 root_value=root_value,
                 request_data=request_data,
             )
+            if method == "GET":
+                request.state.cacheable = True  # ETag and 304 in __call__
+                sub_response.headers["Vary"] = VARY
+                sub_response.headers["Cache-Control"] = self._cache_control(
+                    context, request_data, result
+                )
+            return result
         stored_response = False
         try:
             result = await run(
@@ -319,14 +398,26 @@ class GuardedGraphQLView:
             if not stored_response:
                 await guards.idem_release(claim)
 
+    def _cache_control(
+        self, context: Any, request_data: GraphQLRequestData, result: ExecutionResult
+    ) -> str:
+        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py): private when
+        signed in, ``no-store`` with errors, else the operation's cache hints."""
+        if context.bearer is not None:
+            return PRIVATE
+        if result.errors or not isinstance(request_data.query, str):
+            return NO_STORE
+        operations = self.schema.operations  # type: ignore[attr-defined]  # RoostSchema's
+        return cache_control(
+            False, operations.max_age(request_data.query, request_data.operation_name)
+        )
+
     async def _admit_and_charge(
         self, context: Any, request_data: GraphQLRequestData, method: str, ip: str
     ) -> tuple[Refusal | None, Decision] | None:
-        """:meth:`_admit` and the request's rate-limit charge in one Redis round trip
-        (:meth:`HttpGuards.admit_and_charge`) when the charge cannot depend on the
-        admission: a signed-in query, or mutation over POST, sent as text (not by APQ
-        hash). Returns the refusal (None: admitted) and the decision (the caller's one
-        :meth:`_rate_limit` uses it); None when not so: the caller admits, then charges."""
+        """:meth:`_admit` and the rate-limit charge in one Redis round trip when the
+        charge cannot depend on the admission (a signed-in query or POSTed mutation sent
+        as text): the refusal (None: admitted) and the decision; None otherwise."""
         bearer = context.bearer
         query = request_data.query
         extensions = request_data.extensions
@@ -448,3 +539,30 @@ class GuardedGraphQLView:
                 )
             )
         return outcome
+
+
+def _request_data(data: dict[str, Any]) -> GraphQLRequestData:
+    """One operation of a JSON body, checked as Strawberry checks it (400 otherwise)."""
+    query = data.get("query")
+    if not isinstance(query, str | None):
+        raise HTTPException(
+            400, "The GraphQL operation's `query` must be a string or null, if provided."
+        )
+    variables = data.get("variables")
+    if not isinstance(variables, dict | None):
+        raise HTTPException(
+            400, "The GraphQL operation's `variables` must be an object or null, if provided."
+        )
+    extensions = data.get("extensions")
+    if not isinstance(extensions, dict | None):
+        raise HTTPException(
+            400,
+            "The GraphQL operation's `extensions` must be an object or null, if provided.",
+        )
+    return GraphQLRequestData(
+        query=query,
+        variables=variables,
+        operation_name=data.get("operationName"),
+        extensions=extensions,
+        protocol="http",
+    )

@@ -378,10 +378,8 @@ def _document_name(query: str, max_tokens: int) -> str:
 
 
 def operation_label(operation_name: str | None, query: str | None, max_tokens: int = 4000) -> str:
-    """The ``operation`` label of a request: its ``operationName``, else the name of the
-    document's only operation (``anonymous`` when it has none); ``invalid`` for a name
-    that is not a GraphQL name or a document that does not parse, ``other`` past
-    MAX_OPERATION_NAMES distinct names."""
+    """The ``operation`` label: ``operationName`` or the only operation's name
+    (``anonymous``, ``invalid``, or ``other`` past MAX_OPERATION_NAMES names)."""
     if operation_name is None:
         if not query:
             return "unknown"

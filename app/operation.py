@@ -38,8 +38,11 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.await_maybe import await_maybe
 from strawberry.utils.operation import get_first_operation, get_operation_type
 
+from adapters.postgres import commits
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
+from app.cache_policy import max_age
 from app.document_limits import DocumentLimiter
+from app.error_words import in_graphql_words
 from app.execution_plan import Abandoned, Plan, build_plan
 from app.http_edge import REQUEST_ID
 from app.parsing import (
@@ -73,6 +76,9 @@ class Checked:
     #: Execution plans of the document's operations by name (app/execution_plan.py;
     #: None: not plannable), made on first use; only for documents kept in the cache.
     plans: dict[str | None, Plan | None] | None = field(default=None, compare=False)
+    #: The shared-cache lifetime of each operation by name (app/cache_policy.py), made
+    #: on first use; only for documents kept in the cache.
+    max_ages: dict[str | None, int] | None = field(default=None, compare=False)
 
 
 class Documents:
@@ -130,7 +136,7 @@ class Documents:
         if len(query) > CACHED_DOCUMENT_MAX_CHARS:
             # not kept (see CACHED_DOCUMENT_MAX_CHARS), and so never planned
             return Checked(document, self._errors(query, document))
-        checked = Checked(document, self._errors(query, document), {})
+        checked = Checked(document, self._errors(query, document), {}, {})
         self._cache[query] = checked
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
@@ -152,6 +158,20 @@ _UNAVAILABLE_MESSAGES = {
     POSTGRES: "The database is unavailable for a moment: retry in a few seconds.",
     REDIS: "A cache server is unavailable for a moment: retry in a few seconds.",
 }
+
+
+SAVED_PAYLOAD_UNAVAILABLE = (
+    "Your change was saved, but reading it back failed because a server is unavailable"
+    " for a moment: do not send it again; read it in a few seconds."
+)
+
+
+def _watch_commits(kind: OperationType) -> None:
+    """Note what a mutation commits (adapters.postgres.commits); nothing for the rest."""
+    if kind is OperationType.MUTATION:
+        commits.watch()
+    else:
+        commits.unwatch()
 
 
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
@@ -219,6 +239,7 @@ class ErrorMasking:
                 else:
                     code = "GRAPHQL_VALIDATION_FAILED"
                 error.extensions = {**(error.extensions or {}), "code": code}
+            error.message = in_graphql_words(error.message)
             out.append(error)
         return out
 
@@ -226,6 +247,7 @@ class ErrorMasking:
         """The masked twin of a fault at a field (logged here)."""
         original = error.original_error
         dependency = unavailable_dependency(original) if original is not None else None
+        extensions: dict[str, object]
         if dependency is not None:
             if not self.outage_logged:
                 self.outage_logged = True
@@ -237,7 +259,12 @@ class ErrorMasking:
                     type(original).__name__,
                     original,
                 )
-            message, extensions = unavailable_error(dependency)
+            record = commits.current()
+            if record is not None and record.wrote:
+                message = SAVED_PAYLOAD_UNAVAILABLE
+                extensions = {"code": "PAYLOAD_UNAVAILABLE"}
+            else:
+                message, extensions = unavailable_error(dependency)
         else:
             log.error(
                 "request %s: internal error at %s", REQUEST_ID.get(), error.path, exc_info=original
@@ -305,6 +332,24 @@ class RoostOperations:
         except KeyError:
             plan = plans[operation_name] = build_plan(self.schema, checked.document, operation_name)
             return plan
+
+    def max_age(self, query: str, operation_name: str | None) -> int:
+        """Seconds a shared cache may keep an anonymous answer of ``query``'s operation
+        (app/cache_policy.py; 0: none), worked out once per cached document."""
+        try:
+            checked = self.documents.check(query)
+        except GraphQLError:
+            return 0
+        if checked.errors:
+            return 0
+        ages = checked.max_ages
+        if ages is None:
+            return max_age(self.schema, checked.document, operation_name)
+        try:
+            return ages[operation_name]
+        except KeyError:
+            age = ages[operation_name] = max_age(self.schema, checked.document, operation_name)
+            return age
 
     async def run_plan(
         self,
@@ -381,6 +426,7 @@ class RoostOperations:
             return PreExecutionError(data=None, errors=masking.errors(errors), extensions={})
         masking.executing = True
         plan = self.plan_of(checked, operation_name) if kind is OperationType.QUERY else None
+        _watch_commits(kind)
         try:
             await before_operation(context_value, kind)
             result = None
@@ -442,10 +488,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for the streaming path (WebSocket operations and
-    subscription events), built per operation: one hook per phase, running the rules
-    of the module. ``MaskErrors`` supplies the calls on the final result and on each
-    streamed one; the masking itself is :class:`ErrorMasking`'s."""
+    """Strawberry's extension for WebSocket operations and subscription events: one hook
+    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)
@@ -480,6 +524,7 @@ class RoostOperation(MaskErrors):
         self.masking.executing = True
         ctx = self.execution_context
         kind = ctx.operation_type
+        _watch_commits(kind)
         await before_operation(ctx.context, kind)
         yield
         await after_operation(ctx.context, kind)

@@ -12,15 +12,11 @@ from graphql import DocumentNode, GraphQLSyntaxError, Source, parse
 #: Documents whose limits and validation are kept (per process, least recently used
 #: dropped first).
 DOCUMENT_CACHE_SIZE = 512
-#: Only documents up to this many characters are kept: an app's operations are far
-#: smaller, and a parsed document costs about 70 bytes per character, so the caches
-#: hold at most ~2 x 512 x 0.3 MB however large the documents an attacker sends
-#: (one near MAX_TOKENS is ~17 kB of text and ~1.2 MB parsed).
+#: Only documents up to this many characters are cached (a parsed one costs ~70 bytes
+#: per character), bounding the caches whatever a client sends.
 CACHED_DOCUMENT_MAX_CHARS = 4096
-#: A document may hold this many characters per token of MAX_TOKENS (64,000 at the
-#: default): comments and ignored characters count toward no token, and graphql-core
-#: lexes ~2 MB a second, so a megabyte-long comment was half a second of event loop.
-#: The longest real documents are a few characters per token.
+#: Characters a document may hold per token of MAX_TOKENS: comments count toward no
+#: token, and lexing a megabyte costs half a second of event loop.
 MAX_CHARS_PER_TOKEN = 16
 
 #: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
@@ -34,9 +30,8 @@ STRICT_GRAMMAR = (
 
 
 def parse_document(query: str, max_tokens: int) -> DocumentNode:
-    """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if it
-    does not parse), cached per text up to CACHED_DOCUMENT_MAX_CHARS: the HTTP guards
-    and the schema share it, so a new document is parsed once. A document longer than
+    """``query`` parsed with Roost's grammar within ``max_tokens`` (GraphQLError if not),
+    cached per text up to CACHED_DOCUMENT_MAX_CHARS; one longer than
     ``MAX_CHARS_PER_TOKEN`` x ``max_tokens`` characters is refused unread."""
     if len(query) > CACHED_DOCUMENT_MAX_CHARS:
         if len(query) > MAX_CHARS_PER_TOKEN * max_tokens:

@@ -89,11 +89,9 @@ class Charge:
 
 @dataclass(frozen=True)
 class Decision:
-    """The limiter's answer: ``allowed``, else the budget that refused and how long to
-    wait (seconds) before the same request would be allowed. An allowed decision that
-    charged buckets also says, for the one closest to empty, its ``limit``, the units
-    ``remaining`` and the seconds until it is full again (``reset_s``), and lists every
-    charged budget as ``policies`` (``"600;w=60"``)."""
+    """The limiter's answer: ``allowed``, else the refusing budget and ``retry_after_s``
+    seconds; an allowed one gives the emptiest bucket's ``limit``, ``remaining`` and
+    ``reset_s``, and every charged budget as ``policies`` (``"600;w=60"``)."""
 
     allowed: bool
     retry_after_s: float = 0.0

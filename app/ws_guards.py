@@ -52,11 +52,17 @@ TOO_MANY_OPERATIONS = "TOO_MANY_OPERATIONS"
 ENDED_CLOSE_CODE = 4403
 
 
+def close_reason(message: str) -> str:
+    """``message`` cut to a WebSocket close reason's 123 bytes of UTF-8 (RFC 6455)."""
+    data = message.encode()
+    if len(data) <= 123:
+        return message
+    return data[:120].decode(errors="ignore") + "..."
+
+
 async def _shielded(coro: Awaitable[T]) -> T:
-    """Await ``coro`` in its own task, shielded: redis-py's asyncio client can swallow a
-    cancellation that lands during a command (the task then runs on), so the Redis calls
-    of a socket's guard are never the ones cancelled; the caller's cancellation still
-    ends the caller at once, and the call finishes on its own."""
+    """Await ``coro`` in its own shielded task (redis-py can swallow a cancellation that
+    lands mid-command); the caller's cancellation still ends the caller at once."""
     task = asyncio.ensure_future(coro)
     task.add_done_callback(_consume)
     return await asyncio.shield(task)
@@ -208,7 +214,22 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         await super().handle_task_exception(error)
 
     async def handle_connection_init(self, message: Any) -> None:
-        await super().handle_connection_init(message)
+        """Strawberry's, with a refusal's close (4403) giving its reason rather than a
+        bare "Forbidden" (the message of ``RoostGraphQL.on_ws_connect``)."""
+        websocket = self.websocket
+        close = websocket.close
+
+        async def close_saying_why(code: int, reason: str) -> None:
+            refusal = getattr(self.context, "connection_refusal", None)
+            if code == ENDED_CLOSE_CODE and refusal:
+                reason = close_reason(f"Forbidden: {refusal}")
+            await close(code=code, reason=reason)
+
+        websocket.close = close_saying_why  # type: ignore[method-assign]
+        try:
+            await super().handle_connection_init(message)
+        finally:
+            del websocket.close  # the instance attribute: the class's method again
         if self.connection_acknowledged and self.guard is None:
             self.guard = _socket_guard(self)
 

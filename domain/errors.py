@@ -1,8 +1,5 @@
-"""Typed domain errors. Each carries a stable machine ``code`` and a human ``message``.
-
-The GraphQL layer maps each to a union member that implements the ``Error``
-interface (docs/design.md "GraphQL API conventions"); nothing here knows GraphQL.
-"""
+"""Typed domain errors, each with a stable ``code`` and a human ``message``; the GraphQL
+layer maps each to an ``Error`` union member (docs/api/errors.md)."""
 
 from __future__ import annotations
 

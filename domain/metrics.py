@@ -1,7 +1,5 @@
-"""What the domain measures, behind a port: use cases report events here and an adapter
-turns them into series (``app/metrics.py``: Prometheus, one registry per process role).
-Until one is installed (:func:`install`) every report is a no-op, so domain code and
-its unit tests need no metrics library."""
+"""What the domain measures, behind a port (Prometheus in app/metrics.py); until one is
+installed (:func:`install`) every report is a no-op."""
 
 from __future__ import annotations
 

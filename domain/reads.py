@@ -28,10 +28,9 @@ def use_round_trip(round_trip: RoundTrip) -> None:
 
 
 async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
-    """Run one read statement (``$1``-style parameters) on ``db``: on an engine, by the
-    installed :class:`RoundTrip` (RuntimeError if none is); on a connection (inside a
-    use case's transaction, whose snapshot it must see), through SQLAlchemy on it. Rows
-    answer indexing and unpacking alike either way (not attribute access)."""
+    """Run one read statement (``$1`` parameters) on ``db``: an engine through the
+    installed :class:`RoundTrip` (RuntimeError if none), a connection through SQLAlchemy.
+    Rows answer indexing and unpacking, not attributes."""
     if isinstance(db, AsyncEngine):
         if _round_trip is None:
             raise RuntimeError("no RoundTrip installed: import app.database, which does")

@@ -1,5 +1,5 @@
-"""E-mail mutations: verifyEmail, requestEmailVerification, changeEmail
-(docs/api/email.md)."""
+"""E-mail mutations: verifyEmail, requestEmailVerification, changeEmail,
+requestPasswordReset, resetPassword (docs/api/email.md)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,25 @@ from domain.identity.errors import (
     WrongPasswordError,
 )
 from domain.identity.request_email_verification import request_email_verification
+from domain.identity.request_password_reset import request_password_reset
+from domain.identity.reset_password import reset_password
 from domain.identity.verify_email import verify_email
 from schema.context import Info
-from schema.email.inputs import ChangeEmailInput, VerifyEmailInput
+from schema.email.inputs import (
+    ChangeEmailInput,
+    RequestPasswordResetInput,
+    ResetPasswordInput,
+    VerifyEmailInput,
+)
 from schema.email.results import (
     ChangeEmailResult,
     ChangeEmailSuccess,
     RequestEmailVerificationResult,
     RequestEmailVerificationSuccess,
+    RequestPasswordResetResult,
+    RequestPasswordResetSuccess,
+    ResetPasswordResult,
+    ResetPasswordSuccess,
     VerifyEmailResult,
     VerifyEmailSuccess,
 )
@@ -69,3 +80,32 @@ class EmailMutations:
         except (ValidationError, EmailTakenError, WrongPasswordError) as exc:
             return error_from_domain(exc)
         return ChangeEmailSuccess(user=User.from_record(rec))
+
+    @strawberry.mutation(
+        description="Ask for a password reset code, by e-mail address or username (no "
+        "sign-in). The answer is the same whether or not an account matches; the account "
+        "receives at most MAIL_PER_ACCOUNT_PER_HOUR reset mails an hour."
+    )
+    async def request_password_reset(
+        self, info: Info, input: RequestPasswordResetInput
+    ) -> RequestPasswordResetResult:
+        try:
+            await info.context.mutate(
+                request_password_reset, email=input.email, username=input.username
+            )
+        except ValidationError as exc:
+            return error_from_domain(exc)
+        return RequestPasswordResetSuccess()
+
+    @strawberry.mutation(
+        description="Set a new password with the code of a reset mail (no sign-in). The "
+        "code works once and before it expires; every session of the account ends."
+    )
+    async def reset_password(self, info: Info, input: ResetPasswordInput) -> ResetPasswordResult:
+        try:
+            ended = await info.context.mutate(
+                reset_password, input.token, new_password=input.new_password
+            )
+        except (InvalidTokenError, ValidationError) as exc:
+            return error_from_domain(exc)
+        return ResetPasswordSuccess(ended_sessions=ended)

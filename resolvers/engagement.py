@@ -32,7 +32,7 @@ from schema.realtime.events import publish_engagement
 
 async def _post(info: Info, post_id) -> Post:
     """The payload's post, if the viewer may see it (schema.visibility); else NOT_FOUND,
-    as for a post that does not exist (an unlike of a post gone or hidden since)."""
+    as for a post that does not exist."""
     (rec,) = await visibility.posts(info.context, [post_id])
     if rec is None:
         raise PostNotFoundError()
@@ -47,13 +47,12 @@ class EngagementMutations:
         viewer = await ctx.verified_viewer("likePost")
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            if await ctx.mutate(
-                like_post,
-                viewer,
-                post_id,
-            ):
+            # Read before writing: NOT_FOUND changes nothing, and a write that committed
+            # is answered with its post even if it is deleted right after.
+            post = await _post(info, post_id)
+            if await ctx.mutate(like_post, viewer, post_id):
                 await publish_engagement(ctx, post_id)
-            return LikePostSuccess(post=await _post(info, post_id))
+            return LikePostSuccess(post=post)
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
 
@@ -63,13 +62,12 @@ class EngagementMutations:
         viewer = ctx.require_viewer()
         try:
             post_id = decode_global_id(input.post_id, "Post", "postId")
-            if await ctx.mutate(
-                unlike_post,
-                viewer,
-                post_id,
-            ):
+            # Read before writing: NOT_FOUND changes nothing, and a write that committed
+            # is answered with its post even if it is deleted right after.
+            post = await _post(info, post_id)
+            if await ctx.mutate(unlike_post, viewer, post_id):
                 await publish_engagement(ctx, post_id)
-            return UnlikePostSuccess(post=await _post(info, post_id))
+            return UnlikePostSuccess(post=post)
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
 
@@ -94,10 +92,8 @@ class EngagementMutations:
         except (ValidationError, PostNotFoundError) as exc:
             return error_from_domain(exc)
         await publish_engagement(ctx, comment.post_id)
-        (visible,) = await visibility.comments(ctx, [comment.id])
-        if visible is None:  # the post or thread went away meanwhile
-            return error_from_domain(PostNotFoundError())
-        return AddCommentSuccess(comment=Comment.from_record(visible))
+        # The comment committed: answered as written, even if its post went away since.
+        return AddCommentSuccess(comment=Comment.from_record(comment))
 
     @strawberry.mutation(description="Delete a comment (yours, or any on your post).")
     async def delete_comment(self, info: Info, input: DeleteCommentInput) -> DeleteCommentResult:

@@ -1,4 +1,4 @@
-"""Post mutations: createPost, deletePost."""
+"""Post mutations: createPost, editPost, deletePost."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ from domain.media.config import MediaConfig
 from domain.media.errors import MediaUrlNotAllowedError, UploadNotFoundError, UploadUnusableError
 from domain.posts.create_post import MEDIA_MAX, MediaItem, create_post
 from domain.posts.delete_post import delete_post
-from domain.posts.errors import NotPostAuthorError, PostNotFoundError
+from domain.posts.edit_post import edit_post
+from domain.posts.errors import EditWindowClosedError, NotPostAuthorError, PostNotFoundError
 from schema.context import Info
 from schema.errors import error_from_domain
 from schema.ids import decode_global_id
-from schema.posts.inputs import CreatePostInput, DeletePostInput
+from schema.posts.inputs import CreatePostInput, DeletePostInput, EditPostInput
 from schema.posts.results import (
     CreatePostResult,
     CreatePostSuccess,
     DeletePostResult,
     DeletePostSuccess,
+    EditPostResult,
+    EditPostSuccess,
 )
 from schema.posts.types import Post
 
@@ -57,6 +60,33 @@ class PostMutations:
         ) as exc:
             return error_from_domain(exc)
         return CreatePostSuccess(post=Post.from_record(post))
+
+    @strawberry.mutation(
+        description="Edit the caption of one of your posts, until POST_EDIT_WINDOW_S after "
+        "its creation: hashtags and mentions follow the new caption (only people it newly "
+        "mentions are notified), the old caption goes into `editHistory`, and the post "
+        "stays where it was in every feed."
+    )
+    async def edit_post(self, info: Info, input: EditPostInput) -> EditPostResult:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        try:
+            post_id = decode_global_id(input.post_id, "Post", "postId")
+            post = await ctx.mutate(
+                edit_post,
+                viewer,
+                post_id,
+                input.caption,
+                window_s=ctx.limits.post_edit_window_s,
+            )
+        except (
+            ValidationError,
+            PostNotFoundError,
+            NotPostAuthorError,
+            EditWindowClosedError,
+        ) as exc:
+            return error_from_domain(exc)
+        return EditPostSuccess(post=Post.from_record(post))
 
     @strawberry.mutation(description="Delete one of your posts. Idempotent.")
     async def delete_post(self, info: Info, input: DeletePostInput) -> DeletePostResult:

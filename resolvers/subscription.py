@@ -8,6 +8,7 @@ turns each event, re-read and re-checked in a fresh per-event context, into a pa
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import uuid
 from collections.abc import AsyncGenerator
 
@@ -68,7 +69,8 @@ class Subscription:
 
     @strawberry.subscription(
         description="The like and comment counts of a post you may see, each time they"
-        " change (a burst of changes may arrive as one event with the latest counts)."
+        " change or its author edits the caption (a burst of changes may arrive as one event"
+        " with the latest state)."
     )
     async def post_engagement_changed(
         self, info: Info, post_id: strawberry.ID
@@ -85,7 +87,7 @@ class Subscription:
             raise GraphQLError(
                 "No post with that id is visible to you.", extensions={"code": "NOT_FOUND"}
             )
-        return event_stream(_engagement(ctx, pid, (first.like_count, first.comment_count)))
+        return event_stream(_engagement(ctx, pid, _state(first)))
 
 
 async def _feed_items(
@@ -127,8 +129,13 @@ async def _notifications(
         return
 
 
+def _state(out: PostEngagement) -> tuple[int, int, dt.datetime | None]:
+    """What a ``postEngagementChanged`` event must change: the counts or the caption."""
+    return (out.like_count, out.comment_count, out.post.edited_at)
+
+
 async def _engagement(
-    ctx: Context, post_id: uuid.UUID, last: tuple[int, int]
+    ctx: Context, post_id: uuid.UUID, last: tuple[int, int, dt.datetime | None]
 ) -> AsyncGenerator[SubscriptionEvent[PostEngagement], None]:
     hub = realtime_of(ctx).hub
     try:
@@ -140,10 +147,10 @@ async def _engagement(
                 out = await engagement_of(event_ctx, post_id)
                 if out is None:  # deleted, or no longer visible to the viewer
                     continue
-                counts = (out.like_count, out.comment_count)
-                if counts == last:  # nothing new (a like undone, or events merged)
+                state = _state(out)
+                if state == last:  # nothing new (a like undone, or events merged)
                     continue
-                last = counts
+                last = state
                 yield SubscriptionEvent(event_ctx, out)
     except HubClosedError:
         return

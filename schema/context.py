@@ -48,6 +48,7 @@ class Limits:
 
     counter_shards: int = 16
     max_page_size: int = 100
+    post_edit_window_s: int = 86_400
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,11 @@ class Context:
     # on_ws_connect authenticates from it and sets ``bearer`` and when it expires).
     connection_params: dict[str, Any] | None = None
     bearer_expires_at: float | None = None  # epoch seconds
+    #: Why a socket's connection_init was refused (its close reason).
+    connection_refusal: str | None = None
+    # The account a signUp/logIn of this operation signed in: its reads are then routed
+    # like those of a viewer who just wrote (schema/read_routing.py).
+    signed_in: uuid.UUID | None = None
     request: Any = None
     response: Any = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -42,12 +42,14 @@ async def before_operation(ctx: Any, kind: OperationType) -> None:
 
 
 async def after_operation(ctx: Any, kind: OperationType) -> None:
-    """After a mutation ran, tell the read source who wrote."""
+    """After a mutation ran, tell the read source who wrote: the viewer, or the account
+    a signUp/logIn signed in (its token's first reads must find the new account and
+    whatever the mutation wrote, on a replica that has not replayed it yet)."""
     reads: ReadSource | None = getattr(ctx, "reads", None)
     if reads is not None and kind is OperationType.MUTATION:
-        viewer = _viewer(ctx)  # logIn / signUp: still none; their writes are not read
-        if viewer is not None:
-            await reads.wrote(viewer)
+        for who in {_viewer(ctx), getattr(ctx, "signed_in", None)}:
+            if who is not None:
+                await reads.wrote(who)
 
 
 def _viewer(ctx: Any) -> uuid.UUID | None:

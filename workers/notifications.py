@@ -1,4 +1,4 @@
-"""The daily follow digest of notifications (issue item 5, "Notifications")."""
+"""The daily follow digest of notifications (docs/api/notifications.md "Notifications")."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from adapters.feedstore.resp import Call, Script
 from adapters.feedstore.store import FeedRedis
@@ -37,6 +37,8 @@ from domain.feed.ranking import (
     preferred_kind,
 )
 from domain.feed.timelines.entries import score_of
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def velocity_key(post_id: uuid.UUID) -> str:
@@ -119,6 +121,16 @@ _COUNTS = Script(
     """
 )
 
+# KEYS: the post's velocity set. ARGV: member. Removes it; returns its time (ms) or nil.
+_WITHDRAW = Script(
+    """
+    local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+    if not at then return nil end
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    return at
+    """
+)
+
 # KEYS: author hashes. Their r and t, flat (false where missing).
 _RATES = Script(
     """
@@ -194,11 +206,34 @@ class RedisRankingSignals:
         await self.store.execute([Call.of(keys[0], "DEL", *keys)])
 
     @translated
-    async def withdraw(self, post_id: uuid.UUID, ref: str) -> None:
+    async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
         """Take an engagement out of the post's velocity (an unlike, a deleted comment);
-        the author's average and the viewer's proximity keep it (it happened)."""
+        the author's average and the viewer's proximity keep it (it happened). Returns
+        when it was counted, or None if the velocity did not hold it (older than the
+        velocity window, or withdrawn already)."""
         key = velocity_key(post_id)
-        await self.store.execute([Call.of(key, "ZREM", key, ref)])
+        (at_ms,) = await self.store.execute([_WITHDRAW.call([key], [ref])])
+        return None if at_ms is None else _EPOCH + dt.timedelta(milliseconds=int(float(at_ms)))
+
+    @translated
+    async def read_viewer(
+        self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
+    ) -> Signals:
+        """The viewer's proximity among ``authors`` and preferred kind: their two keys,
+        one pipelined round trip (explore re-scores with these alone)."""
+        cfg = self.config
+        close, kinds = close_key(viewer_id), kinds_key(viewer_id)
+        replies = await self.store.execute(
+            [
+                Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
+                Call.of(kinds, "ZRANGE", kinds, 0, -1),
+            ]
+        )
+        by_bytes = {a.bytes: a for a in authors}
+        return Signals(
+            close_authors=frozenset(by_bytes[m] for m in replies[0] if m in by_bytes),
+            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
+        )
 
     @translated
     async def read(

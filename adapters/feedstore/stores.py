@@ -11,6 +11,7 @@ from adapters.feedstore.ranked_windows import RedisRankedWindows
 from adapters.feedstore.ranking_signals import RedisRankingSignals
 from adapters.feedstore.store import FeedRedis, as_feed_redis
 from adapters.feedstore.timelines import RedisTimelines
+from adapters.feedstore.trending import RedisTrending
 from adapters.redis_errors import translated
 from domain.feed.config import FeedConfig, FeedStores
 
@@ -31,6 +32,7 @@ def feed_stores(
         signals=RedisRankingSignals(store, config.ranking),
         windows=RedisRankedWindows(store, config.ranking.freeze),
         marks=RedisMarks(store),
+        trending=RedisTrending(store, config.explore),
         rebuild_engine=rebuild_engine,
     )
 

@@ -59,6 +59,11 @@ def _email(message: MailMessage, sender: str) -> EmailMessage:
     return msg
 
 
+#: 5xx replies about the login (required, too weak, refused, needs TLS): SMTP_URL is
+#: wrong, not the message, so the mail waits for the fix instead of being dropped.
+_LOGIN_CODES = frozenset({530, 534, 535, 538})
+
+
 class SmtpSender:
     """Implements domain.mail.ports.MailSender over SMTP."""
 
@@ -67,7 +72,8 @@ class SmtpSender:
 
     async def send(self, message: MailMessage) -> None:
         """Send ``message``: a 5xx answer is MailRejectedError; no connection, a timeout,
-        a 4xx answer or a refused login is MailUnavailableError (retried later)."""
+        a 4xx answer or a missing or refused login is MailUnavailableError (retried
+        later)."""
         cfg = self.config
         try:
             await aiosmtplib.send(
@@ -88,7 +94,7 @@ class SmtpSender:
         except aiosmtplib.SMTPAuthenticationError as exc:
             raise MailUnavailableError(f"SMTP login refused: {exc}") from exc
         except aiosmtplib.SMTPResponseException as exc:
-            if exc.code >= 500:
+            if exc.code >= 500 and exc.code not in _LOGIN_CODES:
                 raise MailRejectedError(f"refused: {exc.code} {exc.message}") from exc
             raise MailUnavailableError(f"deferred: {exc.code} {exc.message}") from exc
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:

@@ -79,12 +79,39 @@ def _run_worker(settings: Settings) -> None:
             time.sleep(WORKER_RESTART_DELAY_S)
 
 
-def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost worker``: run the arq worker until SIGINT/SIGTERM.
+def check_worker(settings: Settings, redis_url: str) -> int:
+    """``roost worker --check``: 0 when this host's worker (WORKER_NAME) beat within
+    WORKER_HEARTBEAT_MAX_AGE_S, else 1; one line on stdout says which."""
+    from redis.asyncio import Redis
 
-    In embedded mode it joins the servers of a running ``roost run`` (or starts its own)
-    and migrates first, so it also works on its own.
-    """
+    from app.worker_health import liveness
+
+    async def check() -> int:
+        redis = Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            alive = await liveness(
+                redis, settings.arq_queue, settings.worker_heartbeat_max_age_s, settings.worker_name
+            )
+        except Exception as exc:  # Redis unreachable: not healthy either
+            print(f"roost worker --check: Redis: {exc!r}", flush=True)
+            return 1
+        finally:
+            await redis.aclose()
+        print(f"roost worker --check: {'ok' if alive.ok else 'FAILED'}: {alive.message}")
+        return 0 if alive.ok else 1
+
+    return asyncio.run(check())
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    """``roost worker``: migrate, then run the arq worker until SIGINT/SIGTERM (embedded:
+    on the servers of a running ``roost run``, or its own)."""
+    if getattr(args, "check", False):
+        if settings.redis_url:
+            return check_worker(settings, settings.redis_url)
+        with services(settings, fresh=False) as urls:
+            assert urls.redis_url
+            return check_worker(settings, urls.redis_url)
     _check_production(settings)
     embedded = not (settings.database_url and settings.redis_url)
     with services(settings, fresh=False) as urls:
@@ -105,36 +132,26 @@ def api_workers(settings: Settings, requested: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def uvicorn_limits(settings: Settings) -> dict[str, Any]:
-    """uvicorn's own bounds on what clients send: a WebSocket message past
-    MAX_REQUEST_BYTES is refused by the server (close 1009) before the app reads it."""
-    return {"ws_max_size": settings.max_request_bytes}
-
-
 def _serve(
     settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
 ) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP;
-    ``ready`` runs once it listens; ``workers`` > 1 runs that many processes on one
-    socket; ``access_log`` (API_ACCESS_LOG overrides it)."""
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP,
+    configured by :func:`app.http_server.server_config`; ``ready`` runs once it listens;
+    ``workers`` > 1 runs that many processes on one socket; ``access_log``
+    (API_ACCESS_LOG overrides it)."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from app.asgi import create_app
+    from app.http_server import server_config
 
     if settings.api_access_log is not None:
         access_log = settings.api_access_log
     if workers > 1:
-        uvicorn.run(
-            "app.asgi:create_app",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=workers,
-            log_level="info",
-            access_log=access_log,
-            proxy_headers=True,
-            **uvicorn_limits(settings),
+        config = server_config(
+            settings, "app.asgi:create_app", factory=True, workers=workers, access_log=access_log
         )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
         return
 
     class Server(uvicorn.Server):
@@ -149,16 +166,7 @@ def _serve(
                 task.cancel()
             await super().shutdown(sockets=sockets)
 
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        access_log=access_log,
-        proxy_headers=True,
-        **uvicorn_limits(settings),
-    )
-    server = Server(config)
+    server = Server(server_config(settings, create_app(settings), access_log=access_log))
 
     # Closing the terminal (SIGHUP) stops the server like Ctrl-C: a clean shutdown, no
     # traceback (uvicorn itself handles SIGINT and SIGTERM only).
@@ -226,7 +234,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
 async def _wait_for_worker(
     settings: Settings, worker: subprocess.Popen[bytes] | None, deadline_s: float
 ) -> str:
-    """Wait until the worker is up (its arq health-check key exists) and the outbox is
+    """Wait until the worker is up (its heartbeat, app/worker_health.py) and the outbox is
     empty (the seeded live posts are fanned out), at most ``deadline_s`` seconds; return
     a note for the banner when it is not so ("" when all is well)."""
     if worker is None:
@@ -235,17 +243,27 @@ async def _wait_for_worker(
     from sqlalchemy import text
 
     from app.database import create_engine
+    from app.worker_health import liveness
 
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
     engine = create_engine(str(settings.database_url), pool_size=1, max_overflow=0)
-    health_key = settings.arq_queue + ":health-check"
     deadline = time.monotonic() + deadline_s
     try:
         while time.monotonic() < deadline:
             if worker.poll() is not None:
                 return f"The worker exited (code {worker.returncode}): see its log above."
             try:
-                up = redis is None or bool(await redis.exists(health_key))
+                up = (
+                    redis is None
+                    or (
+                        await liveness(
+                            redis,
+                            settings.arq_queue,
+                            settings.worker_heartbeat_max_age_s,
+                            settings.worker_name,
+                        )
+                    ).ok
+                )
                 async with engine.connect() as conn:
                     backlog = await conn.scalar(
                         text("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")
@@ -263,10 +281,8 @@ async def _wait_for_worker(
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve [--workers N]``: the API only, against an already migrated
-    database, in N processes (default: API_WORKERS, else one per CPU; every one serves
-    any subscriber: events travel through Redis), without an access log unless
-    API_ACCESS_LOG=true."""
+    """``roost serve [--workers N]``: the API only, on a migrated database, in N
+    processes (default API_WORKERS, else one per CPU)."""
     _check_production(settings)
     workers = api_workers(settings, getattr(args, "workers", None))
     with services(settings, fresh=False) as urls:

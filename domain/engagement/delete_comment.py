@@ -49,7 +49,7 @@ async def delete_comment(
                     " pc.author_id AS parent_author"
                     " FROM comments c JOIN posts p ON p.id = c.post_id"
                     " LEFT JOIN comments pc ON pc.id = c.parent_id"
-                    " WHERE c.id = :id FOR UPDATE OF c"
+                    " WHERE c.id = :id FOR UPDATE OF c FOR KEY SHARE OF p"
                 ),
                 {"id": comment_id},
             )

@@ -68,11 +68,8 @@ def _in_url(text: str, hash_pos: int) -> bool:
 
 
 def extract_hashtags(text: str) -> list[str]:
-    """Return the distinct folded tags of ``text`` in order of first appearance.
-
-    A ``#`` counts only at the start of the text or after a character that cannot be
-    part of a word (so ``a#b`` and ``&#39;`` are not tags) and outside URLs.
-    """
+    """The distinct folded tags of ``text`` in order of first appearance (a ``#`` after a
+    word character or inside a URL starts none)."""
     tags: list[str] = []
     seen: set[str] = set()
     i, n = 0, len(text)
@@ -118,7 +115,26 @@ async def tag_post(
         text(
             "INSERT INTO post_hashtags (hashtag_id, post_id, created_at)"
             " SELECT id, :post, :at FROM hashtags WHERE name = ANY(CAST(:names AS text[]))"
+            " ON CONFLICT DO NOTHING"
         ),
         {"post": post_id, "at": created_at, "names": names},
     )
     return names
+
+
+async def retag_post(
+    conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
+) -> list[str]:
+    """Make the post's hashtags those of its edited ``caption``, in the caller's
+    transaction; return them. The links of tags it lost go, new ones are added at the
+    post's ``created_at`` (a tag's page keeps the post where it was)."""
+    names = extract_hashtags(caption)
+    await conn.execute(
+        text(
+            "DELETE FROM post_hashtags ph USING hashtags h"
+            " WHERE ph.post_id = :post AND h.id = ph.hashtag_id"
+            " AND NOT h.name = ANY(CAST(:names AS text[]))"
+        ),
+        {"post": post_id, "names": names},
+    )
+    return await tag_post(conn, post_id, created_at, caption)

@@ -123,7 +123,7 @@ async def _write(
         else:
             # An unlike is engagement too: on a post the user may no longer see
             # (deleted, blocked, private and unfollowed) it changes nothing.
-            await require_visible_post(conn, post_id, user_id)
+            await require_visible_post(conn, post_id, user_id, lock=True)
             row = (await conn.execute(_UNLIKER, {"p": post_id, "u": user_id})).first()
             if row is None or row.status != "active":
                 return False

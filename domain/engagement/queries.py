@@ -27,10 +27,8 @@ async def likers_page(
     after: Position | None,
     viewer_id: uuid.UUID | None = None,
 ) -> tuple[list[tuple[uuid.UUID, dt.datetime]], bool]:
-    """Who liked the post, newest like first: ``[(user_id, liked_at)]`` and has_next.
-    Likers the viewer may not list are left out (the SQL twin of
-    domain.visibility.rules.account_listed: banned or deleted, or a block either way
-    with ``viewer_id``), so a page holds ``first`` of them when there are that many."""
+    """Who liked the post, newest first: ``[(user_id, liked_at)]`` and has_next, leaving
+    out likers ``viewer_id`` may not list (rules.account_listed)."""
     where = "AND (l.created_at, l.user_id) < (:ts, :id)" if after else ""
     params: dict[str, Any] = {"post": post_id, "limit": first + 1, "viewer": viewer_id}
     if after:

@@ -24,10 +24,8 @@ def activity_key(user_id: uuid.UUID) -> str:
 async def note_active(
     engine: AsyncEngine, stores: FeedStores, config: FeedConfig, user_id: uuid.UUID
 ) -> None:
-    """Once the session cache newly set the user's activity marker (:func:`activity_key`,
-    at most once per :data:`ACTIVITY_GRANULARITY`): update ``users.last_active_at``;
-    drop the cached feed of a user back after more than ``active_window`` (it got no
-    pushes meanwhile; rebuilt on the next read)."""
+    """When the activity marker was newly set: update ``users.last_active_at``, and drop
+    the cached feed of a user back after more than ``active_window`` (it missed pushes)."""
     async with engine.begin() as conn:
         previous = (
             await conn.execute(

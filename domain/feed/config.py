@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.explore.config import ExploreConfig
+from domain.explore.ports import Trending
 from domain.feed.ports import Marks, RankedWindows, RankingSignals, Timelines
 from domain.feed.ranking import RankingConfig
 
@@ -23,14 +25,14 @@ class FeedConfig:
     ttl: dt.timedelta = dt.timedelta(days=30)  # feed keys expire after this idle time
     active_window: dt.timedelta = dt.timedelta(days=30)  # no push to followers idle longer
     ranking: RankingConfig = field(default_factory=RankingConfig)  # the ranked order
+    explore: ExploreConfig = field(default_factory=ExploreConfig)  # explore and trending
 
 
 @dataclass(frozen=True)
 class FeedStores:
-    """The feed's stores (the ports of :mod:`domain.feed.ports`, built by the
-    composition root on one feed store): the two timeline families, home feeds
-    (``feed:{user}``) and each author's recent posts (``posts:{author}``, read at merge
-    time for pull authors); the ranked feed's signals and frozen windows; and the saved
+    """The feed's stores (:mod:`domain.feed.ports`): home feeds (``feed:{user}``),
+    authors' recent posts (``posts:{author}``), ranking signals, ranked windows, the
+    trending posts explore starts from (:mod:`domain.explore.ports`) and the saved
     places of long jobs."""
 
     feeds: Timelines
@@ -38,6 +40,7 @@ class FeedStores:
     signals: RankingSignals
     windows: RankedWindows
     marks: Marks
+    trending: Trending
     #: Where rebuilds load from (the primary; None: the reader's engine). A replica
     #: could lag behind a post whose fan-out already skipped the missing timeline.
     rebuild_engine: AsyncEngine | None = None

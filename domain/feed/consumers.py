@@ -27,10 +27,8 @@ def feed_consumer(
     config: FeedConfig,
     listener: FeedListener | None = None,
 ) -> Consumer:
-    """The ``feed`` consumer (domain.outbox.registry): fan-out of PostCreated, removal of
-    PostDeleted, merge on FollowCreated, removal on FollowRemoved and BlockCreated (both
-    ways). Every handler is idempotent. ``listener`` hears where each new post went
-    (real-time feed items)."""
+    """The ``feed`` consumer: fan-out, removal, merge and purge, each idempotent;
+    ``listener`` hears where each new post went."""
 
     async def post_created(e: PostCreated, _: uuid.UUID) -> None:
         result = await fan_out_post(engine, stores, config, e.post_id, listener)

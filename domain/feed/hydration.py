@@ -107,13 +107,14 @@ def _statement(wanted: Wanted) -> str:
         )
     return f"""
     WITH hp AS MATERIALIZED (
-        SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason
+        SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason,
+               edited_at
         FROM posts WHERE id = ANY(CAST($2 AS uuid[]))
     ),
     hbp AS MATERIALIZED (SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids),
     a AS MATERIALIZED (
         SELECT ha.id, ha.username, ha.display_name, ha.bio, ha.status, ha.created_at,
-               ha.is_private, ha.id = ANY(hbp.ids) AS blocked,
+               ha.is_private, ha.website, ha.avatar, ha.id = ANY(hbp.ids) AS blocked,
                hf.hit IS NOT NULL AS followed, hm.hit IS NOT NULL AS muted
                {author_cols}
         FROM users ha CROSS JOIN hbp
@@ -128,7 +129,7 @@ def _statement(wanted: Wanted) -> str:
            hp.deleted_at,
            a.id, a.username, a.display_name, a.bio, a.status, a.created_at, a.is_private,
            a.blocked, a.followed, a.muted {author_out} {post_cols},
-           hp.state, hp.failure_reason
+           hp.state, hp.failure_reason, hp.edited_at, a.website, a.avatar
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
     """
 
@@ -142,10 +143,8 @@ async def hydrate_posts(
     post_ids: Sequence[uuid.UUID],
     wanted: Wanted = Wanted(),
 ) -> dict[uuid.UUID, HydratedPost]:
-    """``{post id: HydratedPost}`` for the ids that exist (deleted posts included, with
-    ``deleted_at`` set: the caller's visibility rule drops them). One statement, one
-    round trip on an engine. Decides nothing: the rule is the caller's
-    (domain.visibility.rules.in_home_feed, through schema.visibility)."""
+    """``{post id: HydratedPost}`` for the ids that exist (deleted ones too), in one
+    statement; the caller's rule decides what shows."""
     if not post_ids:
         return {}
     sql = _STATEMENTS.get(wanted)
@@ -156,9 +155,11 @@ async def hydrate_posts(
     for r in rows:
         # No media (most posts) comes as NULL: no JSON to decode.
         post = PostRecord(
-            r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5], r[-2], r[-1]
+            r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5], r[-5], r[-4], r[-3]
         )
-        author = UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12]) if r[6] else None
+        author = (
+            UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[-2], r[-1]) if r[6] else None
+        )
         i = 16
         author_counts = None
         if wanted.user_counts:

@@ -76,10 +76,9 @@ class Candidate(NamedTuple):
 
 @dataclass(frozen=True)
 class Signals:
-    """What the score reads besides the post: ``velocity`` {post id: likes + comments
-    in the last hour}, ``author_rate`` {author id: average engagements per hour},
-    ``close_authors`` (whom the viewer interacted with in the last 30 days) and the
-    viewer's ``preferred`` media kind (None: no preference). Missing keys count 0."""
+    """What the score reads besides the post: ``velocity`` (engagements in the last
+    hour), ``author_rate`` (per hour), ``close_authors`` (30 days) and ``preferred``
+    media kind; missing keys count 0."""
 
     velocity: Mapping[uuid.UUID, int] = field(default_factory=dict)
     author_rate: Mapping[uuid.UUID, float] = field(default_factory=dict)

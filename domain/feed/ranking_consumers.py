@@ -1,6 +1,12 @@
-"""The ranked feed's signal consumers (docs/architecture/home-feed.md "Ranked order"):
-likes and comments are recorded, unlikes and deletions withdrawn, each idempotently at
-its outbox event's time."""
+"""The ranked feed's signal consumers (docs/architecture/home-feed.md "Ranked order")
+and explore's trending posts (docs/api/explore.md "Explore"): likes and comments are
+recorded, unlikes and deletions withdrawn, each idempotently at its outbox event's time;
+deleted posts and the posts of banned or leaving accounts leave the trending posts.
+
+An engagement counts in the trending posts when the velocity first records it, so a job
+run again never counts it twice (and may miss it after a failure in between: the
+design's accepted loss for counters, docs/seeds/chroma-architecture.md "Explore and the
+Reels discovery feed")."""
 
 from __future__ import annotations
 
@@ -10,11 +16,21 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.db import utcnow
+from domain.explore.ports import FAMILIES, Trending
 from domain.feed.ports import Engagement, RankingSignals
 from domain.feed.ranking import time_of_uuid7
 from domain.feed.ranking_queries import KIND_SQL
-from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
+from domain.outbox.events import (
+    AccountDeletionRequested,
+    CommentCreated,
+    CommentDeleted,
+    LikeCreated,
+    LikeRemoved,
+    PostDeleted,
+    UserStatusChanged,
+)
 from domain.outbox.process import Consumer
+from domain.reads import fetch_rows
 
 # The post's media kind, if the engagement is still there: a like or comment job that
 # runs after its unlike or deletion (jobs run in any order), or after the actor's
@@ -29,10 +45,18 @@ _COMMENTED_KIND = text(
 )
 
 
-def ranking_consumer(engine: AsyncEngine, signals: RankingSignals) -> Consumer:
+# The posts of an author among the trending ones.
+_AUTHORS_POSTS = "SELECT id FROM posts WHERE author_id = $1 AND id = ANY($2::uuid[])"
+
+
+def ranking_consumer(
+    engine: AsyncEngine, signals: RankingSignals, trending: Trending | None = None
+) -> Consumer:
     """The ``ranking`` consumer (domain.outbox.registry): LikeCreated, LikeRemoved,
     CommentCreated and CommentDeleted; a creation reads the post's media and whether
-    the like or comment is still there (one statement)."""
+    the like or comment is still there (one statement). PostDeleted, UserStatusChanged
+    and AccountDeletionRequested take posts out of ``trending`` (None: no trending
+    posts kept, those events do nothing)."""
 
     async def record(
         still_there: TextClause,
@@ -47,17 +71,35 @@ def ranking_consumer(engine: AsyncEngine, signals: RankingSignals) -> Consumer:
             kind: str | None = await conn.scalar(still_there, {"post": post_id, "ref": ref_id})
         if kind is None:  # the post, or the like or comment, is gone: nothing to rank
             return
-        await signals.record(
+        now = utcnow()
+        at = time_of_uuid7(event_id)
+        new = await signals.record(
             Engagement(
                 actor=actor,
                 post_id=post_id,
                 author_id=author,
                 kind=kind,
                 ref=ref,
-                at=time_of_uuid7(event_id),
+                at=at,
             ),
-            now=utcnow(),
+            now=now,
         )
+        if new and trending is not None:
+            await trending.bump(post_id, kind, at, now)
+
+    async def withdraw(post_id: uuid.UUID, ref: str) -> None:
+        at = await signals.withdraw(post_id, ref)
+        if at is not None and trending is not None:
+            await trending.withdraw(post_id, at, utcnow())
+
+    async def forget_author(author_id: uuid.UUID) -> None:
+        if trending is None:
+            return
+        now = utcnow()
+        pooled = {p for f in FAMILIES for p, _ in await trending.top(f, 1_000_000, now)}
+        if pooled:
+            rows = await fetch_rows(engine, _AUTHORS_POSTS, author_id, list(pooled))
+            await trending.remove([r[0] for r in rows])
 
     async def like_created(e: LikeCreated, event_id: uuid.UUID) -> None:
         await record(
@@ -65,7 +107,7 @@ def ranking_consumer(engine: AsyncEngine, signals: RankingSignals) -> Consumer:
         )
 
     async def like_removed(e: LikeRemoved, _: uuid.UUID) -> None:
-        await signals.withdraw(e.post_id, f"l:{e.user_id}")
+        await withdraw(e.post_id, f"l:{e.user_id}")
 
     async def comment_created(e: CommentCreated, event_id: uuid.UUID) -> None:
         await record(
@@ -79,11 +121,25 @@ def ranking_consumer(engine: AsyncEngine, signals: RankingSignals) -> Consumer:
         )
 
     async def comment_deleted(e: CommentDeleted, _: uuid.UUID) -> None:
-        await signals.withdraw(e.post_id, f"c:{e.comment_id}")
+        await withdraw(e.post_id, f"c:{e.comment_id}")
+
+    async def post_deleted(e: PostDeleted, _: uuid.UUID) -> None:
+        if trending is not None:
+            await trending.remove([e.post_id])
+
+    async def status_changed(e: UserStatusChanged, _: uuid.UUID) -> None:
+        if e.status != "active":
+            await forget_author(e.user_id)
+
+    async def deletion_requested(e: AccountDeletionRequested, _: uuid.UUID) -> None:
+        await forget_author(e.user_id)
 
     return {
         LikeCreated: like_created,
         LikeRemoved: like_removed,
         CommentCreated: comment_created,
         CommentDeleted: comment_deleted,
+        PostDeleted: post_deleted,
+        UserStatusChanged: status_changed,
+        AccountDeletionRequested: deletion_requested,
     }

@@ -27,10 +27,8 @@ _FACTS = (
 async def live_post_facts(
     db: AsyncEngine | AsyncConnection, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
-    """``{post id: (author id, media kind)}`` of the live posts among ``ids`` (deleted
-    and missing ones are absent), in one statement: on an engine, one round trip
-    outside any transaction (:func:`domain.reads.fetch_rows`). Raises what the
-    database driver raises."""
+    """``{post id: (author id, media kind)}`` of the live posts among ``ids``, in one
+    statement."""
     if not ids:
         return {}
     ((post_ids, authors, kinds),) = await fetch_rows(db, _FACTS, list(ids))

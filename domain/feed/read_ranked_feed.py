@@ -25,7 +25,7 @@ from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ports import Window
 from domain.feed.ranking import Candidate, Signals, rank
 from domain.feed.ranking_queries import live_post_facts
-from domain.feed.read_feed import Visible, read_home_feed
+from domain.feed.read_feed import PullAuthors, Visible, read_home_feed
 from domain.feed.timelines import Entry
 
 log = logging.getLogger(__name__)
@@ -69,17 +69,24 @@ async def read_ranked_feed(
     after: Position | None,
     visible: Visible,
     now: dt.datetime,
+    pull_authors: PullAuthors | None = None,
 ) -> RankedPage:
-    """Return the ranked page of ``first`` entries after ``after`` (None: the top, which
-    ranks and freezes a new window). Raises RankedWindowExpiredError for a window
-    position whose window is gone (or unreadable: Redis failed). Never raises for
-    Redis trouble otherwise (see the module)."""
+    """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
+    window). Raises RankedWindowExpiredError when the position's window is gone or
+    unreadable; no other Redis trouble raises."""
     cfg = config.ranking
     windows = stores.windows
 
     async def chronological(before: Entry | None, n: int) -> RankedPage:
         page = await read_home_feed(
-            engine, stores, config, viewer_id, first=n, before=before, visible=visible
+            engine,
+            stores,
+            config,
+            viewer_id,
+            first=n,
+            before=before,
+            visible=visible,
+            pull_authors=pull_authors,
         )
         return RankedPage([(e, Position(None, 0, e)) for e in page.entries], page.has_next)
 
@@ -94,13 +101,20 @@ async def read_ranked_feed(
             window = None
         if window is None:
             raise RankedWindowExpiredError(window_id)
-        return await _slice(window, window_id, after.offset, first, visible, chronological)
+        return await slice_window(window, window_id, after.offset, first, visible, chronological)
 
     # The window's candidates unfiltered: each is checked when a page reaches it (the
     # first page included), so the rule is checked for the ~20 posts a page shows,
     # not for the whole window on every first page.
     found = await read_home_feed(
-        engine, stores, config, viewer_id, first=cfg.window, before=None, visible=_unchecked
+        engine,
+        stores,
+        config,
+        viewer_id,
+        first=cfg.window,
+        before=None,
+        visible=_unchecked,
+        pull_authors=pull_authors,
     )
     if not found.entries:
         return RankedPage([], False)
@@ -110,13 +124,13 @@ async def read_ranked_feed(
     ]
     signals = stores.signals
     authors = {c.entry.post_id: c.author_id for c in candidates}
-    scored = await _or_none(signals.read(viewer_id, authors, now), viewer_id) or Signals()
+    scored = await signals_or_none(signals.read(viewer_id, authors, now), viewer_id) or Signals()
     ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
     window = Window(ordered, found.entries[-1] if found.has_next else None)
     window_id = windows.new_id()
     saved, page = await asyncio.gather(
         windows.save(viewer_id, window_id, window),
-        _slice(window, window_id, 0, first, visible, chronological),
+        slice_window(window, window_id, 0, first, visible, chronological),
         return_exceptions=True,
     )
     if isinstance(page, BaseException):
@@ -129,8 +143,8 @@ async def read_ranked_feed(
     return page
 
 
-async def _or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
-    """The signals read, or None when Redis fails (ranked by recency alone)."""
+async def signals_or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
+    """The signals read, or None when Redis fails (ranked without them)."""
     try:
         return await read
     except StoreError:
@@ -142,7 +156,7 @@ async def _unchecked(entries: Sequence[Entry]) -> list[bool]:
     return [True] * len(entries)
 
 
-async def _slice(
+async def slice_window(
     window: Window,
     window_id: str,
     offset: int,
@@ -151,7 +165,8 @@ async def _slice(
     chronological: Callable[[Entry | None, int], Awaitable[RankedPage]],
 ) -> RankedPage:
     """The page of ``first`` visible entries of the window from ``offset``, then of the
-    chronological continuation from the window's tail when the window runs out."""
+    chronological continuation from the window's tail when the window runs out (also
+    explore's pages, domain.explore.read_explore, whose windows have no tail)."""
     items: list[tuple[Entry, Position]] = []
     at = max(offset, 0)
     want = first + 1

@@ -56,11 +56,9 @@ async def issue_token(
     ttl: dt.timedelta,
     per_hour: int,
 ) -> str | None:
-    """The token to mail for ``token_id``, its row written in the caller's transaction
-    (which holds the user's row lock, so concurrent jobs count each other); the same
-    token again when the row exists (a retried job). None when nothing is to be sent:
-    the token was used already, or the account received ``per_hour`` mails of this
-    ``purpose`` in the last hour."""
+    """The token to mail for ``token_id`` (the same again for a retried job), its row
+    written in the caller's transaction under the user's row lock; None when it was used
+    or the hour's ``per_hour`` budget of this ``purpose`` is spent."""
     existing = (await conn.execute(_EXISTING, {"id": token_id})).first()
     if existing is not None:
         return None if existing.used_at is not None else derive_token(key, purpose, token_id)

@@ -1,7 +1,6 @@
-"""Worker use cases: mail a verification or a password reset token (the ``mail``
-consumer of domain.outbox.registry). Each re-reads the account, writes the token's row
-in one transaction that holds the account's row lock, then sends; a retry after a
-failed send sends the same token."""
+"""Worker use cases of the ``mail`` consumer: mail a verification or password reset
+token, the row written under the account's lock before sending (a retry sends the same
+token)."""
 
 from __future__ import annotations
 
@@ -49,10 +48,9 @@ async def send_verification_mail(
     event_id: uuid.UUID,
     event: EmailVerificationRequested,
 ) -> bool:
-    """Mail the verification token of ``event`` (token id: ``event_id``) unless the
-    account is gone, its address changed or is verified already, or it had its hourly
-    budget of verification mails; return whether a mail went out. Raises
-    MailUnavailableError (the job retries)."""
+    """Mail ``event``'s verification token unless the account is gone, its address
+    changed or verified, or its hourly budget spent; True if sent. Raises
+    MailUnavailableError."""
     async with engine.begin() as conn:
         user = (await conn.execute(_USER, {"u": event.user_id})).first()
         if user is None or user.email != event.email or user.email_verified_at is not None:
@@ -83,10 +81,8 @@ async def send_reset_mail(
     event_id: uuid.UUID,
     event: PasswordResetRequested,
 ) -> bool:
-    """Look up the active account of ``event``'s e-mail address or username and mail
-    it a reset token (token id: ``event_id``); return whether a mail went out. Nothing
-    is sent for an address or username nobody has, or an account past its hourly
-    budget of reset mails. Raises MailUnavailableError (the job retries)."""
+    """Mail a reset token to the active account of ``event``'s address or username (none
+    for nobody's, or past the hourly budget); True if sent. Raises MailUnavailableError."""
     async with engine.begin() as conn:
         if event.email is not None:
             user = (await conn.execute(_BY_EMAIL, {"e": event.email})).first()

@@ -34,10 +34,9 @@ async def open_session(
     family_id: uuid.UUID | None = None,
     refresh: tuple[str, bytes] | None = None,
 ) -> AuthResult:
-    """Insert a refresh-token row (in the caller's transaction) and return the token
-    pair. A new sign-in starts a family (its id is the row's); a rotation passes the
-    ``family_id`` it continues and its ``refresh`` token and digest. The access token's
-    ``sid`` is the family: the session the user sees."""
+    """Insert a refresh-token row in the caller's transaction and return the token pair:
+    a sign-in starts a family, a rotation passes its ``family_id`` and ``refresh``; the
+    access token's ``sid`` is the family."""
     row_id = new_id()
     family_id = family_id or row_id
     token, digest = refresh or new_refresh_token()

@@ -90,9 +90,8 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
     return decode_access_claims(config, token).user_id
 
 
-#: Valid access tokens remembered per process (least recently used dropped first): a
-#: client sends the same token with every request for its 15 minutes, and verifying it
-#: (PyJWT: base64, JSON, HMAC, claim checks) costs more than the rest of a small request.
+#: Valid access tokens remembered per process (LRU): verifying one costs more than the
+#: rest of a small request.
 VERIFIED_TOKENS_MAX = 4096
 _verified: OrderedDict[tuple[str, str], AccessClaims] = OrderedDict()
 

@@ -7,26 +7,21 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.identity.email_tokens import VERIFY_EMAIL, redeem_token
 from domain.identity.errors import InvalidTokenError
-from domain.identity.queries import UserRecord, to_record
+from domain.identity.queries import USER_SELECT, UserRecord, to_record
 from domain.outbox.append import append
 from domain.outbox.events import EmailVerified
 
 _VERIFY = text(
     "UPDATE users SET email_verified_at = coalesce(email_verified_at, now())"
     " WHERE id = :u AND email = :e AND status = 'active'"
-    " RETURNING id, username, display_name, bio, status, created_at, is_private"
+    f" RETURNING {USER_SELECT}"
 )
 
 
 async def verify_email(engine: AsyncEngine, token: str) -> UserRecord:
-    """Use ``token`` (a verification code) and mark the address it was mailed to
-    verified; return the account. No sign-in needed: the code is the proof.
-
-    Raises InvalidTokenError (``INVALID_TOKEN``) for a code that is malformed, tampered,
-    of a password reset, expired or used already, or whose address is no longer the
-    account's (the code stays unused then). One transaction: the code is used only if
-    the address is verified.
-    """
+    """Use ``token`` (a verification code, no sign-in needed) and mark the address it was
+    mailed to verified, in one transaction; return the account. Raises InvalidTokenError
+    for a bad, expired or used code, or one whose address is no longer the account's."""
     async with engine.begin() as conn:
         used = await redeem_token(conn, token, VERIFY_EMAIL)
         row = (await conn.execute(_VERIFY, {"u": used.user_id, "e": used.email})).first()

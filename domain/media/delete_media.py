@@ -15,10 +15,8 @@ from domain.media.process_post_media import delivery_keys
 
 
 async def delete_post_media(engine: AsyncEngine, store: ObjectStore, post_id: uuid.UUID) -> int:
-    """Delete the delivered variants of ``post_id`` and the raw objects of its uploads,
-    if the post is deleted (a live post keeps them); return how many keys were asked to
-    go. Idempotent: missing objects are no error. A post deleted while PROCESSING has no
-    variants yet; the worker, finding it deleted, takes back what it put."""
+    """Delete a deleted post's variants and raw objects; return the keys asked to go.
+    Idempotent."""
     async with engine.connect() as conn:
         row = (
             await conn.execute(

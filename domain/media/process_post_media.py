@@ -178,11 +178,9 @@ async def process_post_media(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> str:
-    """Process, check and publish the PROCESSING post ``post_id``; return what happened:
-    ``published``, ``failed`` (refused bytes: the post FAILED with the reason),
-    ``removed`` (a known-bad match), or ``skipped`` (gone, deleted, or no longer
-    PROCESSING: only its leftover raw objects are deleted). Raises on transient errors
-    (the caller retries), leaving the post PROCESSING and the raw objects in place."""
+    """Process, check and publish the PROCESSING post ``post_id``: ``published``,
+    ``failed``, ``removed`` (known-bad) or ``skipped`` (no longer PROCESSING). Raises on
+    transient errors, leaving the post PROCESSING."""
     async with engine.connect() as conn:
         post = (await conn.execute(_POST, {"id": post_id})).first()
     uploads = await post_uploads(engine, post_id)

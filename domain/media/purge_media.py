@@ -14,7 +14,9 @@ from domain.media.ports import ObjectStore
 
 _BATCH = text(
     """
-    SELECT u.id, p.media FROM uploads u LEFT JOIN posts p ON p.id = u.post_id
+    SELECT u.id, coalesce(p.media, jsonb_build_array(a.avatar)) AS media
+    FROM uploads u LEFT JOIN posts p ON p.id = u.post_id
+    LEFT JOIN users a ON a.id = u.owner_id AND a.avatar ->> 'uploadId' = u.id::text
     WHERE u.owner_id = :u ORDER BY u.id LIMIT :n
     """
 )
@@ -23,10 +25,8 @@ _BATCH = text(
 async def purge_owner_media(
     engine: AsyncEngine, store: ObjectStore, owner_id: uuid.UUID, *, batch: int
 ) -> int:
-    """Delete one batch of ``owner_id``'s uploads: the raw object, every delivered
-    variant made from it, then the row. Returns how many uploads went (fewer than
-    ``batch``: none are left). The objects go before the rows, so a failure part way
-    leaves rows that the next run finds again."""
+    """Delete one batch of ``owner_id``'s uploads, objects before rows; return how many
+    went (fewer than ``batch``: none left)."""
     async with engine.connect() as conn:
         found = (await conn.execute(_BATCH, {"u": owner_id, "n": batch})).all()
     if not found:

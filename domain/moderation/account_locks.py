@@ -18,10 +18,8 @@ _STATUSES = text(
 
 
 async def lock_statuses(conn: AsyncConnection, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
-    """``{id: status}`` of the accounts that exist among ``ids``, read under ``FOR KEY
-    SHARE`` (in id order, so two writers never wait on each other in a cycle) and held
-    until the caller's transaction ends. Waits for a status change in progress and
-    returns its result."""
+    """``{id: status}`` of the accounts among ``ids``, held under ``FOR KEY SHARE`` (in
+    id order) until the caller's transaction ends."""
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}

@@ -1,7 +1,5 @@
-"""The moderator role: a column of ``users`` (docs/api/moderation.md "Reports and
-moderation"), granted and revoked by an operator (``roost admin grant-moderator |
-revoke-moderator``) and read on every moderator action, so a revocation takes effect at
-the next request."""
+"""The moderator role, a column of ``users`` set by ``roost admin`` and read on every
+moderator action (docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

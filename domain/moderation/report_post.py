@@ -16,11 +16,9 @@ from domain.posts.visibility import require_visible_post
 async def report_post(
     engine: AsyncEngine, reporter_id: uuid.UUID, post_id: uuid.UUID, *, reason: str, note: str
 ) -> ReportRecord:
-    """File (or update) ``reporter_id``'s open report of ``post_id``, a post they can see
-    and did not write; return it. Idempotent per reporter and post: reporting again
-    while the report is open updates its reason and note. One transaction with a
-    ``report.filed`` outbox event. Raises ValidationError (reason, note, one's own post)
-    or PostNotFoundError (missing, deleted, or not visible to the reporter)."""
+    """File (or, while open, update) ``reporter_id``'s report of ``post_id``, a post they
+    see and did not write, with ``report.filed``; return it. Raises ValidationError or
+    PostNotFoundError."""
     note = check_report(reason, note)
     async with engine.begin() as conn:
         post = await require_visible_post(conn, post_id, reporter_id, write=True)

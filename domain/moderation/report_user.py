@@ -16,11 +16,9 @@ from domain.outbox.events import ReportFiled
 async def report_user(
     engine: AsyncEngine, reporter_id: uuid.UUID, user_id: uuid.UUID, *, reason: str, note: str
 ) -> ReportRecord:
-    """File (or update) ``reporter_id``'s open report of the account ``user_id``; return
-    it. Any active account but one's own may be reported, also across a block.
-    Idempotent per reporter and account (reporting again while it is open updates the
-    reason and note). One transaction with a ``report.filed`` outbox event. Raises
-    ValidationError (reason, note, oneself) or NotFoundError (no such active account)."""
+    """File (or, while open, update) ``reporter_id``'s report of the active account
+    ``user_id`` (not oneself; across a block too), with ``report.filed``; return it.
+    Raises ValidationError or NotFoundError."""
     note = check_report(reason, note)
     if user_id == reporter_id:
         raise ValidationError("id", "You cannot report yourself.")

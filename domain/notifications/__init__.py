@@ -1,2 +1,2 @@
 """Notifications: in-app records written by outbox consumers, read by the viewer, pushed
-to devices through a pluggable sender (issue item 5, "Notifications")."""
+to devices through a pluggable sender (docs/api/notifications.md "Notifications")."""

@@ -1,6 +1,7 @@
 """Use cases: notify of comments, replies and ``@mentions``: each person once per event,
 by the most specific kind (REPLY, COMMENT, MENTION), never the writer, never across a
-block, only who can see the post.
+block, only who can see the post. A caption's mentions notify on ``post.created`` and,
+for the people an edit adds, on ``post.edited``: nobody twice for one post's captions.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.locks import advisory_xact_lock
 from domain.notifications.config import NotificationConfig
 from domain.notifications.mentions import extract_mentions
 from domain.notifications.store import (
@@ -73,22 +75,37 @@ async def notify_comment(
     return Changes(created=created)
 
 
+_CAPTION = text(
+    "SELECT author_id, caption FROM posts"
+    " WHERE id = :id AND deleted_at IS NULL AND state = 'published'"
+)
+
+#: Who a caption of the post already mentioned (a MENTION with the post and no comment).
+_TOLD = text(
+    "SELECT recipient_id FROM notifications WHERE post_id = :id AND kind = 'mention'"
+    " AND comment_id IS NULL AND recipient_id = ANY(CAST(:ids AS uuid[]))"
+)
+
+
 async def notify_post_mentions(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, post_id: uuid.UUID
 ) -> Changes:
-    """Handle ``post.created`` {post_id, author_id}: a MENTION for every user the caption
-    mentions (read from the posts table; nothing if the post was deleted meanwhile).
-    One transaction, idempotent per event."""
+    """Handle ``post.created`` {post_id, author_id} and ``post.edited`` {post_id,
+    author_id}: a MENTION for every user the caption mentions (read from the posts
+    table, so as it is when the job runs; nothing if the post was deleted meanwhile)
+    whom no caption of this post mentioned before (an edit tells only the people it
+    adds). One transaction, idempotent per event; a transaction-scoped advisory lock on
+    the post serialises the jobs of its creation and edits, so nobody is told twice."""
     async with engine.begin() as conn:
-        row = (
-            await conn.execute(
-                text("SELECT author_id, caption FROM posts WHERE id = :id AND deleted_at IS NULL"),
-                {"id": post_id},
-            )
-        ).first()
+        row = (await conn.execute(_CAPTION, {"id": post_id})).first()
         if row is None or "@" not in row.caption:
             return Changes()
         mentioned = await mentioned_users(conn, row.caption, limit=config.max_mentions)
+        if not mentioned:
+            return Changes()
+        await advisory_xact_lock(conn, "caption-mentions", post_id)
+        told = {r[0] for r in await conn.execute(_TOLD, {"id": post_id, "ids": mentioned})}
+        mentioned = [u for u in mentioned if u not in told]
         ok = await eligible_recipients(conn, row.author_id, mentioned, post_id=post_id)
         drafts = [
             Draft(user_id, "mention", actor_id=row.author_id, post_id=post_id)

@@ -1,4 +1,4 @@
-"""The notification knobs (issue item 5, "Notifications")."""
+"""The notification knobs (docs/api/notifications.md "Notifications")."""
 
 from __future__ import annotations
 

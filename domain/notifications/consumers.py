@@ -28,6 +28,7 @@ from domain.outbox.events import (
     LikeCreated,
     LikeRemoved,
     PostCreated,
+    PostEdited,
     PostProcessed,
 )
 from domain.outbox.process import Consumer, Handler
@@ -57,5 +58,6 @@ def notification_consumer(
         LikeRemoved: handler(withdraw_like, "post_id", "user_id"),
         CommentCreated: handler(notify_comment, "comment_id"),
         PostCreated: handler(notify_post_mentions, "post_id"),
+        PostEdited: handler(notify_post_mentions, "post_id"),  # the mentions it adds
         PostProcessed: handler(notify_post_processed, "post_id", "author_id", "state"),
     }

@@ -115,10 +115,8 @@ async def notify_follow_request(
     requester_id: uuid.UUID,
     target_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow_request.created`` {requester_id, target_id}: a FOLLOW_REQUEST
-    notification for the target (private account), once per event; nothing if the
-    request is no longer pending (cancelled, rejected or approved before the job ran),
-    across a block or with an inactive side."""
+    """Handle ``follow_request.created``: a FOLLOW_REQUEST notification for the target,
+    once per event, while the request is pending and nothing stands between them."""
     async with engine.begin() as conn:
         pending = await conn.scalar(
             text(
@@ -145,10 +143,8 @@ async def notify_follow_request_approved(
     requester_id: uuid.UUID,
     target_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow_request.approved`` {requester_id, target_id}: a
-    FOLLOW_REQUEST_APPROVED notification for the requester (actor: the private account),
-    once per event; nothing if the follow is no longer live (unfollowed or blocked
-    before the job ran) or either side is inactive."""
+    """Handle ``follow_request.approved``: a FOLLOW_REQUEST_APPROVED notification for the
+    requester, once per event, while the follow is live and both sides active."""
     async with engine.begin() as conn:
         live = await conn.scalar(
             text(

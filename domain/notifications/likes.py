@@ -162,10 +162,8 @@ async def withdraw_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.removed`` {post_id, user_id, author_id}: take the liker out of the
-    post's like notifications (count - 1, the actor the latest one left; at 0 it shows
-    to nobody), unless they like it again by now. Publishes and pushes nothing.
-    Idempotent: a withdrawn person is withdrawn once."""
+    """Handle ``like.removed``: take the liker out of the post's like notifications
+    unless they like it again by now; publishes nothing. Idempotent."""
     async with engine.begin() as conn:
         author_id = await conn.scalar(
             text("SELECT author_id FROM posts WHERE id = :post"), {"post": post_id}

@@ -22,10 +22,8 @@ async def notify_post_processed(
     author_id: uuid.UUID,
     state: str,
 ) -> Changes:
-    """Handle ``post.processed`` {post_id, author_id, state}: a POST_PUBLISHED or
-    POST_FAILED notification for the author (no actor), published over
-    ``notificationAdded`` and pushed. One transaction, idempotent per event; nothing
-    when the author is no longer active or the post is gone."""
+    """Handle ``post.processed``: a POST_PUBLISHED or POST_FAILED notification for the
+    active author of a post still there, idempotent per event."""
     kind = KIND_OF_STATE.get(state)
     if kind is None:
         return Changes()

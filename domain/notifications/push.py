@@ -101,10 +101,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
 
 @dataclass(frozen=True, slots=True)
 class PushOutcome:
-    """What a provider answered for one device: ``delivered``; ``invalid_token`` (the
-    token will never work again: forget it); ``retry`` (transient: try again, not
-    before ``retry_after`` seconds when the provider said so); ``failed`` (give up,
-    keep the token). ``detail`` says why, for the log."""
+    """What a provider answered for one device: ``delivered``, ``invalid_token`` (forget
+    it), ``retry`` (not before ``retry_after`` s) or ``failed``; ``detail`` for the log."""
 
     kind: str
     detail: str = ""

@@ -221,11 +221,8 @@ async def record_source(
     outcome: str,
     notification_id: uuid.UUID | None = None,
 ) -> bool:
-    """Record what was done with (event, recipient, kind); False if it was recorded
-    before, in which case the caller must change nothing (the first run did it).
-
-    A concurrent run of the same event waits on the primary key until the first one
-    commits, then finds the row."""
+    """Record (event, recipient, kind) as done; False if it already was (the caller then
+    changes nothing)."""
     inserted = await conn.scalar(
         text(
             "INSERT INTO notification_sources"

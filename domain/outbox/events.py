@@ -354,6 +354,28 @@ class PostCreated(Event):
 
 
 @dataclass(frozen=True)
+class AvatarUploaded(Event):
+    """``user_id`` chose the image upload ``upload_id`` as their avatar: the media worker
+    makes its square variants, then makes it the avatar (or records why not)."""
+
+    topic = "avatar.uploaded"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+    upload_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class PostEdited(Event):
+    """The author edited the caption of ``post_id``: its new mentions are notified and
+    its subscribers told (postEngagementChanged)."""
+
+    topic = "post.edited"
+    aggregate = "post_id"
+    post_id: uuid.UUID
+    author_id: uuid.UUID
+
+
+@dataclass(frozen=True)
 class PostMediaUploaded(Event):
     """A post naming uploads was created PROCESSING: the media worker processes them,
     then publishes it (writing ``post.created``) or fails it."""

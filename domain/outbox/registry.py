@@ -18,7 +18,7 @@ FEED = "feed"  # fan-out, merges and removals of timelines (domain.feed.consumer
 NOTIFICATIONS = "notifications"  # in-app records, pushes (domain.notifications.consumers)
 REALTIME = "realtime"  # like/comment counts to subscribers (domain.realtime.consumers)
 ACCOUNTS = "accounts"  # data export archives (domain.accounts.consumers)
-RANKING = "ranking"  # the ranked feed's signals (domain.feed.ranking_consumers)
+RANKING = "ranking"  # ranking signals, trending posts (domain.feed.ranking_consumers)
 MEDIA = "media"  # processing, publishing and deleting post media (domain.media.consumers)
 MAIL = "mail"  # verification and password reset mails (domain.identity.mail_consumers)
 
@@ -75,9 +75,12 @@ REGISTRY = Registry(
     MappingProxyType(
         {
             ev.PostCreated: (FEED, NOTIFICATIONS),  # fan-out; caption mentions
+            ev.AvatarUploaded: (MEDIA,),  # square variants, then the profile shows them
+            ev.PostEdited: (NOTIFICATIONS, REALTIME),  # new mentions; subscribers re-read it
             ev.PostMediaUploaded: (MEDIA,),  # process, then publish (post.created) or fail
             ev.PostProcessed: (NOTIFICATIONS,),  # "your post is published" / "could not be"
-            ev.PostDeleted: (FEED, MEDIA),  # out of every cached feed; its media objects
+            # Out of every cached feed; its media objects; out of the trending posts.
+            ev.PostDeleted: (FEED, MEDIA, RANKING),
             ev.FollowCreated: (FEED, NOTIFICATIONS),  # merge the author; "followed you"
             ev.FollowRemoved: (FEED,),  # take the author's posts out
             ev.BlockCreated: (FEED,),  # both ways
@@ -88,6 +91,8 @@ REGISTRY = Registry(
             ev.CommentCreated: (NOTIFICATIONS, REALTIME, RANKING),  # comment, reply, mentions
             ev.CommentDeleted: (REALTIME, RANKING),
             ev.DataExportRequested: (ACCOUNTS,),  # prepare the archive
+            ev.UserStatusChanged: (RANKING,),  # banned: its posts leave the trending ones
+            ev.AccountDeletionRequested: (RANKING,),  # the same, as its owner leaves
             ev.EmailVerificationRequested: (MAIL,),  # the verification link
             ev.PasswordResetRequested: (MAIL,),  # look the account up; the reset link
             # An audit trail, consumed by nobody (yet):
@@ -95,8 +100,6 @@ REGISTRY = Registry(
             ev.UserUpdated: (),
             ev.PasswordChanged: (),
             ev.EmailVerified: (),
-            ev.UserStatusChanged: (),
-            ev.AccountDeletionRequested: (),
             ev.AccountDeletionCancelled: (),
             ev.UserPurged: (),
             ev.FollowRequestCancelled: (),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from domain.errors import NotFoundError, PermissionDeniedError
+import datetime as dt
+
+from domain.errors import DomainError, NotFoundError, PermissionDeniedError
 
 
 class PostNotFoundError(NotFoundError):
@@ -13,9 +15,20 @@ class PostNotFoundError(NotFoundError):
 
 
 class NotPostAuthorError(PermissionDeniedError):
-    """Only a post's author may delete it."""
+    """Only a post's author may delete or edit it (``action``: ``delete`` or ``edit``)."""
 
     code = "NOT_POST_AUTHOR"
 
-    def __init__(self) -> None:
-        super().__init__("Only the author can delete this post.")
+    def __init__(self, action: str = "delete") -> None:
+        super().__init__(f"Only the author can {action} this post.")
+
+
+class EditWindowClosedError(DomainError):
+    """A post's caption may be edited only until ``editable_until`` (its creation plus
+    POST_EDIT_WINDOW_S), which has passed."""
+
+    code = "EDIT_WINDOW_CLOSED"
+
+    def __init__(self, editable_until: dt.datetime) -> None:
+        super().__init__("This post can no longer be edited: its edit window has closed.")
+        self.editable_until = editable_until

@@ -34,6 +34,8 @@ posts = Table(
     Column("state", Text, nullable=False, server_default="published"),
     Column("failure_reason", Text, nullable=True),  # what the author reads when failed
     Column("published_at", DateTime(timezone=True), nullable=True),
+    # When its caption was last edited (domain.posts.edit_post); null if never.
+    Column("edited_at", DateTime(timezone=True), nullable=True),
     CheckConstraint(
         "state IN ('processing', 'published', 'failed', 'removed')", name="state_known"
     ),
@@ -47,4 +49,18 @@ posts = Table(
     ),
     # An account's deleted posts: its purge (domain.accounts.purge) deletes those too.
     Index("posts_author_deleted_idx", "author_id", postgresql_where=text("deleted_at IS NOT NULL")),
+)
+
+#: The captions a post had before its current one: one row per edit, holding the caption
+#: it replaced, when that caption was written (the post's creation or the edit before)
+#: and when it was replaced. Post.editHistory pages it newest first.
+post_revisions = Table(
+    "post_revisions",
+    metadata,
+    Column("id", Uuid, primary_key=True),  # UUIDv7
+    Column("post_id", Uuid, ForeignKey("posts.id"), nullable=False),
+    Column("caption", Text, nullable=False),
+    Column("written_at", DateTime(timezone=True), nullable=False),
+    Column("replaced_at", DateTime(timezone=True), nullable=False),
+    Index("post_revisions_post_recent_idx", "post_id", text("replaced_at DESC"), text("id DESC")),
 )

@@ -19,7 +19,8 @@ from domain.reads import fetch_rows
 class PostRecord:
     """A post as the rest of Roost sees it. ``media``: its media items as stored
     (posts.media); ``state``: ``processing``, ``published``, ``failed`` or ``removed``,
-    with ``failure_reason`` for the author when failed."""
+    with ``failure_reason`` for the author when failed; ``edited_at``: when its caption
+    was last edited (None if never)."""
 
     id: uuid.UUID
     author_id: uuid.UUID
@@ -29,6 +30,7 @@ class PostRecord:
     deleted_at: dt.datetime | None
     state: str
     failure_reason: str | None
+    edited_at: dt.datetime | None
 
     @property
     def position(self) -> Position:
@@ -37,7 +39,9 @@ class PostRecord:
 
 
 #: The columns :func:`to_post` maps, in order.
-POST_COLUMNS = "id, author_id, caption, media, created_at, deleted_at, state, failure_reason"
+POST_COLUMNS = (
+    "id, author_id, caption, media, created_at, deleted_at, state, failure_reason, edited_at"
+)
 _COLUMNS = POST_COLUMNS
 
 
@@ -67,10 +71,8 @@ async def posts_of_author(
     after: Position | None = None,
     unpublished: bool = False,
 ) -> tuple[list[PostRecord], bool]:
-    """Return up to ``first`` live posts of ``author_id`` newest first, and whether more
-    follow (keyset on (created_at, id), served by ``posts_author_live_idx``); published
-    ones only unless ``unpublished`` (the author reading their own: processing and
-    failed ones too)."""
+    """Up to ``first`` live posts of ``author_id``, newest first, and whether more follow;
+    published ones only unless ``unpublished`` (the author's own read)."""
     where = "AND (created_at, id) < (:ts, :id)" if after else ""
     if not unpublished:
         where += " AND state = 'published'"
@@ -88,3 +90,67 @@ async def posts_of_author(
         )
     ).all()
     return [to_post(r) for r in rows[:first]], len(rows) > first
+
+
+@dataclass(frozen=True, slots=True)
+class PostRevision:
+    """A caption a post had before an edit: written at ``written_at`` (the post's
+    creation, or the edit before), replaced at ``replaced_at``."""
+
+    id: uuid.UUID
+    post_id: uuid.UUID
+    caption: str
+    written_at: dt.datetime
+    replaced_at: dt.datetime
+
+    @property
+    def position(self) -> Position:
+        """Its keyset position in the post's history, (replaced_at, id), newest first."""
+        return (self.replaced_at, self.id)
+
+
+_REVISION_COLUMNS = "id, post_id, caption, written_at, replaced_at"
+
+
+async def revisions_page(
+    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None = None
+) -> tuple[list[PostRevision], bool]:
+    """Up to ``first`` earlier captions of the post, newest first (keyset on
+    (replaced_at, id) after ``after``), and whether more follow."""
+    where = "AND (replaced_at, id) < (:ts, :id)" if after else ""
+    params: dict[str, Any] = {"post": post_id, "limit": first + 1}
+    if after:
+        params["ts"], params["id"] = after
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {_REVISION_COLUMNS} FROM post_revisions WHERE post_id = :post {where}"
+                " ORDER BY replaced_at DESC, id DESC LIMIT :limit"
+            ),
+            params,
+        )
+    ).all()
+    return [PostRevision(*r) for r in rows[:first]], len(rows) > first
+
+
+async def first_revisions(
+    db: AsyncConnection | AsyncEngine, post_ids: Sequence[uuid.UUID], *, first: int
+) -> dict[uuid.UUID, tuple[list[PostRevision], bool]]:
+    """The first page (``first``, newest first) of the history of each post, and whether
+    more exist, for many posts in one statement (a window per post)."""
+    rows = await fetch_rows(
+        db,
+        f"""
+        SELECT {_REVISION_COLUMNS} FROM (
+            SELECT r.*, row_number() OVER (
+                PARTITION BY post_id ORDER BY replaced_at DESC, id DESC) n
+            FROM post_revisions r WHERE post_id = ANY(CAST($1 AS uuid[]))
+        ) r WHERE n <= $2 ORDER BY post_id, replaced_at DESC, id DESC
+        """,
+        list(post_ids),
+        first + 1,
+    )
+    grouped: dict[uuid.UUID, list[PostRevision]] = {p: [] for p in post_ids}
+    for r in rows:
+        grouped[r[1]].append(PostRevision(*r))
+    return {p: (v[:first], len(v) > first) for p, v in grouped.items()}

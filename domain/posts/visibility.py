@@ -14,23 +14,28 @@ from domain.visibility.sql import visible_comment_sql, visible_post_sql
 
 _VISIBLE = text(visible_post_sql())
 _VISIBLE_LOCKED = text(visible_post_sql(lock_viewer=True))
+_VISIBLE_POST_LOCKED = text(visible_post_sql(lock_post=True))
 _COMMENT_LOCKED = text(visible_comment_sql(lock=True))
 
 __all__ = ["require_visible_parent", "require_visible_post", "visible_post_sql"]
 
 
 async def require_visible_post(
-    conn: AsyncConnection, post_id: uuid.UUID, viewer_id: uuid.UUID | None, *, write: bool = False
+    conn: AsyncConnection,
+    post_id: uuid.UUID,
+    viewer_id: uuid.UUID | None,
+    *,
+    write: bool = False,
+    lock: bool = False,
 ) -> PostRecord:
     """The post if ``viewer_id`` (None: anonymous) may see it
     (domain.visibility.rules.post_visible); with ``write`` the viewer must be active
-    too, read under ``FOR KEY SHARE``. Raises PostNotFoundError otherwise.
+    too, read under ``FOR KEY SHARE``. ``write`` and ``lock`` read the post under
+    ``FOR KEY SHARE`` (a concurrent deletion waits, or is seen). Raises
+    PostNotFoundError otherwise.
     """
-    row = (
-        await conn.execute(
-            _VISIBLE_LOCKED if write else _VISIBLE, {"post": post_id, "viewer": viewer_id}
-        )
-    ).first()
+    statement = _VISIBLE_LOCKED if write else _VISIBLE_POST_LOCKED if lock else _VISIBLE
+    row = (await conn.execute(statement, {"post": post_id, "viewer": viewer_id})).first()
     if row is None:
         raise PostNotFoundError()
     return to_post(row)
@@ -39,10 +44,8 @@ async def require_visible_post(
 async def require_visible_parent(
     conn: AsyncConnection, comment_id: uuid.UUID, viewer_id: uuid.UUID
 ) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID | None] | None:
-    """Return (post_id, author_id, parent_id) of a comment ``viewer_id`` is about to
-    answer if they may see it (domain.visibility.rules.comment_visible), else None;
-    reads the comment and its author under ``FOR KEY SHARE``, so deleting that comment
-    or banning its author waits for the reply, or the reply sees it and is refused."""
+    """(post_id, author_id, parent_id) of a comment ``viewer_id`` may see and is about to
+    answer, else None; the comment and its author stay under ``FOR KEY SHARE``."""
     row = (
         await conn.execute(_COMMENT_LOCKED, {"comment": comment_id, "viewer": viewer_id})
     ).first()

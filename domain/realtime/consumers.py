@@ -5,20 +5,28 @@ from __future__ import annotations
 
 import uuid
 
-from domain.outbox.events import CommentCreated, CommentDeleted, LikeCreated, LikeRemoved
+from domain.outbox.events import (
+    CommentCreated,
+    CommentDeleted,
+    LikeCreated,
+    LikeRemoved,
+    PostEdited,
+)
 from domain.outbox.process import Consumer
 from domain.realtime.ports import RealtimePublisher
 
 
 def realtime_consumer(publisher: RealtimePublisher) -> Consumer:
-    """The ``realtime`` consumer (domain.outbox.registry): publishes ``engagement`` on
-    ``rt:post:{post_id}`` for each engagement event. Which of them it gets depends on
-    REALTIME_ENGAGEMENT (domain.outbox.registry.registry_for: with ``api`` the API
-    publishes likes and new comments itself). A Redis failure raises: the job retries."""
+    """The ``realtime`` consumer: publishes ``engagement`` on ``rt:post:{post_id}`` for
+    each engagement event or caption edit routed to it (REALTIME_ENGAGEMENT); a Redis
+    failure raises."""
 
     async def changed(
-        event: LikeCreated | LikeRemoved | CommentCreated | CommentDeleted, _: uuid.UUID
+        event: LikeCreated | LikeRemoved | CommentCreated | CommentDeleted | PostEdited,
+        _: uuid.UUID,
     ) -> None:
         await publisher.engagement_changed(event.post_id)
 
-    return dict.fromkeys((LikeCreated, LikeRemoved, CommentCreated, CommentDeleted), changed)
+    return dict.fromkeys(
+        (LikeCreated, LikeRemoved, CommentCreated, CommentDeleted, PostEdited), changed
+    )

@@ -56,9 +56,7 @@ async def engagement_snapshots(
     conn: AsyncConnection, pairs: list[Pair]
 ) -> list[EngagementSnapshot | None]:
     """For each (post, viewer) pair, in order: the post and its counts as that viewer
-    sees them (less what blocks hide from them) if the viewer may see it (live, active
-    author, no block, public or followed), else None. One statement whatever the number
-    of pairs."""
+    sees them, or None if they may not see it; one statement."""
     if not pairs:
         return []
     rows = await conn.execute(

@@ -20,10 +20,8 @@ from domain.visibility.facts import (
 
 
 def account_visible(viewer: Viewer, account: AccountFacts | None) -> bool:
-    """Whether the account itself (its profile, counts and flags) may be shown: it
-    exists and is active. A block does not hide a profile reached directly (by id,
-    username, or a mutation's payload): there the viewer sees ``blockedWithViewer``
-    and can lift the block."""
+    """Whether the account itself (profile, counts, flags) may be shown: it exists and is
+    active; a block does not hide a profile reached directly."""
     return account is not None and account.status == ACTIVE
 
 
@@ -80,6 +78,17 @@ def in_home_feed(viewer: Viewer, post: PostFacts | None, author: AccountFacts | 
     return post.author_id == viewer.id or (
         post.author_id in viewer.follows and post.author_id not in viewer.muted
     )
+
+
+def in_explore(viewer: Viewer, post: PostFacts | None, author: AccountFacts | None) -> bool:
+    """Whether the post may be shown in the viewer's explore (docs/api/explore.md "Explore"):
+    published and visible to them (so no banned, deleted or blocked author, either way,
+    and no private one they do not follow), not their own, and not by someone they
+    muted. Posts of accounts they follow are allowed: explore orders them last."""
+    if not post_published_visible(viewer, post, author):
+        return False
+    assert post is not None
+    return post.author_id != viewer.id and post.author_id not in viewer.muted
 
 
 def comment_visible(

@@ -33,16 +33,19 @@ def visible_post_sql(
     viewer: str = ":viewer",
     *,
     lock_viewer: bool = False,
+    lock_post: bool = False,
     published: bool = False,
 ) -> str:
     """A statement selecting the post's columns (id, author_id, caption, media,
-    created_at, deleted_at, state, failure_reason), no row unless ``viewer`` may see it
-    (rules.post_visible). ``post`` and ``viewer`` are SQL expressions. ``lock_viewer``
-    (writes by the viewer) also requires the viewer active, under ``FOR KEY SHARE``, and
-    the post published; ``published`` asks the latter alone.
+    created_at, deleted_at, state, failure_reason, edited_at), no row unless ``viewer``
+    may see it (rules.post_visible). ``post`` and ``viewer`` are SQL expressions.
+    ``lock_viewer`` (writes by the viewer) also requires the viewer active, under ``FOR
+    KEY SHARE``, and the post published; ``published`` asks the latter alone.
+    ``lock_viewer`` and ``lock_post`` read the post under ``FOR KEY SHARE``: its
+    deletion (``FOR UPDATE``) waits for the write, or the write waits and finds no row.
     """
     me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
-    lock = "FOR KEY SHARE OF v" if lock_viewer else ""
+    lock = "FOR KEY SHARE OF p, v" if lock_viewer else "FOR KEY SHARE OF p" if lock_post else ""
     state = (
         "p.state = 'published'"
         if lock_viewer or published
@@ -51,7 +54,7 @@ def visible_post_sql(
     )
     return f"""
     SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at,
-           p.state, p.failure_reason
+           p.state, p.failure_reason, p.edited_at
     FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active' {me}
     WHERE p.id = {post} AND p.deleted_at IS NULL AND {state}
       AND NOT {_blocked("a.id", viewer)}

@@ -32,6 +32,25 @@ class ChangeEmailSuccess:
     user: UserRef
 
 
+#: The one answer to every well-formed reset request, whether or not an account matched.
+RESET_REQUESTED = (
+    "If an account has this e-mail address or username, a password reset code is on its "
+    "way to its e-mail address."
+)
+
+
+@strawberry.type(
+    description="The request was taken. The same answer whether or not an account matched."
+)
+class RequestPasswordResetSuccess:
+    message: str = RESET_REQUESTED
+
+
+@strawberry.type(description="The password is set; every session of the account ended.")
+class ResetPasswordSuccess:
+    ended_sessions: int
+
+
 VerifyEmailResult = Annotated[
     VerifyEmailSuccess | InvalidTokenError, strawberry.union("VerifyEmailResult")
 ]
@@ -45,4 +64,11 @@ RequestEmailVerificationResult = Annotated[
 ChangeEmailResult = Annotated[
     ChangeEmailSuccess | ValidationError | EmailTakenError | WrongPasswordError,
     strawberry.union("ChangeEmailResult"),
+]
+RequestPasswordResetResult = Annotated[
+    RequestPasswordResetSuccess | ValidationError, strawberry.union("RequestPasswordResetResult")
+]
+ResetPasswordResult = Annotated[
+    ResetPasswordSuccess | InvalidTokenError | ValidationError,
+    strawberry.union("ResetPasswordResult"),
 ]

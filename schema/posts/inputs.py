@@ -1,4 +1,4 @@
-"""Inputs of the createPost and deletePost mutations."""
+"""Inputs of the createPost, editPost and deletePost mutations."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ class CreatePostInput:
     )
     media: list[MediaInput] = strawberry.field(
         default_factory=list, description="External media (at most 10; not with uploadIds)."
+    )
+
+
+@strawberry.input
+class EditPostInput:
+    post_id: strawberry.ID = strawberry.field(description="A Post global id (one of yours).")
+    caption: str = strawberry.field(
+        description="The new caption: up to 2,200 Unicode code points (after NFC); empty "
+        "only on a post with media."
     )
 
 

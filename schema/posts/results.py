@@ -1,4 +1,4 @@
-"""Payloads and result unions of the createPost and deletePost mutations."""
+"""Payloads and result unions of the createPost, editPost and deletePost mutations."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 import strawberry
 
 from schema.errors import (
+    EditWindowClosedError,
     MediaUrlNotAllowedError,
     NotFoundError,
     NotPostAuthorError,
@@ -26,6 +27,14 @@ class CreatePostSuccess:
     post: Post
 
 
+@strawberry.type(
+    description="The caption is replaced (the old one is in `editHistory`, `editedAt` is "
+    "set; the same caption again changes nothing)."
+)
+class EditPostSuccess:
+    post: Post
+
+
 @strawberry.type(description="The post is deleted (also when it already was).")
 class DeletePostSuccess:
     deleted_post_id: strawberry.ID
@@ -38,6 +47,10 @@ CreatePostResult = Annotated[
     | UploadUnusableError
     | MediaUrlNotAllowedError,
     strawberry.union("CreatePostResult"),
+]
+EditPostResult = Annotated[
+    EditPostSuccess | ValidationError | NotFoundError | NotPostAuthorError | EditWindowClosedError,
+    strawberry.union("EditPostResult"),
 ]
 DeletePostResult = Annotated[
     DeletePostSuccess | ValidationError | NotFoundError | NotPostAuthorError,

@@ -1,4 +1,4 @@
-"""The ``Post`` node, the post connection types, and ``Hashtag``."""
+"""The ``Post`` node and the post connection types."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
-from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
-from domain.posts.queries import PostRecord
+from domain.posts.queries import PostRecord, PostRevision, revisions_page
 from schema import visibility
 from schema.context import Info
 from schema.engagement.connections import comments_connection, likes_connection
@@ -38,10 +37,14 @@ class Post(relay.Node):
     failure_reason: str | None = strawberry.field(
         description="Why the post could not be published (FAILED only), for its author."
     )
+    edited_at: dt.datetime | None = strawberry.field(
+        description="When its author last edited the caption (null: never). Editing "
+        "moves the post nowhere: feeds and lists order by `createdAt`."
+    )
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
     media_items: strawberry.Private[list[dict[str, Any]]]
-    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # What a hydrated page already read (domain.feed.post_filter): the
     # fields below answer from these at once; None: through the dataloaders.
     author_record: strawberry.Private[UserRecord | None] = None
     author_counts: strawberry.Private[UserCounts | None] = None
@@ -57,6 +60,7 @@ class Post(relay.Node):
             created_at=rec.created_at,
             state=PostState(rec.state) if rec.state in _STATES else PostState.FAILED,
             failure_reason=rec.failure_reason if rec.state == "failed" else None,
+            edited_at=rec.edited_at,
             post_id=rec.id,
             author_id=rec.author_id,
             media_items=rec.media,
@@ -129,15 +133,45 @@ class Post(relay.Node):
 
     @strawberry.field(description="Who liked this post, newest first.")
     async def likes(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> LikeConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await likes_connection(info, self.post_id, first, after)
 
     @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
     async def comments(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> CommentConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await comments_connection(info, self.post_id, first, after)
+
+    @strawberry.field(
+        description="The captions this post had before its current one, newest first "
+        "(empty if never edited): whoever sees the post sees its history."
+    )
+    async def edit_history(
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> PostRevisionConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
+        ctx = info.context
+        of = ("edits", self.post_id)
+        position = check_page(first, after, ctx.limits.max_page_size, of)
+        if self.edited_at is None:
+            return PostRevisionConnection(edges=[], page_info=page_info([], False, after))
+        if position is None:  # the usual case, batched over every post of the page
+            records, more = await ctx.loaders.first_revisions_by_post_id.load((self.post_id, first))
+        else:
+            async with ctx.engine.connect() as conn:
+                records, more = await revisions_page(
+                    conn, self.post_id, first=first, after=position
+                )
+        edges = [
+            PostRevisionEdge(cursor=encode_cursor(r.position, of), node=PostRevisionNode.of(r))
+            for r in records
+        ]
+        return PostRevisionConnection(
+            edges=edges, page_info=page_info([e.cursor for e in edges], more, after)
+        )
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -146,6 +180,34 @@ class Post(relay.Node):
         """Resolve ``node``/``nodes``: posts the viewer may see, else null."""
         records = await visibility.posts(info.context, parse_node_ids(node_ids))
         return [cls.from_record(r) if r else None for r in records]
+
+
+@strawberry.type(
+    name="PostRevision",
+    description="A caption a post had before an edit: written at `writtenAt` (the "
+    "post's creation, or the edit before), replaced at `replacedAt`.",
+)
+class PostRevisionNode:
+    caption: str
+    written_at: dt.datetime
+    replaced_at: dt.datetime
+
+    @classmethod
+    def of(cls, rec: PostRevision) -> Self:
+        """Build the GraphQL object from a domain record."""
+        return cls(caption=rec.caption, written_at=rec.written_at, replaced_at=rec.replaced_at)
+
+
+@strawberry.type(description="An earlier caption; the cursor is its place in the history.")
+class PostRevisionEdge:
+    cursor: str
+    node: PostRevisionNode
+
+
+@strawberry.type(description="A post's earlier captions, newest first (Relay connection).")
+class PostRevisionConnection:
+    edges: list[PostRevisionEdge]
+    page_info: relay.PageInfo
 
 
 @strawberry.type(description="A post in a list; the cursor is its (time, id) position.")
@@ -171,27 +233,6 @@ class PostConnection:
     total_count: int | None = strawberry.field(
         description="All posts of the list, exact, where that is O(1) (a user's posts)."
     )
-
-
-@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
-class Hashtag:
-    name: str
-
-    @strawberry.field(description="Posts with this tag that you may see, newest first.")
-    async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> PostConnection:
-        ctx = info.context
-        of = ("hashtag", self.name)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
-        async with ctx.engine.connect() as conn:
-            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
-        edges = post_edges(await visibility.posts(ctx, ids), of)
-        return PostConnection(
-            edges=edges,
-            page_info=page_info([e.cursor for e in edges], more, after),
-            total_count=None,
-        )
 
 
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:

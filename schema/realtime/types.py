@@ -7,7 +7,9 @@ import strawberry
 from schema.posts.types import Post
 
 
-@strawberry.type(description="A post's like and comment counts after one of them changed.")
+@strawberry.type(
+    description="A post's like and comment counts after one of them, or its caption, changed."
+)
 class PostEngagement:
     post: Post
     like_count: int = strawberry.field(description="Likes, exact, read when the event arrived.")

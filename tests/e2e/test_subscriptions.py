@@ -31,6 +31,8 @@ from tests.support.ws import LEGACY_WS, TRANSPORT_WS, Refused, WSClient, start_a
 CREATE = """mutation($c: String!) { createPost(input: { caption: $c }) {
   __typename ... on CreatePostSuccess { post { id } } ... on Error { code message } } }"""
 LIKE = """mutation($id: ID!) { likePost(input: { postId: $id }) { __typename } }"""
+EDIT = """mutation($id: ID!, $c: String!) { editPost(input: { postId: $id, caption: $c }) {
+  __typename } }"""
 UNLIKE = """mutation($id: ID!) { unlikePost(input: { postId: $id }) { __typename } }"""
 COMMENT = """mutation($id: ID!, $b: String!) { addComment(input: { postId: $id, body: $b }) {
   __typename ... on AddCommentSuccess { comment { id } } } }"""
@@ -128,6 +130,24 @@ async def test_like_and_comment_on_b_reach_engagement_subscriber_on_a(
         got = (await client.next())["data"]["postEngagementChanged"]
         assert got["likeCount"] == 1
         await client.nothing()
+    finally:
+        await client.close()
+
+
+async def test_a_caption_edit_on_b_reaches_engagement_subscriber_on_a(
+    api_pair, make_users, redis, worker
+):
+    a, b = api_pair
+    author, watcher = await make_users(2)
+    gid = await create_post(b, author, "first words")
+    client = await WSClient.open(a.ws, TRANSPORT_WS, watcher.token)
+    try:
+        await client.subscribe(ENGAGEMENT_SUB, {"id": gid})
+        await live(redis, post_channel(pid_of(gid)))
+        out = await b.gql(EDIT, {"id": gid, "c": "better words"}, token=author.token)
+        assert out["data"]["editPost"]["__typename"] == "EditPostSuccess", out
+        got = (await client.next())["data"]["postEngagementChanged"]
+        assert got["post"]["caption"] == "better words"
     finally:
         await client.close()
 
@@ -355,7 +375,7 @@ async def test_socket_without_a_valid_token_is_refused(api_pair, make_users, set
         with pytest.raises(Refused) as refused:
             await WSClient.open(a.ws, protocol, token)
         if protocol == TRANSPORT_WS:
-            assert (refused.value.code, refused.value.reason) == (4403, "Forbidden")
+            assert refused.value.code == 4403 and refused.value.reason.startswith("Forbidden: ")
         else:
             assert refused.value.reason == "connection_error"
             assert refused.value.payload["code"] == "UNAUTHENTICATED"

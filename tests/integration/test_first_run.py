@@ -1,6 +1,6 @@
-"""What ``roost run`` does before serving (item 1-2 of "first run anywhere"), decided by
-the ``data_loads`` record, never by empty tables; and how it ends when the terminal
-closes. Each test has a database of its own: the records are per database."""
+"""What ``roost run`` does before serving (docs/operations/running.md), decided by the
+``data_loads`` record, never by empty tables; and how it ends when the terminal closes.
+Each test has a database of its own: the records are per database."""
 
 from __future__ import annotations
 

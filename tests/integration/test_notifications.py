@@ -1,4 +1,4 @@
-"""Notifications against real PostgreSQL and the in-process arq worker (issue item 5).
+"""Notifications against real PostgreSQL and the in-process arq worker.
 
 Test settings (tests/conftest.py): NOTIFY_FOLLOW_DAILY_CAP=3.
 """

@@ -1,5 +1,5 @@
 """Notifications of likes, comments, replies and mentions, against real PostgreSQL and
-the in-process arq worker (issue item 5)."""
+the in-process arq worker."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,13 +25,13 @@ import pytest
 from sqlalchemy import event, text
 
 from app.asgi import create_app
-from app.database import create_engine
+from app.database import ReadRouting, create_engine
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
 from tests.support.actions import follow_all, post
-from tests.support.documents import COUNTS, FEED, FOLLOW
+from tests.support.documents import COUNTS, FEED, FOLLOW, LOG_IN
 from tests.support.graphql import GQL
-from tests.support.users import user_maker
+from tests.support.users import TEST_PASSWORD, user_maker
 from tests.support.worker import WorkerControl
 
 PROFILE = """query($u: String!) { user(username: $u) { username followerCount followingCount
@@ -67,7 +68,7 @@ class Statements:
 
     def on(self, port: int) -> list[str]:
         """Statements run on ``port``, health checks aside."""
-        return [s for p, s in self.seen if p == port and "pg_current_wal_lsn" not in s]
+        return [s for p, s in self.seen if p == port and "pg_current_wal" not in s]
 
     def clear(self) -> None:
         self.seen.clear()
@@ -242,3 +243,79 @@ async def test_replica_stopped_pages_come_from_the_primary(replica_env, pg_pair)
 def make_url_db(url: str) -> str:
     """The database name of a URL."""
     return url.rsplit("/", 1)[1].split("?")[0]
+
+
+SIGN_UP = """mutation($u: String!, $e: String!) { signUp(input: { username: $u, email: $e,
+  password: "correct horse battery staple", displayName: "New" }) { __typename
+  ... on SignUpSuccess { accessToken } ... on Error { code message } } }"""
+
+
+async def test_replica_a_new_account_reads_itself_at_once(replica_env, pg_pair):
+    own, engine, gql, _, _, reads = replica_env
+    make_users = user_maker(engine, own)
+    await pg_pair.wait_replayed()
+    await usable(reads)
+    replica = await asyncpg.connect(pg_pair.replica_url(make_url_db(own.database_url)))
+    try:
+        await replica.execute("SELECT pg_wal_replay_pause()")
+        try:
+            name = f"new_{uuid.uuid4().hex[:10]}"
+            out = await gql(SIGN_UP, {"u": name, "e": f"{name}@example.org"})
+            assert "errors" not in out, out
+            token = out["data"]["signUp"]["accessToken"]
+            assert reads.replicas[0].usable
+            me = (await gql("{ viewer { username } }", token=token))["data"]["viewer"]
+            assert me == {"username": name}
+            # An account the replica has not replayed, signing in for the first time.
+            (fresh,) = await make_users(1)
+            out = await gql(LOG_IN, {"u": fresh.username, "p": TEST_PASSWORD})
+            token = out["data"]["logIn"]["accessToken"]
+            me = (await gql("{ viewer { username } }", token=token))["data"]["viewer"]
+            assert me == {"username": fresh.username}
+        finally:
+            await replica.execute("SELECT pg_wal_replay_resume()")
+    finally:
+        await replica.close()
+
+
+async def test_replica_idle_time_on_the_primary_is_no_lag(replica_env, pg_pair):
+    own, engine, *_ = replica_env
+    db = make_url_db(own.database_url)
+    routing = ReadRouting(engine, own.database_url, [pg_pair.replica_url(db)], None)
+    replica = await asyncpg.connect(pg_pair.replica_url(db))
+    try:
+        await pg_pair.wait_replayed()
+        await routing.check()
+        assert routing.replicas[0].lag_s == 0.0
+        await asyncio.sleep(3)  # the primary idles: no commit to replay
+        await replica.execute("SELECT pg_wal_replay_pause()")
+        try:
+            caught_up_at = time.monotonic()
+            await routing.check()  # still caught up: nothing new to replay
+            assert routing.replicas[0].lag_s == 0.0
+            async with engine.connect() as conn:
+                # A record without a commit first (a paused replica may apply one more
+                # record), then a commit, which the replica holds back.
+                await conn.execute(text("CHECKPOINT"))
+                await conn.execute(text("CREATE TEMP TABLE lag_probe (x int) ON COMMIT DROP"))
+                await conn.commit()
+            await routing.check()
+            first = routing.replicas[0].lag_s
+            idle = await replica.fetchval(
+                "SELECT extract(epoch FROM now() - pg_last_xact_replay_timestamp())"
+            )
+            # Behind by no more than since it was last seen caught up, however long the
+            # primary had been idle before.
+            assert first is not None and first <= time.monotonic() - caught_up_at, (first, idle)
+            assert 0 < first
+            await asyncio.sleep(0.5)
+            await routing.check()  # paused: the lag it reports grows
+            assert routing.replicas[0].lag_s > first
+        finally:
+            await replica.execute("SELECT pg_wal_replay_resume()")
+        await pg_pair.wait_replayed()
+        await routing.check()
+        assert routing.replicas[0].lag_s == 0.0
+    finally:
+        await replica.close()
+        await routing.aclose()

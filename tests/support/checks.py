@@ -188,3 +188,23 @@ async def feed_audit(
             if counts != (0, 0, 0):
                 wrong[(user_id, first)] = counts
     return wrong
+
+
+@contextlib.contextmanager
+def sql_log(engine) -> Iterator[dict[str, list]]:
+    """Statements and transactions (BEGIN) the engine runs inside the block."""
+    seen: dict[str, list] = {"statements": [], "begins": []}
+
+    def statement(conn, cursor, sql, *args) -> None:
+        seen["statements"].append(" ".join(sql.split())[:90])
+
+    def begin(conn) -> None:
+        seen["begins"].append(conn)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", statement)
+    event.listen(engine.sync_engine, "begin", begin)
+    try:
+        yield seen
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", statement)
+        event.remove(engine.sync_engine, "begin", begin)

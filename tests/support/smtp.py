@@ -35,6 +35,13 @@ class Mailbox:
         with self._lock:
             self._defer = n
 
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        """Refuse mailboxes named ``no-such-mailbox@…`` for good (550)."""
+        if address.startswith("no-such-mailbox@"):
+            return "550 5.1.1 No such mailbox"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server, session, envelope) -> str:  # aiosmtpd's hook
         with self._lock:
             if self._defer > 0:
@@ -65,11 +72,12 @@ def code_in(message: EmailMessage) -> str:
 
 
 @contextmanager
-def smtp_server() -> Iterator[tuple[str, Mailbox]]:
-    """Run an SMTP server on a free port of 127.0.0.1; yield its SMTP_URL and mailbox."""
+def smtp_server(**options) -> Iterator[tuple[str, Mailbox]]:
+    """Run an SMTP server on a free port of 127.0.0.1 (``options``: aiosmtpd's, e.g. an
+    ``authenticator``); yield its SMTP_URL and mailbox."""
     box = Mailbox()
     port = free_port()
-    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller = Controller(box, hostname="127.0.0.1", port=port, **options)
     controller.start()
     try:
         yield f"smtp://127.0.0.1:{port}", box

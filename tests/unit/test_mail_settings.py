@@ -12,7 +12,7 @@ from adapters.unavailable import SMTP, unavailable_dependency
 from app.cli.servers import mail_lines
 from app.container import mail_sender
 from app.settings import Settings
-from domain.mail.ports import MailUnavailableError
+from domain.mail.ports import MailMessage, MailUnavailableError
 
 SECRET = "a-production-secret-of-this-test-only-" + "x" * 8
 
@@ -107,3 +107,12 @@ def test_settings_refuse_an_unknown_limited_action() -> None:
         "post",
         "comment",
     }
+
+
+async def test_the_logging_sender_writes_the_whole_mail_to_the_log(caplog) -> None:
+    caplog.set_level("INFO", logger="roost.mail")
+    sender = LoggingSender()
+    await sender.send(MailMessage("a@example.org", "Reset", "your code:\n    abc"))
+    assert "e-mail not sent (no SMTP_URL) to a@example.org: Reset" in caplog.text
+    assert "    abc" in caplog.text
+    assert [m.to for m in sender.sent] == ["a@example.org"]

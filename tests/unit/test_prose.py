@@ -9,7 +9,7 @@ from pathlib import Path
 from app.settings import ROOT
 
 PACKAGES = ("app", "domain", "adapters", "schema", "resolvers", "workers", "tools", "migrations")
-TRACKER = re.compile(r"\bissues? #?\d+", re.I)
+TRACKER = re.compile(r"\bissues? (?:item |#)?\d+", re.I)
 
 
 def test_no_issue_numbers_in_code() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 import uuid
@@ -200,8 +201,6 @@ async def _soak(cfg: Config, stack: Stack, engine: AsyncEngine, folder: Path) ->
 def _errors(log: str) -> Counter[str]:
     """The ERROR lines of a log and the message before each traceback, by message (ids
     and numbers folded)."""
-    import re
-
     out: Counter[str] = Counter()
     lines = log.splitlines()
     for i, line in enumerate(lines):

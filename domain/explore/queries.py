@@ -1,0 +1,97 @@
+"""Reads of explore in PostgreSQL: what ranking needs of each trending candidate, and the
+hashtags of posts (docs/api/explore.md "Explore")."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from domain.feed.ranking_queries import KIND_SQL
+from domain.feed.timelines import Entry
+from domain.feed.timelines.entries import time_of
+from domain.reads import fetch_rows
+
+
+class CandidateFacts(NamedTuple):
+    """A live, published candidate: its entry (``created_at`` µs, id), author, media
+    kind (``image``, ``video``, ``text``) and whether the viewer follows its author."""
+
+    entry: Entry
+    author_id: uuid.UUID
+    kind: str
+    followed: bool
+
+
+# One row of arrays (decoded in C): a walk's window costs one row. The follow probe is
+# the pair's partial unique index, as in domain.feed.hydration.
+_FACTS = (
+    "SELECT array_agg(p.id), array_agg(p.author_id), array_agg("
+    + KIND_SQL
+    + "), array_agg((extract(epoch FROM p.created_at) * 1000000)::bigint),"
+    " array_agg(EXISTS (SELECT 1 FROM follows f"
+    " WHERE f.follower_id = $1 AND f.followee_id = p.author_id AND f.deleted_at IS NULL))"
+    " FROM posts p WHERE p.id = ANY($2::uuid[]) AND p.deleted_at IS NULL"
+    " AND p.state = 'published'"
+)
+
+# A tag's posts newest first by (tagged at = the post's created_at, id): the index
+# post_hashtags_recent_idx. $1 the folded tag, $2/$3 the position before (NULL: newest).
+_TAG_ENTRIES = (
+    "SELECT ph.post_id, (extract(epoch FROM ph.created_at) * 1000000)::bigint"
+    " FROM hashtags h JOIN post_hashtags ph ON ph.hashtag_id = h.id"
+    " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
+    " WHERE h.name = $1 AND ($2::timestamptz IS NULL OR (ph.created_at, ph.post_id) < ($2, $3))"
+    " ORDER BY ph.created_at DESC, ph.post_id DESC LIMIT $4"
+)
+
+_TAGS = (
+    "SELECT ph.post_id, h.name FROM post_hashtags ph JOIN hashtags h ON h.id = ph.hashtag_id"
+    " WHERE ph.post_id = ANY($1::uuid[])"
+)
+
+
+async def candidate_facts(
+    db: AsyncEngine | AsyncConnection, viewer_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, CandidateFacts]:
+    """``{post id: CandidateFacts}`` of the live published posts among ``ids`` (others
+    are absent), in one statement. Decides nothing about visibility: each page asks the
+    rule (domain.visibility.rules.in_explore). Raises what the driver raises."""
+    if not ids:
+        return {}
+    ((post_ids, authors, kinds, times, follows),) = await fetch_rows(
+        db, _FACTS, viewer_id, list(ids)
+    )
+    if post_ids is None:
+        return {}
+    return {
+        p: CandidateFacts(Entry(t, p), a, k, f)
+        for p, a, k, t, f in zip(post_ids, authors, kinds, times, follows, strict=True)
+    }
+
+
+async def hashtags_of(
+    db: AsyncEngine | AsyncConnection, post_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[str]]:
+    """``{post id: its hashtags (folded)}`` for ``post_ids`` (posts without any are
+    absent), in one statement."""
+    if not post_ids:
+        return {}
+    out: dict[uuid.UUID, list[str]] = {}
+    for post_id, name in await fetch_rows(db, _TAGS, list(post_ids)):
+        out.setdefault(post_id, []).append(name)
+    return out
+
+
+async def tag_entries(
+    db: AsyncEngine | AsyncConnection, tag: str, before: Entry | None, count: int
+) -> tuple[list[Entry], bool]:
+    """Up to ``count`` entries of the live posts tagged ``tag`` (folded) strictly before
+    ``before`` (None: the newest), newest first, and whether more follow; one statement.
+    Visibility is the caller's."""
+    at = None if before is None else time_of(before.score)
+    pid = None if before is None else before.post_id
+    rows = await fetch_rows(db, _TAG_ENTRIES, tag, at, pid, count + 1)
+    return [Entry(int(us), p) for p, us in rows[:count]], len(rows) > count

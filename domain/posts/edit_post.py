@@ -1,0 +1,97 @@
+"""Use case: the author edits a post's caption within the edit window; the caption it
+replaces goes into the post's edit history."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.db import new_id
+from domain.engagement.hashtags import retag_post
+from domain.errors import ValidationError
+from domain.outbox.dispatch import Dispatcher
+from domain.outbox.events import PostEdited
+from domain.outbox.unit_of_work import unit_of_work
+from domain.posts.errors import EditWindowClosedError, NotPostAuthorError
+from domain.posts.queries import POST_COLUMNS, PostRecord, to_post
+from domain.posts.visibility import require_visible_post
+from domain.text import CAPTION_MAX, clean_text
+
+#: The default edit window: a day after the post was created.
+DEFAULT_EDIT_WINDOW_S = 86_400
+
+_LOCK = text(
+    "SELECT caption, media, state, created_at, edited_at, clock_timestamp() AS now FROM posts"
+    " WHERE id = :id AND deleted_at IS NULL FOR UPDATE"
+)
+_REVISION = text(
+    "INSERT INTO post_revisions (id, post_id, caption, written_at, replaced_at)"
+    " VALUES (:id, :post, :caption, :written, :now)"
+)
+_UPDATE = text(
+    f"UPDATE posts SET caption = :caption, edited_at = :now WHERE id = :post"
+    f" RETURNING {POST_COLUMNS}"
+)
+
+
+async def edit_post(
+    engine: AsyncEngine,
+    actor_id: uuid.UUID,
+    post_id: uuid.UUID,
+    caption: str,
+    *,
+    window_s: int = DEFAULT_EDIT_WINDOW_S,
+    dispatcher: Dispatcher | None = None,
+) -> PostRecord:
+    """Replace the caption of ``post_id`` by ``caption`` and return the post.
+
+    Only its author, until ``window_s`` seconds after its creation (the database's
+    clock, read once the row is locked). One transaction, under the post's row lock:
+    the old caption goes into ``post_revisions`` (with when it was written and
+    replaced), ``posts.edited_at`` is set, the hashtags are re-extracted
+    (domain.engagement.hashtags.retag_post), and a published post gets a
+    ``post.edited`` event {post_id, author_id} (its new mentions are notified, its
+    subscribers told). ``created_at`` does not move, so neither does the post in any
+    feed or list. The same caption again changes nothing.
+
+    Raises PostNotFoundError (no such post, deleted, or one the actor may not see),
+    NotPostAuthorError, EditWindowClosedError, or ValidationError("caption") for a
+    caption over 2,200 code points after NFC, a NUL, or an empty caption on a post
+    without media.
+    """
+    caption = clean_text("caption", caption, max_len=CAPTION_MAX)
+    async with unit_of_work(engine, dispatcher) as uow:
+        conn = uow.conn
+        post = await require_visible_post(conn, post_id, actor_id, write=True)
+        if post.author_id != actor_id:
+            raise NotPostAuthorError("edit")
+        row = (await conn.execute(_LOCK, {"id": post_id})).one()
+        editable_until = row.created_at + dt.timedelta(seconds=window_s)
+        if row.now > editable_until:
+            raise EditWindowClosedError(editable_until)
+        if caption == row.caption:
+            return post
+        if not caption.strip() and not row.media and row.state != "processing":
+            raise ValidationError("caption", "A post needs a caption or media.")
+        await conn.execute(
+            _REVISION,
+            {
+                "id": new_id(),
+                "post": post_id,
+                "caption": row.caption,
+                "written": row.edited_at or row.created_at,
+                "now": row.now,
+            },
+        )
+        edited = to_post(
+            (
+                await conn.execute(_UPDATE, {"caption": caption, "now": row.now, "post": post_id})
+            ).one()
+        )
+        await retag_post(conn, post_id, row.created_at, caption)
+        if row.state == "published":
+            await uow.append(PostEdited(post_id, actor_id))
+    return edited

@@ -1,0 +1,1 @@
+"""Explore and trending hashtags (docs/api/explore.md "Explore")."""
