@@ -13,6 +13,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -40,6 +41,7 @@ from app.operation import RETRY_AFTER_UNAVAILABLE_S, outage_error, unavailable_e
 from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
+from app.worker_health import liveness
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 from schema.context import Context, Limits, MediaAccess, Realtime
 
@@ -313,13 +315,22 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> Response:
-        """``{"postgres": "ok" | "error: …", "redis": …}``, 200 when all are ok, else
-        503; each check gives up after READY_TIMEOUT_S."""
+        """``{"postgres": "ok" | "error: …", "redis": …, "worker": …}``, 200 when
+        PostgreSQL and Redis are ok, else 503 (the worker is reported, not required);
+        each check gives up after READY_TIMEOUT_S."""
         checks: dict[str, str] = {}
 
         async def postgres() -> None:
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            # A connection the server dropped (a restart) is found on use: the pool is
+            # invalidated then, and one more try gets a fresh connection.
+            for attempt in (1, 2):
+                try:
+                    async with engine.connect() as conn:
+                        await conn.execute(text("SELECT 1"))
+                    return
+                except DBAPIError as exc:
+                    if attempt == 2 or not exc.connection_invalidated:
+                        raise
 
         redis_ping = redis.ping if redis is not None else None
         for name, check in (("postgres", postgres), ("redis", redis_ping)):
@@ -332,6 +343,15 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             except Exception as exc:  # readiness reports, never raises
                 checks[name] = f"error: {type(exc).__name__}"
         ok = all(v == "ok" for v in checks.values())
+        if redis is not None:
+            try:
+                async with asyncio.timeout(READY_TIMEOUT_S):
+                    alive = await liveness(
+                        redis, settings.arq_queue, settings.worker_heartbeat_max_age_s
+                    )
+                checks["worker"] = f"{'ok' if alive.ok else 'down'}: {alive.message}"
+            except Exception as exc:  # readiness reports, never raises
+                checks["worker"] = f"error: {type(exc).__name__}"
         if services.clustered and feed_redis is not None:
             # Reported, not required: a master down costs its users' feeds a PostgreSQL
             # read, not the process its traffic.

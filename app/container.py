@@ -337,6 +337,7 @@ class WorkerDeps:
     metrics: WorkerMetrics | None = None
     media_worker: Any = None
     media_task: asyncio.Task[None] | None = None
+    heartbeat: asyncio.Task[None] | None = None  # app/worker_health.py
 
     def with_(self, **changes: Any) -> WorkerDeps:
         """A copy with ``changes``."""

@@ -53,8 +53,8 @@ def asyncpg_dsn(url: str) -> str:
 def create_engine(
     url: str,
     *,
-    pool_size: int = 10,
-    max_overflow: int = 20,
+    pool_size: int = 20,
+    max_overflow: int = 0,
     connect_timeout_s: float = 5.0,
     pool_timeout_s: float = 10.0,
 ) -> AsyncEngine:
@@ -75,7 +75,7 @@ def create_engine(
 
 
 def create_replica_engine(
-    url: str, primary_url: str, *, pool_size: int = 10, max_overflow: int = 20, on_fallback=None
+    url: str, primary_url: str, *, pool_size: int = 20, max_overflow: int = 0, on_fallback=None
 ) -> AsyncEngine:
     """An engine on the replica at ``url`` that never fails a read for the replica's
     sake: each checkout pings, and a refused connection is opened on the primary
@@ -132,8 +132,8 @@ class ReadRouting:
         *,
         max_lag_s: float = 5.0,
         check_every_s: float = 1.0,
-        pool_size: int = 10,
-        max_overflow: int = 20,
+        pool_size: int = 20,
+        max_overflow: int = 0,
     ) -> None:
         self.primary = primary
         self.redis = redis

@@ -108,6 +108,8 @@ class FieldPlan:
     leaf: bool = False
     #: Whether the field's type is non-null (an error at it nulls the parent).
     non_null: bool = False
+    #: Strawberry's Info of the field from graphql-core's (for ``direct``).
+    make_info: Callable[[Any], Any] | None = None
 
 
 @dataclass(slots=True)
@@ -191,10 +193,10 @@ class _Run:
                         field_path = Path(path, key, type_name)
                         field_def = f.field_def
                         assert field_def is not None
-                        info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
                         if f.direct is not None:
-                            value = f.direct(source, info)
+                            value = f.direct(source, _LazyInfo(self, f, field_path))
                         else:
+                            info = self.build_info(field_def, f.nodes, f.parent_type, field_path)
                             args = f.args
                             if args is None:  # a refused value is this field's error
                                 args = get_argument_values(field_def, f.nodes[0], self.variables)
@@ -261,6 +263,28 @@ class _Run:
         values = await _gather([out[k] for k in pending])
         out.update(zip(pending, values, strict=True))
         return out
+
+
+class _LazyInfo:
+    """Strawberry's ``Info`` of a directly called resolver, built on first use: most
+    read a fact the parent already holds and never touch it."""
+
+    __slots__ = ("_field", "_info", "_path", "_run")
+
+    def __init__(self, run: _Run, field: FieldPlan, path: Path) -> None:
+        self._run = run
+        self._field = field
+        self._path = path
+        self._info: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        info = self._info
+        if info is None:
+            f = self._field
+            raw = self._run.build_info(f.field_def, f.nodes, f.parent_type, self._path)
+            assert f.make_info is not None  # set with ``direct``
+            info = self._info = f.make_info(raw)
+        return getattr(info, name)
 
 
 def _discard(awaitables: Any) -> None:
@@ -542,9 +566,11 @@ class _Planner:
         if attr is not None and (nodes[0].arguments or field_def.args):
             attr = None  # a default resolver with arguments: through the resolver
             args = None
-        direct = None
+        direct = make_info = None
         if attr is None and not field_def.args and not nodes[0].arguments:
-            direct = _direct_resolver(field_def)
+            found = _direct_resolver(field_def)
+            if found is not None:
+                direct, make_info = found
         return FieldPlan(
             key,
             field_def,
@@ -558,6 +584,7 @@ class _Planner:
             needs_path,
             leaf,
             is_non_null_type(field_def.type),
+            make_info,
         )
 
     def completer(self, type_: GraphQLOutputType, nodes: list[FieldNode]) -> Completer:
@@ -606,12 +633,16 @@ def _nullable_of(type_: Any) -> Any:
     return type_.of_type if isinstance(type_, GraphQLNonNull) else type_
 
 
-def _direct_resolver(field_def: GraphQLField) -> Callable[[Any, Any], Any] | None:
+def _direct_resolver(
+    field_def: GraphQLField,
+) -> tuple[Callable[[Any, Any], Any], Callable[[Any], Any]] | None:
     """A call of a Strawberry field's resolver as Strawberry's wrapper makes it, for a
     field without GraphQL arguments, field extensions (permissions are extensions) or
-    exception handlers: ``(source, graphql-core info) -> the resolver's result``, with
-    the resolver's ``self``/``root``/``parent``/``info`` parameters filled as Strawberry
-    fills them (``strawberry.schema.schema_converter.get_arguments``); None otherwise."""
+    exception handlers: ``(call, make_info)``, where ``call(source, info)`` (``info``:
+    Strawberry's Info, or a stand-in that builds it with ``make_info`` from
+    graphql-core's on first use) returns the resolver's result, with the resolver's
+    ``self``/``root``/``parent``/``info`` parameters filled as Strawberry fills them
+    (``strawberry.schema.schema_converter.get_arguments``); None otherwise."""
     resolve = field_def.resolve
     if resolve is None or getattr(resolve, "__name__", "") not in ("_resolver", "_async_resolver"):
         return None
@@ -646,17 +677,17 @@ def _direct_resolver(field_def: GraphQLField) -> Callable[[Any, Any], Any] | Non
     if not names and info_name == "info" and takes_self:
 
         def call_self_info(source: Any, info: Any) -> Any:
-            return func(source, info=make_info(info))
+            return func(source, info=info)
 
-        return call_self_info
+        return call_self_info, make_info
 
     def call(source: Any, info: Any) -> Any:
         kwargs: dict[str, Any] = dict.fromkeys(names, source)
         if info_name is not None:
-            kwargs[info_name] = make_info(info)
+            kwargs[info_name] = info
         return func(source, **kwargs) if takes_self else func(**kwargs)
 
-    return call
+    return call, make_info
 
 
 def _has_variable(value: ValueNode) -> bool:

@@ -18,11 +18,13 @@ from strawberry.schema.schema import (
 from strawberry.types.execution import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from app import error_words
 from app.document_limits import DocumentLimiter
 from app.operation import RoostOperation, RoostOperations, log_errors
 from app.settings import Settings
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
+from schema.descriptions import describe
 from schema.realtime.events import SubscriptionEvent
 from schema.scalars import SCALAR_MAP
 
@@ -86,6 +88,7 @@ class RoostSchema(strawberry.Schema):
             extensions=[lambda: RoostOperation(self._operations())],
             **kwargs,
         )
+        describe(self._schema)  # the descriptions conventions imply (schema/descriptions.py)
         self.operations = RoostOperations(
             self._schema,
             limiter,
@@ -135,12 +138,21 @@ class RoostSchema(strawberry.Schema):
 def build_schema(settings: Settings) -> strawberry.Schema:
     """The executable schema with Roost's operation rules (app/operation.py) and
     subscription events resolved in their own context (:class:`RoostExecutionContext`)."""
+    error_words.install()
     return RoostSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         execution_context_class=RoostExecutionContext,
-        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+        config=StrawberryConfig(
+            scalar_map=SCALAR_MAP,
+            # Array batching (app/http_view.py runs a batch's operations in order).
+            batching_config=(
+                {"max_operations": settings.batch_max_operations}
+                if settings.batch_enabled
+                else None
+            ),
+        ),
         limiter=DocumentLimiter(settings.document_limits),
         max_tokens=settings.max_tokens,
         plans=settings.execution_plans,

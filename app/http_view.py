@@ -145,7 +145,11 @@ class GuardedGraphQLView:
             return
         if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
             response.headers["content-type"] = CONTENT_TYPES[GRAPHQL_RESPONSE_JSON]
-            if response.status_code == 200 and getattr(request.state, "request_error", False):
+            if (
+                response.status_code == 200
+                and getattr(request.state, "request_error", False)
+                and not getattr(request.state, "batch", False)
+            ):
                 response.status_code = 400  # failed before execution: no data
         if response.status_code == 200 and getattr(request.state, "cacheable", False):
             tag = etag(response.body)  # an operation's answer (app/cache_policy.py)
@@ -185,11 +189,14 @@ class GuardedGraphQLView:
                 data = await super().parse_http_body(request)  # type: ignore[misc]
             except AttributeError as exc:  # ``data.get`` on a JSON scalar
                 raise HTTPException(400, "The request body must be a JSON object.") from exc
-        if not isinstance(data.operation_name, str | None):
-            raise HTTPException(400, "The operationName must be a string or null, if provided.")
+        for one in data if isinstance(data, list) else (data,):
+            if not isinstance(one.operation_name, str | None):
+                raise HTTPException(400, "The operationName must be a string or null, if provided.")
         return data
 
-    async def _parse_json_post(self, request: Any) -> GraphQLRequestData | None:
+    async def _parse_json_post(
+        self, request: Any
+    ) -> GraphQLRequestData | list[GraphQLRequestData] | None:
         """The request data of a POST whose media type holds ``application/json`` and
         whose body is a JSON object, checked as Strawberry checks it; None for any other
         request (Strawberry parses it)."""
@@ -199,31 +206,70 @@ class GuardedGraphQLView:
         if "application/json" not in media_type:
             return None
         data = self.parse_json(await request.get_body())  # type: ignore[attr-defined]
+        if isinstance(data, list):
+            return self._batch(data)
         if not isinstance(data, dict):
-            return None  # a batch (a list) or a scalar: Strawberry's errors
-        query = data.get("query")
-        if not isinstance(query, str | None):
+            return None  # a scalar: Strawberry's errors
+        return _request_data(data)
+
+    def _batch(self, items: list[Any]) -> list[GraphQLRequestData]:
+        """The operations of an array batch, each checked as a single one; a batch is
+        refused (400) when batching is off, empty, or longer than BATCH_MAX_OPERATIONS."""
+        config = self.schema.config.batching_config  # type: ignore[attr-defined]
+        if config is None:
             raise HTTPException(
-                400, "The GraphQL operation's `query` must be a string or null, if provided."
+                400, "Array batching is off on this server: send one operation per request."
             )
-        variables = data.get("variables")
-        if not isinstance(variables, dict | None):
+        limit = config["max_operations"]
+        if not items or len(items) > limit:
             raise HTTPException(
-                400, "The GraphQL operation's `variables` must be an object or null, if provided."
+                400, f"A batch holds 1 to {limit} operations; this one has {len(items)}."
             )
-        extensions = data.get("extensions")
-        if not isinstance(extensions, dict | None):
+        if any(not isinstance(item, dict) for item in items):
+            raise HTTPException(400, "Each operation of a batch must be a JSON object.")
+        return [_request_data(item) for item in items]
+
+    async def execute_operation(
+        self,
+        request: Any,
+        request_adapter: Any,
+        request_data: GraphQLRequestData | list[GraphQLRequestData],
+        context: Any,
+        root_value: Any,
+        sub_response: Response,
+    ) -> Any:
+        """Strawberry's, but a batch's operations run one after another, in order, each
+        with a context of its own (as if each were its own request: its own admission,
+        rate-limit charge and dataloaders); a refusal of one refuses the batch."""
+        run = super().execute_operation  # type: ignore[misc]
+        if not isinstance(request_data, list):
+            return await run(
+                request=request,
+                request_adapter=request_adapter,
+                request_data=request_data,
+                context=context,
+                root_value=root_value,
+                sub_response=sub_response,
+            )
+        if request.headers.get("idempotency-key") is not None:
             raise HTTPException(
-                400,
-                "The GraphQL operation's `extensions` must be an object or null, if provided.",
+                400, "An Idempotency-Key names one operation: send that mutation alone."
             )
-        return GraphQLRequestData(
-            query=query,
-            variables=variables,
-            operation_name=data.get("operationName"),
-            extensions=extensions,
-            protocol="http",
-        )
+        request.state.batch = True
+        results = []
+        for i, data in enumerate(request_data):
+            own = context if i == 0 else await self.get_context(request, response=sub_response)  # type: ignore[attr-defined]
+            results.append(
+                await run(
+                    request=request,
+                    request_adapter=request_adapter,
+                    request_data=data,
+                    context=own,
+                    root_value=root_value,
+                    sub_response=sub_response,
+                )
+            )
+        return results
 
     def encode_json(self, data: object) -> str:
         """Response bodies and WebSocket messages as a ``str`` (bytes would go out as
@@ -493,3 +539,30 @@ class GuardedGraphQLView:
                 )
             )
         return outcome
+
+
+def _request_data(data: dict[str, Any]) -> GraphQLRequestData:
+    """One operation of a JSON body, checked as Strawberry checks it (400 otherwise)."""
+    query = data.get("query")
+    if not isinstance(query, str | None):
+        raise HTTPException(
+            400, "The GraphQL operation's `query` must be a string or null, if provided."
+        )
+    variables = data.get("variables")
+    if not isinstance(variables, dict | None):
+        raise HTTPException(
+            400, "The GraphQL operation's `variables` must be an object or null, if provided."
+        )
+    extensions = data.get("extensions")
+    if not isinstance(extensions, dict | None):
+        raise HTTPException(
+            400,
+            "The GraphQL operation's `extensions` must be an object or null, if provided.",
+        )
+    return GraphQLRequestData(
+        query=query,
+        variables=variables,
+        operation_name=data.get("operationName"),
+        extensions=extensions,
+        protocol="http",
+    )

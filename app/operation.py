@@ -42,6 +42,7 @@ from adapters.postgres import commits
 from adapters.unavailable import POSTGRES, REDIS, unavailable_dependency
 from app.cache_policy import max_age
 from app.document_limits import DocumentLimiter
+from app.error_words import in_graphql_words
 from app.execution_plan import Abandoned, Plan, build_plan
 from app.http_edge import REQUEST_ID
 from app.parsing import (
@@ -264,6 +265,7 @@ class ErrorMasking:
                 else:
                     code = "GRAPHQL_VALIDATION_FAILED"
                 error.extensions = {**(error.extensions or {}), "code": code}
+            error.message = in_graphql_words(error.message)
             out.append(error)
         return out
 

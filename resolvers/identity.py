@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import strawberry
 
 from domain.errors import NotFoundError, ValidationError
@@ -16,7 +18,8 @@ from domain.identity.log_in import log_in
 from domain.identity.log_out import log_out
 from domain.identity.refresh_session import refresh_session
 from domain.identity.sign_up import sign_up
-from domain.identity.update_profile import update_profile
+from domain.identity.update_profile import REMOVE, update_profile
+from domain.media.errors import UploadNotFoundError, UploadUnusableError
 from schema.context import Info
 from schema.errors import error_from_domain
 from schema.identity.inputs import (
@@ -38,6 +41,7 @@ from schema.identity.results import (
     UpdateProfileResult,
     UpdateProfileSuccess,
 )
+from schema.ids import decode_global_id
 from schema.users.types import User
 
 
@@ -116,18 +120,29 @@ class IdentityMutations:
         )
         return LogOutSuccess(ended_sessions=revoked)
 
-    @strawberry.mutation(description="Change your display name, bio and/or privacy.")
+    @strawberry.mutation(
+        description="Change your display name, bio, website, avatar and/or privacy; only the "
+        "fields you give change."
+    )
     async def update_profile(self, info: Info, input: UpdateProfileInput) -> UpdateProfileResult:
         ctx = info.context
         viewer = ctx.require_viewer()
         try:
+            avatar: uuid.UUID | str | None = None
+            if input.avatar_upload_id is None:
+                avatar = REMOVE
+            elif input.avatar_upload_id is not strawberry.UNSET:
+                avatar = decode_global_id(input.avatar_upload_id, "MediaUpload", "avatarUploadId")
             rec = await ctx.mutate(
                 update_profile,
                 viewer,
                 display_name=_unset_to_none(input.display_name),
                 bio=_unset_to_none(input.bio),
+                website=_unset_to_none(input.website),
+                avatar_upload_id=avatar,
                 is_private=_unset_to_none(input.is_private),
+                store=ctx.media.store if ctx.media is not None else None,
             )
-        except (ValidationError, NotFoundError) as exc:
+        except (ValidationError, NotFoundError, UploadNotFoundError, UploadUnusableError) as exc:
             return error_from_domain(exc)
         return UpdateProfileSuccess(user=User.from_record(rec))

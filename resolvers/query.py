@@ -13,16 +13,20 @@ from domain.identity.queries import user_by_username
 from domain.text import normalize_username
 from resolvers.moderation import moderation_root
 from schema import visibility
+from schema.accounts.types import DataExport
 from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
-from schema.ids import check_node_ids
+from schema.feed.selection import selects
+from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
+from schema.moderation.types import Report
 from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
-from schema.posts.types import Hashtag, Post
+from schema.posts.types import Post
 from schema.search.connections import search_users_connection
 from schema.search.types import UserSearchConnection
 from schema.users.types import User
@@ -41,21 +45,25 @@ NODE_TYPES: dict[str, type[relay.Node]] = {
     "Post": Post,
     "Comment": Comment,
     "Notification": Notification,
+    "Report": Report,
+    "DataExport": DataExport,
+    "Hashtag": Hashtag,
 }
 
 
 async def resolve_nodes(info: Info, ids: list[str]) -> list[relay.Node | None]:
-    """Resolve global ids, batched per type through the types' dataloaders; an id that is
-    malformed, of an unknown type or not found resolves to null (Relay's node contract)."""
+    """Resolve global ids (with or without their base64 padding), batched per type; an id
+    that is malformed, of an unknown type, not found or not for the viewer resolves to
+    null (Relay's node contract)."""
     wanted: dict[type[relay.Node], list[tuple[int, str]]] = {}
     for i, raw in enumerate(ids):
         try:
-            gid = relay.GlobalID.from_id(raw)
+            type_name, node_id = parse_global_id(raw)
         except ValueError:
             continue
-        node_type = NODE_TYPES.get(gid.type_name)
+        node_type = NODE_TYPES.get(type_name)
         if node_type is not None:
-            wanted.setdefault(node_type, []).append((i, gid.node_id))
+            wanted.setdefault(node_type, []).append((i, node_id))
     out: list[relay.Node | None] = [None] * len(ids)
     for node_type, items in wanted.items():
         found = node_type.resolve_nodes(info=info, node_ids=[pk for _, pk in items])
@@ -81,7 +89,11 @@ class Query:
     @strawberry.field(description="The signed-in user, or null when anonymous.")
     async def viewer(self, info: Info) -> User | None:
         viewer_id = info.context.viewer_id
-        return await visible_user(info, viewer_id) if viewer_id else None
+        if viewer_id is None:
+            return None
+        if selects(info, "feed"):  # the viewer and their pull authors in one statement
+            await info.context.loaders.load_viewer_for_feed()
+        return await visible_user(info, viewer_id)
 
     @strawberry.field(description="Look a user up by username (case-insensitive).")
     async def user(self, info: Info, username: str) -> User | None:
@@ -103,8 +115,13 @@ class Query:
         "page for 10 minutes, so the next pages never repeat or skip anyone."
     )
     async def search_users(
-        self, info: Info, query: str, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        query: str,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
     ) -> UserSearchConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await search_users_connection(info, query, first, after)
 
     @strawberry.field(
@@ -127,10 +144,11 @@ class Query:
     async def explore(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         kind: MediaKind | None = None,
     ) -> ExploreConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await explore_connection(info, first, after, kind)
 
     @strawberry.field(
@@ -138,7 +156,8 @@ class Query:
         "explore may show you, by those posts' likes and comments of the last 24 hours "
         "(on posts of accounts you do not follow first); the same exclusions as explore."
     )
-    async def trending_hashtags(self, info: Info, first: int = 10) -> list[TrendingHashtag]:
+    async def trending_hashtags(self, info: Info, first: int | None = 10) -> list[TrendingHashtag]:
+        first = 10 if first is None else first
         return await trending_hashtags_list(info, first)
 
     @strawberry.field(
@@ -146,4 +165,4 @@ class Query:
     )
     def hashtag(self, name: str) -> Hashtag | None:
         tag = tag_named(name)
-        return Hashtag(name=tag) if tag else None
+        return Hashtag.named(tag) if tag else None

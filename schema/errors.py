@@ -8,7 +8,7 @@ from it by :func:`error_from_domain`.
 from __future__ import annotations
 
 import datetime as dt
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any, overload
 
 import strawberry
@@ -22,10 +22,95 @@ from domain.posts import errors as dp
 from domain.social import errors as ds
 
 
+@strawberry.enum(
+    description="The machine-readable code of a typed error (`Error.code`); each error type "
+    "has one (NotFoundError: NOT_FOUND, …). New codes may be added: treat one you do not "
+    "know as a failure with its `message`."
+)
+class ErrorCode(Enum):
+    VALIDATION_FAILED = strawberry.enum_value(
+        "VALIDATION_FAILED", description="An input value breaks a rule (ValidationError)."
+    )
+    NOT_FOUND = strawberry.enum_value(
+        "NOT_FOUND", description="No such object, or not visible to you (NotFoundError)."
+    )
+    USERNAME_TAKEN = strawberry.enum_value(
+        "USERNAME_TAKEN", description="The username is taken (UsernameTakenError)."
+    )
+    EMAIL_TAKEN = strawberry.enum_value(
+        "EMAIL_TAKEN", description="The e-mail address is registered (EmailTakenError)."
+    )
+    INVALID_CREDENTIALS = strawberry.enum_value(
+        "INVALID_CREDENTIALS",
+        description="Username or password is incorrect (InvalidCredentialsError).",
+    )
+    INVALID_TOKEN = strawberry.enum_value(
+        "INVALID_TOKEN",
+        description="A refresh token or e-mail code is invalid or used (InvalidTokenError).",
+    )
+    WRONG_PASSWORD = strawberry.enum_value(
+        "WRONG_PASSWORD", description="The confirming password is wrong (WrongPasswordError)."
+    )
+    ACCOUNT_PENDING_DELETION = strawberry.enum_value(
+        "ACCOUNT_PENDING_DELETION",
+        description="The account is being deleted (AccountPendingDeletionError).",
+    )
+    EMAIL_ALREADY_VERIFIED = strawberry.enum_value(
+        "EMAIL_ALREADY_VERIFIED",
+        description="The e-mail address is verified already (EmailAlreadyVerifiedError).",
+    )
+    RATE_LIMITED = strawberry.enum_value(
+        "RATE_LIMITED", description="Too many of these for now (TooManyMailsError)."
+    )
+    FORBIDDEN = strawberry.enum_value(
+        "FORBIDDEN", description="You may not do this (ForbiddenError)."
+    )
+    CANNOT_FOLLOW_SELF = strawberry.enum_value(
+        "CANNOT_FOLLOW_SELF", description="You cannot follow yourself (CannotFollowSelfError)."
+    )
+    CANNOT_BLOCK_SELF = strawberry.enum_value(
+        "CANNOT_BLOCK_SELF", description="You cannot block yourself (CannotBlockSelfError)."
+    )
+    CANNOT_MUTE_SELF = strawberry.enum_value(
+        "CANNOT_MUTE_SELF", description="You cannot mute yourself (CannotMuteSelfError)."
+    )
+    USER_UNAVAILABLE = strawberry.enum_value(
+        "USER_UNAVAILABLE",
+        description="The account is banned or deleted (UserUnavailableError).",
+    )
+    BLOCKED = strawberry.enum_value(
+        "BLOCKED", description="A block stands between you and the account (BlockedError)."
+    )
+    NOT_POST_AUTHOR = strawberry.enum_value(
+        "NOT_POST_AUTHOR", description="Only the post's author can do this (NotPostAuthorError)."
+    )
+    NOT_COMMENT_MODERATOR = strawberry.enum_value(
+        "NOT_COMMENT_MODERATOR",
+        description="Only the comment's or the post's author can (NotCommentModeratorError).",
+    )
+    EDIT_WINDOW_CLOSED = strawberry.enum_value(
+        "EDIT_WINDOW_CLOSED",
+        description="The post can no longer be edited (EditWindowClosedError).",
+    )
+    UPLOAD_UNUSABLE = strawberry.enum_value(
+        "UPLOAD_UNUSABLE", description="An upload cannot go into a post (UploadUnusableError)."
+    )
+    UPLOAD_NOT_FOUND = strawberry.enum_value(
+        "UPLOAD_NOT_FOUND", description="You have no upload with that id (UploadNotFoundError)."
+    )
+    MEDIA_URL_NOT_ALLOWED = strawberry.enum_value(
+        "MEDIA_URL_NOT_ALLOWED",
+        description="An external media URL not allowed here (MediaUrlNotAllowedError).",
+    )
+
+
 @strawberry.interface(description="A typed, expected failure of a mutation. Nothing was changed.")
 class Error:
-    message: str
-    code: str = strawberry.field(description="A stable machine-readable code, e.g. NOT_FOUND.")
+    message: str = strawberry.field(description="What went wrong, for a person to read.")
+    code: ErrorCode = strawberry.field(
+        description="A stable machine-readable code, e.g. NOT_FOUND (the same strings as "
+        "before it was an enum)."
+    )
 
 
 @strawberry.type(description="An input value breaks a rule; `field` names the input field.")
@@ -303,7 +388,7 @@ def error_from_domain(exc: d.DomainError) -> Error:
     """
     for domain_cls, gql_cls in _MAP:
         if isinstance(exc, domain_cls):
-            kwargs: dict[str, Any] = {"message": exc.message, "code": exc.code}
+            kwargs: dict[str, Any] = {"message": exc.message, "code": ErrorCode(exc.code)}
             for name in vars(gql_cls).get("__annotations__", {}):  # its own: field, …
                 kwargs[name] = getattr(exc, name)
             if gql_cls is UploadUnusableError:  # the enum member of the domain's code

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.feed.hydration import HydratedPost
+from domain.feed.sources import followed_pull_authors, viewer_and_pull_authors
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, PostRevision, first_revisions, posts_by_ids
 from domain.social.queries import (
@@ -229,6 +230,25 @@ class Loaders:
         self._blocks: dict = {}
         self._mutes: dict = {}
         self._liked: dict = {}
+        self._pull_authors: list[uuid.UUID] | None = None
+
+    async def load_viewer_for_feed(self) -> UserRecord | None:
+        """The viewer's account, read in one statement with the pull authors they
+        follow (domain.feed.sources.viewer_and_pull_authors), both kept for the request:
+        what a page of the home feed reads first."""
+        assert self.viewer_id is not None
+        if self.viewer_id in self._users:
+            return self._users[self.viewer_id]
+        record, self._pull_authors = await viewer_and_pull_authors(self.engine, self.viewer_id)
+        self._users.setdefault(self.viewer_id, record)
+        return record
+
+    async def followed_pull_authors(self) -> list[uuid.UUID]:
+        """The pull authors the viewer follows (read once per request)."""
+        assert self.viewer_id is not None
+        if self._pull_authors is None:
+            self._pull_authors = await followed_pull_authors(self.engine, self.viewer_id)
+        return self._pull_authors
 
     @cached_property
     def user_by_id(self) -> UserByIdLoader:

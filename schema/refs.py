@@ -21,10 +21,13 @@ import functools
 from typing import Annotated, Any
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.types.lazy_type import LazyType
 
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
+from schema import visibility
+from schema.context import Info
 from schema.loaders import UserCounts
 
 UserRef = Annotated["User", strawberry.lazy("schema.users.types")]  # type: ignore[name-defined]  # noqa: F821
@@ -47,3 +50,22 @@ def user_node(record: UserRecord, counts: UserCounts | None = None) -> UserRef:
 def post_node(record: PostRecord) -> PostRef:
     """The ``Post`` object of a post record."""
     return _node_class("Post", "schema.posts.types").from_record(record)
+
+
+@strawberry.type
+class BothSides:
+    """The success payload of a mutation between the viewer and another account: both
+    accounts, read after the change, so a normalised cache refreshes both (the viewer's
+    ``followingCount``, the other's ``followerCount``, their flags)."""
+
+    user: UserRef
+
+    @strawberry.field(description="You, after the change (your counts and lists as they are now).")
+    async def viewer(self, info: Info) -> UserRef:
+        ctx = info.context
+        (rec,) = await visibility.accounts(ctx, [ctx.viewer_id])
+        if rec is None:  # signed out or banned during the request
+            raise GraphQLError(
+                "Your account is not available.", extensions={"code": "UNAUTHENTICATED"}
+            )
+        return user_node(rec)

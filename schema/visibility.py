@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from domain.engagement.add_comment import CommentRecord
-from domain.feed.hydration import HydratedPost, Wanted, hydrate_posts
+from domain.feed.hydration import HydratedPost, Wanted
+from domain.feed.post_filter import PostFilter
 from domain.identity.queries import UserRecord
 from domain.notifications.queries import NotificationRecord
 from domain.posts.queries import PostRecord
@@ -107,43 +108,16 @@ async def visible_posts(
     return [r is not None and rule(viewer, r, authors[r.author_id]) for r in records]
 
 
-async def home_feed_posts(
-    ctx: Context, ids: Sequence[uuid.UUID], wanted: Wanted = Wanted()
-) -> dict[uuid.UUID, HydratedPost]:
-    """The posts of ``ids`` that belong in the viewer's home feed now
-    (rules.in_home_feed), hydrated: one statement loads the posts, their authors, the
-    viewer's blocks, follows and mutes of those authors and what ``wanted`` asks for
-    (domain.feed.hydration), and primes the request's dataloaders with all of it, so
-    the page's fields read no more. The viewer must be signed in."""
-    return await _hydrated(ctx, ids, wanted, rules.in_home_feed)
-
-
 async def explore_posts(
     ctx: Context, ids: Sequence[uuid.UUID], wanted: Wanted = Wanted()
 ) -> dict[uuid.UUID, HydratedPost]:
-    """The posts of ``ids`` that may show in the viewer's explore now
-    (rules.in_explore), hydrated and primed as :func:`home_feed_posts` does. The viewer
-    must be signed in."""
-    return await _hydrated(ctx, ids, wanted, rules.in_explore)
-
-
-async def _hydrated(
-    ctx: Context,
-    ids: Sequence[uuid.UUID],
-    wanted: Wanted,
-    rule: Callable[[Viewer, PostRecord, UserRecord | None], bool],
-) -> dict[uuid.UUID, HydratedPost]:
-    viewer_id = ctx.require_viewer()
-    hydrated = await hydrate_posts(ctx.engine, viewer_id, ids, wanted)
-    others = [h for h in hydrated.values() if h.author is not None and h.author.id != viewer_id]
-    viewer = Viewer(
-        viewer_id,
-        frozenset(h.author.id for h in others if h.blocked),  # type: ignore[union-attr]
-        frozenset(h.author.id for h in others if h.followed),  # type: ignore[union-attr]
-        frozenset(h.author.id for h in others if h.muted),  # type: ignore[union-attr]
-    )
-    ctx.loaders.prime_hydrated(viewer_id, hydrated.values())
-    return {pid: h for pid, h in hydrated.items() if rule(viewer, h.post, h.author)}
+    """The posts of ``ids`` that may show in the viewer's explore now (rules.in_explore),
+    hydrated (domain.feed.post_filter) and primed into the request's dataloaders. The
+    viewer must be signed in."""
+    check = PostFilter(ctx.engine, ctx.require_viewer(), wanted, rules.in_explore)
+    found = await check.hydrate(ids)
+    ctx.loaders.prime_hydrated(check.viewer_id, found.values())
+    return found
 
 
 async def posts(ctx: Context, ids: Sequence[uuid.UUID | None]) -> list[PostRecord | None]:

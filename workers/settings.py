@@ -25,6 +25,7 @@ from app.container import (
 )
 from app.metrics import WorkerMetrics
 from app.settings import Settings, get_settings
+from app.worker_health import heartbeat_forever
 from domain.media.process_post_media import sweep_work_dirs
 from domain.outbox.jobs import CONSUME_EVENT
 from workers.accounts import prune_data_exports, purge_accounts
@@ -36,6 +37,11 @@ from workers.notifications import follow_digest
 from workers.search import refresh_search_ranks_job
 
 log = logging.getLogger("roost.workers")
+
+#: Time limit of the search-rank refresh (seconds): ~2 s for the 82k users of the real
+#: graph when nothing moved, ~7 s when every count did (a load of old data), more on a
+#: busy machine; JOB_TIMEOUT_S (5 s) is for one event's job.
+SEARCH_RANKS_TIMEOUT_S = 300
 
 
 def redis_settings_for(settings: Settings) -> RedisSettings:
@@ -92,6 +98,18 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
                 log.info("deleted %d temporary folders of interrupted media jobs", swept)
             deps.media_worker = media_worker(settings, ctx, redis_settings_for(settings))
             deps.media_task = asyncio.create_task(deps.media_worker.async_run())
+        # The liveness heartbeat (app/worker_health.py), on arq's own Redis connection;
+        # it stops when the relay loop died, so the health check fails.
+        relay_task = deps.relay
+        deps.heartbeat = asyncio.create_task(
+            heartbeat_forever(
+                ctx["redis"],
+                settings.arq_queue,
+                settings.worker_name,
+                settings.worker_heartbeat_s,
+                alive=lambda: relay_task is None or not relay_task.done(),
+            )
+        )
         # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
         deps.metrics = WorkerMetrics(
             deps.engine, settings.metrics_host, settings.worker_metrics_port
@@ -107,6 +125,10 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             )
         if deps.metrics is not None:
             await deps.metrics.close()
+        if deps.heartbeat is not None:
+            deps.heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await deps.heartbeat
         if deps.relay is not None:
             deps.relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -129,7 +151,13 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             # Hourly: the digest of yesterday's follows past the cap (idempotent).
             cron(follow_digest, minute={15}, run_at_startup=False),
             # Every 10 minutes and at start: people search's ranking signal.
-            cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
+            # A walk of every user in batches (resumable): its own limit, not JOB_TIMEOUT_S.
+            cron(
+                refresh_search_ranks_job,
+                minute=set(range(5, 60, 10)),
+                run_at_startup=True,
+                timeout=SEARCH_RANKS_TIMEOUT_S,
+            ),
             # Every minute: purge accounts whose deletion is due, a few seconds at a time
             # (batched, resumable; within JOB_TIMEOUT_S like every job).
             cron(purge_accounts, second={40}, run_at_startup=False),

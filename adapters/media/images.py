@@ -13,6 +13,8 @@ largest variant is resized from the decoded pixels, converted to sRGB, and each 
 variant is resized from the one above it. Variants: ``full`` 1440 wide, ``feed`` 1080
 wide, ``thumbnail`` 150 × 150 cropped to the centre, none ever upscaled, each as WebP
 plus a ``<name>_jpeg`` JPEG fallback; no metadata is carried (no EXIF, GPS, XMP, ICC).
+An avatar gets squares instead, cropped to the centre: ``avatar_320``, ``avatar_150``
+and ``avatar_64`` (each at most the picture's shorter side), with their fallbacks.
 The first frame of an animated file is the photo.
 """
 
@@ -34,6 +36,8 @@ pillow_heif.register_heif_opener(thumbnails=False, depth_images=False, aux_image
 FULL_WIDTH = 1440
 FEED_WIDTH = 1080
 THUMBNAIL_SIDE = 150
+#: An avatar's squares, largest first: (variant name, side in pixels).
+AVATAR_SIDES = (("avatar_320", 320), ("avatar_150", 150), ("avatar_64", 64))
 #: EXIF orientations that swap width and height (a transpose or a quarter turn).
 _SWAPS = frozenset({5, 6, 7, 8})
 #: Modes that Pillow resizes well as they are (others are converted to RGB(A) first).
@@ -70,9 +74,12 @@ def scaled(width: int, height: int, target_width: int) -> tuple[int, int]:
     return target_width, max(1, round(height * target_width / width))
 
 
-def process_photo(source: Path, out_dir: Path, found: SourceType, limits: MediaLimits) -> Photo:
-    """Decode ``source`` (already sniffed as ``found``) once and write its variants into
-    ``out_dir``. Raises MediaRejectedError (TOO_MANY_PIXELS, TRUNCATED, UNDECODABLE)."""
+def process_photo(
+    source: Path, out_dir: Path, found: SourceType, limits: MediaLimits, *, avatar: bool = False
+) -> Photo:
+    """Decode ``source`` (already sniffed as ``found``) once and write its variants (a
+    post's, or with ``avatar`` the avatar squares) into ``out_dir``. Raises
+    MediaRejectedError (TOO_MANY_PIXELS, TRUNCATED, UNDECODABLE)."""
     if ImageFile.LOAD_TRUNCATED_IMAGES:
         raise RuntimeError("ImageFile.LOAD_TRUNCATED_IMAGES must be False: truncation is an error")
     assert found.pillow_format is not None
@@ -83,10 +90,10 @@ def process_photo(source: Path, out_dir: Path, found: SourceType, limits: MediaL
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise MediaRejectedError("UNDECODABLE", "The photo cannot be decoded.") from exc
     with image:
-        return _photo(image, out_dir, limits)
+        return _photo(image, out_dir, limits, avatar)
 
 
-def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Photo:
+def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits, avatar: bool) -> Photo:
     refusal = too_many_pixels(*image.size, limits)
     if refusal is not None:
         raise refusal
@@ -94,7 +101,7 @@ def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Ph
     width, height = image.size
     if orientation in _SWAPS:
         width, height = height, width
-    full_size = scaled(width, height, FULL_WIDTH)
+    full_size = _avatar_size(width, height) if avatar else scaled(width, height, FULL_WIDTH)
     if image.format == "JPEG":
         image.draft(None, full_size[::-1] if orientation in _SWAPS else full_size)
     icc = image.info.get("icc_profile")
@@ -113,6 +120,8 @@ def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Ph
         icc = None
     full = _resized(decoded, full_size)
     full = to_srgb(full, icc)
+    if avatar:
+        return _avatar(full, out_dir, width, height)
     feed = _resized(full, scaled(*full.size, FEED_WIDTH))
     thumbnail = _centre_square(feed, min(THUMBNAIL_SIDE, *feed.size))
     variants = [
@@ -121,6 +130,26 @@ def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits) -> Ph
         *write_still(full, out_dir, "full"),
     ]
     blurhash, phash = fingerprints(feed)
+    return Photo(width, height, blurhash, phash, variants)
+
+
+def _avatar_size(width: int, height: int) -> tuple[int, int]:
+    """``(width, height)`` scaled so the shorter side is the largest avatar square's
+    (never up)."""
+    side = min(width, height)
+    target = min(AVATAR_SIDES[0][1], side)
+    if target == side:
+        return width, height
+    return max(target, round(width * target / side)), max(target, round(height * target / side))
+
+
+def _avatar(image: Image.Image, out_dir: Path, width: int, height: int) -> Photo:
+    largest = _centre_square(image, min(AVATAR_SIDES[0][1], *image.size))
+    variants: list[Variant] = []
+    for name, side in AVATAR_SIDES:
+        square = _resized(largest, (min(side, largest.width),) * 2)
+        variants += write_still(square, out_dir, name)
+    blurhash, phash = fingerprints(largest)
     return Photo(width, height, blurhash, phash, variants)
 
 

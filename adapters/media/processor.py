@@ -28,21 +28,35 @@ class PillowAvProcessor:
     the calling thread (CPU-bound, blocking)."""
 
     def process(
-        self, source: Path, out_dir: Path, *, declared_kind: MediaKind, limits: MediaLimits
+        self,
+        source: Path,
+        out_dir: Path,
+        *,
+        declared_kind: MediaKind,
+        limits: MediaLimits,
+        avatar: bool = False,
     ) -> ProcessedMedia:
         """Check ``source`` and write its variants into ``out_dir`` (created when
-        missing). Raises MediaRejectedError with one of the port's reasons."""
+        missing; ``avatar``: an image's square avatar variants, a video refused as
+        ``KIND_MISMATCH``). Raises MediaRejectedError with one of the port's reasons."""
         out_dir.mkdir(parents=True, exist_ok=True)
         before = set(out_dir.iterdir())
         try:
-            return self._process(source, out_dir, declared_kind, limits)
+            return self._process(
+                source, out_dir, "image" if avatar else declared_kind, limits, avatar
+            )
         except BaseException:
             for path in set(out_dir.iterdir()) - before:
                 path.unlink(missing_ok=True)
             raise
 
     def _process(
-        self, source: Path, out_dir: Path, declared_kind: MediaKind, limits: MediaLimits
+        self,
+        source: Path,
+        out_dir: Path,
+        declared_kind: MediaKind,
+        limits: MediaLimits,
+        avatar: bool,
     ) -> ProcessedMedia:
         size = source.stat().st_size
         if size > limits.max_bytes:
@@ -55,7 +69,7 @@ class PillowAvProcessor:
         check_container(source, found.container)
         sha256 = sha256_file(source)
         if found.kind == "image":
-            photo = process_photo(source, out_dir, found, limits)
+            photo = process_photo(source, out_dir, found, limits, avatar=avatar)
             return ProcessedMedia(
                 kind="image",
                 mime_type=found.mime_type,

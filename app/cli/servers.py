@@ -79,9 +79,39 @@ def _run_worker(settings: Settings) -> None:
             time.sleep(WORKER_RESTART_DELAY_S)
 
 
+def check_worker(settings: Settings, redis_url: str) -> int:
+    """``roost worker --check``: 0 when this host's worker (WORKER_NAME) beat within
+    WORKER_HEARTBEAT_MAX_AGE_S, else 1; one line on stdout says which."""
+    from redis.asyncio import Redis
+
+    from app.worker_health import liveness
+
+    async def check() -> int:
+        redis = Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            alive = await liveness(
+                redis, settings.arq_queue, settings.worker_heartbeat_max_age_s, settings.worker_name
+            )
+        except Exception as exc:  # Redis unreachable: not healthy either
+            print(f"roost worker --check: Redis: {exc!r}", flush=True)
+            return 1
+        finally:
+            await redis.aclose()
+        print(f"roost worker --check: {'ok' if alive.ok else 'FAILED'}: {alive.message}")
+        return 0 if alive.ok else 1
+
+    return asyncio.run(check())
+
+
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     """``roost worker``: migrate, then run the arq worker until SIGINT/SIGTERM (embedded:
     on the servers of a running ``roost run``, or its own)."""
+    if getattr(args, "check", False):
+        if settings.redis_url:
+            return check_worker(settings, settings.redis_url)
+        with services(settings, fresh=False) as urls:
+            assert urls.redis_url
+            return check_worker(settings, urls.redis_url)
     _check_production(settings)
     embedded = not (settings.database_url and settings.redis_url)
     with services(settings, fresh=False) as urls:
@@ -204,7 +234,7 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
 async def _wait_for_worker(
     settings: Settings, worker: subprocess.Popen[bytes] | None, deadline_s: float
 ) -> str:
-    """Wait until the worker is up (its arq health-check key exists) and the outbox is
+    """Wait until the worker is up (its heartbeat, app/worker_health.py) and the outbox is
     empty (the seeded live posts are fanned out), at most ``deadline_s`` seconds; return
     a note for the banner when it is not so ("" when all is well)."""
     if worker is None:
@@ -213,17 +243,27 @@ async def _wait_for_worker(
     from sqlalchemy import text
 
     from app.database import create_engine
+    from app.worker_health import liveness
 
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
     engine = create_engine(str(settings.database_url), pool_size=1, max_overflow=0)
-    health_key = settings.arq_queue + ":health-check"
     deadline = time.monotonic() + deadline_s
     try:
         while time.monotonic() < deadline:
             if worker.poll() is not None:
                 return f"The worker exited (code {worker.returncode}): see its log above."
             try:
-                up = redis is None or bool(await redis.exists(health_key))
+                up = (
+                    redis is None
+                    or (
+                        await liveness(
+                            redis,
+                            settings.arq_queue,
+                            settings.worker_heartbeat_max_age_s,
+                            settings.worker_name,
+                        )
+                    ).ok
+                )
                 async with engine.connect() as conn:
                     backlog = await conn.scalar(
                         text("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")

@@ -80,7 +80,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
 }
 _PROFILE = (
     f'SELECT id, username, display_name AS "displayName", bio, email,'
-    f' is_private AS "isPrivate", {_ts("created_at")} AS "createdAt"'
+    f' is_private AS "isPrivate", website, {_ts("created_at")} AS "createdAt"'
     " FROM users WHERE id = :u"
 )
 _LOCK_PENDING = text(

@@ -52,6 +52,25 @@ async def latest_export(conn: AsyncConnection, user_id: uuid.UUID) -> ExportReco
     return to_export(row) if row else None
 
 
+async def exports_of_user(
+    conn: AsyncConnection, user_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, ExportRecord]:
+    """The exports among ``ids`` that belong to ``user_id`` and have not expired, by id
+    (one statement)."""
+    if not ids:
+        return {}
+    rows = (
+        await conn.execute(
+            text(
+                f"SELECT {COLUMNS} FROM data_exports WHERE id = ANY(:ids) AND user_id = :u"
+                " AND (expires_at IS NULL OR expires_at > now())"
+            ),
+            {"ids": list(ids), "u": user_id},
+        )
+    ).all()
+    return {r.id: r for r in map(to_export, rows)}
+
+
 async def downloadable_export(engine: AsyncEngine, export_id: uuid.UUID) -> ExportRecord | None:
     """The export if its archive is ready and not expired, else None."""
     async with engine.connect() as conn:

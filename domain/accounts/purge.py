@@ -47,6 +47,7 @@ _SCRUB = text(
     """
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
         email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false,
+        website = NULL, avatar = NULL, avatar_upload_id = NULL,
         is_moderator = false, last_active_at = NULL, status = 'deleted', purged_at = now()
     WHERE id = :u
     """

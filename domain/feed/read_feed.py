@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Decides, for a batch of candidate entries, which the viewer may see (same order).
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
+#: The pull authors the viewer follows (domain.feed.sources.followed_pull_authors).
+PullAuthors = Callable[[], Awaitable[list[uuid.UUID]]]
 
 #: Most candidates per refill round; each round asks twice the last, so N filtered
 #: entries cost O(log N) rounds.
@@ -57,11 +59,13 @@ async def read_home_feed(
     first: int,
     before: Entry | None,
     visible: Visible,
+    pull_authors: PullAuthors | None = None,
 ) -> FeedPage:
     """The page of ``first`` entries after ``before`` (None: newest); Redis trouble is
-    served from PostgreSQL, never raised."""
+    served from PostgreSQL, never raised. ``pull_authors``: the followed pull authors
+    (default: a statement of its own)."""
     try:
-        source = _RedisSource(engine, stores, config, viewer_id)
+        source = _RedisSource(engine, stores, config, viewer_id, pull_authors)
         return await _fill(source, first, before, visible, "redis")
     except StoreError as exc:
         log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
@@ -116,9 +120,15 @@ class _RedisSource:
     """
 
     def __init__(
-        self, engine: AsyncEngine, stores: FeedStores, config: FeedConfig, viewer_id: uuid.UUID
+        self,
+        engine: AsyncEngine,
+        stores: FeedStores,
+        config: FeedConfig,
+        viewer_id: uuid.UUID,
+        pull_authors: PullAuthors | None = None,
     ) -> None:
         self.engine = engine
+        self.read_pull_authors = pull_authors or (lambda: followed_pull_authors(engine, viewer_id))
         self.stores = stores
         self.config = config
         self.viewer_id = viewer_id
@@ -131,7 +141,7 @@ class _RedisSource:
         if self.window_done:
             return await self.sql.candidates(before, count)
         if self.pull_authors is None:
-            self.pull_authors = await followed_pull_authors(self.engine, self.viewer_id)
+            self.pull_authors = await self.read_pull_authors()
         stored = [a for a in self.pull_authors if a not in self.authors_in_sql]
         (feed, feed_whole), *pulled = await self._pages([self.viewer_id], stored, before, count)
         if len(feed) < count and not feed_whole:

@@ -25,7 +25,7 @@ from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ports import Window
 from domain.feed.ranking import Candidate, Signals, rank
 from domain.feed.ranking_queries import live_post_facts
-from domain.feed.read_feed import Visible, read_home_feed
+from domain.feed.read_feed import PullAuthors, Visible, read_home_feed
 from domain.feed.timelines import Entry
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,7 @@ async def read_ranked_feed(
     after: Position | None,
     visible: Visible,
     now: dt.datetime,
+    pull_authors: PullAuthors | None = None,
 ) -> RankedPage:
     """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
     window). Raises RankedWindowExpiredError when the position's window is gone or
@@ -78,7 +79,14 @@ async def read_ranked_feed(
 
     async def chronological(before: Entry | None, n: int) -> RankedPage:
         page = await read_home_feed(
-            engine, stores, config, viewer_id, first=n, before=before, visible=visible
+            engine,
+            stores,
+            config,
+            viewer_id,
+            first=n,
+            before=before,
+            visible=visible,
+            pull_authors=pull_authors,
         )
         return RankedPage([(e, Position(None, 0, e)) for e in page.entries], page.has_next)
 
@@ -99,7 +107,14 @@ async def read_ranked_feed(
     # first page included), so the rule is checked for the ~20 posts a page shows,
     # not for the whole window on every first page.
     found = await read_home_feed(
-        engine, stores, config, viewer_id, first=cfg.window, before=None, visible=_unchecked
+        engine,
+        stores,
+        config,
+        viewer_id,
+        first=cfg.window,
+        before=None,
+        visible=_unchecked,
+        pull_authors=pull_authors,
     )
     if not found.entries:
         return RankedPage([], False)

@@ -11,6 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.timelines import Entry, time_of
+from domain.identity.queries import UserRecord
 from domain.keyset import Position
 from domain.reads import fetch_rows
 
@@ -127,18 +128,37 @@ async def authors_entries_sql(
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 
+#: The pull authors the viewer ($1) follows (a few dozen at most, by construction).
+_PULL_AUTHORS_SQL = (
+    "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
+    " ON f.followee_id = m.author_id AND f.follower_id = $1 AND f.deleted_at IS NULL"
+    " WHERE m.mode = 'pull'"
+)
+
+
 async def followed_pull_authors(
     db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
 ) -> list[uuid.UUID]:
     """The pull authors the viewer follows (a few dozen at most, by construction)."""
+    rows = await fetch_rows(db, _PULL_AUTHORS_SQL, viewer_id)
+    return [r[0] for r in rows]
+
+
+async def viewer_and_pull_authors(
+    db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
+) -> tuple[UserRecord | None, list[uuid.UUID]]:
+    """The viewer's account (None if the row is gone) and :func:`followed_pull_authors`,
+    in one statement: what a home feed page reads before its candidates."""
     rows = await fetch_rows(
         db,
-        "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
-        " ON f.followee_id = m.author_id AND f.follower_id = $1 AND f.deleted_at IS NULL"
-        " WHERE m.mode = 'pull'",
+        "SELECT id, username, display_name, bio, status, created_at, is_private,"
+        f" ARRAY({_PULL_AUTHORS_SQL}) FROM users WHERE id = $1",
         viewer_id,
     )
-    return [r[0] for r in rows]
+    if not rows:
+        return None, []
+    *user, pull_authors = rows[0]
+    return UserRecord(*user), list(pull_authors)
 
 
 async def follows_now(
@@ -153,18 +173,3 @@ async def follows_now(
         {"a": follower_id, "b": followee_id},
     )
     return bool(found)
-
-
-async def author_modes(
-    conn: AsyncConnection, author_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, str]:
-    """``{author: 'push' | 'pull'}`` for the given authors (push when no row)."""
-    rows = await conn.execute(
-        text(
-            "SELECT author_id, mode FROM author_feed_modes"
-            " WHERE author_id = ANY(CAST(:ids AS uuid[]))"
-        ),
-        {"ids": list(author_ids)},
-    )
-    found: dict[uuid.UUID, str] = {author: mode for author, mode in rows}
-    return {a: found.get(a, "push") for a in author_ids}

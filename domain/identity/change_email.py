@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.identity.errors import AccountUnavailableError, EmailTakenError, WrongPasswordError
 from domain.identity.passwords import verify_password
-from domain.identity.queries import UserRecord, to_record
+from domain.identity.queries import USER_SELECT, UserRecord, to_record
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import EmailVerificationRequested, UserUpdated
 from domain.outbox.unit_of_work import unit_of_work
@@ -21,12 +21,9 @@ _ACCOUNT = text("SELECT password_hash, email FROM users WHERE id = :u AND status
 _SET = text(
     "UPDATE users SET email = :e, email_verified_at = NULL"
     " WHERE id = :u AND status = 'active'"
-    " RETURNING id, username, display_name, bio, status, created_at, is_private"
+    f" RETURNING {USER_SELECT}"
 )
-_CURRENT = text(
-    "SELECT id, username, display_name, bio, status, created_at, is_private FROM users"
-    " WHERE id = :u AND status = 'active'"
-)
+_CURRENT = text(f"SELECT {USER_SELECT} FROM users WHERE id = :u AND status = 'active'")
 
 
 async def change_email(

@@ -19,6 +19,7 @@ from sqlalchemy import (
     func,
     text,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
 
@@ -50,6 +51,13 @@ users = Table(
     Column("purged_at", DateTime(timezone=True), nullable=True),
     # The moderator role (``roost admin grant-moderator``): reads reports, bans, removes.
     Column("is_moderator", Boolean, nullable=False, server_default=false()),
+    # Profile: an http(s) link (domain.identity.website), and the avatar, an image
+    # upload the media worker turned into square variants: {"uploadId", "blurhash",
+    # "variants": [{"name", "key", "mimeType", "width", "height"}]}; null: none.
+    # ``avatar_upload_id`` names the upload being processed to replace it (null: none).
+    Column("website", Text, nullable=True),
+    Column("avatar", JSONB, nullable=True),
+    Column("avatar_upload_id", Uuid, nullable=True),
     CheckConstraint("username ~ '^[a-z0-9._]{3,30}$'", name="username_format"),
     CheckConstraint(
         "status IN ('active', 'banned', 'pending_deletion', 'deleted')", name="status_known"

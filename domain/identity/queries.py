@@ -6,6 +6,7 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -26,6 +27,9 @@ class UserRecord:
     status: str
     created_at: dt.datetime
     is_private: bool = False
+    website: str | None = None
+    #: The processed avatar (users.avatar: uploadId, blurhash, variants), None: none.
+    avatar: dict[str, Any] | None = None
 
     @property
     def is_visible(self) -> bool:
@@ -41,7 +45,12 @@ USER_COLUMNS = (
     users.c.status,
     users.c.created_at,
     users.c.is_private,
+    users.c.website,
+    users.c.avatar,
 )
+
+#: The same columns as SQL text, for statements written as text.
+USER_SELECT = "id, username, display_name, bio, status, created_at, is_private, website, avatar"
 
 
 def to_record(row: AnyRow) -> UserRecord:
@@ -55,6 +64,8 @@ def to_record(row: AnyRow) -> UserRecord:
         m["status"],
         m["created_at"],
         m["is_private"],
+        m["website"],
+        m["avatar"],
     )
 
 
@@ -67,8 +78,7 @@ async def users_by_ids(
         return {}
     rows = await fetch_rows(
         db,
-        "SELECT id, username, display_name, bio, status, created_at, is_private"
-        " FROM users WHERE id = ANY(CAST($1 AS uuid[]))",
+        f"SELECT {USER_SELECT} FROM users WHERE id = ANY(CAST($1 AS uuid[]))",
         list(set(ids)),
     )
     return {r[0]: UserRecord(*r) for r in rows}
@@ -95,3 +105,27 @@ async def email_state(db: AsyncConnection | AsyncEngine, user_id: uuid.UUID) -> 
         db, "SELECT email, email_verified_at IS NOT NULL FROM users WHERE id = $1", user_id
     )
     return EmailState(rows[0][0], bool(rows[0][1])) if rows else EmailState(None, False)
+
+
+@dataclass(frozen=True, slots=True)
+class AvatarUploadState:
+    """The avatar upload an account chose last and that is not its avatar (yet):
+    ``processing``, or ``failed`` with the refusal's ``failure_reason`` code."""
+
+    upload_id: uuid.UUID
+    state: str
+    failure_reason: str | None
+
+
+async def avatar_upload_state(
+    db: AsyncConnection | AsyncEngine, user_id: uuid.UUID
+) -> AvatarUploadState | None:
+    """The state of ``user_id``'s pending avatar upload, or None when there is none."""
+    rows = await fetch_rows(
+        db,
+        "SELECT up.id, up.state, up.failure_reason FROM users u"
+        " JOIN uploads up ON up.id = u.avatar_upload_id AND up.owner_id = u.id"
+        " WHERE u.id = $1",
+        user_id,
+    )
+    return AvatarUploadState(*rows[0]) if rows else None

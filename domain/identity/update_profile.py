@@ -1,21 +1,32 @@
-"""Use case: change the viewer's display name, bio and privacy."""
+"""Use case: change the viewer's display name, bio, website, avatar and privacy."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.errors import NotFoundError
+from domain.db import utcnow
+from domain.errors import NotFoundError, ValidationError
 from domain.identity.models import users
 from domain.identity.queries import USER_COLUMNS, UserRecord, to_record
+from domain.identity.website import clean_website
+from domain.media.ports import ObjectStore
+from domain.media.process_post_media import delivery_keys
+from domain.media.uploads import check_arrived, check_uploads, read_uploads
 from domain.outbox.dispatch import Dispatcher
-from domain.outbox.events import UserUpdated
-from domain.outbox.unit_of_work import unit_of_work
+from domain.outbox.events import AvatarUploaded, UserUpdated
+from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 from domain.social.accept_follow_requests import accept_pending_requests
 from domain.text import clean_bio, clean_display_name
+
+log = logging.getLogger("roost.identity")
+
+#: ``avatar_upload_id`` that removes the avatar.
+REMOVE = "remove"
 
 
 async def update_profile(
@@ -24,24 +35,51 @@ async def update_profile(
     *,
     display_name: str | None = None,
     bio: str | None = None,
+    website: str | None = None,
+    avatar_upload_id: uuid.UUID | str | None = None,
     is_private: bool | None = None,
+    store: ObjectStore | None = None,
     counter_shards: int = 16,
     dispatcher: Dispatcher | None = None,
 ) -> UserRecord:
-    """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC) and
-    ``is_private`` are given, with ``user.updated``; return the user. ``is_private=False``
-    also accepts every pending follow request in the same transaction
-    (accept_pending_requests). Raises ValidationError or NotFoundError.
+    """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC),
+    ``website`` (domain.identity.website: an http(s) link; ``""`` clears it) and
+    ``is_private`` are given, with ``user.updated``; return the user.
+
+    ``avatar_upload_id``: one of the user's pending image uploads, its bytes arrived in
+    ``store`` at the declared size, becomes the avatar once the media worker made its
+    squares (``avatar.uploaded``; until then the old avatar stays and the upload is
+    ``processing``); :data:`REMOVE` removes the avatar (its objects are deleted after the
+    commit, best effort). ``is_private=False`` also accepts every pending follow
+    request in the same transaction (accept_pending_requests).
+
+    Raises ValidationError (also for a video as avatar, or no store), UploadNotFoundError,
+    UploadUnusableError or NotFoundError. Nothing changes when one is raised.
     """
     values: dict[str, Any] = {}
     if display_name is not None:
         values["display_name"] = clean_display_name(display_name)
     if bio is not None:
         values["bio"] = clean_bio(bio)
+    if website is not None:
+        values["website"] = clean_website(website)
     if is_private is not None:
         values["is_private"] = is_private
+    upload = avatar_upload_id if isinstance(avatar_upload_id, uuid.UUID) else None
+    if upload is not None:
+        await _check_avatar(engine, store, user_id, upload)
+    old_avatar = None
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
+        if avatar_upload_id == REMOVE:
+            old_avatar = await conn.scalar(
+                text("SELECT avatar FROM users WHERE id = :u FOR UPDATE"), {"u": user_id}
+            )
+            values["avatar"] = None
+            values["avatar_upload_id"] = None
+        elif upload is not None:
+            await _choose_avatar(uow, user_id, upload)
+            values["avatar_upload_id"] = upload
         stmt = update(users).where(users.c.id == user_id, users.c.status == "active")
         if not values:  # nothing to change: still answer with the current profile
             values["display_name"] = users.c.display_name
@@ -52,4 +90,34 @@ async def update_profile(
             # After the UPDATE: it holds the row lock that request creation waits for.
             await accept_pending_requests(uow, user_id, counter_shards=counter_shards)
         await uow.append(UserUpdated(user_id, tuple(sorted(values))))
+    if old_avatar and store is not None:
+        try:
+            await store.delete_delivery(delivery_keys([old_avatar]))
+        except Exception:  # best effort: the profile no longer names them
+            log.exception("deleting the removed avatar of %s failed", user_id)
     return to_record(row)
+
+
+async def _check_avatar(
+    engine: AsyncEngine, store: ObjectStore | None, user_id: uuid.UUID, upload: uuid.UUID
+) -> None:
+    if store is None:
+        raise ValidationError("avatarUploadId", "This server takes no uploads.")
+    async with engine.connect() as conn:
+        rows = await read_uploads(conn, [upload], user_id, lock=False)
+    check_uploads([upload], rows, utcnow())
+    if rows[upload].kind != "image":
+        raise ValidationError("avatarUploadId", "An avatar is an image upload (kind IMAGE).")
+    await check_arrived(store, [upload], rows)
+
+
+async def _choose_avatar(uow: UnitOfWork, user_id: uuid.UUID, upload: uuid.UUID) -> None:
+    """Again, locked (a post naming the same upload takes turns with this): the upload
+    goes ``processing`` and the media worker is told."""
+    conn = uow.conn
+    rows = await read_uploads(conn, [upload], user_id, lock=True)
+    check_uploads([upload], rows, utcnow())
+    await conn.execute(
+        text("UPDATE uploads SET state = 'processing' WHERE id = :id"), {"id": upload}
+    )
+    await uow.append(AvatarUploaded(user_id, upload))

@@ -7,14 +7,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.identity.email_tokens import VERIFY_EMAIL, redeem_token
 from domain.identity.errors import InvalidTokenError
-from domain.identity.queries import UserRecord, to_record
+from domain.identity.queries import USER_SELECT, UserRecord, to_record
 from domain.outbox.append import append
 from domain.outbox.events import EmailVerified
 
 _VERIFY = text(
     "UPDATE users SET email_verified_at = coalesce(email_verified_at, now())"
     " WHERE id = :u AND email = :e AND status = 'active'"
-    " RETURNING id, username, display_name, bio, status, created_at, is_private"
+    f" RETURNING {USER_SELECT}"
 )
 
 

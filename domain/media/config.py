@@ -54,6 +54,8 @@ def raw_key(upload_id: object) -> str:
     return f"raw/{upload_id}"
 
 
-def delivery_key(post_id: object, upload_id: object, variant: str, ext: str) -> str:
-    """The delivery key of one variant of one of a post's media."""
-    return f"media/{post_id}/{upload_id}/{variant}.{ext}"
+def delivery_key(owner_id: object, upload_id: object, variant: str, ext: str) -> str:
+    """The delivery key of one variant of one of a post's media (``owner_id``: the
+    post's id), or of an avatar (the account's id; UUIDv7s of posts and accounts never
+    meet)."""
+    return f"media/{owner_id}/{upload_id}/{variant}.{ext}"

@@ -7,9 +7,10 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.media.delete_media import delete_post_media
+from domain.media.process_avatar import process_avatar
 from domain.media.process_post_media import MediaServices, process_post_media
 from domain.outbox.dispatch import Dispatcher
-from domain.outbox.events import PostDeleted, PostMediaUploaded
+from domain.outbox.events import AvatarUploaded, PostDeleted, PostMediaUploaded
 from domain.outbox.process import Consumer
 
 
@@ -21,7 +22,8 @@ def media_consumer(
     dispatcher: Dispatcher | None,
 ) -> Consumer:
     """``post.media_uploaded``: process and publish (or fail) the post; ``post.deleted``:
-    delete its media objects. Both idempotent (the job may run twice)."""
+    delete its media objects; ``avatar.uploaded``: make the account's avatar of it (or
+    record why not). Each idempotent (the job may run twice)."""
 
     async def uploaded(e: PostMediaUploaded, _: uuid.UUID) -> None:
         await process_post_media(
@@ -31,4 +33,7 @@ def media_consumer(
     async def deleted(e: PostDeleted, _: uuid.UUID) -> None:
         await delete_post_media(engine, media.store, e.post_id)
 
-    return {PostMediaUploaded: uploaded, PostDeleted: deleted}
+    async def avatar(e: AvatarUploaded, _: uuid.UUID) -> None:
+        await process_avatar(engine, e.user_id, e.upload_id, media)
+
+    return {PostMediaUploaded: uploaded, PostDeleted: deleted, AvatarUploaded: avatar}

@@ -130,10 +130,17 @@ class MediaProcessor(Protocol):
     caller runs it off the event loop)."""
 
     def process(
-        self, source: Path, out_dir: Path, *, declared_kind: MediaKind, limits: MediaLimits
+        self,
+        source: Path,
+        out_dir: Path,
+        *,
+        declared_kind: MediaKind,
+        limits: MediaLimits,
+        avatar: bool = False,
     ) -> ProcessedMedia:
         """Decide the type by the bytes, check ``limits``, and write the variants into
-        ``out_dir``. Raises MediaRejectedError."""
+        ``out_dir`` (``avatar``: a photo's square avatar variants instead of a post's).
+        Raises MediaRejectedError."""
         ...
 
 

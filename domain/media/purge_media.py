@@ -14,7 +14,9 @@ from domain.media.ports import ObjectStore
 
 _BATCH = text(
     """
-    SELECT u.id, p.media FROM uploads u LEFT JOIN posts p ON p.id = u.post_id
+    SELECT u.id, coalesce(p.media, jsonb_build_array(a.avatar)) AS media
+    FROM uploads u LEFT JOIN posts p ON p.id = u.post_id
+    LEFT JOIN users a ON a.id = u.owner_id AND a.avatar ->> 'uploadId' = u.id::text
     WHERE u.owner_id = :u ORDER BY u.id LIMIT :n
     """
 )

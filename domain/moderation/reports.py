@@ -75,6 +75,20 @@ async def reports_page(
     return [to_report(r) for r in rows[:first]], len(rows) > first
 
 
+async def reports_by_ids(
+    conn: AsyncConnection, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, ReportRecord]:
+    """The reports among ``ids`` that exist, by id (one statement)."""
+    if not ids:
+        return {}
+    rows = (
+        await conn.execute(
+            text(f"SELECT {COLUMNS} FROM reports WHERE id = ANY(:ids)"), {"ids": list(ids)}
+        )
+    ).all()
+    return {r.id: r for r in map(to_report, rows)}
+
+
 async def close_reports(
     conn: AsyncConnection,
     moderator_id: uuid.UUID,

@@ -73,11 +73,6 @@ class Event:
         except (TypeError, ValueError, AttributeError) as exc:
             raise EventPayloadError(f"{cls.topic}: {exc}") from None
 
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        """The payload's keys, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
-
 
 def decode(topic: str, payload: Mapping[str, Any]) -> Event:
     """The event of a stored outbox row; raises KeyError for a topic no class declares."""
@@ -351,6 +346,17 @@ class PostCreated(Event):
     aggregate = "post_id"
     post_id: uuid.UUID
     author_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class AvatarUploaded(Event):
+    """``user_id`` chose the image upload ``upload_id`` as their avatar: the media worker
+    makes its square variants, then makes it the avatar (or records why not)."""
+
+    topic = "avatar.uploaded"
+    aggregate = "user_id"
+    user_id: uuid.UUID
+    upload_id: uuid.UUID
 
 
 @dataclass(frozen=True)

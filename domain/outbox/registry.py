@@ -75,6 +75,7 @@ REGISTRY = Registry(
     MappingProxyType(
         {
             ev.PostCreated: (FEED, NOTIFICATIONS),  # fan-out; caption mentions
+            ev.AvatarUploaded: (MEDIA,),  # square variants, then the profile shows them
             ev.PostEdited: (NOTIFICATIONS, REALTIME),  # new mentions; subscribers re-read it
             ev.PostMediaUploaded: (MEDIA,),  # process, then publish (post.created) or fail
             ev.PostProcessed: (NOTIFICATIONS,),  # "your post is published" / "could not be"

@@ -4,26 +4,24 @@ only, until the media worker publishes or fails it (domain.media.process_post_me
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
 import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, add_deltas
 from domain.db import new_id, utcnow
 from domain.engagement.hashtags import tag_post
 from domain.errors import ValidationError
 from domain.identity.errors import AccountUnavailableError
-from domain.media.config import MediaConfig, raw_key
-from domain.media.errors import MediaUrlNotAllowedError, UploadNotFoundError, UploadUnusableError
+from domain.media.config import MediaConfig
+from domain.media.errors import MediaUrlNotAllowedError, UploadUnusableError
 from domain.media.ports import ObjectStore
+from domain.media.uploads import check_arrived, check_uploads, read_uploads
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import PostCreated, PostMediaUploaded
 from domain.outbox.unit_of_work import unit_of_work
@@ -92,62 +90,6 @@ def _check_upload_ids(upload_ids: Sequence[uuid.UUID], n_urls: int) -> list[uuid
     return ids
 
 
-_UPLOADS = """
-    SELECT id, state, byte_size, expires_at FROM uploads
-    WHERE id = ANY(CAST(:ids AS uuid[])) AND owner_id = :owner
-"""
-
-
-def _check_rows(ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any], now: dt.datetime) -> None:
-    for i, upload_id in enumerate(ids):
-        row = rows.get(upload_id)
-        if row is None:
-            raise UploadNotFoundError(upload_id, index=i)
-        if row.state == "failed":
-            raise UploadUnusableError(upload_id, "FAILED", "This upload was refused.", index=i)
-        if row.state == "expired" or (row.state == "pending" and row.expires_at <= now):
-            raise UploadUnusableError(
-                upload_id,
-                "EXPIRED",
-                "This upload expired; reserve a new one and send it again.",
-                index=i,
-            )
-        if row.state != "pending":
-            raise UploadUnusableError(
-                upload_id, "USED", "This upload is already in a post.", index=i
-            )
-
-
-async def _read_uploads(
-    conn: AsyncConnection, ids: Sequence[uuid.UUID], owner: uuid.UUID, *, lock: bool
-) -> dict[uuid.UUID, Any]:
-    sql = _UPLOADS + (" ORDER BY id FOR UPDATE" if lock else "")
-    rows = await conn.execute(text(sql), {"ids": list(ids), "owner": owner})
-    return {r.id: r for r in rows}
-
-
-async def _check_arrived(
-    store: ObjectStore, ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any]
-) -> None:
-    found = await asyncio.gather(*(store.stat_raw(raw_key(i)) for i in ids))
-    for i, (upload_id, obj) in enumerate(zip(ids, found, strict=True)):
-        if obj is None:
-            raise UploadUnusableError(
-                upload_id,
-                "NOT_UPLOADED",
-                "No bytes arrived for this upload; send the file first.",
-                index=i,
-            )
-        declared = rows[upload_id].byte_size
-        if obj.size != declared:
-            raise UploadUnusableError(
-                upload_id,
-                "NOT_UPLOADED",
-                f"This upload has {obj.size} bytes of the {declared} declared; send it again.",
-                index=i,
-            )
-
-
 async def create_post(
     engine: AsyncEngine,
     author_id: uuid.UUID,
@@ -174,14 +116,14 @@ async def create_post(
         if store is None:
             raise ValidationError("uploadIds", "This server takes no uploads.")
         async with engine.connect() as conn:
-            rows = await _read_uploads(conn, ids, author_id, lock=False)
-        _check_rows(ids, rows, utcnow())
-        await _check_arrived(store, ids, rows)
+            rows = await read_uploads(conn, ids, author_id, lock=False)
+        check_uploads(ids, rows, utcnow())
+        await check_arrived(store, ids, rows)
     post_id = new_id()
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
         if ids:  # again, locked: a concurrent createPost with the same upload waits here
-            _check_rows(ids, await _read_uploads(conn, ids, author_id, lock=True), utcnow())
+            check_uploads(ids, await read_uploads(conn, ids, author_id, lock=True), utcnow())
         row = (
             await conn.execute(
                 text(

@@ -8,11 +8,12 @@ from enum import Enum
 from typing import Self
 
 import strawberry
+from strawberry import relay
 
 from domain.accounts.export_links import ExportLinkSigner
-from domain.accounts.exports import ExportRecord, latest_export
+from domain.accounts.exports import ExportRecord, exports_of_user, latest_export
 from schema.context import Info
-from schema.ids import to_global_id
+from schema.ids import parse_node_ids
 
 
 @strawberry.enum(description="Where a data export is.")
@@ -23,10 +24,11 @@ class DataExportStatus(Enum):
 
 @strawberry.type(
     description="An archive of your data (profile, posts, comments, likes, follows both "
-    "ways, blocks, mutes, notifications) as gzip-compressed JSON, prepared by the worker."
+    "ways, blocks, mutes, notifications) as gzip-compressed JSON, prepared by the worker. "
+    "`node(id:)` gives it to its owner only, until it expires."
 )
-class DataExport:
-    id: strawberry.ID
+class DataExport(relay.Node):
+    pk: relay.NodeID[str]
     status: DataExportStatus
     requested_at: dt.datetime
     ready_at: dt.datetime | None
@@ -40,7 +42,7 @@ class DataExport:
     def from_record(cls, rec: ExportRecord) -> Self:
         """Build the GraphQL object from a domain record."""
         return cls(
-            id=strawberry.ID(to_global_id("DataExport", rec.id)),
+            pk=str(rec.id),
             status=DataExportStatus(rec.status),
             requested_at=rec.requested_at,
             ready_at=rec.ready_at,
@@ -48,6 +50,20 @@ class DataExport:
             size_bytes=rec.size_bytes,
             record=rec,
         )
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: the viewer's own exports that have not expired
+        (anyone else's, an expired one, or any when anonymous: null)."""
+        ctx = info.context
+        if ctx.viewer_id is None:
+            return [None] * len(node_ids)
+        ids = parse_node_ids(node_ids)
+        async with ctx.engine.connect() as conn:
+            found = await exports_of_user(conn, ctx.viewer_id, [i for i in ids if i])
+        return [cls.from_record(found[i]) if i in found else None for i in ids]
 
     @strawberry.field(
         description="A link to download the archive (GET, no token needed), valid for 15 "

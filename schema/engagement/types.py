@@ -68,8 +68,9 @@ class Comment(relay.Node):
 
     @strawberry.field(description="Replies, oldest first (top-level comments only).")
     async def replies(
-        self, info: Info, first: int = REPLIES_PREVIEW, after: str | None = None
+        self, info: Info, first: int | None = REPLIES_PREVIEW, after: str | None = None
     ) -> CommentConnection:
+        first = REPLIES_PREVIEW if first is None else first
         ctx = info.context
         of = ("replies", self.comment_id)
         position = check_page(first, after, ctx.limits.max_page_size, of)

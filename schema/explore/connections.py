@@ -24,11 +24,12 @@ from domain.feed.read_ranked_feed import Position, RankedWindowExpiredError
 from domain.feed.timelines import Entry
 from schema import visibility
 from schema.context import Info
+from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.feed.selection import wanted
 from schema.media.types import MediaKind
 from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
-from schema.posts.types import Hashtag, PostEdge
+from schema.posts.types import PostEdge
 
 _PREFIX = "x1:"
 _WINDOW_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -137,7 +138,7 @@ async def trending_hashtags_list(info: Info, first: int) -> list[TrendingHashtag
     return [
         TrendingHashtag(
             name=t.name,
-            hashtag=Hashtag(name=t.name),
+            hashtag=Hashtag.named(t.name),
             post_count=t.posts,
             engagement_count=t.engagements,
         )

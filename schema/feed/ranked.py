@@ -5,25 +5,21 @@ A cursor is opaque (schema.pagination's :func:`~schema.pagination.pack`):
 ``f1:w:<window id>:<offset>`` for a post of the frozen ranked window (the offset of the
 next post in it), ``f1:t:<score>:<post id hex>`` for a post of the chronological
 continuation past the window. The posts are checked and hydrated exactly as the
-chronological page's (schema.visibility.home_feed_posts: one statement per batch, the
-home-feed rule, the request's dataloaders primed).
+chronological page's (schema.feed.connections.home_feed_filter).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
 
 from graphql import GraphQLError
 
 from domain.db import utcnow
-from domain.feed.hydration import HydratedPost
 from domain.feed.read_ranked_feed import Position, RankedWindowExpiredError, read_ranked_feed
 from domain.feed.timelines import Entry
-from schema import visibility
 from schema.context import Info
-from schema.feed.selection import wanted
+from schema.feed.connections import home_feed_filter, page_posts
 from schema.feed.types import FeedConnection
 from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
 from schema.posts.types import PostEdge
@@ -69,13 +65,7 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
     check_first(first, ctx.limits.max_page_size)
     position = decode_ranked_cursor(after) if after else None
     stores = ctx.feed_stores()  # SERVICE_UNAVAILABLE without a configured Redis
-    what = wanted(info)
-    kept: dict[uuid.UUID, HydratedPost] = {}
-
-    async def visible(entries: Sequence[Entry]) -> list[bool]:
-        found = await visibility.home_feed_posts(ctx, [e.post_id for e in entries], what)
-        kept.update(found)
-        return [e.post_id in found for e in entries]
+    check = home_feed_filter(info)
 
     try:
         page = await read_ranked_feed(
@@ -85,16 +75,19 @@ async def ranked_feed_connection(info: Info, first: int, after: str | None) -> F
             viewer,
             first=first,
             after=position,
-            visible=visible,
+            visible=check,
             now=utcnow(),
+            pull_authors=ctx.loaders.followed_pull_authors,
         )
     except RankedWindowExpiredError:
         raise GraphQLError(
             "This ranked feed cursor expired: read the feed again from the top (no 'after').",
             extensions={"code": "CURSOR_EXPIRED"},
         ) from None
+    posts = page_posts(info, check, [e for e, _ in page.items])
     edges = [
-        PostEdge.of_hydrated(kept[e.post_id], encode_ranked_cursor(pos)) for e, pos in page.items
+        PostEdge.of_hydrated(h, encode_ranked_cursor(pos))
+        for h, (_, pos) in zip(posts, page.items, strict=True)
     ]
     return FeedConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 from strawberry.types.nodes import SelectedField, Selection
 
 from domain.feed.hydration import Wanted
@@ -40,3 +41,28 @@ def wanted(info: Info) -> Wanted:
         post_counts=bool(node & _POST_COUNTS),
         viewer_liked="viewerHasLiked" in node,
     )
+
+
+def selects(info: Info, name: str) -> bool:
+    """Whether the field being resolved selects a subfield ``name`` (through fragments
+    too), read from the document's nodes, without building Strawberry's selections."""
+    raw = info._raw_info
+    fragments = raw.fragments
+    seen: set[str] = set()
+
+    def walk(selection_set: SelectionSetNode | None) -> bool:
+        for sel in selection_set.selections if selection_set else ():
+            if isinstance(sel, FieldNode):
+                if sel.name.value == name:
+                    return True
+            elif isinstance(sel, InlineFragmentNode):
+                if walk(sel.selection_set):
+                    return True
+            elif isinstance(sel, FragmentSpreadNode) and sel.name.value not in seen:
+                seen.add(sel.name.value)
+                fragment = fragments.get(sel.name.value)
+                if fragment is not None and walk(fragment.selection_set):
+                    return True
+        return False
+
+    return any(walk(node.selection_set) for node in raw.field_nodes)

@@ -39,6 +39,18 @@ class LogOutInput:
 class UpdateProfileInput:
     display_name: str | None = strawberry.UNSET
     bio: str | None = strawberry.UNSET
+    website: str | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="An http(s) link on a public host name, at most 200 characters "
+        '(javascript:, data:, credentials, IP addresses and localhost are refused); "" '
+        "removes it.",
+    )
+    avatar_upload_id: strawberry.ID | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="One of your IMAGE uploads (createMediaUpload), its bytes sent: it "
+        "becomes your `avatar` once processed (`pendingAvatar` says how it went; errors "
+        "name it at index 0); null removes your avatar.",
+    )
     is_private: bool | None = strawberry.field(
         default=strawberry.UNSET,
         description="Make the account private (true) or public (false). Going public "

@@ -13,6 +13,8 @@ from schema.errors import (
     InvalidCredentialsError,
     InvalidTokenError,
     NotFoundError,
+    UploadNotFoundError,
+    UploadUnusableError,
     UsernameTakenError,
     ValidationError,
 )
@@ -68,5 +70,10 @@ RefreshSessionResult = Annotated[
 ]
 LogOutResult = Annotated[LogOutSuccess | ValidationError, strawberry.union("LogOutResult")]
 UpdateProfileResult = Annotated[
-    UpdateProfileSuccess | ValidationError | NotFoundError, strawberry.union("UpdateProfileResult")
+    UpdateProfileSuccess
+    | ValidationError
+    | NotFoundError
+    | UploadNotFoundError
+    | UploadUnusableError,
+    strawberry.union("UpdateProfileResult"),
 ]

@@ -66,8 +66,9 @@ class MediaUpload:
 @strawberry.type(description="One rendition of a media file.")
 class MediaVariant:
     name: str = strawberry.field(
-        description="thumbnail (150×150, cropped), feed (1080 wide), full (1440 wide, never "
-        "upscaled); for video also poster, preview and the transcodes (720p, 1080p)."
+        description="Its name: thumbnail (150×150, cropped), feed (1080 wide), full (1440 "
+        "wide, never upscaled); for video also poster, preview and the transcodes (720p, "
+        "1080p)."
     )
     url: str
     width: int
@@ -125,3 +126,50 @@ class Media:
             poster=by_name.get("poster"),
             variants=variants,
         )
+
+
+@strawberry.type(
+    description="An account's picture: squares cropped to the centre of the uploaded image "
+    "(avatar_320, avatar_150, avatar_64 as WebP, each with a `_jpeg` JPEG fallback; never "
+    "larger than the image's shorter side)."
+)
+class Avatar:
+    url: str = strawberry.field(description="The 150 × 150 WebP square (`avatar_150`).")
+    blurhash: str | None
+    variants: list[MediaVariant]
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any], public_url: Callable[[str], str] | None) -> Self:
+        """The GraphQL object of a stored avatar (users.avatar); ``public_url`` maps a
+        delivery key to its URL."""
+        variants = [
+            MediaVariant(
+                name=v["name"],
+                url=public_url(v["key"]) if public_url else "",
+                width=v["width"],
+                height=v["height"],
+                mime_type=v["mimeType"],
+            )
+            for v in item.get("variants") or ()
+        ]
+        by_name = {v.name: v for v in variants}
+        main = by_name.get("avatar_150") or (variants[0] if variants else None)
+        return cls(url=main.url if main else "", blurhash=item.get("blurhash"), variants=variants)
+
+
+@strawberry.enum(description="Where your last chosen avatar upload stands.")
+class AvatarUploadStatus(Enum):
+    PROCESSING = "processing"
+    FAILED = "failed"
+
+
+@strawberry.type(
+    description="The avatar upload you chose last, while it is not your avatar: PROCESSING, "
+    "or FAILED with `failureReason` (UNSUPPORTED_TYPE, KIND_MISMATCH, UNDECODABLE, "
+    "TRUNCATED, POLYGLOT, TOO_LARGE, TOO_MANY_PIXELS, MISSING, KNOWN_BAD_MEDIA, REPLACED); "
+    "your `avatar` stays as it was meanwhile."
+)
+class PendingAvatar:
+    upload_id: strawberry.ID
+    status: AvatarUploadStatus
+    failure_reason: str | None

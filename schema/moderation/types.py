@@ -11,10 +11,11 @@ from typing import Self
 import strawberry
 from strawberry import relay
 
-from domain.moderation.reports import ReportRecord, reports_page
+from domain.moderation.moderators import is_moderator
+from domain.moderation.reports import ReportRecord, reports_by_ids, reports_page
 from schema import visibility
 from schema.context import Info
-from schema.ids import to_global_id
+from schema.ids import parse_node_ids
 from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
 from schema.posts.types import Post
 from schema.refs import UserRef, user_node
@@ -60,9 +61,12 @@ class ReportSubject(Enum):
     USER = "user"
 
 
-@strawberry.type(description="A report, as moderators see it.")
-class Report:
-    id: strawberry.ID
+@strawberry.type(
+    description="A report, as moderators see it; `node(id:)` also gives it to its reporter "
+    "(who sees `resolvedBy` null), to nobody else."
+)
+class Report(relay.Node):
+    pk: relay.NodeID[str]
     subject: ReportSubject
     reason: ReportReason
     note: str
@@ -71,12 +75,15 @@ class Report:
     updated_at: dt.datetime = strawberry.field(description="The reporter's last change.")
     resolved_at: dt.datetime | None
     record: strawberry.Private[ReportRecord]
+    # False: read by its reporter through node(id:), who does not learn the moderator.
+    as_moderator: strawberry.Private[bool] = True
 
     @classmethod
-    def from_record(cls, rec: ReportRecord) -> Self:
-        """Build the GraphQL object from a domain record."""
+    def from_record(cls, rec: ReportRecord, *, as_moderator: bool = True) -> Self:
+        """Build the GraphQL object from a domain record (``as_moderator``: the viewer
+        is a moderator, not only its reporter)."""
         return cls(
-            id=strawberry.ID(to_global_id("Report", rec.id)),
+            pk=str(rec.id),
             subject=ReportSubject(rec.subject),
             reason=ReportReason(rec.reason),
             note=rec.note,
@@ -85,7 +92,31 @@ class Report:
             updated_at=rec.updated_at,
             resolved_at=rec.resolved_at,
             record=rec,
+            as_moderator=as_moderator,
         )
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]
+        cls, *, info: Info, node_ids: list[str], required: bool = False
+    ) -> list[Self | None]:
+        """Resolve ``node``/``nodes``: a report for a moderator or for its reporter, null
+        for anyone else (anonymous included) and for an id that is no report."""
+        ctx = info.context
+        viewer = ctx.viewer_id
+        if viewer is None:
+            return [None] * len(node_ids)
+        ids = parse_node_ids(node_ids)
+        async with ctx.engine.connect() as conn:
+            found = await reports_by_ids(conn, [i for i in ids if i is not None])
+            moderator = await is_moderator(conn, viewer) if found else False
+        out: list[Self | None] = []
+        for pk in ids:
+            rec = found.get(pk) if pk is not None else None
+            if rec is not None and (moderator or rec.reporter_id == viewer):
+                out.append(cls.from_record(rec, as_moderator=moderator))
+            else:
+                out.append(None)
+        return out
 
     @strawberry.field(description="Who reported it; null once their account is gone.")
     async def reporter(self, info: Info) -> UserRef | None:
@@ -108,8 +139,12 @@ class Report:
         (rec,) = await visibility.reported_posts(info.context, [self.record.post_id])
         return Post.from_record(rec) if rec else None
 
-    @strawberry.field(description="The moderator who closed it (null while open).")
+    @strawberry.field(
+        description="The moderator who closed it (null while open, and for its reporter)."
+    )
     async def resolved_by(self, info: Info) -> UserRef | None:
+        if not self.as_moderator:
+            return None
         (rec,) = await visibility.accounts(info.context, [self.record.resolved_by])
         return user_node(rec) if rec else None
 
@@ -134,10 +169,11 @@ class Moderation:
     async def reports(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         status: ReportStatus = ReportStatus.OPEN,
     ) -> ReportConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("reports", status.value)
         position = check_page(first, after, ctx.limits.max_page_size, of)

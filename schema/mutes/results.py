@@ -7,7 +7,7 @@ from typing import Annotated
 import strawberry
 
 from schema.errors import CannotMuteSelfError, NotFoundError, ValidationError
-from schema.refs import UserRef
+from schema.refs import BothSides
 
 
 @strawberry.type(
@@ -15,13 +15,13 @@ from schema.refs import UserRef
     "notifications out of yours (what they notified you of is removed); you still follow "
     "them, and nothing shows on their side. Also when they already were."
 )
-class MuteSuccess:
-    user: UserRef
+class MuteSuccess(BothSides):
+    pass
 
 
 @strawberry.type(description="`user` is no longer muted (also when they were not).")
-class UnmuteSuccess:
-    user: UserRef
+class UnmuteSuccess(BothSides):
+    pass
 
 
 MuteResult = Annotated[

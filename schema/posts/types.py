@@ -1,4 +1,4 @@
-"""The ``Post`` node, the post connection types, and ``Hashtag``."""
+"""The ``Post`` node and the post connection types."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
-from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord, PostRevision, revisions_page
@@ -45,7 +44,7 @@ class Post(relay.Node):
     post_id: strawberry.Private[uuid.UUID]
     author_id: strawberry.Private[uuid.UUID]
     media_items: strawberry.Private[list[dict[str, Any]]]
-    # What a hydrated page already read (schema.visibility.home_feed_posts): the
+    # What a hydrated page already read (domain.feed.post_filter): the
     # fields below answer from these at once; None: through the dataloaders.
     author_record: strawberry.Private[UserRecord | None] = None
     author_counts: strawberry.Private[UserCounts | None] = None
@@ -134,14 +133,16 @@ class Post(relay.Node):
 
     @strawberry.field(description="Who liked this post, newest first.")
     async def likes(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> LikeConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await likes_connection(info, self.post_id, first, after)
 
     @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
     async def comments(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> CommentConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         return await comments_connection(info, self.post_id, first, after)
 
     @strawberry.field(
@@ -149,8 +150,9 @@ class Post(relay.Node):
         "(empty if never edited): whoever sees the post sees its history."
     )
     async def edit_history(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostRevisionConnection:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("edits", self.post_id)
         position = check_page(first, after, ctx.limits.max_page_size, of)
@@ -231,27 +233,6 @@ class PostConnection:
     total_count: int | None = strawberry.field(
         description="All posts of the list, exact, where that is O(1) (a user's posts)."
     )
-
-
-@strawberry.type(description="A hashtag: its folded name and its posts, newest first.")
-class Hashtag:
-    name: str
-
-    @strawberry.field(description="Posts with this tag that you may see, newest first.")
-    async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> PostConnection:
-        ctx = info.context
-        of = ("hashtag", self.name)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
-        async with ctx.engine.connect() as conn:
-            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
-        edges = post_edges(await visibility.posts(ctx, ids), of)
-        return PostConnection(
-            edges=edges,
-            page_info=page_info([e.cursor for e in edges], more, after),
-            total_count=None,
-        )
 
 
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:

@@ -14,38 +14,38 @@ from schema.errors import (
     UserUnavailableError,
     ValidationError,
 )
-from schema.refs import UserRef
+from schema.refs import BothSides
 
 
 @strawberry.type(description="You follow `user` now (also when you already did).")
-class FollowSuccess:
-    user: UserRef
+class FollowSuccess(BothSides):
+    pass
 
 
 @strawberry.type(
     description="`user` is private: your follow request awaits their approval (also when "
     "it already did)."
 )
-class FollowRequestedSuccess:
-    user: UserRef
+class FollowRequestedSuccess(BothSides):
+    pass
 
 
 @strawberry.type(
     description="You do not follow `user` now, and no request of yours to them is pending "
     "(also when none was)."
 )
-class UnfollowSuccess:
-    user: UserRef
+class UnfollowSuccess(BothSides):
+    pass
 
 
 @strawberry.type(description="`user` is blocked; follows both ways were ended.")
-class BlockSuccess:
-    user: UserRef
+class BlockSuccess(BothSides):
+    pass
 
 
 @strawberry.type(description="`user` is no longer blocked.")
-class UnblockSuccess:
-    user: UserRef
+class UnblockSuccess(BothSides):
+    pass
 
 
 FollowResult = Annotated[
@@ -73,13 +73,13 @@ UnblockResult = Annotated[
 
 
 @strawberry.type(description="`user` follows you now (also when the request was already approved).")
-class ApproveFollowRequestSuccess:
-    user: UserRef
+class ApproveFollowRequestSuccess(BothSides):
+    pass
 
 
 @strawberry.type(description="`user`'s follow request is rejected; they may ask again.")
-class RejectFollowRequestSuccess:
-    user: UserRef
+class RejectFollowRequestSuccess(BothSides):
+    pass
 
 
 ApproveFollowRequestResult = Annotated[

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import strawberry
 from graphql import GraphQLError
 from strawberry import relay
 
-from domain.identity.queries import EmailState, UserRecord, email_state
+from domain.identity.queries import EmailState, UserRecord, avatar_upload_state, email_state
 from domain.social.queries import FollowPage, follow_list
 from schema import visibility
 from schema.accounts.types import DataExport, latest_data_export
@@ -23,8 +23,9 @@ from schema.context import Info
 from schema.feed.connections import home_feed_connection
 from schema.feed.ranked import ranked_feed_connection
 from schema.feed.types import FeedConnection, FeedOrder
-from schema.ids import parse_node_ids
+from schema.ids import parse_node_ids, to_global_id
 from schema.loaders import UserCounts
+from schema.media.types import Avatar, AvatarUploadStatus, PendingAvatar
 from schema.mutes.connections import blocked_users_connection, muted_users_connection
 from schema.mutes.types import BlockedUserConnection, MutedUserConnection
 from schema.notifications.connections import notifications_connection, unread_count
@@ -76,6 +77,10 @@ class User(relay.Node):
         description="A private account's posts and follow lists are visible only to its "
         "approved followers; following it sends a request that its owner approves.",
     )
+    website: str | None = strawberry.field(
+        default=None, description="An http(s) link the owner shows on their profile."
+    )
+    avatar_item: strawberry.Private[dict[str, Any] | None] = None
 
     # The counts when a hydration read them with the user (schema.feed.connections: a feed's
     # authors); None: the count fields ask the dataloader.
@@ -92,8 +97,20 @@ class User(relay.Node):
             created_at=rec.created_at,
             uid=rec.id,
             is_private=rec.is_private,
+            website=rec.website,
+            avatar_item=rec.avatar,
             counts=counts,
         )
+
+    @strawberry.field(
+        description="The account's picture (null: none); read with the account, so a page "
+        "of users costs no statement more."
+    )
+    def avatar(self, info: Info) -> Avatar | None:
+        if not self.avatar_item:
+            return None
+        media = info.context.media
+        return Avatar.of(self.avatar_item, media.store.public_url if media else None)
 
     async def content_visible(self, info: Info) -> bool:
         """Whether the viewer may see this user's posts and follow lists (the rule of
@@ -141,9 +158,10 @@ class User(relay.Node):
 
     @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> PostConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("posts", self.uid))
         if not await self.content_visible(info):
             return None
@@ -156,11 +174,12 @@ class User(relay.Node):
     async def feed(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
+        first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
     ) -> FeedConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
             return await ranked_feed_connection(info, first, after)
@@ -168,9 +187,10 @@ class User(relay.Node):
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> NotificationConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "notifications")
         return await notifications_connection(info, self.uid, first, after)
 
@@ -186,25 +206,28 @@ class User(relay.Node):
         "deleted accounts. " + _OWN
     )
     async def suggested_follows(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> SuggestedFollowConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "suggestedFollows")
         return await suggested_follows_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Accounts you blocked, newest first. " + _OWN)
     async def blocked_users(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> BlockedUserConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "blockedUsers")
         return await blocked_users_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Accounts you muted, newest first. " + _OWN)
     async def muted_users(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> MutedUserConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "mutedUsers")
         return await muted_users_connection(info, self.uid, first, after)
 
@@ -216,6 +239,23 @@ class User(relay.Node):
 
         self._require_self(info, "dataExport")
         return await latest_data_export(info, self.uid)
+
+    @strawberry.field(
+        description="The avatar upload you chose last (updateProfile's avatarUploadId), "
+        "while it is not your avatar yet: processing, or why it was refused; null when "
+        "none. " + _OWN
+    )
+    async def pending_avatar(self, info: Info) -> PendingAvatar | None:
+
+        self._require_self(info, "pendingAvatar")
+        state = await avatar_upload_state(info.context.engine, self.uid)
+        if state is None or state.state not in ("processing", "failed"):
+            return None
+        return PendingAvatar(
+            upload_id=strawberry.ID(to_global_id("MediaUpload", state.upload_id)),
+            status=AvatarUploadStatus(state.state),
+            failure_reason=state.failure_reason,
+        )
 
     @strawberry.field(description="Your e-mail address (null if you have none). " + _OWN)
     async def email(self, info: Info) -> str | None:
@@ -271,16 +311,18 @@ class User(relay.Node):
 
     @strawberry.field(description="Pending requests to follow you, newest first. " + _OWN)
     async def follow_requests(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> FollowRequestConnection | None:
 
+        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "followRequests")
         return await follow_requests_connection(info, self.uid, first, after)
 
     @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
     async def followers(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("followers", self.uid))
         if not await self.content_visible(info):
             return None
@@ -288,8 +330,9 @@ class User(relay.Node):
 
     @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
     async def following(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> UserConnection | None:
+        first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("following", self.uid))
         if not await self.content_visible(info):
             return None

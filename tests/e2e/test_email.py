@@ -72,6 +72,22 @@ async def test_a_mail_the_server_defers_is_sent_again(gql, worker, mailbox):
     assert mailbox.to(address) == [mail]
 
 
+async def test_a_mail_server_down_past_every_attempt_defers_the_mail_not_drops_it(
+    gql, engine, settings, worker, mailbox
+):
+    attempts = settings.job_attempts
+    mailbox.defer(attempts + 1)  # every attempt of the job, and the relay's first re-drive
+    before = mailbox.deferred
+    _, address, _ = await sign_up(gql)
+    [mail] = await mailbox.wait_for(address)
+    assert mailbox.deferred - before == attempts + 1
+    async with engine.connect() as conn:
+        dead = await conn.scalar(text("SELECT count(*) FROM dead_letters WHERE error LIKE '%451%'"))
+    assert dead == 0
+    await worker.drain()
+    assert mailbox.to(address) == [mail]
+
+
 VERIFY = """mutation($t: String!) { verifyEmail(input: { token: $t }) { __typename
   ... on VerifyEmailSuccess { user { username } } ... on Error { code message } } }"""
 REQUEST = """mutation { requestEmailVerification { __typename

@@ -46,7 +46,7 @@ def test_each_domain_error_becomes_its_member_with_code_message_and_fields(
     exc = _instance(domain_cls)
     out = error_from_domain(exc)
     assert type(out) is gql_cls
-    assert (out.code, out.message) == (exc.code, exc.message)
+    assert (out.code.value, out.message) == (exc.code, exc.message)
     for name in vars(gql_cls).get("__annotations__", {}):
         assert getattr(out, name) == getattr(exc, name)
 
@@ -61,7 +61,7 @@ def test_subclasses_map_before_their_bases() -> None:
 def test_specific_not_found_errors_answer_not_found_with_their_own_message() -> None:
     for exc in (PostNotFoundError(), CommentNotFoundError(), ds.FollowRequestNotFoundError()):
         out = error_from_domain(exc)
-        assert type(out) is gql.NotFoundError and out.code == "NOT_FOUND"
+        assert type(out) is gql.NotFoundError and out.code.value == "NOT_FOUND"
         assert out.message == exc.message
 
 

@@ -1,0 +1,65 @@
+"""The visibility check of candidate posts over their hydration (domain.feed.hydration):
+one statement per batch, then a rule of domain.visibility.rules (``in_home_feed`` for
+both orders of the home feed, ``in_explore`` for explore). An instance is the
+:data:`domain.feed.read_feed.Visible` port and keeps what it let through."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from domain.feed.hydration import HydratedPost, Wanted, hydrate_posts
+from domain.feed.timelines import Entry
+from domain.visibility import rules
+from domain.visibility.facts import AccountFacts, PostFacts, Viewer
+
+#: A rule of domain.visibility.rules over a post and its author, for one viewer.
+PostRule = Callable[[Viewer, PostFacts | None, AccountFacts | None], bool]
+
+
+class PostFilter:
+    """``await check(entries) -> [visible?]`` in order (the ``Visible`` port), or
+    ``await check.hydrate(ids)``: one statement for the posts, their authors, the
+    viewer's blocks, follows and mutes of those authors and what ``wanted`` asks for,
+    then ``rule``. ``kept`` holds the posts let through so far, hydrated, by id."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        viewer_id: uuid.UUID,
+        wanted: Wanted,
+        rule: PostRule = rules.in_home_feed,
+    ) -> None:
+        self.engine = engine
+        self.viewer_id = viewer_id
+        self.wanted = wanted
+        self.rule = rule
+        self.kept: dict[uuid.UUID, HydratedPost] = {}
+
+    async def hydrate(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, HydratedPost]:
+        """The posts of ``ids`` the rule lets through, hydrated (also added to ``kept``)."""
+        viewer_id = self.viewer_id
+        hydrated = await hydrate_posts(self.engine, viewer_id, ids, self.wanted)
+        others = [
+            (h.author.id, h) for h in hydrated.values() if h.author and h.author.id != viewer_id
+        ]
+        viewer = Viewer(
+            viewer_id,
+            frozenset(a for a, h in others if h.blocked),
+            frozenset(a for a, h in others if h.followed),
+            frozenset(a for a, h in others if h.muted),
+        )
+        rule = self.rule
+        found = {pid: h for pid, h in hydrated.items() if rule(viewer, h.post, h.author)}
+        self.kept.update(found)
+        return found
+
+    async def __call__(self, entries: Sequence[Entry]) -> list[bool]:
+        found = await self.hydrate([e.post_id for e in entries])
+        return [e.post_id in found for e in entries]
+
+    def posts(self, entries: Sequence[Entry]) -> list[HydratedPost]:
+        """The hydrated posts of ``entries`` (each one this filter let through)."""
+        return [self.kept[e.post_id] for e in entries]
