@@ -208,7 +208,7 @@ class Settings(BaseSettings):
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
     # Explore and trending (README "Explore")
     explore_trending_size: int = Field(1_000, ge=10, le=100_000, alias="EXPLORE_TRENDING_SIZE")
-    explore_window: int = Field(200, ge=1, le=1_000, alias="EXPLORE_WINDOW")
+    explore_window: int = Field(100, ge=1, le=1_000, alias="EXPLORE_WINDOW")
     explore_half_life_hours: float = Field(24.0, gt=0, alias="EXPLORE_HALF_LIFE_HOURS")
     explore_trending_key: str = Field(
         "trend", pattern=r"^[A-Za-z0-9:._-]{1,64}$", alias="EXPLORE_TRENDING_KEY"

@@ -17,6 +17,7 @@ from schema.accounts.types import DataExport
 from schema.context import Info
 from schema.engagement.types import Comment
 from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.feed.selection import selects
 from schema.ids import check_node_ids, parse_global_id
@@ -25,7 +26,7 @@ from schema.moderation.results import ModerationResult
 from schema.moderation.types import Report
 from schema.notifications.types import Notification
 from schema.pagination import DEFAULT_PAGE_SIZE
-from schema.posts.types import Hashtag, Post
+from schema.posts.types import Post
 from schema.search.connections import search_users_connection
 from schema.search.types import UserSearchConnection
 from schema.users.types import User

@@ -74,6 +74,8 @@ def settings(
         FEED_RANKED_WINDOW=6,
         # Own trending posts: concurrent runs on one Redis never meet each other's.
         EXPLORE_TRENDING_KEY=f"trend-test-{uuid.uuid4().hex[:12]}",
+        # ... and explore ranks the whole pool: the run's tests share it.
+        EXPLORE_WINDOW=1000,
         # A small follow cap so the daily digest shows with a handful of followers.
         NOTIFY_FOLLOW_DAILY_CAP=3,
         JWT_SECRET="test-secret-" + uuid.uuid4().hex,

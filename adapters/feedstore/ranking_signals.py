@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from adapters.feedstore.resp import Call, Script
 from adapters.feedstore.store import FeedRedis
@@ -214,6 +214,26 @@ class RedisRankingSignals:
         key = velocity_key(post_id)
         (at_ms,) = await self.store.execute([_WITHDRAW.call([key], [ref])])
         return None if at_ms is None else _EPOCH + dt.timedelta(milliseconds=int(float(at_ms)))
+
+    @translated
+    async def read_viewer(
+        self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
+    ) -> Signals:
+        """The viewer's proximity among ``authors`` and preferred kind: their two keys,
+        one pipelined round trip (explore re-scores with these alone)."""
+        cfg = self.config
+        close, kinds = close_key(viewer_id), kinds_key(viewer_id)
+        replies = await self.store.execute(
+            [
+                Call.of(close, "ZRANGEBYSCORE", close, ms_of(now - cfg.proximity_window), "+inf"),
+                Call.of(kinds, "ZRANGE", kinds, 0, -1),
+            ]
+        )
+        by_bytes = {a.bytes: a for a in authors}
+        return Signals(
+            close_authors=frozenset(by_bytes[m] for m in replies[0] if m in by_bytes),
+            preferred=preferred_kind([m.split(b":", 1)[0].decode() for m in replies[1]], cfg),
+        )
 
     @translated
     async def read(

@@ -114,6 +114,17 @@ return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[4]) - 1, 'WITHSCORES')
 )
 
 
+# ARGV[4..]: posts; their scores in the pool (false where absent).
+_COUNTS = Script(
+    _REFRESH
+    + """
+local out = {}
+for j = 4, #ARGV do out[j - 3] = redis.call('ZSCORE', KEYS[1], ARGV[j]) end
+return out
+"""
+)
+
+
 def hour_of(at: dt.datetime) -> int:
     """The hour bucket of ``at`` (hours since the Unix epoch)."""
     return ms_of(at) // _HOUR_MS
@@ -204,3 +215,15 @@ class RedisTrending:
             [_TOP.call(self.keys(family, now), [*self._args(now), count])]
         )
         return [(post_id_of(flat[i]), int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]
+
+    @translated
+    async def counts(self, post_ids: Sequence[uuid.UUID], now: dt.datetime) -> dict[uuid.UUID, int]:
+        """The engagements of those of ``post_ids`` in the ``all`` pool, one script
+        call."""
+        if not post_ids:
+            return {}
+        ids = list(post_ids)
+        (scores,) = await self.store.execute(
+            [_COUNTS.call(self.keys("all", now), [*self._args(now), *(p.bytes for p in ids)])]
+        )
+        return {p: int(float(n)) for p, n in zip(ids, scores, strict=True) if n}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from app.cli.accounts import cmd_account
 from app.cli.admin import ACTIONS, cmd_admin
+from app.cli.backup import cmd_backup, cmd_restore
 from app.cli.data import (
     SEED_LIVE_POSTS,
     SEED_WARM_FEEDS,
@@ -41,10 +42,12 @@ __all__ = [
     "build_parser",
     "cmd_account",
     "cmd_admin",
+    "cmd_backup",
     "cmd_counts",
     "cmd_dlq",
     "cmd_load_graph",
     "cmd_migrate",
+    "cmd_restore",
     "cmd_run",
     "cmd_seed_posts",
     "cmd_serve",
@@ -132,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["ban", "delete", "reinstate"])
     p.add_argument("username")
     p.set_defaults(func=cmd_account)
+
+    p = sub.add_parser("backup", help="dump the database into a file (pg_dump -Fc)")
+    p.add_argument("path", nargs="?", help="the file (default: roost-<UTC time>.dump)")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="restore a backup into the database (pg_restore)")
+    p.add_argument("path", help="a file of roost backup")
+    p.add_argument("--clean", action="store_true", help="replace what the database holds already")
+    p.set_defaults(func=cmd_restore)
 
     p = sub.add_parser("admin", help="grant or revoke the moderator role")
     p.add_argument("action", choices=sorted(ACTIONS))

@@ -38,3 +38,8 @@ class Trending(Protocol):
     ) -> list[tuple[uuid.UUID, int]]:
         """Up to ``count`` ``(post id, engagements)`` of the family, most engaged first."""
         ...
+
+    async def counts(self, post_ids: Sequence[uuid.UUID], now: dt.datetime) -> dict[uuid.UUID, int]:
+        """The engagements of those of ``post_ids`` in the ``all`` pool (others are
+        absent)."""
+        ...

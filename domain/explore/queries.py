@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.ranking_queries import KIND_SQL
 from domain.feed.timelines import Entry
+from domain.feed.timelines.entries import time_of
 from domain.reads import fetch_rows
 
 
@@ -29,10 +30,21 @@ class CandidateFacts(NamedTuple):
 _FACTS = (
     "SELECT array_agg(p.id), array_agg(p.author_id), array_agg("
     + KIND_SQL
-    + "), array_agg(p.created_at), array_agg(EXISTS (SELECT 1 FROM follows f"
+    + "), array_agg((extract(epoch FROM p.created_at) * 1000000)::bigint),"
+    " array_agg(EXISTS (SELECT 1 FROM follows f"
     " WHERE f.follower_id = $1 AND f.followee_id = p.author_id AND f.deleted_at IS NULL))"
     " FROM posts p WHERE p.id = ANY($2::uuid[]) AND p.deleted_at IS NULL"
     " AND p.state = 'published'"
+)
+
+# A tag's posts newest first by (tagged at = the post's created_at, id): the index
+# post_hashtags_recent_idx. $1 the folded tag, $2/$3 the position before (NULL: newest).
+_TAG_ENTRIES = (
+    "SELECT ph.post_id, (extract(epoch FROM ph.created_at) * 1000000)::bigint"
+    " FROM hashtags h JOIN post_hashtags ph ON ph.hashtag_id = h.id"
+    " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
+    " WHERE h.name = $1 AND ($2::timestamptz IS NULL OR (ph.created_at, ph.post_id) < ($2, $3))"
+    " ORDER BY ph.created_at DESC, ph.post_id DESC LIMIT $4"
 )
 
 _TAGS = (
@@ -55,7 +67,7 @@ async def candidate_facts(
     if post_ids is None:
         return {}
     return {
-        p: CandidateFacts(Entry.of(t, p), a, k, bool(f))
+        p: CandidateFacts(Entry(t, p), a, k, f)
         for p, a, k, t, f in zip(post_ids, authors, kinds, times, follows, strict=True)
     }
 
@@ -71,3 +83,15 @@ async def hashtags_of(
     for post_id, name in await fetch_rows(db, _TAGS, list(post_ids)):
         out.setdefault(post_id, []).append(name)
     return out
+
+
+async def tag_entries(
+    db: AsyncEngine | AsyncConnection, tag: str, before: Entry | None, count: int
+) -> tuple[list[Entry], bool]:
+    """Up to ``count`` entries of the live posts tagged ``tag`` (folded) strictly before
+    ``before`` (None: the newest), newest first, and whether more follow; one statement.
+    Visibility is the caller's."""
+    at = None if before is None else time_of(before.score)
+    pid = None if before is None else before.post_id
+    rows = await fetch_rows(db, _TAG_ENTRIES, tag, at, pid, count + 1)
+    return [Entry(int(us), p) for p, us in rows[:count]], len(rows) > count

@@ -4,7 +4,7 @@
 Assembled at read time, nothing precomputed per viewer: the first page takes the top
 ``window`` posts of the trending pool (the ``Trending`` port; ``video`` for the video
 variant), what ranking needs of them (one statement), the viewer's ranking signals (one
-feed store round trip, as the ranked home feed reads them), ranks them
+feed store round trip: proximity and preference), ranks them
 (:mod:`domain.explore.scoring`) and freezes the order (the ``RankedWindows`` port), as
 the ranked home feed does; later pages are slices of the frozen window, so no post is
 repeated or skipped while scores move. The caller's ``visible`` check (the one rule,
@@ -83,10 +83,9 @@ async def read_explore(
     candidates = [f for f in facts.values() if kind is None or f.kind == kind]
     if not candidates:
         return RankedPage([], False)
-    authors = {c.entry.post_id: c.author_id for c in candidates}
-    signals = (
-        await signals_or_none(stores.signals.read(viewer_id, authors, now), viewer_id) or Signals()
-    )
+    authors = {c.author_id for c in candidates}
+    read = stores.signals.read_viewer(viewer_id, authors, now)
+    signals = await signals_or_none(read, viewer_id) or Signals()
     ordered = rank_explore(candidates, engagements, signals, viewer_id, now, cfg, config.ranking)
     window = Window([c.entry for c in ordered], None)
     window_id = windows.new_id()

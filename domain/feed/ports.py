@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -122,6 +122,13 @@ class RankingSignals(Protocol):
     ) -> Signals:
         """Every signal the score reads for the window ``authors`` ({post id: author
         id}) at ``now``, in one round trip."""
+        ...
+
+    async def read_viewer(
+        self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
+    ) -> Signals:
+        """The viewer's signals alone (which of ``authors`` they engaged with, their
+        preferred kind; no velocity nor average), in one round trip."""
         ...
 
     async def forget_account(self, user_id: uuid.UUID) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from urllib.parse import urlsplit, urlunsplit
 
 from domain.errors import ValidationError
@@ -20,7 +21,8 @@ def clean_website(value: str) -> str | None:
     on a public host name, with its scheme and host lower-cased; ``""`` (or blanks)
     clears the link (None). Raises ValidationError("website") for anything else: another
     scheme (``javascript:``, ``data:``, ``ftp:``), no host, credentials, an IP address,
-    ``localhost``, whitespace or control characters inside, a non-ASCII host that is not
+    ``localhost``, whitespace, control or formatting characters (bidirectional overrides
+    included) inside, a non-ASCII host that is not
     in its ``xn--`` form, a port that is not a number."""
     url = value.strip()
     if not url:
@@ -29,8 +31,10 @@ def clean_website(value: str) -> str | None:
         raise ValidationError(
             "website", f"website is {len(url)} characters; the limit is {WEBSITE_MAX}."
         )
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
-        raise ValidationError("website", "A website link has no spaces or control characters.")
+    if any(unicodedata.category(ch)[0] in "CZ" for ch in url):
+        raise ValidationError(
+            "website", "A website link has no spaces, control or formatting characters."
+        )
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -5,7 +5,8 @@ from __future__ import annotations
 import strawberry
 from strawberry import relay
 
-from schema.posts.types import Hashtag, PostEdge
+from schema.explore.hashtags import Hashtag
+from schema.posts.types import PostEdge
 
 
 @strawberry.type(

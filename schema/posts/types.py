@@ -1,4 +1,4 @@
-"""The ``Post`` node, the post connection types, and ``Hashtag``."""
+"""The ``Post`` node and the post connection types."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Any, Self
 import strawberry
 from strawberry import relay
 
-from domain.engagement.hashtags import tag_named
-from domain.engagement.queries import hashtag_posts_page
 from domain.feed.hydration import HydratedPost
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord, PostRevision, revisions_page
@@ -244,45 +242,6 @@ class PostConnection:
         description="All posts of the list, exact, where that is O(1) (a user's posts)."
     )
     restricted: ListRestriction | None = strawberry.field(default=None, description=RESTRICTED)
-
-
-@strawberry.type(
-    description="A hashtag: its folded name and its posts, newest first. Its id is stable "
-    "(made from the name), so `node(id:)` gives it back."
-)
-class Hashtag(relay.Node):
-    tag: relay.NodeID[str]
-    name: str
-
-    @classmethod
-    def named(cls, tag: str) -> Self:
-        """The Hashtag of a folded tag (domain.engagement.hashtags.tag_named)."""
-        return cls(tag=tag, name=tag)
-
-    @classmethod
-    def resolve_nodes(  # type: ignore[override]
-        cls, *, info: Info, node_ids: list[str], required: bool = False
-    ) -> list[Self | None]:
-        """Resolve ``node``/``nodes``: any name that is one folded tag (its posts list
-        what the viewer may see), null otherwise."""
-        return [cls.named(t) if tag_named(t) == t else None for t in node_ids]
-
-    @strawberry.field(description="Posts with this tag that you may see, newest first.")
-    async def posts(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> PostConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
-        ctx = info.context
-        of = ("hashtag", self.name)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
-        async with ctx.engine.connect() as conn:
-            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
-        edges = post_edges(await visibility.posts(ctx, ids), of)
-        return PostConnection(
-            edges=edges,
-            page_info=page_info([e.cursor for e in edges], more, after),
-            total_count=None,
-        )
 
 
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -148,6 +148,13 @@ class FakeRankingSignals(_Failing):
         self.reads += 1
         return self.signals
 
+    async def read_viewer(
+        self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
+    ) -> Signals:
+        self._check()
+        self.reads += 1
+        return self.signals
+
     async def forget_account(self, user_id: uuid.UUID) -> None:
         self._check()
 
@@ -174,17 +181,17 @@ class FakeTrending(_Failing):
     """:class:`domain.explore.ports.Trending` as counts per family (no hours, no caps)."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, dict[uuid.UUID, int]] = {"all": {}, "video": {}}
+        self.counts_of: dict[str, dict[uuid.UUID, int]] = {"all": {}, "video": {}}
 
     async def bump(self, post_id: uuid.UUID, kind: str, at: dt.datetime, now: dt.datetime) -> None:
         self._check()
         for family in ("all", "video") if kind == "video" else ("all",):
-            pool = self.counts[family]
+            pool = self.counts_of[family]
             pool[post_id] = pool.get(post_id, 0) + 1
 
     async def withdraw(self, post_id: uuid.UUID, at: dt.datetime, now: dt.datetime) -> None:
         self._check()
-        for pool in self.counts.values():
+        for pool in self.counts_of.values():
             if post_id in pool:
                 pool[post_id] -= 1
                 if pool[post_id] <= 0:
@@ -192,14 +199,19 @@ class FakeTrending(_Failing):
 
     async def remove(self, post_ids: Sequence[uuid.UUID]) -> None:
         self._check()
-        for pool in self.counts.values():
+        for pool in self.counts_of.values():
             for p in post_ids:
                 pool.pop(p, None)
 
     async def top(self, family: str, count: int, now: dt.datetime) -> list[tuple[uuid.UUID, int]]:
         self._check()
-        ranked = sorted(self.counts[family].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+        ranked = sorted(self.counts_of[family].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
         return ranked[:count]
+
+    async def counts(self, post_ids: Sequence[uuid.UUID], now: dt.datetime) -> dict[uuid.UUID, int]:
+        self._check()
+        pool = self.counts_of["all"]
+        return {p: pool[p] for p in post_ids if p in pool}
 
 
 class FakeMarks(_Failing):

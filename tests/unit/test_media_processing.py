@@ -553,3 +553,35 @@ def test_a_video_of_more_than_240_frames_a_second_is_refused(tmp_path: Path) -> 
         tmp_path / "slow.mp4", seconds=1, width=32, height=32, fps=240, audio=False
     )
     assert process(slow_motion, "video", limits).duration_s == pytest.approx(1.0, abs=0.05)
+
+
+def test_an_avatar_is_the_centre_square_at_three_sizes(tmp_path: Path) -> None:
+    # red sides, a green middle third: the square of a 3:1 picture is its middle only
+    image = Image.new("RGB", (900, 300), (230, 20, 20))
+    image.paste((20, 200, 40), (300, 0, 600, 300))
+    source = tmp_path / "wide.png"
+    image.save(source)
+    out = tmp_path / "out"
+    media = PROCESSOR.process(source, out, declared_kind="image", limits=LIMITS, avatar=True)
+    assert variants(media) == {
+        "avatar_320": ("image/webp", 300, 300),
+        "avatar_320_jpeg": ("image/jpeg", 300, 300),
+        "avatar_150": ("image/webp", 150, 150),
+        "avatar_150_jpeg": ("image/jpeg", 150, 150),
+        "avatar_64": ("image/webp", 64, 64),
+        "avatar_64_jpeg": ("image/jpeg", 64, 64),
+    }
+    assert (media.width, media.height) == (900, 300)
+    for v in media.variants:
+        with Image.open(v.path) as square:
+            r, g, _ = square.convert("RGB").getpixel((1, 1))
+            assert g > 150 and r < 80, (v.name, r, g)  # the corner is the green middle
+
+
+def test_an_avatar_refuses_a_video_whatever_it_declares(tmp_path: Path) -> None:
+    clip = media_files.video(tmp_path / "clip.mp4", seconds=1)
+    out = tmp_path / "out"
+    with pytest.raises(MediaRejectedError) as info:
+        PROCESSOR.process(clip, out, declared_kind="video", limits=LIMITS, avatar=True)
+    assert info.value.reason == "KIND_MISMATCH"
+    assert not list(out.iterdir())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import ValidationError
+from domain.identity.website import clean_website
 from domain.text import (
     BIO_MAX,
     check_password,
@@ -146,3 +147,44 @@ def test_password_length():
     assert check_password("x" * 256) == "x" * 256
     for bad in ("", "x" * 7, "x" * 257, "passw\x00rd"):
         refused(check_password, bad, "password")
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        ("https://Example.COM/Path?q=1#Top", "https://example.com/Path?q=1#Top"),
+        ("  http://blog.example.org  ", "http://blog.example.org"),
+        ("https://xn--bcher-kva.example:8443/", "https://xn--bcher-kva.example:8443/"),
+        ("", None),
+        ("   ", None),
+    ],
+)
+def test_a_website_is_an_http_link_on_a_public_host(value, stored) -> None:
+    assert clean_website(value) == stored
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "javascript:alert(1)",
+        "JAVASCRIPT:alert(1)",
+        "vbscript:msgbox",
+        "data:text/html;base64,PGI+",
+        "file:///etc/passwd",
+        "//example.com",
+        "example.com",
+        "https://",
+        "https://user@example.com",
+        "https://10.0.0.1/",
+        "https://[::1]/",
+        "https://localhost/",
+        "https://bücher.example/",
+        "https://example.com:port/",
+        "https://example.com/\u202e",
+        "https://exa\tmple.com/",
+        "https://example.com/a\u200bb",
+        "https://" + "a" * 200 + ".com",
+    ],
+)
+def test_a_website_that_is_not_one_is_refused(value) -> None:
+    refused(clean_website, value, "website")

@@ -15,6 +15,7 @@ from domain.visibility.rules import (
     account_visible,
     comment_visible,
     content_visible,
+    in_explore,
     in_home_feed,
     notification_visible,
     post_visible,
@@ -310,3 +311,24 @@ def test_moderators_see_reported_content_whatever_its_privacy(status, private, d
     assert reported_account_visible(author) is (status in ("active", "banned"))
     assert not reported_post_visible(post, account())  # not its author
     assert not reported_post_visible(None, author)
+
+
+def test_explore_shows_others_visible_posts_followed_or_not():
+    author = account()
+    post = Post(uuid.uuid4(), author.id)
+    assert in_explore(Viewer(uuid.uuid4()), post, author)
+    assert in_explore(Viewer.of(uuid.uuid4(), follows=[author.id]), post, author)  # fallback
+    assert not in_explore(Viewer(author.id), post, author)  # never one's own
+    assert not in_explore(Viewer.of(uuid.uuid4(), muted=[author.id]), post, author)
+    assert not in_explore(Viewer.of(uuid.uuid4(), blocked=[author.id]), post, author)
+    private = account(is_private=True)
+    theirs = Post(uuid.uuid4(), private.id)
+    assert not in_explore(Viewer(uuid.uuid4()), theirs, private)
+    assert in_explore(Viewer.of(uuid.uuid4(), follows=[private.id]), theirs, private)
+    for status in ("banned", "deleted", "pending_deletion"):
+        gone = account(status=status)
+        assert not in_explore(Viewer(uuid.uuid4()), Post(uuid.uuid4(), gone.id), gone)
+    assert not in_explore(Viewer(uuid.uuid4()), Post(uuid.uuid4(), author.id, NOW), author)
+    assert not in_explore(
+        Viewer(uuid.uuid4()), Post(uuid.uuid4(), author.id, state="processing"), author
+    )
