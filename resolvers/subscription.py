@@ -64,8 +64,8 @@ class Subscription:
         return event_stream(_feed_items(ctx, viewer))
 
     @strawberry.subscription(
-        description="The posts of feedItemAdded as edges of `viewer.feed`: the same posts, each with "
-        "its cursor in the newest-first (RECENT) feed, so a client prepends it to the "
+        description="The posts of feedItemAdded as edges of `viewer.feed`: each with its "
+        "cursor in the newest-first (RECENT) feed, so a client prepends it to the "
         "connection it holds (and may page on from it with `after`)."
     )
     async def feed_edge_added(self, info: Info) -> AsyncGenerator[PostEdge, None]:
