@@ -24,6 +24,7 @@ from app.operation import RoostOperation, RoostOperations, log_errors
 from app.settings import Settings
 from resolvers import Mutation, Query, Subscription
 from schema.context import Context
+from schema.descriptions import describe
 from schema.realtime.events import SubscriptionEvent
 from schema.scalars import SCALAR_MAP
 
@@ -87,6 +88,7 @@ class RoostSchema(strawberry.Schema):
             extensions=[lambda: RoostOperation(self._operations())],
             **kwargs,
         )
+        describe(self._schema)  # the descriptions conventions imply (schema/descriptions.py)
         self.operations = RoostOperations(
             self._schema,
             limiter,

@@ -1,7 +1,7 @@
 """Write the GraphQL schema's committed files (docs/design.md: the SDL is committed, and a
 test fails when code and files differ):
 
-- ``schema/schema.graphql``: the SDL;
+- ``schema/schema.graphql``: the SDL, every list in it sorted by name;
 - ``schema/introspection.json``: the introspection result (``{"__schema": …}``) that
   urql's graphcache (``schema``), GraphQL Code Generator and relay tooling read;
 - ``schema/possibleTypes.json``: each interface and union with the object types that
@@ -20,7 +20,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphql import get_introspection_query, introspection_from_schema
+from graphql import build_schema as schema_from_sdl
+from graphql import (
+    get_introspection_query,
+    introspection_from_schema,
+    lexicographic_sort_schema,
+    print_schema,
+)
 
 from app.graphql import build_schema
 from app.settings import ROOT, Settings
@@ -74,7 +80,9 @@ def render_files() -> dict[Path, str]:
     schema = _schema()
     introspection = dict(introspection_from_schema(schema._schema, **INTROSPECTION_OPTIONS))
     return {
-        SCHEMA_FILE: schema.as_str() + "\n",
+        # Sorted by name (types, fields, arguments, enum values), as linters expect.
+        SCHEMA_FILE: print_schema(lexicographic_sort_schema(schema_from_sdl(schema.as_str())))
+        + "\n",
         INTROSPECTION_FILE: _json(introspection),
         POSSIBLE_TYPES_FILE: _json(possible_types(introspection)),
     }

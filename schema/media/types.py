@@ -66,8 +66,9 @@ class MediaUpload:
 @strawberry.type(description="One rendition of a media file.")
 class MediaVariant:
     name: str = strawberry.field(
-        description="thumbnail (150×150, cropped), feed (1080 wide), full (1440 wide, never "
-        "upscaled); for video also poster, preview and the transcodes (720p, 1080p)."
+        description="Its name: thumbnail (150×150, cropped), feed (1080 wide), full (1440 "
+        "wide, never upscaled); for video also poster, preview and the transcodes (720p, "
+        "1080p)."
     )
     url: str
     width: int

@@ -18,11 +18,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 from websockets.typing import Subprotocol
 
-from tools.soak.record import Outcome, Recorder, call, now, pk
+from tools.soak.record import Outcome, Recorder, ask, call, now, pk
 from tools.soak.world import Account, World
 
 PASSWORD = "soak-password-1234"
 TIMEOUT_S = 30.0
+#: A write left unanswered (503, a cut connection, its key in flight) is sent again
+#: under the same Idempotency-Key after Retry-After, for up to this long.
+RETRY_FOR_S = 45.0
 
 SIGN_UP = """mutation($u: String!, $e: String!, $p: String!) {
   signUp(input: { username: $u, email: $e, password: $p, displayName: $u }) { __typename
@@ -61,7 +64,10 @@ class Load:
 
 
 def client(base_url: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S)
+    """A user's HTTP client; it drops an idle connection before the server's keep-alive
+    timeout (uvicorn's 5 s) can close it under a request being sent."""
+    limits = httpx.Limits(keepalive_expiry=3.0)
+    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S, limits=limits)
 
 
 async def sign_up(http: httpx.AsyncClient, rec: Recorder, world: World, name: str) -> Account:
@@ -115,9 +121,17 @@ class VirtualUser:
                 await asyncio.wait_for(stop.wait(), min(pause, 5 * self.load.think_s))
 
     async def _gql(self, op: str, query: str, variables: dict[str, Any]) -> dict[str, Any] | None:
-        """The operation's payload (``data[op]``) of a clean answer, else None."""
-        data = await call(self.http, self.rec, op, query, variables, self.me.token)
-        return None if data is None else data.get(op)
+        """The write's payload (``data[op]``) once answered, else None: sent with an
+        Idempotency-Key, and again under it while unanswered, for RETRY_FOR_S."""
+        key = str(uuid.uuid4())
+        give_up = now() + RETRY_FOR_S
+        while True:
+            answer = await ask(self.http, self.rec, op, query, variables, self.me.token, key)
+            if answer.data is not None:
+                return answer.data.get(op)
+            if not answer.retryable or now() + answer.retry_after > give_up:
+                return None
+            await asyncio.sleep(answer.retry_after)
 
     def _other(self) -> int | None:
         others = [a.index for a in self.world.accounts if a.index != self.me.index]
@@ -213,7 +227,8 @@ class VirtualUser:
         post = self._a_post()
         if post is None:
             return
-        out = await self._gql("addComment", COMMENT, {"id": post, "b": f"re {self.n}"})
+        body = f"re {self.me.username} {uuid.uuid4().hex[:8]}"
+        out = await self._gql("addComment", COMMENT, {"id": post, "b": body})
         if out and out.get("__typename") == "AddCommentSuccess":
             self.world.comments[out["comment"]["id"]] = (post, self.me.index)
 
