@@ -56,11 +56,6 @@ class GcPolicy:
         self._opened = 0  # opened_total at the last freeze
         self._closed = 0  # closed_total at the last compaction
 
-    def start_up(self) -> None:
-        """Collect once, then freeze what start-up built."""
-        gc.collect()
-        gc.freeze()
-
     def step(self) -> str | None:
         """One check: ``"compact"``, ``"freeze"`` or None (nothing to do)."""
         hub = self.hub

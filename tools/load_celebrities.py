@@ -230,6 +230,11 @@ async def load_celebrities(
                     "amounts": [c[2] for c in counts],
                 },
             )
+            # People search's ranking signal, in step with the counter.
+            await conn.execute(
+                text("UPDATE user_search SET followers = followers + :n WHERE user_id = :u"),
+                {"n": len(followers), "u": user_id},
+            )
             results.append(CelebrityResult(name, user_id, True, len(followers), len(posts)))
     if any(r.created for r in results):
         async with engine.begin() as conn:

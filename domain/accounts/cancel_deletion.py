@@ -3,22 +3,19 @@ and is signed in again (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import ValidationError
+from domain.identity.credentials import check_credentials
 from domain.identity.errors import InvalidCredentialsError
 from domain.identity.log_in import in_grace_period
-from domain.identity.models import users
-from domain.identity.passwords import verify_password
-from domain.identity.queries import USER_COLUMNS, to_record, users_by_ids
+from domain.identity.queries import users_by_ids
 from domain.identity.session_store import SessionStore
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
 from domain.moderation.set_user_status import change_status
 from domain.outbox.append import append
 from domain.outbox.events import AccountDeletionCancelled
-from domain.text import normalize_username
 
 
 async def cancel_account_deletion(
@@ -35,34 +32,21 @@ async def cancel_account_deletion(
     and the session in one transaction). Raises InvalidCredentialsError, the same answer
     in the same time, for every refusal.
     """
-    try:
-        canonical = normalize_username(username)
-    except ValidationError:
-        canonical = None
-    row = None
-    if canonical is not None and "\x00" not in password:
-        async with engine.connect() as conn:
-            row = (
-                await conn.execute(
-                    select(*USER_COLUMNS, users.c.password_hash, users.c.deletion_due_at).where(
-                        users.c.username == canonical
-                    )
-                )
-            ).first()
-    ok = await verify_password(row.password_hash if row else None, password)
-    if not ok or row is None:
+    found = await check_credentials(engine, username, password)
+    if found is None:
         raise InvalidCredentialsError()
-    if row.status == "active":
+    account = found.user
+    if account.status == "active":
         async with engine.begin() as conn:
-            return await open_session(conn, config, to_record(row))
-    if not in_grace_period(row.status, row.deletion_due_at):
+            return await open_session(conn, config, account)
+    if not in_grace_period(account.status, found.deletion_due_at):
         raise InvalidCredentialsError()
     try:
         async with engine.begin() as conn:
-            change = await change_status(conn, row.id, "active", counter_shards=counter_shards)
+            change = await change_status(conn, account.id, "active", counter_shards=counter_shards)
             if change.changed:
-                await append(conn, AccountDeletionCancelled(row.id))
-            user = (await users_by_ids(conn, [row.id]))[row.id]
+                await append(conn, AccountDeletionCancelled(account.id))
+            user = (await users_by_ids(conn, [account.id]))[account.id]
             if user.status != "active":
                 raise InvalidCredentialsError()
             auth = await open_session(conn, config, user)

@@ -67,16 +67,3 @@ async def end_session_devices(conn: AsyncConnection, session_ids: Sequence[uuid.
         {"ids": list(session_ids)},
     )
     return result.rowcount or 0
-
-
-async def carry_session_devices(
-    conn: AsyncConnection, old_session: uuid.UUID, new_session: uuid.UUID
-) -> int:
-    """Move the devices of a session to its successor (a refresh rotates the session
-    id, and the app's devices stay signed in); return how many. In the caller's
-    transaction."""
-    result = await conn.execute(
-        text("UPDATE device_tokens SET session_id = :new WHERE session_id = :old"),
-        {"old": old_session, "new": new_session},
-    )
-    return result.rowcount or 0

@@ -95,12 +95,13 @@ def _statement(wanted: Wanted) -> str:
         post_cols += (
             ", hcp.likes, hcp.comments, "
             + _hidden(hidden_likes_sql("hp.id", "hbp.ids"))
-            + ", "
+            + " AS hidden_likes, "
             + _hidden(hidden_comments_sql("hp.id", "hbp.ids"))
+            + " AS hidden_comments"
         )
         post_joins = _counts("hp.id", "hcp", ("likes", "comments"))
     if wanted.viewer_liked:
-        post_cols += ", hl.hit IS NOT NULL"
+        post_cols += ", hl.hit IS NOT NULL AS liked"
         post_joins += (
             " LEFT JOIN LATERAL (SELECT true AS hit FROM likes WHERE post_id = hp.id"
             " AND user_id = $1 LIMIT 1) hl ON true"
@@ -125,11 +126,11 @@ def _statement(wanted: Wanted) -> str:
         {author_joins}
         WHERE ha.id IN (SELECT author_id FROM hp)
     )
-    SELECT hp.id, hp.author_id, hp.caption, NULLIF(hp.media, '[]'), hp.created_at,
-           hp.deleted_at,
-           a.id, a.username, a.display_name, a.bio, a.status, a.created_at, a.is_private,
-           a.blocked, a.followed, a.muted {author_out} {post_cols},
-           hp.state, hp.failure_reason, hp.edited_at, a.website, a.avatar
+    SELECT hp.id, hp.author_id, hp.caption, NULLIF(hp.media, '[]') AS media, hp.created_at,
+           hp.deleted_at, hp.state, hp.failure_reason, hp.edited_at,
+           a.id AS a_id, a.username, a.display_name, a.bio, a.status,
+           a.created_at AS a_created_at, a.is_private, a.website, a.avatar,
+           a.blocked, a.followed, a.muted {author_out} {post_cols}
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
     """
 
@@ -153,39 +154,55 @@ async def hydrate_posts(
     rows = await fetch_rows(db, sql, viewer_id, list(dict.fromkeys(post_ids)))
     out: dict[uuid.UUID, HydratedPost] = {}
     for r in rows:
-        # No media (most posts) comes as NULL: no JSON to decode.
         post = PostRecord(
-            r[0], r[1], r[2], r[3] if r[3] is not None else [], r[4], r[5], r[-5], r[-4], r[-3]
+            r["id"],
+            r["author_id"],
+            r["caption"],
+            r["media"] or [],  # no media (most posts) comes as NULL: no JSON to decode
+            r["created_at"],
+            r["deleted_at"],
+            r["state"],
+            r["failure_reason"],
+            r["edited_at"],
         )
-        author = (
-            UserRecord(r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[-2], r[-1]) if r[6] else None
-        )
-        i = 16
+        author = None
+        if r["a_id"] is not None:
+            author = UserRecord(
+                r["a_id"],
+                r["username"],
+                r["display_name"],
+                r["bio"],
+                r["status"],
+                r["a_created_at"],
+                r["is_private"],
+                r["website"],
+                r["avatar"],
+            )
         author_counts = None
         if wanted.user_counts:
             author_counts = (
                 (
-                    visible_count(r[16], r[19]),
-                    visible_count(r[17], r[20]),
-                    visible_count(r[18], 0),
+                    visible_count(r["followers"], r["hidden_followers"]),
+                    visible_count(r["following"], r["hidden_following"]),
+                    visible_count(r["posts"], 0),
                 )
                 if author is not None
                 else (0, 0, 0)
             )
-            i = 21
         post_counts = None
         if wanted.post_counts:
-            post_counts = (visible_count(r[i], r[i + 2]), visible_count(r[i + 1], r[i + 3]))
-            i += 4
-        liked = r[i] if wanted.viewer_liked else None
+            post_counts = (
+                visible_count(r["likes"], r["hidden_likes"]),
+                visible_count(r["comments"], r["hidden_comments"]),
+            )
         out[post.id] = HydratedPost(
             post,
             author,
-            bool(r[13]),
-            bool(r[14]),
-            bool(r[15]),
+            bool(r["blocked"]),
+            bool(r["followed"]),
+            bool(r["muted"]),
             author_counts,
             post_counts,
-            liked,
+            r["liked"] if wanted.viewer_liked else None,
         )
     return out

@@ -173,18 +173,3 @@ async def follows_now(
         {"a": follower_id, "b": followee_id},
     )
     return bool(found)
-
-
-async def author_modes(
-    conn: AsyncConnection, author_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, str]:
-    """``{author: 'push' | 'pull'}`` for the given authors (push when no row)."""
-    rows = await conn.execute(
-        text(
-            "SELECT author_id, mode FROM author_feed_modes"
-            " WHERE author_id = ANY(CAST(:ids AS uuid[]))"
-        ),
-        {"ids": list(author_ids)},
-    )
-    found: dict[uuid.UUID, str] = {author: mode for author, mode in rows}
-    return {a: found.get(a, "push") for a in author_ids}

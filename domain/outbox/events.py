@@ -73,11 +73,6 @@ class Event:
         except (TypeError, ValueError, AttributeError) as exc:
             raise EventPayloadError(f"{cls.topic}: {exc}") from None
 
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        """The payload's keys, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
-
 
 def decode(topic: str, payload: Mapping[str, Any]) -> Event:
     """The event of a stored outbox row; raises KeyError for a topic no class declares."""

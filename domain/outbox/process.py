@@ -134,14 +134,7 @@ async def _finish(
         ),
         {"id": event_id, "c": consumer, "outcome": outcome},
     )
-    await conn.execute(
-        text(
-            "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
-            " AND (SELECT count(*) FROM outbox_consumers"
-            "      WHERE event_id = :id AND consumer = ANY(CAST(:routed AS text[]))) >= :n"
-        ),
-        {"id": event_id, "routed": list(routed), "n": len(routed)},
-    )
+    await _dispatch_if_complete(conn, event_id, routed)
 
 
 async def finish_if_complete(
@@ -150,14 +143,21 @@ async def finish_if_complete(
     """Mark the event dispatched if every routed consumer has finished (the relay's
     repair for an event whose completion was lost)."""
     async with engine.begin() as conn:
-        await conn.execute(
-            text(
-                "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
-                " AND (SELECT count(*) FROM outbox_consumers"
-                "      WHERE event_id = :id AND consumer = ANY(CAST(:routed AS text[]))) >= :n"
-            ),
-            {"id": event_id, "routed": list(routed), "n": len(routed)},
-        )
+        await _dispatch_if_complete(conn, event_id, routed)
+
+
+async def _dispatch_if_complete(
+    conn: AsyncConnection, event_id: uuid.UUID, routed: Collection[str]
+) -> None:
+    """Mark the event dispatched once every consumer of ``routed`` has an outcome."""
+    await conn.execute(
+        text(
+            "UPDATE outbox SET dispatched_at = now() WHERE id = :id AND dispatched_at IS NULL"
+            " AND (SELECT count(*) FROM outbox_consumers"
+            "      WHERE event_id = :id AND consumer = ANY(CAST(:routed AS text[]))) >= :n"
+        ),
+        {"id": event_id, "routed": list(routed), "n": len(routed)},
+    )
 
 
 async def dead_letter(

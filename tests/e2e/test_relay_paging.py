@@ -9,6 +9,8 @@ import uuid
 from tests.e2e.test_cursor_lists import LISTS, connection
 from tests.support.actions import post
 from tests.support.documents import COMMENT, FOLLOW, LIKE
+from tests.support.subscriptions import served
+from tests.support.ws import TRANSPORT_WS, WSClient
 
 SELECTION = "{ edges { cursor } pageInfo { endCursor hasNextPage } }"
 ARGS_OF = """{ __schema { types { name fields { name args { name defaultValue
@@ -96,3 +98,26 @@ async def test_an_explicit_null_first_is_the_default_and_limits_hold(
                 token=token,
             )
             assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
+
+
+async def test_an_explicit_null_first_is_the_default_over_websocket(engine, make_users, settings):
+    me, fan = await make_users(2, prefix="pw")
+    query = "query($f: Int) { user(username: $u) { followers(first: $f) { totalCount } } }"
+    query = query.replace("query($f: Int)", "query($f: Int, $u: String!)")
+    async with served(settings, engine) as url:
+        client = await WSClient.open(url, TRANSPORT_WS, fan.token)
+        try:
+            for first in (None, settings.max_page_size + 1):
+                await client.subscribe(query, {"f": first, "u": me.username})
+                msg = await client.message()
+                if first is None:
+                    assert msg["type"] == "next", msg
+                    assert msg["payload"] == {"data": {"user": {"followers": {"totalCount": 0}}}}
+                    assert (await client.message())["type"] == "complete"
+                else:
+                    errors = msg["payload"].get("errors") or msg["payload"]
+                    assert errors[0]["extensions"]["code"] == "BAD_USER_INPUT", msg
+                    if msg["type"] == "next":
+                        assert (await client.message())["type"] == "complete"
+        finally:
+            await client.close()

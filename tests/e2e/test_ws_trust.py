@@ -303,15 +303,11 @@ async def test_a_syntax_error_fails_its_operation_only(
             await client.close()
 
 
+#: (`first` is nullable: its null means the default, tests/e2e/test_relay_paging.py.)
 NULL_FOR_A_DEFAULT = [
-    ("query($f: Int) { viewer { feed(first: $f) { edges { cursor } } } }", {"f": None}),
     (
         "query($o: FeedOrder) { viewer { feed(first: 2, order: $o) { edges { cursor } } } }",
         {"o": None},
-    ),
-    (
-        "query($f: Int) { viewer { followers(first: $f) { edges { cursor } } } }",
-        {"f": None},
     ),
 ]
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from domain.db import new_id
 from tools.soak import audit
 from tools.soak.faults import API, POSTGRES, Fault
 from tools.soak.record import Outcome, Recorder, gid
@@ -59,6 +61,22 @@ async def test_the_audit_finds_a_lost_write(engine: AsyncEngine) -> None:
     assert "follow ghost_a->ghost_b: acknowledged True" in check.detail
 
 
+async def test_the_audit_finds_a_write_applied_twice(engine: AsyncEngine, make_users) -> None:
+    """A post written twice (a retry that ran again) fails the check; one alone does not."""
+    (user,) = await make_users(1)
+    world = World()
+    world.accounts = [Account(0, user.username, user.id, user.gid, user.token)]
+    async with engine.begin() as conn:
+        for caption in ("once", "twice", "twice"):
+            await conn.execute(
+                text("INSERT INTO posts (id, author_id, caption) VALUES (:i, :a, :c)"),
+                {"i": new_id(), "a": user.id, "c": caption},
+            )
+    check = await audit.applied_once(engine, world)
+    assert not check.passed
+    assert "posts: 'twice' x2" in check.detail and "'once'" not in check.detail
+
+
 def test_the_audit_finds_a_500_and_failures_outside_a_fault() -> None:
     rec = Recorder()
     fault = Fault(POSTGRES, 0.0, started=10.0, restored=14.0, recovered=15.0)
@@ -68,7 +86,10 @@ def test_the_audit_finds_a_500_and_failures_outside_a_fault() -> None:
     rec.add(Outcome("follow", 40.0, 40.1, "503 SERVICE_UNAVAILABLE"))  # no fault then
     rec.add(Outcome("feed", 13.0, 13.1, "conn ReadError"))  # not an API kill
     rec.add(Outcome("feed", 30.2, 30.3, "conn RemoteProtocolError"))  # the API kill
+    rec.add(Outcome("follow", 13.0, 13.1, "200 SERVICE_UNAVAILABLE"))  # a stored 503 replayed
     checks = {c.name: c for c in audit.answers(rec, [fault, killed])}
+    replayed = checks["SERVICE_UNAVAILABLE only as a 503 with Retry-After"]
+    assert not replayed.passed and "200 SERVICE_UNAVAILABLE x1" in replayed.detail
     assert "200 INTERNAL_SERVER_ERROR x1" in checks["no 500 / internal error"].detail
     outside = checks["no failure outside a fault"]
     assert not outside.passed and "follow: 503 SERVICE_UNAVAILABLE x1" in outside.detail

@@ -163,6 +163,16 @@ _ADD_COUNTERS = text(
     """
 )
 
+# People search's ranking signal (user_search.followers) of the followees, in step with
+# their counters: the worker's refresh then finds nothing to write.
+_ADD_SEARCH_FOLLOWERS = text(
+    """
+    UPDATE user_search s SET followers = s.followers + t.n
+    FROM (SELECT followee_id, count(*) AS n FROM load_graph_inserted GROUP BY followee_id) t
+    WHERE s.user_id = t.followee_id
+    """
+)
+
 #: Follows inserted per statement.
 FOLLOW_BATCH = 50_000
 
@@ -248,6 +258,7 @@ async def _write(
         inserted = int(await conn.scalar(text("SELECT count(*) FROM load_graph_inserted")))
         progress("add counters", 0, None)
         await conn.execute(_ADD_COUNTERS)
+        await conn.execute(_ADD_SEARCH_FOLLOWERS)
     lap("insert follows and counters")
     return {
         "users_inserted": int(users_inserted or 0),

@@ -24,6 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--think", type=float, default=d.think_s, help="mean pause of a user (s)")
     p.add_argument("--warm-up", type=float, default=d.warm_up, help="load before the faults (s)")
     p.add_argument("--dir", type=Path, default=None, help="scratch folder (kept)")
+    p.add_argument(
+        "--cutoff",
+        type=float,
+        default=None,
+        help="no fault starts later than this after the load started (default: seconds + 60;"
+        " recoveries slower than planned push the schedule back)",
+    )
     a = p.parse_args(argv)
     cfg = Config(
         seconds=a.seconds,
@@ -34,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         think_s=a.think,
         warm_up=a.warm_up,
         folder=a.dir,
+        cutoff=a.seconds + 60 if a.cutoff is None else a.cutoff,
     )
     report = asyncio.run(soak(cfg))
     print(report.text())

@@ -19,6 +19,8 @@ from tools.soak.record import Outcome, Recorder, call, now, pk
 from tools.soak.servers import Stack
 from tools.soak.world import World
 
+#: IDEMPOTENCY_LOCK_S (+ a margin): how long a key a killed process held stays in flight.
+IDEMPOTENCY_LOCK_S = 35.0
 #: Page size of the feed walks.
 WALK_FIRST = 25
 FEED_WALK = """query($first: Int!, $after: String) { viewer { feed(first: $first, after: $after) {
@@ -108,6 +110,28 @@ async def acknowledged_writes(engine: AsyncEngine, world: World) -> Check:
             wrong.append(f"comment {pk(c)} on {pk(g)} missing")
     detail = f"{checked} checked, {len(wrong)} wrong, {unknown} unknown (unanswered or moot)"
     return Check("acknowledged writes in PostgreSQL", not wrong, _with(detail, wrong))
+
+
+async def applied_once(engine: AsyncEngine, world: World) -> Check:
+    """No write happened twice: each post caption and comment body (unique as sent,
+    retries included) is in PostgreSQL at most once."""
+    ids = [a.id for a in world.accounts]
+    twice: list[str] = []
+    async with engine.connect() as conn:
+        for table, column in (("posts", "caption"), ("comments", "body")):
+            rows = await conn.execute(
+                text(
+                    f"SELECT {column}, count(*) FROM {table} WHERE author_id = ANY(:ids)"
+                    f" GROUP BY {column} HAVING count(*) > 1"
+                ),
+                {"ids": ids},
+            )
+            twice += [f"{table}: {value!r} x{n}" for value, n in rows]
+    return Check(
+        "no write applied twice (retries under one Idempotency-Key)",
+        not twice,
+        _with(f"{len(twice)} written more than once", twice),
+    )
 
 
 async def counts_verify(stack: Stack) -> Check:
@@ -221,15 +245,37 @@ def answers(rec: Recorder, faults: list[Fault]) -> list[Check]:
             for f in faults
         )
 
+    def in_flight_after_kill(o: Outcome) -> bool:
+        """A retry refused while the killed process's key stays pending (its lock)."""
+        return o.code == "409 IDEMPOTENCY_KEY_IN_FLIGHT" and any(
+            f.kind == API and f.started <= o.started <= f.started + IDEMPOTENCY_LOCK_S
+            for f in faults
+        )
+
     server = [o for o in rec.outcomes if o.server_error]
-    outside = [o for o in rec.outcomes if not o.ok and not in_window(o) and o.op != "subscription"]
+    outside = [
+        o
+        for o in rec.outcomes
+        if not o.ok and not in_window(o) and o.op != "subscription" and not in_flight_after_kill(o)
+    ]
     cut = [
         o for o in rec.outcomes
         if o.code.startswith("conn") and o.op != "subscription" and not in_window(o, (API,))
     ]  # fmt: skip
+    unavailable = [
+        o
+        for o in rec.outcomes
+        if "SERVICE_UNAVAILABLE" in o.code and o.code != "503 SERVICE_UNAVAILABLE"
+        and o.op != "subscription"
+    ]  # fmt: skip
     total = len(rec.outcomes)
     return [
         Check("no 500 / internal error", not server, _codes(server, rec, f"{total} answers")),
+        Check(
+            "SERVICE_UNAVAILABLE only as a 503 with Retry-After",
+            not unavailable,
+            _codes(unavailable, rec, ""),
+        ),
         Check("no failure outside a fault", not outside, _codes(outside, rec, "")),
         Check("no cut connection but a killed API process", not cut, _codes(cut, rec, "")),
     ]

@@ -41,7 +41,8 @@ class Fault:
     planned: float  # seconds after the load started
     started: float = 0.0  # monotonic
     restored: float = 0.0  # the server back / the process started again
-    recovered: float | None = None  # a probe post acknowledged and fanned out
+    answered: float | None = None  # a probe post acknowledged
+    recovered: float | None = None  # ... and fanned out by the worker
     note: str = ""
 
     def window(self) -> tuple[float, float]:
@@ -59,6 +60,7 @@ class Schedule:
     each: int
     warm_up: float
     outage_s: float = 4.0
+    cutoff: float | None = None  # no fault starts later than this (s after the start)
     faults: list[Fault] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -77,14 +79,17 @@ async def run_schedule(
     started: float,
     rec: Recorder,
 ) -> None:
-    """Do every fault of the schedule at its time (or once the previous one recovered)."""
+    """Do every fault of the schedule at its time (or once the previous one recovered);
+    one that would start past ``schedule.cutoff`` s is not run (``started`` stays 0)."""
     async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as http:
         previous_end = started
         for fault in schedule.faults:
             at = max(started + fault.planned, previous_end + GRACE_S)
+            if schedule.cutoff is not None and at >= started + schedule.cutoff:
+                return
             await asyncio.sleep(max(0.0, at - now()))
             await _inject(fault, stack, schedule.outage_s)
-            fault.recovered = await _recovered(http, engine, world, probe, rec, fault.restored)
+            await _recover(fault, http, engine, world, probe, rec)
             previous_end = fault.recovered if fault.recovered is not None else now()
 
 
@@ -107,18 +112,18 @@ async def _inject(fault: Fault, stack: Stack, outage_s: float) -> None:
     fault.restored = now()
 
 
-async def _recovered(
+async def _recover(
+    fault: Fault,
     http: httpx.AsyncClient,
     engine: AsyncEngine,
     world: World,
     probe: Account,
     rec: Recorder,
-    since: float,
-) -> float | None:
-    """When a post made after ``since`` was acknowledged and fanned out by the worker
-    (None if not within RECOVERY_LIMIT_S). The probe's requests are recorded (op
-    ``probe``)."""
-    deadline = since + RECOVERY_LIMIT_S
+) -> None:
+    """Set when a post made after the fault was undone was acknowledged (``answered``)
+    and fanned out by the worker (``recovered``), unless RECOVERY_LIMIT_S pass first.
+    The probe's requests are recorded (op ``probe``)."""
+    deadline = fault.restored + RECOVERY_LIMIT_S
     while now() < deadline:
         caption = f"probe {uuid.uuid4().hex[:8]}"
         data = await call(http, rec, "probe", CREATE, {"c": caption}, probe.token)
@@ -126,12 +131,13 @@ async def _recovered(
         if post is None:
             await asyncio.sleep(0.25)
             continue
+        fault.answered = now()
         world.posts[post["id"]] = (probe.index, True)
         post_id = str(pk(post["id"]))
         while now() < deadline:
             with contextlib.suppress(Exception):  # PostgreSQL may still be coming back
                 async with engine.connect() as conn:
                     if await conn.scalar(_FANNED_OUT, {"p": post_id}):
-                        return now()
+                        fault.recovered = now()
+                        return
             await asyncio.sleep(0.1)
-    return None

@@ -76,6 +76,54 @@ def classify(resp: httpx.Response) -> tuple[str, dict[str, Any] | None]:
     return f"{resp.status_code} {code}", body
 
 
+#: Answers after which a client sends the same write again (under the same key).
+RETRYABLE = ("503 SERVICE_UNAVAILABLE", "409 IDEMPOTENCY_KEY_IN_FLIGHT")
+
+
+@dataclass(frozen=True)
+class Answer:
+    data: dict[str, Any] | None  # ``data`` of a clean answer
+    code: str  # as Outcome.code
+    retry_after: float  # seconds (Retry-After), 1 without one
+
+    @property
+    def retryable(self) -> bool:
+        """Unanswered (it may or may not have happened): worth sending again."""
+        return self.code in RETRYABLE or self.code.startswith("conn")
+
+
+async def ask(
+    http: httpx.AsyncClient,
+    rec: Recorder,
+    op: str,
+    query: str,
+    variables: dict[str, Any] | None = None,
+    token: str | None = None,
+    key: str | None = None,
+) -> Answer:
+    """POST one document (``key``: its Idempotency-Key); record its outcome."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if key is not None:
+        headers["Idempotency-Key"] = key
+    started = now()
+    try:
+        resp = await http.post(
+            "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
+        )
+    except httpx.HTTPError as exc:
+        code = f"conn {type(exc).__name__}"
+        rec.add(Outcome(op, started, now(), code), repr(exc))
+        return Answer(None, code, 1.0)
+    code, body = classify(resp)
+    rec.add(Outcome(op, started, now(), code), resp.text)
+    try:
+        retry_after = float(resp.headers.get("retry-after", "1"))
+    except ValueError:
+        retry_after = 1.0
+    data = (body or {}).get("data") if code == "ok" else None
+    return Answer(data if isinstance(data, dict) else None, code, retry_after)
+
+
 async def call(
     http: httpx.AsyncClient,
     rec: Recorder,
@@ -85,21 +133,7 @@ async def call(
     token: str | None = None,
 ) -> dict[str, Any] | None:
     """POST one document; record its outcome; the ``data`` of a clean answer, else None."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    started = now()
-    try:
-        resp = await http.post(
-            "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
-        )
-    except httpx.HTTPError as exc:
-        rec.add(Outcome(op, started, now(), f"conn {type(exc).__name__}"), repr(exc))
-        return None
-    code, body = classify(resp)
-    rec.add(Outcome(op, started, now(), code), resp.text)
-    if code != "ok" or body is None:
-        return None
-    data = body.get("data")
-    return data if isinstance(data, dict) else None
+    return (await ask(http, rec, op, query, variables, token)).data
 
 
 def gid(type_name: str, pk: uuid.UUID) -> str:

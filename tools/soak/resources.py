@@ -26,27 +26,39 @@ class Snapshot:
     processes: int  # roost processes with a database pool (API servers + worker)
     pg_connections: int  # client backends, the soak's own excluded
     redis_clients: int
+    redis_by_role: dict[str, int]  # role -> its connections to Redis
     api_tcp: int  # connections established to the API's port
 
     def line(self) -> str:
         rss = " ".join(f"{k} {v:.0f} MB" for k, v in self.rss_mb.items())
         fds = " ".join(f"{k} {v}" for k, v in self.fds.items())
+        redis = " ".join(f"{k} {v}" for k, v in self.redis_by_role.items())
         return (
             f"RSS {rss}; fds {fds}; PostgreSQL connections {self.pg_connections};"
-            f" Redis clients {self.redis_clients}; API TCP connections {self.api_tcp}"
+            f" Redis clients {self.redis_clients} ({redis});"
+            f" API TCP connections {self.api_tcp}"
         )
 
 
 async def snapshot(stack: Stack, engine: AsyncEngine) -> Snapshot:
     rss: dict[str, float] = {}
     fds: dict[str, int] = {}
+    redis_by_role: dict[str, int] = {}
     count = 0
     for role, procs in stack.processes().items():
-        rss[role], fds[role] = 0.0, 0
+        rss[role], fds[role], redis_by_role[role] = 0.0, 0, 0
         for p in procs:
             try:
                 rss[role] += p.memory_info().rss / 2**20
                 fds[role] += p.num_fds()
+                redis_by_role[role] += len(
+                    [
+                        c
+                        for c in p.net_connections(kind="tcp")
+                        if c.status == psutil.CONN_ESTABLISHED
+                        and getattr(c.raddr, "port", None) == stack.redis.port
+                    ]
+                )
             except psutil.Error:
                 continue
         count += len(procs) - (1 if role == "api" and procs else 0)  # not the supervisor
@@ -59,7 +71,7 @@ async def snapshot(stack: Stack, engine: AsyncEngine) -> Snapshot:
         )
     redis_clients = await asyncio.to_thread(stack.redis.clients) - 1
     api_tcp = await asyncio.to_thread(stack.open_api_connections)
-    return Snapshot(rss, fds, count, int(pg or 0), redis_clients, api_tcp)
+    return Snapshot(rss, fds, count, int(pg or 0), redis_clients, redis_by_role, api_tcp)
 
 
 def back_to_baseline(before: Snapshot, after: Snapshot) -> Check:

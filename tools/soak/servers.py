@@ -121,6 +121,8 @@ class Stack:
             "WORKER_METRICS_PORT": "0",
             # Every virtual user signs up from 127.0.0.1: one IP's password budget.
             "RATE_LIMIT_AUTH": "100000",
+            # Tokens outlive a slow soak (a loaded machine stretches it past 15 min).
+            "ACCESS_TOKEN_MINUTES": "120",
             "ROOST_LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
         }

@@ -18,11 +18,17 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 from websockets.typing import Subprotocol
 
-from tools.soak.record import Outcome, Recorder, call, now, pk
+from tools.soak.record import Outcome, Recorder, ask, call, now, pk
 from tools.soak.world import Account, World
 
 PASSWORD = "soak-password-1234"
 TIMEOUT_S = 30.0
+#: A write left unanswered (503, a cut connection, its key in flight) is sent again
+#: under the same Idempotency-Key after Retry-After, for up to this long.
+RETRY_FOR_S = 45.0
+#: The ``__typename`` _gql gives a write answered PAYLOAD_UNAVAILABLE: it committed, its
+#: payload could not be read back (docs/api/errors.md).
+SAVED = "PAYLOAD_UNAVAILABLE"
 
 SIGN_UP = """mutation($u: String!, $e: String!, $p: String!) {
   signUp(input: { username: $u, email: $e, password: $p, displayName: $u }) { __typename
@@ -61,7 +67,10 @@ class Load:
 
 
 def client(base_url: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S)
+    """A user's HTTP client; it drops an idle connection before the server's keep-alive
+    timeout (uvicorn's 5 s) can close it under a request being sent."""
+    limits = httpx.Limits(keepalive_expiry=3.0)
+    return httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S, limits=limits)
 
 
 async def sign_up(http: httpx.AsyncClient, rec: Recorder, world: World, name: str) -> Account:
@@ -115,9 +124,20 @@ class VirtualUser:
                 await asyncio.wait_for(stop.wait(), min(pause, 5 * self.load.think_s))
 
     async def _gql(self, op: str, query: str, variables: dict[str, Any]) -> dict[str, Any] | None:
-        """The operation's payload (``data[op]``) of a clean answer, else None."""
-        data = await call(self.http, self.rec, op, query, variables, self.me.token)
-        return None if data is None else data.get(op)
+        """The write's payload (``data[op]``) once answered (``{"__typename": SAVED}``
+        when it committed without a payload), else None: sent with an Idempotency-Key,
+        and again under it while unanswered, for RETRY_FOR_S."""
+        key = str(uuid.uuid4())
+        give_up = now() + RETRY_FOR_S
+        while True:
+            answer = await ask(self.http, self.rec, op, query, variables, self.me.token, key)
+            if answer.data is not None:
+                return answer.data.get(op)
+            if answer.code == f"200 {SAVED}":
+                return {"__typename": SAVED}
+            if not answer.retryable or now() + answer.retry_after > give_up:
+                return None
+            await asyncio.sleep(answer.retry_after)
 
     def _other(self) -> int | None:
         others = [a.index for a in self.world.accounts if a.index != self.me.index]
@@ -138,7 +158,7 @@ class VirtualUser:
         out = await self._gql("deletePost", DELETE, {"id": post})
         if out is None:
             self.world.posts[post] = (self.me.index, None)
-        elif out.get("__typename") == "DeletePostSuccess":
+        elif out.get("__typename") in ("DeletePostSuccess", SAVED):
             self.world.posts[post] = (self.me.index, False)
 
     async def _pair_write(self, op: str, query: str, other: int, success: str) -> bool | None:
@@ -147,7 +167,7 @@ class VirtualUser:
         out = await self._gql(op, query, {"id": self.world.accounts[other].gid})
         if out is None:
             return None
-        return bool(out.get("__typename") == success)
+        return out.get("__typename") in (success, SAVED)
 
     async def follow(self) -> None:
         other = self._other()
@@ -203,7 +223,7 @@ class VirtualUser:
         key = (self.me.index, post)
         if out is None:
             self.world.likes[key] = None
-        elif out.get("__typename", "").endswith("Success"):
+        elif out.get("__typename", "").endswith("Success") or out.get("__typename") == SAVED:
             self.world.likes[key] = on
 
     async def unlike(self) -> None:
@@ -213,7 +233,8 @@ class VirtualUser:
         post = self._a_post()
         if post is None:
             return
-        out = await self._gql("addComment", COMMENT, {"id": post, "b": f"re {self.n}"})
+        body = f"re {self.me.username} {uuid.uuid4().hex[:8]}"
+        out = await self._gql("addComment", COMMENT, {"id": post, "b": body})
         if out and out.get("__typename") == "AddCommentSuccess":
             self.world.comments[out["comment"]["id"]] = (post, self.me.index)
 
