@@ -2,15 +2,13 @@
 
 Each field checks what it can before the stream starts (a refusal is an ``error``
 message, not a stream), then subscribes its channel through the process's hub and
-turns each event, re-read and re-checked in a fresh per-event context, into a payload
-(read again while PostgreSQL or Redis is down: schema.realtime.events.hydrate).
+turns each event, re-read and re-checked in a fresh per-event context, into a payload.
 """
 
 from __future__ import annotations
 
 import collections
 import datetime as dt
-import functools
 import uuid
 from collections.abc import AsyncGenerator
 
@@ -29,7 +27,6 @@ from schema.realtime.events import (
     engagement_of,
     event_stream,
     feed_post,
-    hydrate,
     notification_for,
     realtime_of,
 )
@@ -104,8 +101,9 @@ async def _feed_items(
                 post_id = _event_uuid(await sub.get(), "post_id")
                 if post_id is None or post_id in recent:
                     continue
-                ctx.for_event().require_viewer()  # an expired token ends the stream
-                event_ctx, post = await hydrate(ctx, functools.partial(feed_post, post_id=post_id))
+                event_ctx = ctx.for_event()
+                event_ctx.require_viewer()  # an expired token ends the stream
+                post = await feed_post(event_ctx, post_id)
                 if post is not None:
                     recent.append(post_id)
                     yield SubscriptionEvent(event_ctx, post)
@@ -123,9 +121,8 @@ async def _notifications(
                 notification_id = _event_uuid(await sub.get(), "notification_id")
                 if notification_id is None:
                     continue
-                event_ctx, notification = await hydrate(
-                    ctx, functools.partial(notification_for, notification_id=notification_id)
-                )
+                event_ctx = ctx.for_event()
+                notification = await notification_for(event_ctx, notification_id)
                 if notification is not None:
                     yield SubscriptionEvent(event_ctx, notification)
     except HubClosedError:
@@ -146,9 +143,8 @@ async def _engagement(
             while True:
                 await sub.get()
                 sub.pending()  # one fresh read answers a whole burst
-                event_ctx, out = await hydrate(
-                    ctx, functools.partial(engagement_of, post_id=post_id)
-                )
+                event_ctx = ctx.for_event()
+                out = await engagement_of(event_ctx, post_id)
                 if out is None:  # deleted, or no longer visible to the viewer
                     continue
                 state = _state(out)
