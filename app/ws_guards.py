@@ -43,6 +43,11 @@ log = logging.getLogger("roost.ws")
 
 T = TypeVar("T")
 
+#: The refusal of @defer/@stream over a socket (delivered over HTTP only).
+INCREMENTAL_OVER_HTTP = (
+    "@defer and @stream are delivered over HTTP (Accept: multipart/mixed); over WebSocket"
+    " send the operation without them."
+)
 #: A socket's session is re-checked at most this often (seconds) while it is used.
 RECHECK_S = 1.0
 #: The code of an operation refused because the socket runs MAX_SUBSCRIPTIONS_PER_SOCKET.
@@ -159,6 +164,8 @@ class SocketGuard:
                 "message": VARIABLES_TOO_LARGE.format(max_tokens),
                 "extensions": {"code": "BAD_USER_INPUT"},
             }
+        if isinstance(query, str) and self.view.schema.incremental(query):
+            return {"message": INCREMENTAL_OVER_HTTP, "extensions": {"code": "BAD_REQUEST"}}
         return None
 
 

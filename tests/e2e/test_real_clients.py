@@ -135,6 +135,17 @@ async def test_apollo_client_in_node(packages, settings, gql, make_users, worker
     assert sub["event"]["author"]["username"] == author.username
     assert sub["cachedPost"] and sub["cachedPost"]["caption"] == sub["event"]["caption"]
 
+    # 5. @defer: the user first, its counts in a later part; @stream: the edges one by one.
+    deferred = out["defer"]
+    assert deferred[-1]["dataState"] == "complete" and not deferred[-1].get("error"), deferred
+    assert deferred[-1]["data"]["user"]["followerCount"] == len(fans)
+    streaming = [e for e in deferred if e["dataState"] == "streaming"]
+    assert streaming and "followerCount" not in streaming[0]["data"]["user"], deferred
+    streamed = out["stream"]
+    assert streamed[-1]["dataState"] == "complete" and not streamed[-1].get("error"), streamed
+    final = [e["node"]["username"] for e in streamed[-1]["data"]["user"]["followers"]["edges"]]
+    assert final == expected[:5]  # the parts merged (tests/e2e/test_incremental.py: the parts)
+
 
 # --- Chromium: a page of another origin -------------------------------------------------
 
