@@ -37,7 +37,7 @@ from app.http_refusals import RequestRefused
 from app.http_view import GuardedGraphQLView
 from app.media_routes import media_routes
 from app.metrics import operation_label
-from app.operation import RETRY_AFTER_UNAVAILABLE_S, unavailable_error
+from app.operation import RETRY_AFTER_UNAVAILABLE_S, outage_error, unavailable_error
 from app.request_body import BodyGuard, BodyLimits
 from app.sessions import AdmissionUnavailable, Refusal
 from app.settings import Settings, get_settings
@@ -160,6 +160,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
                 publisher=deps.services.publisher,
                 reads=deps.engagement_reads,
                 publish_engagement=settings.realtime_engagement == "api",
+                unavailable=outage_error,
             )
             if deps.hub is not None
             and deps.services.publisher is not None

@@ -39,6 +39,12 @@ FAIL_OPEN = Counter(
     "because Redis failed.",
     ["guard"],
 )
+FAIL_CLOSED = Counter(
+    "roost_http_guard_fail_closed_total",
+    "Requests refused because a guard that fails closed (the sign-in budget) could not"
+    " reach Redis.",
+    ["guard"],
+)
 REPLAYS = Counter(
     "roost_idempotent_replays_total", "Mutations answered from a stored Idempotency-Key response."
 )
@@ -142,28 +148,49 @@ class HttpGuards:
         """Whether to use Redis now (configured, and not failed in the last second)."""
         return self.redis is not None and time.monotonic() >= self._down_until
 
-    def redis_failed(self, guard: str) -> None:
-        """Count and log a Redis failure of ``guard``; leave Redis alone for a second."""
+    def redis_failed(self, guard: str, *, closed: bool = False) -> None:
+        """Count and log a Redis failure of ``guard`` (refusing when ``closed``, else
+        serving without it); leave Redis alone for a second."""
         self._down_until = time.monotonic() + REDIS_RETRY_S
-        FAIL_OPEN.labels(guard).inc()
-        log.warning("%s: Redis unavailable, serving without it", guard, exc_info=True)
+        (FAIL_CLOSED if closed else FAIL_OPEN).labels(guard).inc()
+        log.warning(
+            "%s: Redis unavailable, %s",
+            guard,
+            "refusing" if closed else "serving without it",
+            exc_info=True,
+        )
 
-    async def _guarded(self, guard: str, call: Callable[[], Awaitable[T]], default: T) -> T:
+    async def _guarded(
+        self, guard: str, call: Callable[[], Awaitable[T]], default: T, *, closed: bool = False
+    ) -> T:
+        """``call()``, or ``default`` when Redis is not configured, failed in the last
+        second or fails now: counted by ``guard`` as failing open, or closed (``default``
+        then refuses)."""
         if self.redis is None:
             return default
         if not self.redis_up():
-            FAIL_OPEN.labels(guard).inc()
+            (FAIL_CLOSED if closed else FAIL_OPEN).labels(guard).inc()
             return default
         try:
             return await call()
         except RedisError:
-            self.redis_failed(guard)
+            self.redis_failed(guard, closed=closed)
             return default
 
     async def rate_check(self, charges: list[Charge]) -> Decision:
-        """The limiter's decision; allowed when limits are off or Redis failed."""
+        """The limiter's decision; allowed when limits are off. When Redis fails or is
+        slow (``GUARD_REDIS_TIMEOUT_MS``): an operation that spends the sign-in budget
+        (``logIn``, ``signUp``, a password or code check) is refused, ``RATE_LIMITED``
+        with ``Retry-After`` (guard ``signin``, failing closed); any other is allowed
+        (guard ``ratelimit``, failing open). docs/api/limits.md, "When Redis fails"."""
         if not self.config.rate_limit_enabled or not charges:
             return ALLOWED
+        auth = self.config.auth
+        if any(c.budget is auth for c in charges):
+            refused = Decision(False, retry_after_s=REDIS_RETRY_S, budget=auth.name)
+            return await self._guarded(
+                "signin", lambda: self.limiter.check(charges), refused, closed=True
+            )
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
 
     async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:

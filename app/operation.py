@@ -184,16 +184,42 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
     }
 
 
+def outage_error(exc: BaseException) -> GraphQLError | None:
+    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` when it says PostgreSQL or Redis is
+    down (adapters.unavailable), else None."""
+    dependency = unavailable_dependency(exc)
+    if dependency is None or dependency not in _UNAVAILABLE_MESSAGES:
+        return None
+    message, extensions = unavailable_error(dependency)
+    return GraphQLError(message, extensions=extensions)
+
+
 def should_mask(error: GraphQLError) -> bool:
     """Whether ``error`` is a fault to mask: not when it carries a code, has no path (a
-    document or variables error) or is :func:`refused_argument`."""
+    document or variables error) or is :func:`refused_argument`; always when it is an
+    exception a subscription's event stream raised (:func:`_stream_fault`)."""
     if error.extensions and "code" in error.extensions:
         return False
     if isinstance(error.original_error, AccountUnavailableError):
         return False  # the actor was banned or deleted mid-request: UNAUTHENTICATED
     if refused_argument(error):
         return False
+    if _stream_fault(error):
+        return True
     return error.path is not None and error.original_error is not None
+
+
+def _stream_fault(error: GraphQLError) -> bool:
+    """Whether ``error`` is an exception raised by a subscription's event stream, as
+    Strawberry wraps it (no path, its message the exception's own): a fault of the
+    server, never the client's (graphql-core's variable errors say which variable)."""
+    original = error.original_error
+    return (
+        error.path is None
+        and original is not None
+        and not isinstance(original, GraphQLError)
+        and error.message == str(original)
+    )
 
 
 def refused_argument(error: GraphQLError) -> bool:

@@ -2,13 +2,16 @@
 
 Each field checks what it can before the stream starts (a refusal is an ``error``
 message, not a stream), then subscribes its channel through the process's hub and
-turns each event, re-read and re-checked in a fresh per-event context, into a payload.
+turns each event, re-read and re-checked in a fresh per-event context, into a payload
+(read again while PostgreSQL or Redis is down: schema.realtime.events.hydrate).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
+import functools
 import uuid
 from collections.abc import AsyncGenerator
 
@@ -21,12 +24,14 @@ from domain.realtime.ports import HubClosedError
 from schema.context import Context, Info
 from schema.ids import decode_global_id
 from schema.notifications.types import Notification
-from schema.posts.types import Post
+from schema.pagination import encode_cursor
+from schema.posts.types import Post, PostEdge
 from schema.realtime.events import (
     SubscriptionEvent,
     engagement_of,
     event_stream,
     feed_post,
+    hydrate,
     notification_for,
     realtime_of,
 )
@@ -57,6 +62,16 @@ class Subscription:
         ctx = info.context
         viewer = ctx.require_viewer()
         return event_stream(_feed_items(ctx, viewer))
+
+    @strawberry.subscription(
+        description="The posts of feedItemAdded as edges of `viewer.feed`: each with its "
+        "cursor in the newest-first (RECENT) feed, so a client prepends it to the "
+        "connection it holds (and may page on from it with `after`)."
+    )
+    async def feed_edge_added(self, info: Info) -> AsyncGenerator[PostEdge, None]:
+        ctx = info.context
+        viewer = ctx.require_viewer()
+        return event_stream(_feed_edges(ctx, viewer))
 
     @strawberry.subscription(
         description="Your notifications as they are created, and again when a coalesced one"
@@ -101,14 +116,25 @@ async def _feed_items(
                 post_id = _event_uuid(await sub.get(), "post_id")
                 if post_id is None or post_id in recent:
                     continue
-                event_ctx = ctx.for_event()
-                event_ctx.require_viewer()  # an expired token ends the stream
-                post = await feed_post(event_ctx, post_id)
+                ctx.for_event().require_viewer()  # an expired token ends the stream
+                event_ctx, post = await hydrate(ctx, functools.partial(feed_post, post_id=post_id))
                 if post is not None:
                     recent.append(post_id)
                     yield SubscriptionEvent(event_ctx, post)
     except HubClosedError:
         return  # the server is shutting down: the stream completes
+
+
+async def _feed_edges(
+    ctx: Context, viewer: uuid.UUID
+) -> AsyncGenerator[SubscriptionEvent[PostEdge], None]:
+    """The events of :func:`_feed_items` as edges of the viewer's RECENT feed."""
+    of = ("feed", viewer)
+    async with contextlib.aclosing(_feed_items(ctx, viewer)) as items:
+        async for event in items:
+            post = event.value
+            cursor = encode_cursor((post.created_at, post.post_id), of)
+            yield SubscriptionEvent(event.context, PostEdge(cursor=cursor, node=post))
 
 
 async def _notifications(
@@ -121,8 +147,9 @@ async def _notifications(
                 notification_id = _event_uuid(await sub.get(), "notification_id")
                 if notification_id is None:
                     continue
-                event_ctx = ctx.for_event()
-                notification = await notification_for(event_ctx, notification_id)
+                event_ctx, notification = await hydrate(
+                    ctx, functools.partial(notification_for, notification_id=notification_id)
+                )
                 if notification is not None:
                     yield SubscriptionEvent(event_ctx, notification)
     except HubClosedError:
@@ -143,8 +170,9 @@ async def _engagement(
             while True:
                 await sub.get()
                 sub.pending()  # one fresh read answers a whole burst
-                event_ctx = ctx.for_event()
-                out = await engagement_of(event_ctx, post_id)
+                event_ctx, out = await hydrate(
+                    ctx, functools.partial(engagement_of, post_id=post_id)
+                )
                 if out is None:  # deleted, or no longer visible to the viewer
                     continue
                 state = _state(out)

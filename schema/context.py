@@ -62,6 +62,9 @@ class Realtime:
     publisher: RealtimePublisher
     reads: EngagementReads
     publish_engagement: bool = True
+    # The error an event's reads failing with ``exc`` deserve when a server it needs is
+    # down (``SERVICE_UNAVAILABLE``), None when ``exc`` is no outage (app/operation.py).
+    unavailable: Callable[[BaseException], GraphQLError | None] = lambda _exc: None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ import binascii
 import datetime as dt
 import hashlib
 import uuid
+from enum import Enum
 
+import strawberry
 from graphql import GraphQLError
 from strawberry import relay
 
@@ -133,4 +135,32 @@ def page_info(cursors: list[str], has_next: bool, after: str | None) -> relay.Pa
         has_previous_page=after is not None,
         start_cursor=cursors[0] if cursors else None,
         end_cursor=cursors[-1] if cursors else None,
+    )
+
+
+@strawberry.enum(
+    description="Why a list is closed to you: it comes back with no edges, "
+    "`hasNextPage: false` and this reason, never as an empty page to fetch again."
+)
+class ListRestriction(Enum):
+    PRIVATE_ACCOUNT = strawberry.enum_value(
+        "private_account",
+        description="The account is private and you neither are it nor follow it.",
+    )
+    BLOCKED = strawberry.enum_value(
+        "blocked", description="A block stands between you and the account."
+    )
+
+
+#: The description of a connection's ``restricted`` field.
+RESTRICTED = (
+    "Null when you may read the list; else why not (the edges are then empty and "
+    "`hasNextPage` false: nothing to page)."
+)
+
+
+def closed_page_info() -> relay.PageInfo:
+    """The ``PageInfo`` of a list closed to the viewer: nothing before, nothing after."""
+    return relay.PageInfo(
+        has_next_page=False, has_previous_page=False, start_cursor=None, end_cursor=None
     )

@@ -7,8 +7,8 @@ import asyncio
 import logging
 import os
 import signal
-import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -133,7 +133,12 @@ def api_workers(settings: Settings, requested: int | None) -> int:
 
 
 def _serve(
-    settings: Settings, *, ready: Any = None, workers: int = 1, access_log: bool = True
+    settings: Settings,
+    *,
+    ready: Any = None,
+    on_shutdown: Any = None,
+    workers: int = 1,
+    access_log: bool = True,
 ) -> None:
     """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP,
     configured by :func:`app.http_server.server_config`; ``ready`` runs once it listens;
@@ -161,6 +166,8 @@ def _serve(
                 self._ready_task = asyncio.create_task(ready())
 
         async def shutdown(self, sockets: Any = None) -> None:
+            if on_shutdown is not None:
+                on_shutdown()
             task = getattr(self, "_ready_task", None)
             if task is not None:
                 task.cancel()
@@ -231,9 +238,47 @@ def _banner(settings: Settings, data: DataState | None = None, worker_note: str 
     return "\n".join(lines)
 
 
-async def _wait_for_worker(
-    settings: Settings, worker: subprocess.Popen[bytes] | None, deadline_s: float
-) -> str:
+class Supervised:
+    """A child process (``roost run``'s worker) started again, 1 s after it died and
+    up to 30 s apart when it keeps dying, unless it exited as asked (0 after a signal,
+    130 after Ctrl-C) or :meth:`stop_watching` / :meth:`stop` was called."""
+
+    def __init__(self, cmd: list[str], name: str) -> None:
+        self.cmd, self.name = cmd, name
+        self.proc = spawn(cmd, env=dict(os.environ))
+        self._stopping = threading.Event()
+        threading.Thread(target=self._watch, name=f"supervise-{name}", daemon=True).start()
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def _watch(self) -> None:
+        delay = 1.0
+        while not self._stopping.wait(1.0):
+            code = self.proc.poll()
+            if code is None:
+                continue
+            if code in (0, 130):
+                return  # it was asked to stop
+            log.warning("%s exited (code %s); starting it again in %.0f s", self.name, code, delay)
+            if self._stopping.wait(delay):
+                return
+            self.proc = spawn(self.cmd, env=dict(os.environ))
+            delay = min(delay * 2, 30.0)
+
+    def stop_watching(self) -> None:
+        self._stopping.set()
+
+    def stop(self, *, timeout: float) -> int | None:
+        self._stopping.set()
+        return stop_process(self.proc, timeout=timeout)
+
+
+async def _wait_for_worker(settings: Settings, worker: Supervised | None, deadline_s: float) -> str:
     """Wait until the worker is up (its heartbeat, app/worker_health.py) and the outbox is
     empty (the seeded live posts are fanned out), at most ``deadline_s`` seconds; return
     a note for the banner when it is not so ("" when all is well)."""
@@ -303,19 +348,19 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         except DataError as exc:
             print(exc, file=sys.stderr, flush=True)
             return 1
-        worker: subprocess.Popen[bytes] | None = None
+        worker: Supervised | None = None
         try:
             if not args.no_worker:
-                worker = spawn([sys.executable, "-m", "app.cli", "worker"], env=dict(os.environ))
+                worker = Supervised([sys.executable, "-m", "app.cli", "worker"], "worker")
 
             async def ready() -> None:
                 note = await _wait_for_worker(settings, worker, BANNER_WAIT_S)
                 print(_banner(settings, data, note), flush=True)
 
-            _serve(settings, ready=ready)
+            _serve(settings, ready=ready, on_shutdown=worker.stop_watching if worker else None)
         finally:
             if worker is not None:
                 # SIGTERM (arq shuts down as on Ctrl-C, which may have reached it already),
                 # then SIGKILL if it is still busy after WORKER_STOP_TIMEOUT s.
-                stop_process(worker, timeout=WORKER_STOP_TIMEOUT)
+                worker.stop(timeout=WORKER_STOP_TIMEOUT)
     return 0

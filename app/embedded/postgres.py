@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,15 @@ class EmbeddedPostgres:
                 f"embedded PostgreSQL did not start in {self.pgdata}: {exc}\n"
                 + _log_tail(self.pgdata / "log")
             ) from exc
+        # Stops the server if this process dies without letting go (SIGKILL); not a
+        # spawn(): it must outlive this process.
+        subprocess.Popen(
+            [sys.executable, "-m", "app.embedded.watchdog", str(self.pgdata), str(os.getpid())],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def url(self, database: str) -> str:
         """Return ``postgresql://postgres@/<database>?host=<socket dir>`` (trust auth)."""
@@ -99,5 +110,8 @@ class EmbeddedPostgres:
         """Let go of the server; it stops (``pg_ctl stop -w``, ~0.1 s) when no other
         process holds it."""
         if self._server is not None:
+            # Processes that died holding it (SIGKILL) do not count: the last live
+            # holder stops the server.
+            self._prune_dead_handles(self._module().PostgresServer)
             self._server.cleanup()
             self._server = None

@@ -8,6 +8,7 @@ import fcntl
 import importlib.util
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -46,6 +47,10 @@ def _ping(url: str, timeout: float = 0.5) -> bool:
         client.close()
 
 
+#: Seconds between two looks at a supervised server.
+SUPERVISE_EVERY_S = 1.0
+
+
 class EmbeddedRedis:
     """A ``redis-server`` child on a free port of 127.0.0.1, files in ``directory``;
     ``persist`` as compose's (AOF fsynced every second, RDB every minute). Another
@@ -57,6 +62,7 @@ class EmbeddedRedis:
         self.url: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> str:
         """Start (or join) the server and return its ``redis://127.0.0.1:<port>/0`` URL.
@@ -77,6 +83,10 @@ class EmbeddedRedis:
                 if url:
                     (self.directory / "url").write_text(url)
                     self.url = url
+                    if self.persist:  # `roost run`'s: started again if it dies
+                        threading.Thread(
+                            target=self._supervise, name="embedded-redis", daemon=True
+                        ).start()
                     return url
             raise EmbeddedError(
                 "embedded Redis did not start:\n" + _log_tail(self.directory / "redis.log")
@@ -97,10 +107,38 @@ class EmbeddedRedis:
             time.sleep(0.1)
         raise EmbeddedError(f"another process holds {self.directory}/lock but its Redis is down")
 
-    def _launch(self) -> str | None:
-        """Start redis-server on a fresh port; return its URL, or None if the port was
-        taken in the meantime. Raises EmbeddedError on any other failure."""
-        port = _free_port()
+    def _supervise(self) -> None:
+        """Start the server again, on the same port (its clients keep their URL) and
+        files, whenever it exits before :meth:`stop`; 1 s apart, up to 30 s."""
+        delay = 1.0
+        while not self._stopping.wait(SUPERVISE_EVERY_S):
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                continue
+            log.warning(
+                "embedded Redis exited (code %s); starting it again in %.0f s",
+                proc.returncode if proc is not None else "-",
+                delay,
+            )
+            if self._stopping.wait(delay):
+                return
+            assert self.url is not None
+            try:
+                started = self._launch(port=int(self.url.rsplit(":", 1)[1].split("/")[0]))
+            except EmbeddedError as exc:
+                log.warning("embedded Redis did not start again: %s", exc)
+                started = None
+            if started:
+                log.info("embedded Redis started again at %s", started)
+                delay = 1.0
+            else:
+                delay = min(delay * 2, 30.0)
+
+    def _launch(self, port: int | None = None) -> str | None:
+        """Start redis-server on ``port`` (default: a fresh one); return its URL, or
+        None if the port was taken in the meantime. Raises EmbeddedError on any other
+        failure."""
+        port = port or _free_port()
         if self.persist:
             durability = [
                 "--appendonly", "yes", "--appendfsync", "everysec",
@@ -140,6 +178,7 @@ class EmbeddedRedis:
     def stop(self) -> None:
         """Stop the server if this process started it (SIGTERM; it saves first when
         ``persist``), release the lock; a joined server is left running."""
+        self._stopping.set()
         if self._proc is not None:
             stop_process(self._proc)
             self._proc = None

@@ -15,7 +15,7 @@ from domain.errors import ValidationError
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import PostEdited
 from domain.outbox.unit_of_work import unit_of_work
-from domain.posts.errors import EditWindowClosedError, NotPostAuthorError
+from domain.posts.errors import EditWindowClosedError, NotPostAuthorError, PostNotFoundError
 from domain.posts.queries import POST_COLUMNS, PostRecord, to_post
 from domain.posts.visibility import require_visible_post
 from domain.text import CAPTION_MAX, clean_text
@@ -65,10 +65,14 @@ async def edit_post(
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
-        post = await require_visible_post(conn, post_id, actor_id, write=True)
+        # Read unlocked, then lock the row FOR UPDATE: a shared lock first would make two
+        # concurrent edits deadlock on the upgrade.
+        post = await require_visible_post(conn, post_id, actor_id)
         if post.author_id != actor_id:
             raise NotPostAuthorError("edit")
-        row = (await conn.execute(_LOCK, {"id": post_id})).one()
+        row = (await conn.execute(_LOCK, {"id": post_id})).first()
+        if row is None:  # deleted meanwhile
+            raise PostNotFoundError()
         editable_until = row.created_at + dt.timedelta(seconds=window_s)
         if row.now > editable_until:
             raise EditWindowClosedError(editable_until)

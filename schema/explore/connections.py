@@ -3,8 +3,7 @@
 A cursor is opaque (schema.pagination's :func:`~schema.pagination.pack`):
 ``x1:<a|i|v>:<window id>:<offset>``, the kind filter (all, IMAGE, VIDEO), the frozen
 window and the offset of the next post in it. The posts are checked and hydrated like
-the home feed's (schema.visibility.explore_posts: one statement per batch, the explore
-rule, the request's dataloaders primed).
+the home feed's (domain.feed.post_filter, with rules.in_explore).
 """
 
 from __future__ import annotations
@@ -19,13 +18,15 @@ from domain.db import utcnow
 from domain.errors import StoreError
 from domain.explore.read_explore import Kind, read_explore
 from domain.explore.trending_hashtags import trending_hashtags
-from domain.feed.hydration import HydratedPost
+from domain.feed.post_filter import PostFilter
 from domain.feed.read_ranked_feed import Position, RankedWindowExpiredError
 from domain.feed.timelines import Entry
+from domain.visibility import rules
 from schema import visibility
 from schema.context import Info
 from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
+from schema.feed.connections import page_posts
 from schema.feed.selection import wanted
 from schema.media.types import MediaKind
 from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
@@ -73,14 +74,7 @@ async def explore_connection(
     k: Kind = None if kind is None else ("video" if kind is MediaKind.VIDEO else "image")
     position = decode_explore_cursor(after, k) if after else None
     stores = ctx.feed_stores()  # SERVICE_UNAVAILABLE without a configured Redis
-    what = wanted(info)
-    kept: dict[uuid.UUID, HydratedPost] = {}
-
-    async def visible(entries: Sequence[Entry]) -> list[bool]:
-        found = await visibility.explore_posts(ctx, [e.post_id for e in entries], what)
-        kept.update(found)
-        return [e.post_id in found for e in entries]
-
+    check = PostFilter(ctx.engine, viewer, wanted(info), rules.in_explore)
     try:
         page = await read_explore(
             ctx.engine,
@@ -90,7 +84,7 @@ async def explore_connection(
             kind=k,
             first=first,
             after=position,
-            visible=visible,
+            visible=check,
             now=utcnow(),
         )
     except RankedWindowExpiredError:
@@ -100,9 +94,10 @@ async def explore_connection(
         ) from None
     except StoreError:
         raise _unavailable() from None
+    posts = page_posts(info, check, [e for e, _ in page.items])
     edges = [
-        PostEdge.of_hydrated(kept[e.post_id], encode_explore_cursor(k, pos))
-        for e, pos in page.items
+        PostEdge.of_hydrated(h, encode_explore_cursor(k, pos))
+        for h, (_, pos) in zip(posts, page.items, strict=True)
     ]
     return ExploreConnection(
         edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)

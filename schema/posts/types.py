@@ -20,7 +20,15 @@ from schema.engagement.types import CommentConnection, LikeConnection
 from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
 from schema.media.types import Media, PostState
-from schema.pagination import DEFAULT_PAGE_SIZE, ListOf, check_page, encode_cursor, page_info
+from schema.pagination import (
+    DEFAULT_PAGE_SIZE,
+    RESTRICTED,
+    ListOf,
+    ListRestriction,
+    check_page,
+    encode_cursor,
+    page_info,
+)
 from schema.refs import UserRef, user_node
 
 _STATES = {s.value for s in PostState}
@@ -233,6 +241,7 @@ class PostConnection:
     total_count: int | None = strawberry.field(
         description="All posts of the list, exact, where that is O(1) (a user's posts)."
     )
+    restricted: ListRestriction | None = strawberry.field(default=None, description=RESTRICTED)
 
 
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:

@@ -10,9 +10,10 @@ is cached across events, and never across users.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -55,6 +56,38 @@ def realtime_of(ctx: Context) -> Realtime:
             "Subscriptions need Redis (REDIS_URL).", extensions={"code": "SERVICE_UNAVAILABLE"}
         )
     return ctx.realtime
+
+
+#: Seconds between the attempts at reading one event while a server it needs is down
+#: (about 8 s in all): a restart of PostgreSQL keeps the subscription, a longer outage
+#: ends it with ``SERVICE_UNAVAILABLE``.
+EVENT_RETRY_S = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+async def hydrate(
+    ctx: Context, read: Callable[[Context], Awaitable[T | None]]
+) -> tuple[Context, T | None]:
+    """``read`` of one event in a fresh per-event context (:meth:`Context.for_event`),
+    tried again in another while PostgreSQL or Redis is down (:data:`EVENT_RETRY_S`);
+    returns that context and what ``read`` returned. Raises the ``SERVICE_UNAVAILABLE``
+    GraphQLError once the attempts are spent (the stream then ends with it), and any
+    other exception as it is."""
+    for delay in (*EVENT_RETRY_S, None):
+        event_ctx = ctx.for_event()
+        try:
+            return event_ctx, await read(event_ctx)
+        except GraphQLError:
+            raise
+        except Exception as exc:
+            refusal = realtime_of(ctx).unavailable(exc)
+            if refusal is None:
+                raise
+            if delay is None:
+                log.warning("subscription event unread, the stream ends: %s", refusal.message)
+                raise refusal from exc
+            log.info("subscription event unread (%s: %s), again in %s s", type(exc), exc, delay)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 async def feed_post(ctx: Context, post_id: uuid.UUID) -> Post | None:

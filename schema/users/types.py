@@ -30,7 +30,15 @@ from schema.mutes.connections import blocked_users_connection, muted_users_conne
 from schema.mutes.types import BlockedUserConnection, MutedUserConnection
 from schema.notifications.connections import notifications_connection, unread_count
 from schema.notifications.types import NotificationConnection
-from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.pagination import (
+    DEFAULT_PAGE_SIZE,
+    RESTRICTED,
+    ListRestriction,
+    check_page,
+    closed_page_info,
+    encode_cursor,
+    page_info,
+)
 from schema.posts.connections import author_posts_connection
 from schema.posts.types import PostConnection
 from schema.search.connections import suggested_follows_connection
@@ -41,9 +49,9 @@ from schema.social.types import FollowRequestConnection
 #: Why ``posts``, ``followers`` and ``following`` can be null (a private account's profile
 #: and counts stay visible; its content does not).
 _HIDDEN = (
-    "Null when the account is private and the viewer neither is it nor follows it "
-    "(isPrivate tells why; counts stay visible), or when a block stands between them "
-    "(blockedWithViewer)."
+    "Closed when the account is private and the viewer neither is it nor follows it, or "
+    "when a block stands between them: then no edges, `hasNextPage` false and "
+    "`restricted` says why (counts stay visible). Null only with an error at its path."
 )
 
 #: Why the owner-only fields are nullable: on anyone else they are null with a FORBIDDEN
@@ -112,6 +120,21 @@ class User(relay.Node):
         media = info.context.media
         return Avatar.of(self.avatar_item, media.store.public_url if media else None)
 
+    async def restriction(self, info: Info) -> ListRestriction | None:
+        """Why the viewer may not read this user's posts and follow lists (None: they
+        may; the rule of :meth:`content_visible`)."""
+        if await self.content_visible(info):
+            return None
+        loader = info.context.loaders.block_with_viewer
+        if loader is not None and await loader.load(self.uid):
+            return ListRestriction.BLOCKED
+        return ListRestriction.PRIVATE_ACCOUNT
+
+    async def _total(self, info: Info, kind: str) -> int:
+        if self.counts is not None:
+            return int(getattr(self.counts, kind))
+        return await self._load_count(info, kind)
+
     async def content_visible(self, info: Info) -> bool:
         """Whether the viewer may see this user's posts and follow lists (the rule of
         schema.visibility: no block either way, and public, the viewer's own, or
@@ -163,8 +186,13 @@ class User(relay.Node):
 
         first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("posts", self.uid))
-        if not await self.content_visible(info):
-            return None
+        if (why := await self.restriction(info)) is not None:
+            return PostConnection(
+                edges=[],
+                page_info=closed_page_info(),
+                total_count=await self._total(info, "posts"),
+                restricted=why,
+            )
         return await author_posts_connection(info, self.uid, first, after)
 
     @strawberry.field(
@@ -324,8 +352,13 @@ class User(relay.Node):
     ) -> UserConnection | None:
         first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("followers", self.uid))
-        if not await self.content_visible(info):
-            return None
+        if (why := await self.restriction(info)) is not None:
+            return UserConnection(
+                edges=[],
+                page_info=closed_page_info(),
+                total_count=await self._total(info, "followers"),
+                restricted=why,
+            )
         return await _follow_connection(info, "followers", self.uid, first, after)
 
     @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
@@ -334,8 +367,13 @@ class User(relay.Node):
     ) -> UserConnection | None:
         first = DEFAULT_PAGE_SIZE if first is None else first
         check_page(first, after, info.context.limits.max_page_size, ("following", self.uid))
-        if not await self.content_visible(info):
-            return None
+        if (why := await self.restriction(info)) is not None:
+            return UserConnection(
+                edges=[],
+                page_info=closed_page_info(),
+                total_count=await self._total(info, "following"),
+                restricted=why,
+            )
         return await _follow_connection(info, "following", self.uid, first, after)
 
 
@@ -350,8 +388,10 @@ class UserConnection:
     edges: list[UserEdge]
     page_info: relay.PageInfo
     total_count: int = strawberry.field(
-        description="All entries of the list you can page through, exact."
+        description="All entries of the list you can page through, exact (on a closed "
+        "list: the count the profile shows)."
     )
+    restricted: ListRestriction | None = strawberry.field(default=None, description=RESTRICTED)
 
 
 async def _follow_connection(

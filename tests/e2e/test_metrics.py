@@ -36,6 +36,7 @@ API_ONLY = {
     "roost_realtime_dropped_events",
     "roost_rate_limited",
     "roost_http_guard_fail_open",
+    "roost_http_guard_fail_closed",
     "roost_idempotent_replays",
     "roost_persisted_queries",
     "roost_unavailable",

@@ -4,7 +4,9 @@ post's place in feeds unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import itertools
 
 from sqlalchemy import text
 
@@ -170,3 +172,19 @@ async def test_a_feed_page_with_edit_histories_costs_constant_sql(gql, make_user
     )
     print(f"feed page of 12: {len(without)} statements, {len(many)} with edit histories")
     assert len(many) == len(without) + 1  # one statement for every post's history
+
+
+async def test_concurrent_edits_each_keep_the_caption_they_replaced(gql, make_users, engine):
+    (author,) = await make_users(1)
+    gid = await post(gql, author, "v0")
+    outs = await asyncio.gather(*(edit(gql, author, gid, f"v{i}") for i in range(1, 9)))
+    assert all(o["__typename"] == "EditPostSuccess" for o in outs)
+    node = (await gql(POST, {"id": gid}, token=author.token))["data"]["node"]
+    history = [e["node"] for e in node["editHistory"]["edges"]]
+    # one chain: every caption but the last was replaced exactly once, in time order
+    captions = [node["caption"]] + [h["caption"] for h in history]
+    assert sorted(captions) == [f"v{i}" for i in range(9)] and history[-1]["caption"] == "v0"
+    assert history[0]["replacedAt"] == node["editedAt"]
+    for newer, older in itertools.pairwise(history):
+        assert older["replacedAt"] == newer["writtenAt"]
+    assert history[-1]["writtenAt"] == node["createdAt"]

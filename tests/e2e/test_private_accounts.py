@@ -23,12 +23,25 @@ from tests.support.documents import (
 REQUESTS = """query($first: Int!, $after: String) { viewer { followRequests(first: $first,
   after: $after) { edges { cursor requestedAt node { username } }
   pageInfo { hasNextPage endCursor } } } }"""
-PROFILE = """query($u: String!) { user(username: $u) {
+PAGE_INFO = "pageInfo { hasNextPage hasPreviousPage endCursor } restricted"
+PROFILE = f"""query($u: String!) {{ user(username: $u) {{
   username displayName bio isPrivate followerCount followingCount postCount
   followedByViewer followRequestedByViewer
-  posts(first: 10) { totalCount edges { node { caption } } }
-  followers(first: 10) { totalCount edges { node { username } } }
-  following(first: 10) { totalCount edges { node { username } } } } }"""
+  posts(first: 10) {{ totalCount edges {{ node {{ caption }} }} {PAGE_INFO} }}
+  followers(first: 10) {{ totalCount edges {{ node {{ username }} }} {PAGE_INFO} }}
+  following(first: 10) {{ totalCount edges {{ node {{ username }} }} {PAGE_INFO} }} }} }}"""
+
+
+def closed(total: int, why: str) -> dict:
+    """A list closed to the viewer: no edges, nothing to page, and why."""
+    return {
+        "totalCount": total,
+        "edges": [],
+        "pageInfo": {"hasNextPage": False, "hasPreviousPage": False, "endCursor": None},
+        "restricted": why,
+    }
+
+
 NODE = """query($id: ID!) { node(id: $id) { id ... on Post { caption } } }"""
 NODES = """query($ids: [ID!]!) { nodes(ids: $ids) { id } }"""
 HASHTAG = """query($n: String!) { hashtag(name: $n) { posts { edges { node { caption } } } } }"""
@@ -87,8 +100,8 @@ async def test_non_follower_sees_the_profile_but_not_posts_or_lists(gql, make_us
             1,
             1,
         )
-        assert profile["posts"] is None
-        assert profile["followers"] is None and profile["following"] is None
+        for name, total in (("posts", 1), ("followers", 1), ("following", 1)):
+            assert profile[name] == closed(total, "PRIVATE_ACCOUNT"), (name, profile[name])
         assert (await gql(NODE, {"id": pid}, token=token))["data"]["node"] is None
         assert (await gql(NODES, {"ids": [pid, owner.gid]}, token=token))["data"]["nodes"] == [
             None,
@@ -279,7 +292,7 @@ async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users
         await ok(gql, FOLLOW_OR_REQUEST, {"id": fan.gid}, owner, "FollowRequestedSuccess")
     query = """query($first: Int!) { viewer { followRequests(first: $first) { edges { node {
       username isPrivate followerCount followedByViewer followRequestedByViewer
-      followers(first: 1) { totalCount } } } } } }"""
+      followers(first: 1) { totalCount restricted } } } } } }"""
     statements = {}
     for n in (3, 12):
         data, sql = await measured(gql, engine, query, {"first": n}, owner.token)
@@ -287,7 +300,8 @@ async def test_request_pages_and_flags_cost_constant_round_trips(gql, make_users
         assert [u["username"] for u in nodes] == [f.username for f in reversed(fans)][:n]
         asked = {f.username for f in fans[::3]}
         assert all(u["followRequestedByViewer"] is (u["username"] in asked) for u in nodes)
-        assert all(u["followers"] is None and u["isPrivate"] for u in nodes)
+        assert all(u["followers"]["restricted"] == "PRIVATE_ACCOUNT" for u in nodes)
+        assert all(u["isPrivate"] for u in nodes)
         statements[n] = len(sql)
     assert statements[3] == statements[12], statements
 
@@ -300,14 +314,16 @@ async def test_a_block_hides_posts_and_lists_both_ways(gql, make_users):
     owner, other = await make_users(2)
     await post(gql, owner, "not for you")
     q = """query($u: String!) { user(username: $u) { username postCount
-        posts { edges { node { caption } } } followers { totalCount } following { totalCount }
-    } }"""
+        posts { edges { node { caption } } restricted } followers { totalCount restricted }
+        following { totalCount restricted } } }"""
     before = (await gql(q, {"u": owner.username}, token=other.token))["data"]["user"]
     assert before["posts"]["edges"] == [{"node": {"caption": "not for you"}}]
     await gql(BLOCK, {"id": other.gid}, token=owner.token)
     for viewer, target in ((other, owner), (owner, other)):
         seen = (await gql(q, {"u": target.username}, token=viewer.token))["data"]["user"]
         assert seen["username"] == target.username
-        assert seen["posts"] is None and seen["followers"] is None and seen["following"] is None
+        assert seen["posts"] == {"edges": [], "restricted": "BLOCKED"}
+        for name in ("followers", "following"):
+            assert seen[name] == {"totalCount": 0, "restricted": "BLOCKED"}, (name, seen)
     mine = (await gql(q, {"u": owner.username}, token=owner.token))["data"]["user"]
     assert mine["posts"]["edges"] == [{"node": {"caption": "not for you"}}]

@@ -5,6 +5,7 @@ leave the avatar as it was and say why; a website link of http(s) only."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import uuid
 from urllib.parse import urlsplit
@@ -17,7 +18,7 @@ from tests.support.actions import follow_all, post
 from tests.support.checks import measured
 from tests.support.documents import COMMENT
 from tests.support.media_files import jpeg, video
-from tests.support.media_posts import reserve, upload
+from tests.support.media_posts import create_with, reserve, upload
 
 PROFILE = """mutation($a: ID, $w: String) { updateProfile(input: { avatarUploadId: $a,
   website: $w }) { __typename
@@ -244,3 +245,17 @@ async def test_avatars_cost_no_statement_in_feeds_and_lists(
     assert len(nodes) == 6 and all(n["avatar"] for n in nodes)
     print(f"followers page of 6: {len(bare)} statements, {len(listed)} with avatars")
     assert len(listed) == len(bare)
+
+
+async def test_one_upload_becomes_an_avatar_or_a_post_never_both(gql, client, make_users, tmp_path):
+    (user,) = await make_users(1)
+    for seed in range(4):
+        photo = await upload(gql, client, user, jpeg_bytes(tmp_path, 64, 64, seed=seed))
+        as_avatar, as_post = await asyncio.gather(
+            set_avatar(gql, user, photo), create_with(gql, user, [photo], "mine")
+        )
+        won = [as_avatar["__typename"] == "UpdateProfileSuccess"]
+        won.append(as_post["__typename"] == "CreatePostSuccess")
+        assert won.count(True) == 1, (as_avatar, as_post)
+        loser = as_post if won[0] else as_avatar
+        assert (loser["__typename"], loser["reason"]) == ("UploadUnusableError", "USED")

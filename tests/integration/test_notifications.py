@@ -5,9 +5,13 @@ Test settings (tests/conftest.py): NOTIFY_FOLLOW_DAILY_CAP=3.
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlalchemy import text
 
 from app.container import WorkerDeps
+from domain.db import new_id
+from domain.notifications.comments import notify_post_mentions
 from domain.notifications.delivery import Delivery
 from domain.notifications.store import EventRef
 from tests.support.actions import make_private, post
@@ -217,3 +221,21 @@ async def test_a_page_of_notifications_costs_constant_sql(gql, make_users, worke
         costs[first] = len(statements)
     assert costs[2] == costs[16], costs
     assert costs[16] <= 10, costs
+
+
+async def test_caption_mention_jobs_racing_tell_each_person_once(gql, make_users, engine, settings):
+    author, bob = await make_users(2)
+    await post(gql, author, f"hey @{bob.username}")
+    async with engine.connect() as conn:
+        post_id = await conn.scalar(
+            text("SELECT id FROM posts WHERE author_id = :a"), {"a": author.id}
+        )
+    config = settings.notification_config
+    # the post.created job and post.edited jobs (each its own event), eight at once
+    results = await asyncio.gather(
+        *(notify_post_mentions(engine, config, EventRef.of(new_id()), post_id) for _ in range(8))
+    )
+    assert sum(len(c.created) for c in results) <= 1  # the worker's job may have been first
+    mentions = [n for n in await notifications(gql, bob) if n["kind"] == "MENTION"]
+    assert len(mentions) == 1
+    await no_unread_drift(engine, bob)

@@ -26,6 +26,9 @@ TIMEOUT_S = 30.0
 #: A write left unanswered (503, a cut connection, its key in flight) is sent again
 #: under the same Idempotency-Key after Retry-After, for up to this long.
 RETRY_FOR_S = 45.0
+#: The ``__typename`` _gql gives a write answered PAYLOAD_UNAVAILABLE: it committed, its
+#: payload could not be read back (docs/api/errors.md).
+SAVED = "PAYLOAD_UNAVAILABLE"
 
 SIGN_UP = """mutation($u: String!, $e: String!, $p: String!) {
   signUp(input: { username: $u, email: $e, password: $p, displayName: $u }) { __typename
@@ -121,14 +124,17 @@ class VirtualUser:
                 await asyncio.wait_for(stop.wait(), min(pause, 5 * self.load.think_s))
 
     async def _gql(self, op: str, query: str, variables: dict[str, Any]) -> dict[str, Any] | None:
-        """The write's payload (``data[op]``) once answered, else None: sent with an
-        Idempotency-Key, and again under it while unanswered, for RETRY_FOR_S."""
+        """The write's payload (``data[op]``) once answered (``{"__typename": SAVED}``
+        when it committed without a payload), else None: sent with an Idempotency-Key,
+        and again under it while unanswered, for RETRY_FOR_S."""
         key = str(uuid.uuid4())
         give_up = now() + RETRY_FOR_S
         while True:
             answer = await ask(self.http, self.rec, op, query, variables, self.me.token, key)
             if answer.data is not None:
                 return answer.data.get(op)
+            if answer.code == f"200 {SAVED}":
+                return {"__typename": SAVED}
             if not answer.retryable or now() + answer.retry_after > give_up:
                 return None
             await asyncio.sleep(answer.retry_after)
@@ -152,7 +158,7 @@ class VirtualUser:
         out = await self._gql("deletePost", DELETE, {"id": post})
         if out is None:
             self.world.posts[post] = (self.me.index, None)
-        elif out.get("__typename") == "DeletePostSuccess":
+        elif out.get("__typename") in ("DeletePostSuccess", SAVED):
             self.world.posts[post] = (self.me.index, False)
 
     async def _pair_write(self, op: str, query: str, other: int, success: str) -> bool | None:
@@ -161,7 +167,7 @@ class VirtualUser:
         out = await self._gql(op, query, {"id": self.world.accounts[other].gid})
         if out is None:
             return None
-        return bool(out.get("__typename") == success)
+        return out.get("__typename") in (success, SAVED)
 
     async def follow(self) -> None:
         other = self._other()
@@ -217,7 +223,7 @@ class VirtualUser:
         key = (self.me.index, post)
         if out is None:
             self.world.likes[key] = None
-        elif out.get("__typename", "").endswith("Success"):
+        elif out.get("__typename", "").endswith("Success") or out.get("__typename") == SAVED:
             self.world.likes[key] = on
 
     async def unlike(self) -> None:
