@@ -29,18 +29,15 @@ import contextlib
 import statistics
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import asyncpg
 import httpx
 
-from adapters.jwt_codec import JwtCodec
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
 from bench._support import (
-    JWT_SECRET,
     Server,
     add_run_options,
     bench_parser,
@@ -53,9 +50,9 @@ from bench._support import (
     run,
     server_process,
     table,
+    viewer_token,
 )
 from bench.feed_read import QUERY, PgCpu, check_page
-from domain.identity.tokens import TokenConfig, issue_access_token
 
 
 def api(variant: str, env_extra: dict[str, str], redis_url: str):
@@ -190,10 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             asyncio.run(_create(pair.url(), name))
             upgrade(pair.url(name))
             viewer = asyncio.run(make_data(pair.url(name), args.authors, args.posts))
+            token = asyncio.run(viewer_token(pair.url(name), viewer))
             asyncio.run(pair.wait_replayed())
-            token = issue_access_token(
-                TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), viewer, uuid.uuid4()
-            )
             urls = {"primary": pair.url(name), "replica": pair.replica_url(name)}
             with (
                 api("primary", {"DATABASE_URL": urls["primary"]}, redis_url) as a,
