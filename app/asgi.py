@@ -277,7 +277,9 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
                     request_data.operation_name, request_data.query, self.guards.config.max_tokens
                 )
         outcome = "ok"
-        for error in result.errors or ():
+        # An incremental result (@defer/@stream): the initial payload's errors.
+        first = getattr(result, "initial_result", result)
+        for error in first.errors or ():
             extensions = error.extensions or {}
             code = extensions.get("code")
             if code == "SERVICE_UNAVAILABLE":

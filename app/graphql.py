@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
+from graphql import BREAK, DirectiveNode, GraphQLError, Visitor, visit
 from strawberry.exceptions import MissingQueryError
 from strawberry.execution import optimized_is_awaitable
 from strawberry.schema.config import StrawberryConfig
@@ -113,9 +113,23 @@ class RoostSchema(strawberry.Schema):
         allowed_operation_types: Iterable[OperationType] | None = None,
         operation_extensions: dict[str, Any] | None = None,
     ) -> ExecutionResult:
-        """Run a query or mutation (``MissingQueryError`` without a query)."""
+        """Run a query or mutation (``MissingQueryError`` without a query). A document
+        that uses ``@defer`` or ``@stream`` runs on Strawberry's path (incremental
+        delivery, the same rules through :class:`RoostOperation`); its result is then the
+        initial payload and the stream of the rest, which the view sends as
+        ``multipart/mixed``."""
         if not query:
             raise MissingQueryError
+        if self.incremental(query):
+            return await super().execute(
+                query,
+                variable_values=variable_values,
+                context_value=context_value,
+                root_value=root_value,
+                operation_name=operation_name,
+                allowed_operation_types=allowed_operation_types,
+                operation_extensions=operation_extensions,
+            )
         return await self._operations().execute(
             query,
             variable_values=variable_values,
@@ -129,6 +143,28 @@ class RoostSchema(strawberry.Schema):
             ),
             operation_extensions=operation_extensions,
         )
+
+    def incremental(self, query: str) -> bool:
+        """Whether the document applies ``@defer`` or ``@stream`` (not merely names them
+        in a string or comment); False when it does not parse."""
+        if "@defer" not in query and "@stream" not in query:
+            return False
+        try:
+            document = self._operations().documents.check(query).document
+        except GraphQLError:
+            return False
+        found = False
+
+        class Finder(Visitor):
+            def enter_directive(self, node: DirectiveNode, *_: object) -> object:
+                nonlocal found
+                if node.name.value in ("defer", "stream"):
+                    found = True
+                    return BREAK
+                return None
+
+        visit(document, Finder())
+        return found
 
     def process_errors(self, errors: list[GraphQLError], execution_context=None) -> None:
         """Log an operation's errors before masking (app/operation.log_errors)."""
@@ -146,6 +182,8 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         execution_context_class=RoostExecutionContext,
         config=StrawberryConfig(
             scalar_map=SCALAR_MAP,
+            # @defer and @stream (graphql-core 3.3), sent over HTTP as multipart/mixed
+            enable_experimental_incremental_execution=True,
             # Array batching (app/http_view.py runs a batch's operations in order).
             batching_config=(
                 {"max_operations": settings.batch_max_operations}

@@ -70,6 +70,11 @@ log = logging.getLogger("roost.http")
 SUBSCRIPTIONS_OVER_WS = (
     "Subscriptions are served over WebSocket at /graphql (graphql-transport-ws or graphql-ws)."
 )
+#: The answer to @defer or @stream from a client that cannot read its parts.
+INCREMENTAL_NEEDS_MULTIPART = (
+    "This operation uses @defer or @stream: send 'Accept: multipart/mixed' to receive its"
+    " parts one after another, or leave the directives out."
+)
 #: The answer to an anonymous mutation other than logIn/signUp/refreshSession.
 SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 
@@ -151,7 +156,11 @@ class GuardedGraphQLView:
                 and not getattr(request.state, "batch", False)
             ):
                 response.status_code = 400  # failed before execution: no data
-        if response.status_code == 200 and getattr(request.state, "cacheable", False):
+        if (
+            response.status_code == 200
+            and getattr(request.state, "cacheable", False)
+            and isinstance(getattr(response, "body", None), bytes)  # not a stream
+        ):
             tag = etag(response.body)  # an operation's answer (app/cache_policy.py)
             response.headers["ETag"] = tag
             if matches(request.headers.get("if-none-match"), tag):
@@ -345,6 +354,17 @@ class GuardedGraphQLView:
 
         limited = await self._rate_limit(principal, ip, info, prepaid)
         sub_response.headers.update(limited.headers())  # RateLimit-* (app/ratelimit.py)
+        if (
+            isinstance(request_data.query, str)
+            and "multipart/mixed" not in (request.headers.get("accept") or "").lower()
+            and self.schema.incremental(request_data.query)  # type: ignore[attr-defined]
+        ):
+            raise RequestRefused.error(
+                INCREMENTAL_NEEDS_MULTIPART,
+                "BAD_REQUEST",
+                406,
+                headers={"Accept": "multipart/mixed"},
+            )
         if not variables_within(request_data.variables, guards.config.max_tokens):
             raise RequestRefused.error(
                 VARIABLES_TOO_LARGE.format(guards.config.max_tokens), "BAD_USER_INPUT", 400

@@ -22,11 +22,11 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     NoSchemaIntrospectionCustomRule,
+    experimental_execute_incrementally,
     specified_rules,
     validate,
 )
 from graphql import ExecutionResult as GraphQLExecutionResult
-from graphql import execute as graphql_execute
 from strawberry.extensions import MaskErrors
 from strawberry.schema.exceptions import (
     CannotGetOperationTypeError,
@@ -496,9 +496,12 @@ class RoostOperations:
         operation_name: str | None,
         operation_extensions: dict[str, Any] | None,
     ) -> Any:
-        """graphql-core's execution of the operation (its ExecutionResult)."""
+        """graphql-core's execution of the operation (its ExecutionResult). Its
+        ``execute`` refuses a schema holding ``@defer``/``@stream``; this is the same
+        function under it, and documents that apply them run on Strawberry's path
+        (``RoostSchema.execute``), so the result is never incremental here."""
         return await await_maybe(
-            graphql_execute(
+            experimental_execute_incrementally(
                 self.schema,
                 document,
                 root_value=root_value,

@@ -311,6 +311,7 @@ class Settings(BaseSettings):
     # The account lifecycle (docs/api/account-lifecycle.md)
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
+    username_hold_days: float = Field(30, ge=0, alias="USERNAME_HOLD_DAYS")
     data_export_link_ttl_s: int = Field(900, ge=1, alias="DATA_EXPORT_LINK_TTL_S")
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
@@ -529,6 +530,7 @@ class Settings(BaseSettings):
             export_retention=dt.timedelta(hours=self.data_export_retention_hours),
             purge_batch=self.account_purge_batch,
             public_base_url=self.public_base_url,
+            username_hold=dt.timedelta(days=self.username_hold_days),
         )
 
     @property

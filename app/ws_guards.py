@@ -43,6 +43,11 @@ log = logging.getLogger("roost.ws")
 
 T = TypeVar("T")
 
+#: The refusal of @defer/@stream over a socket (delivered over HTTP only).
+INCREMENTAL_OVER_HTTP = (
+    "@defer and @stream are delivered over HTTP (Accept: multipart/mixed); over WebSocket"
+    " send the operation without them."
+)
 #: A socket's session is re-checked at most this often (seconds) while it is used.
 RECHECK_S = 1.0
 #: The code of an operation refused because the socket runs MAX_SUBSCRIPTIONS_PER_SOCKET.
@@ -159,6 +164,8 @@ class SocketGuard:
                 "message": VARIABLES_TOO_LARGE.format(max_tokens),
                 "extensions": {"code": "BAD_USER_INPUT"},
             }
+        if isinstance(query, str) and self.view.schema.incremental(query):
+            return {"message": INCREMENTAL_OVER_HTTP, "extensions": {"code": "BAD_REQUEST"}}
         return None
 
 
@@ -174,6 +181,35 @@ def _socket_guard(handler: Any) -> SocketGuard | None:
         await handler.websocket.close(code=ENDED_CLOSE_CODE, reason=f"Forbidden: {reason}"[:120])
 
     return SocketGuard(view, claims, client.host if client else "unknown", close)
+
+
+def malformed_operation(payload: Any, max_tokens: int) -> dict[str, Any] | None:
+    """The formatted ``BAD_REQUEST`` error refusing an operation whose ``payload`` HTTP
+    would refuse with a 400: not an object, ``query`` not a non-empty string,
+    ``variables`` or ``extensions`` not an object or null, ``operationName`` not a
+    string or null, several operations and none named (or an unknown name); None when
+    its shape is sound (a document that does not parse is Strawberry's to report)."""
+    message: str | None = None
+    if not isinstance(payload, dict):
+        message = "The operation's payload must be an object."
+    elif not isinstance(payload.get("query"), str) or not payload["query"]:
+        message = "The operation's `query` must be a non-empty string."
+    elif not isinstance(payload.get("variables"), dict | None):
+        message = "The operation's `variables` must be an object or null, if provided."
+    elif not isinstance(payload.get("extensions"), dict | None):
+        message = "The operation's `extensions` must be an object or null, if provided."
+    elif not isinstance(payload.get("operationName"), str | None):
+        message = "The operationName must be a string or null, if provided."
+    else:
+        summary = operation_info(payload["query"], payload.get("operationName"), max_tokens)
+        message = summary if isinstance(summary, str) else None
+    if message is None:
+        return None
+    return {"message": message, "extensions": {"code": "BAD_REQUEST"}}
+
+
+def _max_tokens(handler: Any) -> int:
+    return int(handler.view.guards.config.max_tokens)
 
 
 def too_many_operations(limit: int) -> dict[str, Any]:
@@ -244,6 +280,13 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         return BaseGraphQLTransportWSHandler._get_pre_execution_close_reason(error)
 
     async def handle_subscribe(self, message: Any) -> None:
+        if self.connection_acknowledged and message.get("id") not in self.operations:
+            malformed = malformed_operation(message.get("payload"), _max_tokens(self))
+            if malformed is not None:
+                await self.send_message(
+                    {"id": message["id"], "type": "error", "payload": [malformed]}
+                )
+                return
         limit = self.max_subscriptions_per_connection
         if (
             self.connection_acknowledged
@@ -290,6 +333,18 @@ class GuardedWSHandler(BaseGraphQLWSHandler[Context, None]):
             self.guard = _socket_guard(self)
 
     async def handle_start(self, message: Any) -> None:
+        if not isinstance(message.get("id"), str):
+            malformed: dict[str, Any] | None = {
+                "message": "A start message needs a string id.",
+                "extensions": {"code": "BAD_REQUEST"},
+            }
+        else:
+            malformed = malformed_operation(message.get("payload"), _max_tokens(self))
+        if malformed is not None:
+            await self.send_message(
+                {"type": "error", "id": message.get("id"), "payload": malformed}
+            )
+            return
         limit = self.max_subscriptions_per_connection
         if (
             self.connection_acknowledged

@@ -22,6 +22,7 @@ run outside transactions, where asyncpg retries such a statement itself.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import weakref
@@ -46,6 +47,7 @@ _NOT_ONLY_READ = re.compile(
 _state: weakref.WeakKeyDictionary[Any, tuple[object, bool]] = weakref.WeakKeyDictionary()
 
 
+@functools.lru_cache(maxsize=2048)  # statements repeat: one scan per distinct text
 def is_plain_read(sql: str) -> bool:
     """Whether ``sql`` only reads: no data change, row lock, advisory lock or sequence."""
     return bool(_READ.match(sql)) and not _NOT_ONLY_READ.search(sql)

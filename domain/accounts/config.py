@@ -11,10 +11,12 @@ from dataclasses import dataclass
 class AccountsConfig:
     """``deletion_grace`` before the purge, ``export_link_ttl``, ``export_retention`` of
     an archive, ``purge_batch`` rows per transaction, ``public_base_url`` of download
-    links (None: the request's)."""
+    links (None: the request's), ``username_hold``: how long a purged account's username
+    stays reserved (nobody may sign up with it)."""
 
     deletion_grace: dt.timedelta = dt.timedelta(days=30)
     export_link_ttl: dt.timedelta = dt.timedelta(minutes=15)
     export_retention: dt.timedelta = dt.timedelta(hours=48)
     purge_batch: int = 1_000
     public_base_url: str | None = None
+    username_hold: dt.timedelta = dt.timedelta(days=30)

@@ -7,6 +7,7 @@ the last transaction marks the account purged.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 import uuid
@@ -42,9 +43,15 @@ _IS_DUE = text(f"SELECT EXISTS (SELECT 1 FROM users WHERE id = :u AND {_DUE})")
 _LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE")
 
 #: What is left of the account: a row that keeps the ids others' history may name, with
-#: placeholders for everything personal. The username is free again for anyone.
+#: placeholders for everything personal. Its username is held (released_usernames) for
+#: ``AccountsConfig.username_hold``, then free again for anyone.
 _SCRUB = text(
     """
+    WITH held AS (
+        INSERT INTO released_usernames (username, reserved_until)
+        SELECT username, now() + :hold FROM users WHERE id = :u
+        ON CONFLICT (username) DO UPDATE SET reserved_until = EXCLUDED.reserved_until
+    )
     UPDATE users SET username = :placeholder, display_name = 'Deleted account', bio = '',
         email = NULL, email_verified_at = NULL, password_hash = '!', is_private = false,
         website = NULL, avatar = NULL, avatar_upload_id = NULL,
@@ -168,14 +175,22 @@ async def purge_account(
         while await step() >= batch:
             if deadline is not None and time.monotonic() > deadline:
                 return False
-    await _finish(engine, user_id, counter_shards=counter_shards)
+    await _finish(
+        engine, user_id, counter_shards=counter_shards, username_hold=config.username_hold
+    )
     if stores is not None:
         await forget_progress(stores, user_id)
         await stores.signals.forget_account(user_id)  # the ranked feed's signals
     return True
 
 
-async def _finish(engine: AsyncEngine, user_id: uuid.UUID, *, counter_shards: int) -> None:
+async def _finish(
+    engine: AsyncEngine,
+    user_id: uuid.UUID,
+    *,
+    counter_shards: int,
+    username_hold: dt.timedelta,
+) -> None:
     async with engine.begin() as conn:
         await advisory_xact_lock(conn, "user-status")  # status changes run one at a time
         previous = await conn.scalar(_LOCK_DUE, {"u": user_id})
@@ -186,5 +201,7 @@ async def _finish(engine: AsyncEngine, user_id: uuid.UUID, *, counter_shards: in
         await add_deltas(conn, await forget_actor(conn, user_id), shards=counter_shards)
         await rows.finish_rows(conn, user_id, shards=counter_shards)
         placeholder = await _free_placeholder(conn, user_id)
-        await conn.execute(_SCRUB, {"u": user_id, "placeholder": placeholder})
+        await conn.execute(
+            _SCRUB, {"u": user_id, "placeholder": placeholder, "hold": username_hold}
+        )
         await append(conn, UserPurged(user_id, previous))

@@ -8,12 +8,18 @@ from domain.errors import AuthenticationError, ConflictError, DomainError
 
 
 class UsernameTakenError(ConflictError):
-    """Another account already has this username (compared case-insensitively)."""
+    """Another account already has this username (compared case-insensitively), or
+    ``held``: a purged account had it, and it is reserved for a while."""
 
     code = "USERNAME_TAKEN"
 
-    def __init__(self, username: str) -> None:
-        super().__init__("username", f"The username '{username}' is taken.")
+    def __init__(self, username: str, *, held: bool = False) -> None:
+        message = (
+            f"The username '{username}' belonged to a deleted account and is reserved for now."
+            if held
+            else f"The username '{username}' is taken."
+        )
+        super().__init__("username", message)
 
 
 class EmailTakenError(ConflictError):

@@ -113,3 +113,12 @@ email_tokens = Table(
     Index("email_tokens_token_hash_key", "token_hash", unique=True),
     Index("email_tokens_user_id_purpose_created_at_idx", "user_id", "purpose", "created_at"),
 )
+
+#: Usernames of purged accounts, held for ``AccountsConfig.username_hold`` after the purge
+#: (as Mastodon holds them): sign-up refuses one until ``reserved_until``.
+released_usernames = Table(
+    "released_usernames",
+    metadata,
+    Column("username", Text, primary_key=True),
+    Column("reserved_until", DateTime(timezone=True), nullable=False),
+)

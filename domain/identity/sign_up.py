@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -18,6 +18,12 @@ from domain.outbox.events import EmailVerificationRequested, UserCreated
 from domain.outbox.unit_of_work import unit_of_work
 from domain.text import check_password, clean_display_name, clean_email, new_username
 
+#: Whether a purged account's username is still reserved (domain.accounts.purge).
+_HELD = text(
+    "SELECT EXISTS (SELECT 1 FROM released_usernames WHERE username = :u"
+    " AND reserved_until > now())"
+)
+
 
 async def sign_up(
     engine: AsyncEngine,
@@ -31,7 +37,8 @@ async def sign_up(
 ) -> AuthResult:
     """Create a user (argon2id hash) with ``user.email_verification_requested``; return
     it with a token pair. Raises ValidationError (docs/design.md "Decided details"),
-    UsernameTakenError or EmailTakenError, writing nothing.
+    UsernameTakenError (also for a purged account's username while it is held) or
+    EmailTakenError, writing nothing.
     """
     canonical = new_username(username)
     email = clean_email(email)
@@ -56,6 +63,10 @@ async def sign_up(
                 )
             ).one()
             user = to_record(row)
+            # After the insert: a purge that freed the name has committed by now (the
+            # insert waited on its row), so its reservation is seen.
+            if await conn.scalar(_HELD, {"u": canonical}):
+                raise UsernameTakenError(canonical, held=True)
             await uow.append(UserCreated(user.id))
             await uow.append(EmailVerificationRequested(user.id, email))
             auth = await open_session(conn, config, user)

@@ -6,6 +6,7 @@ cleans the cached feeds, and leaves `roost counts verify` without drift."""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 
@@ -31,6 +32,7 @@ from domain.engagement.like_post import like_post
 from domain.errors import ValidationError
 from domain.feed.graph_events import merge_author_into_feed
 from domain.feed.ports import Engagement
+from domain.identity.errors import UsernameTakenError
 from domain.identity.sign_up import sign_up
 from domain.moderation.report_user import report_user
 from domain.notifications.queries import UNREAD_KIND
@@ -343,20 +345,20 @@ async def test_deleting_an_account_with_thousands_of_follows_hides_it_then_purge
         assert held and not members & held
     assert not await redis.exists(stores.feeds.key(target.id))
     assert not await redis.exists(stores.author_posts.key(target.id))
-    # Idempotent: nothing more to do; the username is free again.
+    # Idempotent: nothing more to do; the username is held (USERNAME_HOLD_DAYS).
     run = await purge_due_accounts(
         engine, small, counter_shards=k, stores=stores, feed_config=settings.feed_config
     )
     assert target.id not in run.purged
-    auth = await sign_up(
-        engine,
-        settings.token_config,
-        username=target.username,
-        email=f"{uuid.uuid4().hex[:8]}@example.org",
-        password=TEST_PASSWORD,
-        display_name="New",
-    )
-    assert auth.user.id != target.id
+    with pytest.raises(UsernameTakenError):
+        await sign_up(
+            engine,
+            settings.token_config,
+            username=target.username,
+            email=f"{uuid.uuid4().hex[:8]}@example.org",
+            password=TEST_PASSWORD,
+            display_name="New",
+        )
 
 
 async def test_the_purge_forgets_the_ranked_feeds_signals_of_the_account(
@@ -448,3 +450,53 @@ async def test_a_squatted_tombstone_name_holds_up_no_purge(engine, make_users, s
     assert names[squatter.id] == taken
     assert names[first.id].startswith("deleted.") and names[first.id] != taken
     assert names[second.id] == placeholder_username(second.id)
+
+
+SIGN_UP = """mutation($u: String!, $e: String!) { signUp(input: { username: $u, email: $e,
+  password: "correct horse battery staple", displayName: "Next" }) { __typename
+  ... on Error { code message } } }"""
+
+
+async def _purge_now(engine, settings, user, config: AccountsConfig) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "UPDATE users SET status = 'deleted', deletion_due_at = now() - interval '1 s'"
+                " WHERE id = :u"
+            ),
+            {"u": user.id},
+        )
+    run = await purge_due_accounts(
+        engine,
+        config,
+        counter_shards=settings.counter_shards,
+        stores=None,
+        feed_config=settings.feed_config,
+        limit=10_000,
+    )
+    assert user.id in run.purged and not run.failed, run
+
+
+async def test_a_purged_accounts_username_is_held_before_anyone_takes_it(
+    engine, make_users, settings, gql
+):
+    held, released = await make_users(2)
+    await _purge_now(engine, settings, held, AccountsConfig())
+    out = await gql(SIGN_UP, {"u": held.username, "e": f"{uuid.uuid4().hex[:8]}@example.org"})
+    refused = out["data"]["signUp"]
+    assert refused["code"] == "USERNAME_TAKEN" and "reserved" in refused["message"], refused
+    # Upper case is the same name.
+    out = await gql(
+        SIGN_UP, {"u": held.username.upper(), "e": f"{uuid.uuid4().hex[:8]}@example.org"}
+    )
+    assert out["data"]["signUp"]["code"] == "USERNAME_TAKEN"
+    async with engine.connect() as conn:
+        assert (
+            await conn.scalar(
+                text("SELECT count(*) FROM users WHERE username = :n"), {"n": held.username}
+            )
+        ) == 0
+    # Once the hold is over (here: none at all), the name is anyone's.
+    await _purge_now(engine, settings, released, AccountsConfig(username_hold=dt.timedelta(0)))
+    out = await gql(SIGN_UP, {"u": released.username, "e": f"{uuid.uuid4().hex[:8]}@example.org"})
+    assert out["data"]["signUp"]["__typename"] == "SignUpSuccess", out

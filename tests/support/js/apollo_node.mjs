@@ -4,6 +4,7 @@
 // scenario saw; the Python test judges it.
 import { readFile } from "node:fs/promises";
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from "@apollo/client";
+import { GraphQL17Alpha9Handler } from "@apollo/client/incremental";
 import { GraphQLWsLink } from "@apollo/client/link/subscriptions";
 import { getMainDefinition, relayStylePagination } from "@apollo/client/utilities";
 import { createClient } from "graphql-ws";
@@ -12,7 +13,7 @@ import WebSocket from "ws";
 const config = JSON.parse(await readFile(process.argv[2], "utf8"));
 const out = {};
 
-function client({ token, possibleTypes, typePolicies, ws } = {}) {
+function client({ token, possibleTypes, typePolicies, ws, incremental } = {}) {
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   let link = new HttpLink({ uri: `${config.url}/graphql`, headers });
   if (ws) {
@@ -25,7 +26,11 @@ function client({ token, possibleTypes, typePolicies, ws } = {}) {
       link,
     );
   }
-  return new ApolloClient({ link, cache: new InMemoryCache({ possibleTypes, typePolicies }) });
+  return new ApolloClient({
+    link,
+    cache: new InMemoryCache({ possibleTypes, typePolicies }),
+    ...(incremental ? { incrementalHandler: new GraphQL17Alpha9Handler() } : {}),
+  });
 }
 
 // 1. Typed errors through the normalised cache, with and without the shipped type map.
@@ -129,6 +134,44 @@ const FOLLOW = gql`mutation Follow($id: ID!) { follow(input: { userId: $id }) { 
   const cachedPost = c.cache.extract()[c.cache.identify(event)] ?? null;
   out.subscription = { event, posted, cachedPost };
   await ws.dispose();
+}
+
+// 5. @defer and @stream over HTTP multipart, read by Apollo Client's own multipart parser
+//    (graphql-core 3.3's incremental format: pending / incremental / completed).
+{
+  const c = client({
+    token: config.viewer.token,
+    possibleTypes: config.possibleTypes,
+    incremental: true,
+  });
+  const DEFERRED = gql`query Deferred($u: String!) { user(username: $u) { id username
+    ... @defer(label: "counts") { followerCount followingCount } } }`;
+  const STREAMED = gql`query Streamed($u: String!) { user(username: $u) { id
+    followers(first: 5) { edges @stream(initialCount: 1) { cursor node { id username } } } } }`;
+  const watch = (query) =>
+    new Promise((resolve, reject) => {
+      const seen = [];
+      const sub = c
+        .watchQuery({ query, variables: { u: config.star }, fetchPolicy: "network-only" })
+        .subscribe({
+          next: (r) => {
+            seen.push({ dataState: r.dataState, data: r.data, error: r.error?.message });
+            if (r.dataState === "complete" || r.error) {
+              sub.unsubscribe();
+              resolve(seen);
+            }
+          },
+          error: reject,
+        });
+    });
+  out.defer = await watch(DEFERRED);
+  // client.query settles with the whole result, every streamed item merged
+  const streamed = await c.query({
+    query: STREAMED,
+    variables: { u: config.star },
+    fetchPolicy: "network-only",
+  });
+  out.stream = [{ dataState: streamed.dataState ?? "complete", data: streamed.data }];
 }
 
 console.log(JSON.stringify(out));
