@@ -22,6 +22,7 @@ import binascii
 import datetime as dt
 import hashlib
 import uuid
+from dataclasses import dataclass
 from enum import Enum
 
 import strawberry
@@ -84,7 +85,7 @@ def encode_cursor(position: Position, of: ListOf) -> str:
     return pack(f"{_PREFIX}{list_tag(of)}:{score_of(at)}:{pk.hex}")
 
 
-def decode_cursor(cursor: str, of: ListOf) -> Position:
+def decode_cursor(cursor: str, of: ListOf, arg: str = "after") -> Position:
     """Return the keyset position inside a cursor of the list ``of`` (its time in UTC);
     raise a BAD_USER_INPUT GraphQLError if it names another list, is malformed or holds
     what :func:`encode_cursor` never issues (a time that is naive, not UTC, or outside
@@ -94,7 +95,7 @@ def decode_cursor(cursor: str, of: ListOf) -> Position:
         if prefix == _PREFIX:
             tag, rest = rest.split(":", 1)
             if tag != list_tag(of):
-                raise bad_cursor(OTHER_LIST)
+                raise bad_cursor(OTHER_LIST.replace("'after'", f"'{arg}'"))
         if prefix == "k1:":  # before the one codec: ISO time | id
             ts, pk = rest.split("|", 1)
             at = dt.datetime.fromisoformat(ts)
@@ -107,7 +108,7 @@ def decode_cursor(cursor: str, of: ListOf) -> Position:
             raise ValueError(micros)
         return time_of(value), uuid.UUID(hex=pk)
     except ValueError:
-        raise bad_cursor() from None
+        raise bad_cursor(f"The '{arg}' cursor is not valid.") from None
 
 
 def check_first(first: int, max_page_size: int) -> int:
@@ -126,6 +127,76 @@ def check_page(first: int, after: str | None, max_page_size: int, of: ListOf) ->
     BAD_USER_INPUT for either (a cursor of another list included)."""
     check_first(first, max_page_size)
     return decode_cursor(after, of) if after else None
+
+
+#: The descriptions of the backward paging arguments.
+LAST = (
+    "Page backward: the `last` entries just before `before` (the last ones of the list "
+    "without it), in the list's order; `hasPreviousPage` says, exactly, whether more "
+    "come before them. Null with `before`: as many as `first`."
+)
+BEFORE = "A cursor of this list: page backward from it (see `last`)."
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What a keyset connection's arguments ask for: ``size`` entries past ``position``
+    (None: from the start), or, ``backward``, the ``size`` entries just before it (None:
+    the last ones of the list); ``before``/``after`` are the cursors as given."""
+
+    size: int
+    position: Position | None
+    backward: bool
+    after: str | None
+    before: str | None
+
+
+def check_window(
+    first: int,
+    after: str | None,
+    last: int | None,
+    before: str | None,
+    max_page_size: int,
+    of: ListOf,
+) -> Window:
+    """Check the Relay arguments of the keyset connection ``of``: forward (``first``,
+    ``after``) unless ``last`` or ``before`` is given, then backward (``last``, its
+    null meaning ``first``, before ``before``; ``first`` is then ignored). Raises
+    BAD_USER_INPUT for a size outside 0 .. ``max_page_size``, a cursor not of this
+    list, or ``after`` together with ``before``/``last``."""
+    if last is None and before is None:
+        return Window(check_first(first, max_page_size), _decoded(after, of), False, after, None)
+    if after is not None:
+        raise GraphQLError(
+            "Page forward ('first', 'after') or backward ('last', 'before'), not both ways.",
+            extensions={"code": "BAD_USER_INPUT"},
+        )
+    size = first if last is None else last
+    if size < 0 or size > max_page_size:
+        raise GraphQLError(
+            f"'last' must be between 0 and {max_page_size}.",
+            extensions={"code": "BAD_USER_INPUT"},
+        )
+    position = decode_cursor(before, of, "before") if before else None
+    return Window(size, position, True, None, before)
+
+
+def _decoded(cursor: str | None, of: ListOf) -> Position | None:
+    return decode_cursor(cursor, of) if cursor else None
+
+
+def window_info(cursors: list[str], more: bool, window: Window) -> relay.PageInfo:
+    """Relay ``PageInfo`` of a page of ``window`` whose edges carry ``cursors`` (in
+    order); ``more``: whether entries lie beyond the page in its walking direction
+    (exact: ``hasNextPage`` forward, ``hasPreviousPage`` backward)."""
+    if not window.backward:
+        return page_info(cursors, more, window.after)
+    return relay.PageInfo(
+        has_next_page=window.before is not None,
+        has_previous_page=more,
+        start_cursor=cursors[0] if cursors else None,
+        end_cursor=cursors[-1] if cursors else None,
+    )
 
 
 def page_info(cursors: list[str], has_next: bool, after: str | None) -> relay.PageInfo:

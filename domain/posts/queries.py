@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.keyset import Position
+from domain.keyset import Position, walk
 from domain.reads import fetch_rows
 
 
@@ -70,10 +70,14 @@ async def posts_of_author(
     first: int,
     after: Position | None = None,
     unpublished: bool = False,
+    backward: bool = False,
 ) -> tuple[list[PostRecord], bool]:
     """Up to ``first`` live posts of ``author_id``, newest first, and whether more follow;
-    published ones only unless ``unpublished`` (the author's own read)."""
-    where = "AND (created_at, id) < (:ts, :id)" if after else ""
+    published ones only unless ``unpublished`` (the author's own read). ``backward``:
+    the ``first`` posts just newer than ``after`` (the oldest ones without it), still
+    newest first, and whether more come before them."""
+    condition, order = walk("created_at, id", newest_first=True, backward=backward)
+    where = f"AND {condition}" if after else ""
     if not unpublished:
         where += " AND state = 'published'"
     params: dict[str, Any] = {"author": author_id, "limit": first + 1}
@@ -84,12 +88,13 @@ async def posts_of_author(
             text(
                 f"SELECT {_COLUMNS} FROM posts WHERE author_id = :author"
                 f" AND deleted_at IS NULL {where}"
-                " ORDER BY created_at DESC, id DESC LIMIT :limit"
+                f" ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [to_post(r) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [to_post(r) for r in page], len(rows) > first
 
 
 @dataclass(frozen=True, slots=True)

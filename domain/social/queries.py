@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import read_counts
-from domain.keyset import Position
+from domain.keyset import Position, walk
 from domain.reads import fetch_rows
 
 
@@ -48,7 +48,7 @@ _LIST_SQL = {
         """
     + _NOT_BLOCKED
     + """
-        ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
+        ORDER BY {order} LIMIT :limit
     """,
     "following": """
         SELECT f.followee_id, f.created_at, f.id FROM follows f
@@ -57,10 +57,9 @@ _LIST_SQL = {
         """
     + _NOT_BLOCKED
     + """
-        ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
+        ORDER BY {order} LIMIT :limit
     """,
 }
-_AFTER = "AND (f.created_at, f.id) < (:after_ts, :after_id)"
 
 
 async def follow_list(
@@ -71,18 +70,24 @@ async def follow_list(
     first: int,
     after: Position | None = None,
     viewer_id: uuid.UUID | None = None,
+    backward: bool = False,
 ) -> FollowPage:
     """Up to ``first`` live followers (or followees) of ``user_id``, newest first, keyset
     on the follow's (created_at, id); inactive accounts and those with a block either way
-    with ``viewer_id`` are left out (rules.account_listed).
+    with ``viewer_id`` are left out (rules.account_listed). ``backward``: the ``first``
+    entries just before ``after`` (the last ones of the list without it), still newest
+    first; ``has_next`` then says whether more come before them.
     """
-    sql = _LIST_SQL[direction].format(after=_AFTER if after else "")
+    condition, order = walk("f.created_at, f.id", newest_first=True, backward=backward)
+    sql = _LIST_SQL[direction].format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": user_id, "limit": first + 1, "viewer": viewer_id}
     if after:
-        params["after_ts"], params["after_id"] = after
-    rows = (await conn.execute(text(sql), params)).all()
-    edges = [FollowEdge(r[0], (r[1], r[2])) for r in rows[:first]]
-    return FollowPage(edges, has_next=len(rows) > first)
+        params["ts"], params["id"] = after
+    rows = (await conn.execute(text(sql), params)).all()[: first + 1]
+    more = len(rows) > first
+    rows = rows[:first][::-1] if backward else rows[:first]
+    edges = [FollowEdge(r[0], (r[1], r[2])) for r in rows]
+    return FollowPage(edges, has_next=more)
 
 
 async def _probed(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 import strawberry
 from graphql import GraphQLError
@@ -31,13 +31,16 @@ from schema.mutes.types import BlockedUserConnection, MutedUserConnection
 from schema.notifications.connections import notifications_connection, unread_count
 from schema.notifications.types import NotificationConnection
 from schema.pagination import (
+    BEFORE,
     DEFAULT_PAGE_SIZE,
+    LAST,
     RESTRICTED,
     ListRestriction,
-    check_page,
+    Window,
+    check_window,
     closed_page_info,
     encode_cursor,
-    page_info,
+    window_info,
 )
 from schema.posts.connections import author_posts_connection
 from schema.posts.types import PostConnection
@@ -181,11 +184,18 @@ class User(relay.Node):
 
     @strawberry.field(description="This user's posts, newest first. " + _HIDDEN)
     async def posts(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostConnection | None:
 
         first = DEFAULT_PAGE_SIZE if first is None else first
-        check_page(first, after, info.context.limits.max_page_size, ("posts", self.uid))
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("posts", self.uid)
+        )
         if (why := await self.restriction(info)) is not None:
             return PostConnection(
                 edges=[],
@@ -193,7 +203,7 @@ class User(relay.Node):
                 total_count=await self._total(info, "posts"),
                 restricted=why,
             )
-        return await author_posts_connection(info, self.uid, first, after)
+        return await author_posts_connection(info, self.uid, window)
 
     @strawberry.field(
         description="The home feed: your posts and those of whom you follow, newest first "
@@ -348,10 +358,17 @@ class User(relay.Node):
 
     @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
     async def followers(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> UserConnection | None:
         first = DEFAULT_PAGE_SIZE if first is None else first
-        check_page(first, after, info.context.limits.max_page_size, ("followers", self.uid))
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("followers", self.uid)
+        )
         if (why := await self.restriction(info)) is not None:
             return UserConnection(
                 edges=[],
@@ -359,14 +376,21 @@ class User(relay.Node):
                 total_count=await self._total(info, "followers"),
                 restricted=why,
             )
-        return await _follow_connection(info, "followers", self.uid, first, after)
+        return await _follow_connection(info, "followers", self.uid, window)
 
     @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
     async def following(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> UserConnection | None:
         first = DEFAULT_PAGE_SIZE if first is None else first
-        check_page(first, after, info.context.limits.max_page_size, ("following", self.uid))
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("following", self.uid)
+        )
         if (why := await self.restriction(info)) is not None:
             return UserConnection(
                 edges=[],
@@ -374,7 +398,7 @@ class User(relay.Node):
                 total_count=await self._total(info, "following"),
                 restricted=why,
             )
-        return await _follow_connection(info, "following", self.uid, first, after)
+        return await _follow_connection(info, "following", self.uid, window)
 
 
 @strawberry.type(description="A user in a follow list; the cursor is the follow's position.")
@@ -398,14 +422,18 @@ async def _follow_connection(
     info: Info,
     direction: Literal["followers", "following"],
     user_id: uuid.UUID,
-    first: int,
-    after: str | None,
+    window: Window,
 ) -> UserConnection:
     ctx = info.context
-    position = check_page(first, after, ctx.limits.max_page_size, (direction, user_id))
     async with ctx.engine.connect() as conn:
         page: FollowPage = await follow_list(
-            conn, direction, user_id, first=first, after=position, viewer_id=ctx.viewer_id
+            conn,
+            direction,
+            user_id,
+            first=window.size,
+            after=window.position,
+            viewer_id=ctx.viewer_id,
+            backward=window.backward,
         )
     records, counts = await asyncio.gather(
         visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True),
@@ -418,6 +446,6 @@ async def _follow_connection(
     ]
     return UserConnection(
         edges=edges,
-        page_info=page_info([e.cursor for e in edges], page.has_next, after),
+        page_info=window_info([e.cursor for e in edges], page.has_next, window),
         total_count=counts.followers if direction == "followers" else counts.following,
     )

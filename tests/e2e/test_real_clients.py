@@ -1,4 +1,5 @@
-"""Real GraphQL clients against a running Roost: Apollo Client in node (typed errors read
+"""Real GraphQL clients against a running Roost: urql's graphcache on the committed
+introspection (typed errors, relay pages); Apollo Client in node (typed errors read
 back through the normalised cache with the shipped type map, relay-style paging merged by
 ``relayStylePagination``, the cache updated by a mutation's payload, a subscription over
 graphql-ws), and Apollo Client in headless Chromium on a page of another origin (CORS:
@@ -21,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from app.print_schema import POSSIBLE_TYPES_FILE
+from app.print_schema import INTROSPECTION_FILE, POSSIBLE_TYPES_FILE
 from tests.support.actions import follow_all
 from tests.support.browser import chromium, chromium_path
 from tests.support.npm import npm_folder, require_node, with_script
@@ -145,6 +146,41 @@ async def test_apollo_client_in_node(packages, settings, gql, make_users, worker
     assert streamed[-1]["dataState"] == "complete" and not streamed[-1].get("error"), streamed
     final = [e["node"]["username"] for e in streamed[-1]["data"]["user"]["followers"]["edges"]]
     assert final == expected[:5]  # the parts merged (tests/e2e/test_incremental.py: the parts)
+
+
+URQL = ["@urql/core@6.0.3", "@urql/exchange-graphcache@9.0.2", "graphql@16.11.0"]
+
+
+async def test_urql_graphcache_with_the_committed_introspection(
+    settings, gql, make_users, tmp_path
+):
+    """urql's normalised cache keeps a typed error's fields and merges relay pages with
+    the shipped introspection, without "heuristic fragment matching" warnings."""
+    require_node()
+    folder = await asyncio.to_thread(npm_folder, "urql", URQL)
+    viewer, star, *fans = await make_users(9, prefix="uq")
+    await follow_all(gql, fans, star)
+    listed = (await gql(FOLLOWERS, {"u": star.username}, token=viewer.token))["data"]
+    expected = [e["node"]["username"] for e in listed["user"]["followers"]["edges"]]
+    api = await asyncio.to_thread(_api, settings)
+    try:
+        out = await _node(
+            folder,
+            with_script(folder, "urql_node.mjs"),
+            {
+                "url": api.http,
+                "introspection": json.loads(INTROSPECTION_FILE.read_text()),
+                "viewer": {"token": viewer.token},
+                "star": star.username,
+            },
+            tmp_path,
+        )
+    finally:
+        api.stop()
+    assert out["network"]["__typename"] == "ForbiddenError"
+    assert out["cached"] == out["network"] and out["cached"]["code"] == "FORBIDDEN"
+    assert out["usernames"] == expected
+    assert not [w for w in out["warnings"] if "Heuristic" in w], out["warnings"]
 
 
 # --- Chromium: a page of another origin -------------------------------------------------

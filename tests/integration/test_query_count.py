@@ -96,6 +96,31 @@ async def test_follower_page_costs_constant_round_trips(gql, engine, star_graph)
     assert counts[50] <= MAX_STATEMENTS, counts
 
 
+BACKWARD = f"""query($u: String!, $n: Int!) {{ user(username: $u) {{
+  followers(last: $n) {{ totalCount pageInfo {{ hasPreviousPage hasNextPage }}
+    edges {{ node {{ {USER_FIELDS} blockedWithViewer }} }} }} }} }}"""
+
+
+async def test_backward_follower_page_costs_constant_round_trips(gql, engine, star_graph):
+    star, viewer, fans = star_graph
+    counts = {}
+    for n in (5, 50):
+        data, statements = await measured(
+            gql, engine, BACKWARD, {"u": star.username, "n": n}, viewer.token
+        )
+        page = data["user"]["followers"]
+        assert len(page["edges"]) == n
+        assert page["pageInfo"] == {"hasPreviousPage": True, "hasNextPage": False}
+        nodes = [e["node"] for e in page["edges"]]
+        # the oldest follows, newest first: the last fans to follow the star, in order
+        assert nodes[-1]["username"] == fans[0].username
+        check_users(nodes, fans)
+        counts[n] = len(statements)
+        print(f"\nfollowers(last: {n}): {len(statements)} SQL statements")
+    assert counts[5] == counts[50], counts
+    assert counts[50] <= MAX_STATEMENTS, counts
+
+
 async def test_nodes_cost_constant_round_trips(gql, engine, star_graph):
     _, viewer, fans = star_graph
     counts = {}
