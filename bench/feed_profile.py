@@ -53,7 +53,7 @@ import psutil
 
 from app.settings import Settings
 from bench._slashdot import bench_database, marker_of, pick_viewers, prepare
-from bench._support import bench_output, dedicated_redis, postgres_server, run_wrk, table
+from bench._support import bench_output, dedicated_redis, exit_with, postgres_server, run_wrk, table
 from bench.feed_vs_postgraphile import TYPENAME, log_in, roost_env, roost_feed_query, roost_process
 
 
@@ -256,4 +256,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

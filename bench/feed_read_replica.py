@@ -26,58 +26,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
-import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import asyncpg
 import httpx
 
-from adapters.jwt_codec import JwtCodec
-from app.embedded import _free_port, spawn, stop_process
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
-from bench._support import dedicated_redis, quantile, run, table
-from bench.feed_read import JWT_SECRET, QUERY, PgCpu, Server, check_page, make_data
-from domain.identity.tokens import TokenConfig, issue_access_token
+from bench._support import (
+    Server,
+    add_run_options,
+    bench_parser,
+    dedicated_redis,
+    exit_with,
+    machine,
+    make_data,
+    print_end_load,
+    quantile,
+    run,
+    server_process,
+    table,
+    viewer_token,
+)
+from bench.feed_read import QUERY, PgCpu, check_page
 
 
-@contextlib.contextmanager
-def api(variant: str, env_extra: dict[str, str], redis_url: str) -> Iterator[Server]:
-    """``python -m bench.feed_read --serve`` with the variant's environment."""
-    port = _free_port()
-    env = dict(
-        os.environ,
-        **env_extra,
-        REDIS_URL=redis_url,
-        JWT_SECRET=JWT_SECRET,
-        ROOST_ENV="development",
-        ARQ_QUEUE=f"bench:{uuid.uuid4().hex[:8]}",
-        RATE_LIMIT_REQUESTS="100000000",
-    )
-    if "DATABASE_REPLICA_URLS" not in env_extra:
-        env.pop("DATABASE_REPLICA_URLS", None)
-    proc = spawn([sys.executable, "-m", "bench.feed_read", "--serve", "--port", str(port)], env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{variant} server exited with {proc.returncode}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{variant} server did not answer /readyz in 60 s")
-            time.sleep(0.1)
-        yield Server(variant, url, proc.pid)
-    finally:
-        stop_process(proc)
+def api(variant: str, env_extra: dict[str, str], redis_url: str):
+    """The API (:func:`bench._support.server_process`) with the variant's environment."""
+    env: dict[str, str | None] = {"DATABASE_REPLICA_URLS": None, **env_extra}
+    return server_process(variant, None, redis_url, env=env, ready="/readyz", timeout=60)
 
 
 async def segment(server: Server, seconds: float, clients: int, pgs: dict[str, PgCpu]) -> dict:
@@ -185,20 +166,16 @@ async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.feed_read_replica")
-    p.add_argument("--clients", type=int, default=32)
-    p.add_argument("--seconds", type=float, default=10.0)
-    p.add_argument("--warmup", type=float, default=3.0)
-    p.add_argument("--rounds", type=int, default=2)
+    p = bench_parser("feed_read_replica", __doc__)
+    add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0, loop=True)
     p.add_argument("--authors", type=int, default=500)
     p.add_argument("--posts", type=int, default=20)
-    p.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     return p.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(machine())
     with (
         tempfile.TemporaryDirectory(prefix="roost-bench-replica-") as tmp,
         dedicated_redis() as redis_url,
@@ -210,10 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             asyncio.run(_create(pair.url(), name))
             upgrade(pair.url(name))
             viewer = asyncio.run(make_data(pair.url(name), args.authors, args.posts))
+            token = asyncio.run(viewer_token(pair.url(name), viewer))
             asyncio.run(pair.wait_replayed())
-            token = issue_access_token(
-                TokenConfig(codec=JwtCodec(), secret=JWT_SECRET), viewer, uuid.uuid4()
-            )
             urls = {"primary": pair.url(name), "replica": pair.replica_url(name)}
             with (
                 api("primary", {"DATABASE_URL": urls["primary"]}, redis_url) as a,
@@ -226,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run(lambda: drive([a, b], token, urls, args), args.loop)
         finally:
             pair.stop()
-    print(f"load at the end {os.getloadavg()[0]:.1f}")
+    print_end_load()
     return 0
 
 
@@ -239,8 +214,4 @@ async def _create(url: str, name: str) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

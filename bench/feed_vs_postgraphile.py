@@ -109,6 +109,7 @@ from bench._support import (
     WrkResult,
     bench_output,
     dedicated_redis,
+    exit_with,
     postgres_backends,
     postgres_server,
     process_tree,
@@ -938,8 +939,4 @@ def _main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except AssertionError as exc:
-        print(f"check failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+    exit_with(main)

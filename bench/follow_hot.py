@@ -43,7 +43,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.database import create_engine
-from bench._support import bench_output, postgres_server, record_table, throwaway_database
+from bench._support import (
+    bench_output,
+    exit_with,
+    postgres_server,
+    record_table,
+    throwaway_database,
+)
 from domain.db import new_id
 from domain.social.follow_user import follow_user
 from domain.social.queries import follow_counts
@@ -438,4 +444,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

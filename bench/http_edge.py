@@ -29,7 +29,6 @@ import asyncio
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 
@@ -38,7 +37,7 @@ from starlette.applications import Starlette
 from app.asgi import create_app
 from app.http_edge import EXPOSED_HEADERS, Cors, HttpEdge
 from app.settings import Settings
-from bench._support import bench_output, table
+from bench._support import bench_output, exit_with, table
 
 SMALL = json.dumps({"query": "{ __typename }"}).encode()
 BIG = json.dumps({"query": "{ __schema { types { name fields { name } } } }"}).encode()
@@ -183,4 +182,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

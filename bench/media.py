@@ -23,7 +23,6 @@ the codecs' state: the x264 look-ahead and reference frames of the two encoders)
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import resource
 import statistics
@@ -43,7 +42,7 @@ from PIL import Image, ImageOps
 
 from adapters.media.encode import JPEG_QUALITY, WEBP_METHOD, WEBP_QUALITY
 from adapters.media.processor import PillowAvProcessor
-from bench._support import bench_output, table
+from bench._support import bench_output, exit_with, table
 from domain.media.ports import MediaLimits
 from tests.support import media_files
 
@@ -226,5 +225,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
-        sys.exit(main())
+    exit_with(main)

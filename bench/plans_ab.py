@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ import httpx
 
 from app.database import create_engine
 from app.settings import Settings
-from bench._support import bench_output, dedicated_redis, run, table
+from bench._support import bench_output, dedicated_redis, exit_with, run, table
 from bench.feed_cpu import FEED, LOG_IN
 
 TYPENAME = "{ __typename }"
@@ -131,4 +130,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

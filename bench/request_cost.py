@@ -52,6 +52,7 @@ from bench._support import (
     WrkResult,
     bench_output,
     dedicated_redis,
+    exit_with,
     postgres_server,
     process_tree,
     run_wrk,
@@ -360,4 +361,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)

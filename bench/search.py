@@ -35,7 +35,6 @@ two searches or the two suggestion lists disagree on what they must share).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import statistics
 import sys
@@ -52,6 +51,7 @@ from app.settings import Settings
 from bench._support import (
     bench_output,
     dedicated_redis,
+    exit_with,
     postgres_server,
     quantile,
     run,
@@ -393,5 +393,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
-        sys.exit(main())
+    exit_with(main)

@@ -76,6 +76,7 @@ from app.embedded import _free_port, spawn, stop_process
 from bench._support import (
     bench_output,
     dedicated_redis,
+    exit_with,
     postgres_server,
     quantile,
     table,
@@ -655,4 +656,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main)
