@@ -206,3 +206,20 @@ class BodyGuard:
 
     def decode_json(self, data: str | bytes) -> Any:
         return decode_json(data, self.body_limits)
+
+    def parse_query_params(self, params: Any) -> dict[str, Any]:
+        """A GET request's parameters, its ``variables`` and ``extensions`` decoded as
+        JSON under the body's limits; one that is not JSON is a 400 naming the
+        parameter (there is no body to blame)."""
+        parsed = dict(params)
+        for name in ("variables", "extensions"):
+            text = parsed.get(name)
+            if not text:
+                continue
+            try:
+                parsed[name] = decode_json(text, self.body_limits)
+            except JsonRefused as exc:
+                raise HTTPException(400, exc.reason) from None
+            except json.JSONDecodeError:
+                raise HTTPException(400, f"The `{name}` query parameter is not JSON.") from None
+        return parsed

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
 from domain.engagement.hashtags import fold_tag
-from domain.keyset import Position
+from domain.keyset import Position, walk
 from domain.reads import fetch_rows
 
 
@@ -26,10 +26,13 @@ async def likers_page(
     first: int,
     after: Position | None,
     viewer_id: uuid.UUID | None = None,
+    backward: bool = False,
 ) -> tuple[list[tuple[uuid.UUID, dt.datetime]], bool]:
     """Who liked the post, newest first: ``[(user_id, liked_at)]`` and has_next, leaving
-    out likers ``viewer_id`` may not list (rules.account_listed)."""
-    where = "AND (l.created_at, l.user_id) < (:ts, :id)" if after else ""
+    out likers ``viewer_id`` may not list (rules.account_listed); ``backward``: the
+    ``first`` just before ``after``, still newest first."""
+    condition, order = walk("l.created_at, l.user_id", newest_first=True, backward=backward)
+    where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"post": post_id, "limit": first + 1, "viewer": viewer_id}
     if after:
         params["ts"], params["id"] = after
@@ -42,20 +45,33 @@ async def likers_page(
                 " AND NOT EXISTS (SELECT 1 FROM blocks b"
                 " WHERE (b.blocker_id = u.id AND b.blocked_id = CAST(:viewer AS uuid))"
                 " OR (b.blocker_id = CAST(:viewer AS uuid) AND b.blocked_id = u.id))"
-                " ORDER BY l.created_at DESC, l.user_id DESC LIMIT :limit"
+                f" ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [(r[0], r[1]) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [(r[0], r[1]) for r in page], len(rows) > first
 
 
 async def top_comments_page(
-    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None
+    conn: AsyncConnection,
+    post_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None,
+    backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """The post's live top-level comments, oldest first (a conversation reads down)."""
+    """The post's live top-level comments, oldest first (a conversation reads down);
+    ``backward``: the ``first`` just before ``after`` (the newest without it), still
+    oldest first, and whether more come before them."""
     return await _comments_page(
-        conn, "post_id = :key AND parent_id IS NULL", post_id, first=first, after=after
+        conn,
+        "post_id = :key AND parent_id IS NULL",
+        post_id,
+        first=first,
+        after=after,
+        backward=backward,
     )
 
 
@@ -67,23 +83,32 @@ async def replies_page(
 
 
 async def _comments_page(
-    conn: AsyncConnection, where: str, key: uuid.UUID, *, first: int, after: Position | None
+    conn: AsyncConnection,
+    where: str,
+    key: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None,
+    backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """Live comments matching ``where`` (on ``:key``), oldest first, keyset after ``after``."""
+    """Live comments matching ``where`` (on ``:key``), oldest first, keyset after
+    ``after`` (``backward``: before it, the page still oldest first)."""
+    condition, order = walk("created_at, id", newest_first=False, backward=backward)
     params: dict[str, Any] = {"key": key, "limit": first + 1}
     if after:
-        where += " AND (created_at, id) > (:ts, :id)"
+        where += f" AND {condition}"
         params["ts"], params["id"] = after
     rows = (
         await conn.execute(
             text(
                 f"SELECT {COMMENT_COLUMNS} FROM comments"
-                f" WHERE {where} AND deleted_at IS NULL ORDER BY created_at, id LIMIT :limit"
+                f" WHERE {where} AND deleted_at IS NULL ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [CommentRecord(*r) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [CommentRecord(*r) for r in page], len(rows) > first
 
 
 async def first_replies(

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.counters import read_counts
-from domain.keyset import Position
+from domain.keyset import Position, walk
 
 #: The sharded counter (domain.counters) of a user's unread notifications.
 UNREAD_KIND = "unread_notifications"
@@ -52,11 +52,14 @@ async def notifications_page(
     *,
     first: int,
     after: Position | None = None,
+    backward: bool = False,
 ) -> tuple[list[NotificationRecord], bool]:
     """Return up to ``first`` notifications of ``recipient_id``, newest first, and whether
     more follow (keyset on (created_at, id), served by notifications_recipient_recent_idx).
-    Like notifications whose every liker withdrew (``count`` 0) are left out."""
-    where = "AND (created_at, id) < (:ts, :id)" if after else ""
+    Like notifications whose every liker withdrew (``count`` 0) are left out.
+    ``backward``: the ``first`` just before ``after``, still newest first."""
+    condition, order = walk("created_at, id", newest_first=True, backward=backward)
+    where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"r": recipient_id, "limit": first + 1}
     if after:
         params["ts"], params["id"] = after
@@ -64,12 +67,13 @@ async def notifications_page(
         await conn.execute(
             text(
                 f"SELECT {COLUMNS} FROM notifications WHERE recipient_id = :r AND count > 0"
-                f" {where} ORDER BY created_at DESC, id DESC LIMIT :limit"
+                f" {where} ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [to_notification(r) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [to_notification(r) for r in page], len(rows) > first
 
 
 async def notifications_by_ids(

@@ -15,22 +15,24 @@ from schema.engagement.types import (
     LikeEdge,
     comment_connection,
 )
-from schema.pagination import check_page, encode_cursor, page_info
+from schema.pagination import Window, encode_cursor, window_info
 from schema.refs import user_node
 
 
-async def likes_connection(
-    info: Info, post_id: uuid.UUID, first: int, after: str | None
-) -> LikeConnection:
+async def likes_connection(info: Info, post_id: uuid.UUID, window: Window) -> LikeConnection:
     """``Post.likes``: likers newest first, those listed for the viewer (no banned or
     deleted account, no block either way); ``totalCount`` is the post's likes as this
-    viewer sees them, the same number. Raises BAD_USER_INPUT for bad arguments."""
+    viewer sees them, the same number (``window``: schema.pagination.check_window)."""
     ctx = info.context
     of = ("likes", post_id)
-    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         rows, more = await likers_page(
-            conn, post_id, first=first, after=position, viewer_id=ctx.viewer_id
+            conn,
+            post_id,
+            first=window.size,
+            after=window.position,
+            viewer_id=ctx.viewer_id,
+            backward=window.backward,
         )
     users, counts = await asyncio.gather(
         visibility.accounts(ctx, [u for u, _ in rows], listed=True),
@@ -43,20 +45,19 @@ async def likes_connection(
     ]
     return LikeConnection(
         edges=edges,
-        page_info=page_info([e.cursor for e in edges], more, after),
+        page_info=window_info([e.cursor for e in edges], more, window),
         total_count=counts.likes,
     )
 
 
-async def comments_connection(
-    info: Info, post_id: uuid.UUID, first: int, after: str | None
-) -> CommentConnection:
+async def comments_connection(info: Info, post_id: uuid.UUID, window: Window) -> CommentConnection:
     """``Post.comments``: top-level comments oldest first, replies under each;
     ``totalCount`` is the post's ``commentCount`` as this viewer sees it (replies
-    included). Raises BAD_USER_INPUT for bad arguments."""
+    included) (``window``: schema.pagination.check_window)."""
     ctx = info.context
     of = ("comments", post_id)
-    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
-        records, more = await top_comments_page(conn, post_id, first=first, after=position)
-    return await comment_connection(info, records, more, after, of, counted_post=post_id)
+        records, more = await top_comments_page(
+            conn, post_id, first=window.size, after=window.position, backward=window.backward
+        )
+    return await comment_connection(info, records, more, window, of, counted_post=post_id)

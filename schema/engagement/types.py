@@ -16,7 +16,7 @@ from domain.engagement.queries import replies_page
 from schema import visibility
 from schema.context import Info
 from schema.ids import parse_node_ids
-from schema.pagination import ListOf, check_page, encode_cursor, page_info
+from schema.pagination import ListOf, Window, check_page, encode_cursor, window_info
 from schema.refs import PostRef, UserRef, post_node, user_node
 
 REPLIES_PREVIEW = 3
@@ -74,8 +74,9 @@ class Comment(relay.Node):
         ctx = info.context
         of = ("replies", self.comment_id)
         position = check_page(first, after, ctx.limits.max_page_size, of)
+        window = Window(first, position, False, after, None)
         if self.parent_id is not None:
-            return await comment_connection(info, [], False, after, of)
+            return await comment_connection(info, [], False, window, of)
         if position is None:  # the usual case, batched over every comment of the page
             records, more = await ctx.loaders.first_replies_by_parent_id.load(
                 (self.comment_id, first)
@@ -85,7 +86,7 @@ class Comment(relay.Node):
                 records, more = await replies_page(
                     conn, self.comment_id, first=first, after=position
                 )
-        return await comment_connection(info, records, more, after, of)
+        return await comment_connection(info, records, more, window, of)
 
     @classmethod
     async def resolve_nodes(  # type: ignore[override]
@@ -139,7 +140,7 @@ async def comment_connection(
     info: Info,
     records: Sequence[CommentRecord],
     more: bool,
-    after: str | None,
+    window: Window,
     of: ListOf,
     *,
     counted_post: uuid.UUID | None = None,
@@ -160,6 +161,6 @@ async def comment_connection(
     ]
     return CommentConnection(
         edges=edges,
-        page_info=page_info([e.cursor for e in edges], more, after),
+        page_info=window_info([e.cursor for e in edges], more, window),
         counted_post=counted_post,
     )

@@ -8,20 +8,19 @@ from domain.notifications.queries import notifications_page, unread_notification
 from schema import visibility
 from schema.context import Info
 from schema.notifications.types import Notification, NotificationConnection, NotificationEdge
-from schema.pagination import check_page, encode_cursor, page_info
+from schema.pagination import Window, encode_cursor, window_info
 
 
 async def notifications_connection(
-    info: Info, recipient_id: uuid.UUID, first: int, after: str | None
+    info: Info, recipient_id: uuid.UUID, window: Window
 ) -> NotificationConnection:
     """``viewer.notifications``: keyset pages on (created_at, id), newest first; actors,
     posts and comments resolve through the request's dataloaders (constant queries)."""
     ctx = info.context
     of = ("notifications", recipient_id)
-    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
         records, has_next = await notifications_page(
-            conn, recipient_id, first=first, after=position
+            conn, recipient_id, first=window.size, after=window.position, backward=window.backward
         )
     ok = await visibility.visible_notifications(ctx, records)
     edges = [
@@ -31,7 +30,7 @@ async def notifications_connection(
     ]
     return NotificationConnection(
         edges=edges,
-        page_info=page_info([e.cursor for e in edges], has_next, after),
+        page_info=window_info([e.cursor for e in edges], has_next, window),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
 import strawberry
 from strawberry import relay
@@ -21,11 +21,14 @@ from schema.ids import parse_node_ids
 from schema.loaders import PostCounts, UserCounts
 from schema.media.types import Media, PostState
 from schema.pagination import (
+    BEFORE,
     DEFAULT_PAGE_SIZE,
+    LAST,
     RESTRICTED,
     ListOf,
     ListRestriction,
     check_page,
+    check_window,
     encode_cursor,
     page_info,
 )
@@ -141,17 +144,38 @@ class Post(relay.Node):
 
     @strawberry.field(description="Who liked this post, newest first.")
     async def likes(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> LikeConnection:
         first = DEFAULT_PAGE_SIZE if first is None else first
-        return await likes_connection(info, self.post_id, first, after)
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("likes", self.post_id)
+        )
+        return await likes_connection(info, self.post_id, window)
 
     @strawberry.field(description="Top-level comments, oldest first, each with its replies.")
     async def comments(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> CommentConnection:
         first = DEFAULT_PAGE_SIZE if first is None else first
-        return await comments_connection(info, self.post_id, first, after)
+        window = check_window(
+            first,
+            after,
+            last,
+            before,
+            info.context.limits.max_page_size,
+            ("comments", self.post_id),
+        )
+        return await comments_connection(info, self.post_id, window)
 
     @strawberry.field(
         description="The captions this post had before its current one, newest first "

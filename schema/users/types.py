@@ -225,12 +225,25 @@ class User(relay.Node):
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> NotificationConnection | None:
 
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "notifications")
-        return await notifications_connection(info, self.uid, first, after)
+        window = check_window(
+            first,
+            after,
+            last,
+            before,
+            info.context.limits.max_page_size,
+            ("notifications", self.uid),
+        )
+        return await notifications_connection(info, self.uid, window)
 
     @strawberry.field(description="Your unread notifications, exact. " + _OWN)
     async def unread_notification_count(self, info: Info) -> int | None:

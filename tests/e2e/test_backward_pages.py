@@ -8,38 +8,70 @@ from __future__ import annotations
 import pytest
 
 from tests.support.actions import post
-from tests.support.documents import FOLLOW
+from tests.support.documents import COMMENT, FOLLOW, LIKE
+
+ARGS = "first: $f, after: $a, last: $l, before: $b"
+SELECTION = """{ edges { cursor }
+  pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }"""
+VARS = "$f: Int, $a: String, $l: Int, $b: String"
+
+
+def declared(root: str) -> str:
+    """The operation of ``root`` with the variables it uses."""
+    keys = [d for k, d in (("$u", "$u: String!, "), ("$p", "$p: ID!, ")) if k in root]
+    return f"query({''.join(keys)}{VARS}) {{ {root} }}"
+
 
 LISTS = {
-    "followers": "followers",
-    "following": "following",
-    "posts": "posts",
+    name: declared(root)
+    for name, root in {
+        "followers": f"user(username: $u) {{ followers({ARGS}) {SELECTION} }}",
+        "following": f"user(username: $u) {{ following({ARGS}) {SELECTION} }}",
+        "posts": f"user(username: $u) {{ posts({ARGS}) {SELECTION} }}",
+        "notifications": f"viewer {{ id notifications({ARGS}) {SELECTION} }}",
+        "likes": f"node(id: $p) {{ ... on Post {{ likes({ARGS}) {SELECTION} }} }}",
+        "comments": f"node(id: $p) {{ ... on Post {{ comments({ARGS}) {SELECTION} }} }}",
+    }.items()
 }
-PAGE = """query($u: String!, $f: Int, $a: String, $l: Int, $b: String) { user(username: $u) {
-  %s(first: $f, after: $a, last: $l, before: $b) { edges { cursor }
-    pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } }"""
+#: Another list whose cursor each list refuses.
+FOREIGN = {"followers": "following", "following": "followers", "posts": "likes"}
+FOREIGN |= {"notifications": "posts", "likes": "comments", "comments": "likes"}
 
 
-async def walk_forward(gql, name, user, token, size) -> list[str]:
+def the_connection(data: dict) -> dict:
+    node = data
+    while "edges" not in node:
+        (node,) = [v for v in node.values() if isinstance(v, dict)]
+    return node
+
+
+async def fetch(gql, name, lists, **variables) -> dict:
+    owner, others, pid = lists
+    token = owner.token if name == "notifications" else others[0].token
+    keys = {"u": owner.username, "p": pid}
+    keys = {k: v for k, v in keys.items() if f"${k}" in LISTS[name]}
+    out = await gql(LISTS[name], keys | variables, token=token)
+    return out
+
+
+async def walk_forward(gql, name, lists, size) -> list[str]:
     cursors, after = [], None
     while True:
-        variables = {"u": user.username, "f": size, "a": after}
-        out = await gql(PAGE % name, variables, token=token)
+        out = await fetch(gql, name, lists, f=size, a=after)
         assert "errors" not in out, out
-        page = out["data"]["user"][name]
+        page = the_connection(out["data"])
         cursors += [e["cursor"] for e in page["edges"]]
         if not page["pageInfo"]["hasNextPage"]:
             return cursors
         after = page["pageInfo"]["endCursor"]
 
 
-async def walk_backward(gql, name, user, token, size) -> list[str]:
+async def walk_backward(gql, name, lists, size) -> list[str]:
     pages, before = [], None
     while True:
-        variables = {"u": user.username, "l": size, "b": before}
-        out = await gql(PAGE % name, variables, token=token)
+        out = await fetch(gql, name, lists, l=size, b=before)
         assert "errors" not in out, out
-        page = out["data"]["user"][name]
+        page = the_connection(out["data"])
         cursors = [e["cursor"] for e in page["edges"]]
         assert len(cursors) <= size
         info = page["pageInfo"]
@@ -54,45 +86,43 @@ async def walk_backward(gql, name, user, token, size) -> list[str]:
 
 
 @pytest.fixture
-async def lists(gql, make_users):
+async def lists(gql, make_users, worker):
     owner, *others = await make_users(6, prefix="bw")
     for other in others:
         assert "errors" not in await gql(FOLLOW, {"id": owner.gid}, token=other.token)
         assert "errors" not in await gql(FOLLOW, {"id": other.gid}, token=owner.token)
-    for i in range(5):
-        await post(gql, owner, f"post {i}")
-    return owner, others
+    pids = [await post(gql, owner, f"post {i}") for i in range(5)]
+    for other in others:
+        assert "errors" not in await gql(LIKE, {"id": pids[0]}, token=other.token)
+        out = await gql(COMMENT, {"id": pids[0], "body": "hi"}, token=other.token)
+        assert "errors" not in out, out
+    await worker.drain()
+    return owner, others, pids[0]
 
 
 @pytest.mark.parametrize("name", sorted(LISTS))
 async def test_backward_walks_meet_the_forward_walk_exactly(gql, lists, name):
-    owner, others = lists
-    token = others[0].token
-    forward = await walk_forward(gql, name, owner, token, 2)
-    assert len(forward) == 5
-    for size in (1, 2, 3, 5, 7):
-        assert await walk_backward(gql, name, owner, token, size) == forward, size
+    forward = await walk_forward(gql, name, lists, 2)
+    assert len(forward) >= 5, forward
+    assert len(set(forward)) == len(forward)
+    for size in (1, 2, 3, 7):
+        assert await walk_backward(gql, name, lists, size) == forward, size
     # from the middle: the entries just before a cursor, and exactly whether more exist
-    out = await gql(PAGE % name, {"u": owner.username, "l": 2, "b": forward[3]}, token=token)
-    page = out["data"]["user"][name]
+    page = the_connection((await fetch(gql, name, lists, l=2, b=forward[3]))["data"])
     assert [e["cursor"] for e in page["edges"]] == forward[1:3]
     assert page["pageInfo"]["hasPreviousPage"] is True
-    out = await gql(PAGE % name, {"u": owner.username, "l": 2, "b": forward[2]}, token=token)
-    page = out["data"]["user"][name]
+    page = the_connection((await fetch(gql, name, lists, l=2, b=forward[2]))["data"])
     assert [e["cursor"] for e in page["edges"]] == forward[0:2]
     assert page["pageInfo"]["hasPreviousPage"] is False
     # `before` alone: as many as `first`
-    out = await gql(PAGE % name, {"u": owner.username, "f": 1, "b": forward[4]}, token=token)
-    assert [e["cursor"] for e in out["data"]["user"][name]["edges"]] == [forward[3]]
+    page = the_connection((await fetch(gql, name, lists, f=1, b=forward[4]))["data"])
+    assert [e["cursor"] for e in page["edges"]] == [forward[3]]
 
 
 @pytest.mark.parametrize("name", sorted(LISTS))
 async def test_bad_backward_arguments_are_bad_user_input(gql, lists, settings, name):
-    owner, others = lists
-    token = others[0].token
-    (cursor, *_) = await walk_forward(gql, name, owner, token, 5)
-    other_list = "following" if name != "following" else "followers"
-    (foreign, *_) = await walk_forward(gql, other_list, owner, token, 5)
+    (cursor, *_) = await walk_forward(gql, name, lists, 5)
+    (foreign, *_) = await walk_forward(gql, FOREIGN[name], lists, 5)
     for variables in (
         {"a": cursor, "b": cursor},
         {"a": cursor, "l": 2},
@@ -101,6 +131,6 @@ async def test_bad_backward_arguments_are_bad_user_input(gql, lists, settings, n
         {"b": foreign},
         {"b": "not a cursor"},
     ):
-        out = await gql(PAGE % name, {"u": owner.username} | variables, token=token)
+        out = await fetch(gql, name, lists, **variables)
         codes = [e["extensions"]["code"] for e in out.get("errors") or ()]
         assert codes == ["BAD_USER_INPUT"], (variables, out)

@@ -73,6 +73,17 @@ async def test_deep_json_is_bad_request(client, depth):
     assert "deeper than 32" in refused(resp, 400, "BAD_REQUEST")
 
 
+@pytest.mark.parametrize("name", ["variables", "extensions"])
+async def test_a_get_parameter_that_is_not_json_is_named(client, name):
+    resp = await client.get(
+        "/graphql",
+        params={"query": "{ __typename }", name: "{not json"},
+        headers={"accept": "application/json"},
+    )
+    message = refused(resp, 400, "BAD_REQUEST")
+    assert f"`{name}` query parameter" in message and "body" not in message, message
+
+
 async def test_nesting_within_the_limit_is_served(client):
     query = json.dumps("{ __typename }")
     resp = await post_json(client, f'{{"query":{query},"variables":{nested(31)}}}')

@@ -138,7 +138,14 @@ async def soak(cfg: Config) -> Report:
         finally:
             await engine.dispose()
     finally:
-        await asyncio.to_thread(stack.stop)
+        unstopped = await asyncio.to_thread(stack.stop)
+    report.checks.append(
+        audit.Check(
+            "everything stopped",
+            not unstopped,
+            "; ".join(unstopped) or "API, worker, Redis and PostgreSQL",
+        )
+    )
     if own and report.passed:
         shutil.rmtree(folder, ignore_errors=True)
     return report

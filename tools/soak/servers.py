@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -174,16 +176,25 @@ class Stack:
         self._logs.append(f)
         return f
 
-    def stop(self) -> None:
-        """Stop everything it started (API and worker first), even half started."""
-        for proc in (self.api, self.worker):
-            if proc is not None and proc.poll() is None:
-                stop_process(proc)
+    def stop(self) -> list[str]:
+        """Stop everything it started (API and worker first), even half started; each
+        part whatever the others did. Returns what failed to stop (empty: all)."""
+        procs = [p for p in (self.api, self.worker) if p is not None]
+        steps: list[Callable[[], object]] = [
+            *(functools.partial(stop_process, p) for p in procs),
+            self.redis.stop,
+            self.pg.stop,
+        ]
+        failed = []
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:
+                failed.append(repr(exc))
         self.api = self.worker = None
-        self.redis.stop()
-        self.pg.stop()
         for f in self._logs:
             f.close()
+        return failed
 
     # -- faults -----------------------------------------------------------------------
 
