@@ -766,6 +766,11 @@ def wait_answering(
         time.sleep(0.1)
 
 
+def graphql_answers(url: str) -> Callable[[], bool]:
+    """A probe for :func:`wait_answering`: ``{ __typename }`` POSTed to ``url`` answers 200."""
+    return lambda: httpx.post(url, json={"query": "{ __typename }"}, timeout=2).status_code == 200
+
+
 def serve(port: int) -> None:
     """Run ``create_app`` under uvicorn on 127.0.0.1:``port`` (settings from the
     environment), access log off, the feed fallback's warning not logged."""
