@@ -418,7 +418,8 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
 
     app = Starlette(
         routes=[
-            Route("/graphql", graphql_app, methods=["GET", "POST"]),
+            # every method reaches the view: one it does not serve is a JSON 405
+            Route("/graphql", graphql_app),
             WebSocketRoute("/graphql", graphql_app),
             Route("/healthz", healthz),
             Route("/readyz", readyz),

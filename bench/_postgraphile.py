@@ -35,15 +35,14 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psutil
 from sqlalchemy.engine import make_url
 
 from app.embedded import _free_port, spawn, stop_process
+from bench._support import graphql_answers, wait_answering
 
 #: What ``npm install`` asks for (the newest 4.x).
 PACKAGE = "postgraphile@4"
@@ -192,18 +191,7 @@ def node_server(
     url = f"http://127.0.0.1:{port}/graphql"
     root = psutil.Process(proc.pid)
     try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            if proc.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                r = httpx.post(url, json={"query": "{ __typename }"}, timeout=2)
-                if r.status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{name} did not answer in {wait_s:.0f} s; see {log}")
-            time.sleep(0.2)
+        wait_answering(proc, graphql_answers(url), name=name, timeout=wait_s, log=log)
         yield url, root
     finally:
         children = root.children(recursive=True) if proc.poll() is None else []

@@ -12,8 +12,10 @@ Kept databases must be named ``roost_bench_*``, so the bench never drops anythin
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -27,7 +29,7 @@ from sqlalchemy.engine import make_url
 
 from app.embedded import spawn, stop_process
 from app.migrate import upgrade
-from bench._support import admin, throwaway_database
+from bench._support import admin, bench_parser, throwaway_database
 
 #: Names ``--keep-db`` accepts.
 KEEP_DB_NAME = re.compile(r"^roost_bench_[a-z0-9_]{1,40}$")
@@ -202,3 +204,28 @@ async def pick_viewers(url: str, names: Sequence[str], sweep: Sequence[int]) -> 
     finally:
         await conn.close()
     return sorted(out.values(), key=lambda v: v.followees)
+
+
+def in_process_args(
+    name: str,
+    doc: str | None,
+    viewers: Sequence[str],
+    argv: Sequence[str] | None,
+    extra: dict[str, int] | None = None,
+) -> argparse.Namespace:
+    """The command line of a bench that drives ``create_app`` in process over a
+    prepared database: ``--db`` (default BENCH_DB; required), ``--viewers``,
+    ``--requests`` and ``--warmup`` (requests per viewer, measured and not),
+    ``--redis-server``, and one integer option per ``extra`` name (its default)."""
+    p = bench_parser(name, doc)
+    p.add_argument("--db", default=os.environ.get("BENCH_DB"), help="a prepared database URL")
+    p.add_argument("--viewers", nargs="+", default=list(viewers))
+    p.add_argument("--requests", type=int, default=300)
+    p.add_argument("--warmup", type=int, default=30)
+    for option, default in (extra or {}).items():
+        p.add_argument(f"--{option}", type=int, default=default)
+    p.add_argument("--redis-server", default=None)
+    args = p.parse_args(argv)
+    if not args.db:
+        p.error("--db (a database prepared by bench.feed_vs_postgraphile --keep-db) is needed")
+    return args

@@ -45,7 +45,7 @@ import psutil
 from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from adapters.feedstore import run_stamp
@@ -766,6 +766,11 @@ def wait_answering(
         time.sleep(0.1)
 
 
+def graphql_answers(url: str) -> Callable[[], bool]:
+    """A probe for :func:`wait_answering`: ``{ __typename }`` POSTed to ``url`` answers 200."""
+    return lambda: httpx.post(url, json={"query": "{ __typename }"}, timeout=2).status_code == 200
+
+
 def serve(port: int) -> None:
     """Run ``create_app`` under uvicorn on 127.0.0.1:``port`` (settings from the
     environment), access log off, the feed fallback's warning not logged."""
@@ -964,6 +969,44 @@ async def make_data(
     return viewer
 
 
+_FOLLOWERS = """
+WITH new AS (
+    INSERT INTO users (id, username, display_name, password_hash, last_active_at)
+    SELECT gen_random_uuid(), 'fan' || g, 'fan ' || g, 'bench-not-a-hash', now()
+    FROM generate_series(1, :n) AS g
+    RETURNING id
+)
+INSERT INTO follows (id, follower_id, followee_id, created_at)
+SELECT gen_random_uuid(), id, :author, now() - row_number() OVER () * interval '1 ms'
+FROM new
+RETURNING follower_id
+"""
+
+
+async def make_author(engine: AsyncEngine, n: int) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """An author with ``n`` active followers (and the exact follower count)."""
+    author = new_id()
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO users (id, username, display_name, password_hash, last_active_at)"
+                " VALUES (:id, 'bench_author', 'Bench author', 'bench-not-a-hash', now())"
+            ),
+            {"id": author},
+        )
+        followers = list(await conn.scalars(text(_FOLLOWERS), {"n": n, "author": author}))
+        await conn.execute(
+            text(
+                "INSERT INTO counter_shards (entity_id, kind, shard, value)"
+                " VALUES (:a, 'followers', 0, :n)"
+            ),
+            {"a": author, "n": n},
+        )
+    async with engine.begin() as conn:
+        await conn.execute(text("ANALYZE"))
+    return author, followers
+
+
 # ------------------------------------------------------------------- HTTP load segments
 
 
@@ -975,6 +1018,7 @@ class Segment:
     seconds: float
     latencies: list[float] = field(default_factory=list)
     server_cpu: float = 0.0  # CPU seconds of the API process during the segment
+    client_cpu: float = 0.0  # CPU seconds of this (the bench's) process
 
     @property
     def rps(self) -> float:
@@ -990,10 +1034,13 @@ async def post_segment(
     seconds: float,
     clients: int,
     check: Callable[[bytes], object],
+    *,
+    result: Segment | None = None,
 ) -> Segment:
     """``clients`` tasks POST ``body`` to /graphql back to back for ``seconds``; every
-    answer must be HTTP 200 and pass ``check`` (AssertionError otherwise)."""
-    result = Segment(variant, seconds)
+    answer must be HTTP 200 and pass ``check`` (AssertionError otherwise). The figures
+    go into ``result`` (a new :class:`Segment` when None), which is returned."""
+    result = result or Segment(variant, seconds)
     headers = {"content-type": "application/json"}
 
     async def worker(deadline: float) -> None:
@@ -1006,10 +1053,10 @@ async def post_segment(
             check(response.content)
             result.latencies.append(elapsed)
 
-    c0, t0 = server.cpu(), time.perf_counter()
+    s0, c0, t0 = server.cpu(), time.process_time(), time.perf_counter()
     await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
     result.seconds = time.perf_counter() - t0
-    result.server_cpu = server.cpu() - c0
+    result.server_cpu, result.client_cpu = server.cpu() - s0, time.process_time() - c0
     return result
 
 

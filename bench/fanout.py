@@ -47,7 +47,6 @@ from dataclasses import dataclass
 
 from asyncpg.pgproto.pgproto import UUID as PgUUID
 from redis.asyncio import Redis
-from sqlalchemy import text
 
 from adapters.feedstore.stores import feed_stores
 from adapters.feedstore.timelines import RedisTimelines
@@ -60,6 +59,7 @@ from bench._support import (
     exit_with,
     fill_feeds,
     machine,
+    make_author,
     postgres_server,
     print_end_load,
     quantile,
@@ -294,19 +294,6 @@ async def redis_part(url: str, args: argparse.Namespace) -> bool:
 
 # --------------------------------------------------------------------------- part 2
 
-_FOLLOWERS = """
-WITH new AS (
-    INSERT INTO users (id, username, display_name, password_hash, last_active_at)
-    SELECT gen_random_uuid(), 'fan' || g, 'fan ' || g, 'bench-not-a-hash', now()
-    FROM generate_series(1, :n) AS g
-    RETURNING id
-)
-INSERT INTO follows (id, follower_id, followee_id, created_at)
-SELECT gen_random_uuid(), id, :author, now() - row_number() OVER () * interval '1 ms'
-FROM new
-RETURNING follower_id
-"""
-
 
 async def e2e_part(database_url: str, redis_url: str, args: argparse.Namespace) -> bool:
     """Part 2; returns whether the p95 goal was met."""
@@ -319,27 +306,8 @@ async def e2e_part(database_url: str, redis_url: str, args: argparse.Namespace) 
             FeedConfig(), pull_threshold=max(FeedConfig().pull_threshold, n + 1)
         )
         stores = feed_stores(redis, config)
-        author = new_id()
         t0 = time.perf_counter()
-        async with engine.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO users (id, username, display_name, password_hash, last_active_at)"
-                    " VALUES (:id, 'bench_author', 'Bench author', 'bench-not-a-hash', now())"
-                ),
-                {"id": author},
-            )
-            followers = list(await conn.scalars(text(_FOLLOWERS), {"n": n, "author": author}))
-            # The author's exact follower count (the counter the worker reads).
-            await conn.execute(
-                text(
-                    "INSERT INTO counter_shards (entity_id, kind, shard, value)"
-                    " VALUES (:a, 'followers', 0, :n)"
-                ),
-                {"a": author, "n": n},
-            )
-        async with engine.begin() as conn:
-            await conn.execute(text("ANALYZE"))
+        author, followers = await make_author(engine, n)
         await fill_feeds(redis, [stores.feeds.key(f) for f in followers], args.entries)
         print(
             f"end to end: author with {n:,} active followers, feeds of {args.entries} entries"

@@ -53,6 +53,7 @@ from bench._support import (
     exit_with,
     feed_entries,
     machine,
+    make_author,
     postgres_server,
     print_end_load,
     quantile,
@@ -60,7 +61,6 @@ from bench._support import (
     table,
     throwaway_database,
 )
-from domain.db import new_id
 from domain.feed.config import FeedConfig
 from domain.feed.fan_out import fan_out_post
 from domain.feed.timelines import SENTINEL
@@ -68,43 +68,6 @@ from domain.posts.create_post import create_post
 
 GOAL_CLUSTER_RATIO = 0.8
 GOAL_WORKERS_RATIO = 1.5
-
-_FOLLOWERS = """
-WITH new AS (
-    INSERT INTO users (id, username, display_name, password_hash, last_active_at)
-    SELECT gen_random_uuid(), 'fan' || g, 'fan ' || g, 'bench-not-a-hash', now()
-    FROM generate_series(1, :n) AS g
-    RETURNING id
-)
-INSERT INTO follows (id, follower_id, followee_id, created_at)
-SELECT gen_random_uuid(), id, :author, now() - row_number() OVER () * interval '1 ms'
-FROM new
-RETURNING follower_id
-"""
-
-
-async def make_author(engine, n: int) -> tuple[uuid.UUID, list[uuid.UUID]]:
-    """An author with ``n`` active followers (and the exact follower count)."""
-    author = new_id()
-    async with engine.begin() as conn:
-        await conn.execute(
-            text(
-                "INSERT INTO users (id, username, display_name, password_hash, last_active_at)"
-                " VALUES (:id, 'bench_author', 'Bench author', 'bench-not-a-hash', now())"
-            ),
-            {"id": author},
-        )
-        followers = list(await conn.scalars(text(_FOLLOWERS), {"n": n, "author": author}))
-        await conn.execute(
-            text(
-                "INSERT INTO counter_shards (entity_id, kind, shard, value)"
-                " VALUES (:a, 'followers', 0, :n)"
-            ),
-            {"a": author, "n": n},
-        )
-    async with engine.begin() as conn:
-        await conn.execute(text("ANALYZE"))
-    return author, followers
 
 
 async def fill(store: FeedRedis, keys: Sequence[str], entries: int, payload: bytes) -> None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import os
 import pstats
 import statistics
 import time
@@ -45,6 +44,7 @@ from sqlalchemy import event, text
 
 from app.database import create_engine
 from app.settings import Settings
+from bench._slashdot import in_process_args
 from bench._support import bench_output, dedicated_redis, exit_with, run, table
 
 FEED = (
@@ -327,18 +327,9 @@ async def main_async(args: argparse.Namespace, redis_url: str) -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--db", default=os.environ.get("BENCH_DB"), help="a prepared database URL")
-    p.add_argument("--viewers", nargs="+", default=["sd195", "sd2494"])
-    p.add_argument("--requests", type=int, default=300)
-    p.add_argument("--warmup", type=int, default=30)
-    p.add_argument("--profile", type=int, default=200)
-    p.add_argument("--hydrations", type=int, default=300)
-    p.add_argument("--redis-server", default=None)
-    args = p.parse_args(argv)
-    if not args.db:
-        p.error("--db (a database prepared by bench.feed_vs_postgraphile --keep-db) is needed")
-    return args
+    return in_process_args(
+        "feed_cpu", __doc__, ["sd195", "sd2494"], argv, {"profile": 200, "hydrations": 300}
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -44,7 +44,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -57,12 +56,14 @@ from bench._support import (
     METRICS_AUTH,
     Server,
     add_run_options,
+    authorized_client,
     bench_output,
     bench_parser,
     database_and_redis,
     exit_with,
     machine,
     make_data,
+    post_segment,
     print_end_load,
     quantile,
     run,
@@ -98,7 +99,6 @@ def metric(server: Server, name: str) -> float:
 class Segment(BaseSegment):
     """One timed segment against one server, with the client's and PostgreSQL's share."""
 
-    client_cpu: float = 0.0
     pg_cpu: float | None = None
     connections: int = 0  # PostgreSQL sessions opened during the segment
 
@@ -156,6 +156,13 @@ class PgCpu:
             )
         )
 
+    @staticmethod
+    def used(before: dict[int, float] | None, after: dict[int, float] | None) -> float | None:
+        """CPU seconds the backends used between two snapshots (None if either is)."""
+        if before is None or after is None:
+            return None
+        return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+
     async def close(self) -> None:
         """Close the monitoring connection."""
         if self.conn is not None:
@@ -167,31 +174,14 @@ async def segment(
 ) -> Segment:
     """``clients`` tasks send ``query`` back to back for ``seconds``."""
     assert server.client is not None
-    client = server.client
-    result = Segment(server.variant, seconds)
     body = json.dumps({"query": query}).encode()
-    headers = {"content-type": "application/json"}
-
-    async def worker(deadline: float) -> None:
-        while time.perf_counter() < deadline:
-            t = time.perf_counter()
-            response = await client.post("/graphql", content=body, headers=headers)
-            elapsed = time.perf_counter() - t
-            if response.status_code != 200:
-                raise AssertionError(f"HTTP {response.status_code}: {response.text[:200]}")
-            if query == QUERY:
-                check_page(response.content)
-            result.latencies.append(elapsed)
-
+    check = check_page if query == QUERY else (lambda _: None)
+    result = Segment(server.variant, seconds)
     p0, n0 = await pg.snapshot(), await pg.sessions()
-    s0, c0, t0 = server.cpu(), time.process_time(), time.perf_counter()
-    await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
-    result.seconds = time.perf_counter() - t0
-    result.server_cpu, result.client_cpu = server.cpu() - s0, time.process_time() - c0
+    await post_segment(server, server.client, "", body, seconds, clients, check, result=result)
     p1, n1 = await pg.snapshot(), await pg.sessions()
     result.connections = n1 - n0
-    if p0 is not None and p1 is not None:
-        result.pg_cpu = sum(cpu - p0.get(pid, 0.0) for pid, cpu in p1.items())
+    result.pg_cpu = PgCpu.used(p0, p1)
     return result
 
 
@@ -200,19 +190,11 @@ async def drive(
 ) -> None:
     """Warm up both servers, check they serve the same page, run the interleaved
     segments and print the figures."""
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     pg = PgCpu(database_url)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(pg.close)
         for s in servers:
-            s.client = await stack.enter_async_context(
-                httpx.AsyncClient(
-                    base_url=s.url,
-                    limits=limits,
-                    timeout=60,
-                    headers={"authorization": f"Bearer {token}"},
-                )
-            )
+            s.client = await stack.enter_async_context(authorized_client(s, token, args.clients))
         pages = {}
         for s in servers:
             r = await s.client.post("/graphql", json={"query": QUERY})

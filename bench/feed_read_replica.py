@@ -26,25 +26,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import statistics
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import asyncpg
-import httpx
 
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
 from bench._support import (
+    Segment,
     Server,
     add_run_options,
+    authorized_client,
     bench_parser,
     dedicated_redis,
     exit_with,
     machine,
     make_data,
+    post_segment,
     print_end_load,
     quantile,
     run,
@@ -61,54 +63,29 @@ def api(variant: str, env_extra: dict[str, str], redis_url: str):
     return server_process(variant, None, redis_url, env=env, ready="/readyz", timeout=60)
 
 
-async def segment(server: Server, seconds: float, clients: int, pgs: dict[str, PgCpu]) -> dict:
-    """``clients`` tasks send the feed query for ``seconds``; CPU of everything."""
+BODY = json.dumps({"query": QUERY}).encode()
+
+
+async def segment(
+    server: Server, seconds: float, clients: int, pgs: dict[str, PgCpu]
+) -> tuple[Segment, dict[str, float | None]]:
+    """``clients`` tasks send the feed query for ``seconds``; the segment and the CPU
+    seconds of each database's backends."""
     assert server.client is not None
-    latencies: list[float] = []
-
-    async def worker(deadline: float) -> None:
-        while time.perf_counter() < deadline:
-            t = time.perf_counter()
-            r = await server.client.post("/graphql", json={"query": QUERY})
-            latencies.append(time.perf_counter() - t)
-            if r.status_code != 200:
-                raise AssertionError(f"HTTP {r.status_code}: {r.text[:200]}")
-            check_page(r.content)
-
     before = {k: await p.snapshot() for k, p in pgs.items()}
-    s0, t0 = server.cpu(), time.perf_counter()
-    await asyncio.gather(*(worker(t0 + seconds) for _ in range(clients)))
-    took = time.perf_counter() - t0
-    after = {k: await p.snapshot() for k, p in pgs.items()}
-    pg = {}
-    for k in pgs:
-        b, a = before[k], after[k]
-        pg[k] = None if a is None or b is None else sum(c - b.get(p, 0.0) for p, c in a.items())
-    return {
-        "variant": server.variant,
-        "n": len(latencies),
-        "seconds": took,
-        "latencies": latencies,
-        "api_cpu": server.cpu() - s0,
-        "pg": pg,
-    }
+    seg = await post_segment(
+        server, server.client, server.variant, BODY, seconds, clients, check_page
+    )
+    return seg, {k: PgCpu.used(before[k], await p.snapshot()) for k, p in pgs.items()}
 
 
 async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], args) -> None:
     pgs = {k: PgCpu(u) for k, u in urls.items()}
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with contextlib.AsyncExitStack() as stack:
         for p in pgs.values():
             stack.push_async_callback(p.close)
         for s in servers:
-            s.client = await stack.enter_async_context(
-                httpx.AsyncClient(
-                    base_url=s.url,
-                    limits=limits,
-                    timeout=60,
-                    headers={"authorization": f"Bearer {token}"},
-                )
-            )
+            s.client = await stack.enter_async_context(authorized_client(s, token, args.clients))
         firsts = []
         for s in servers:
             r = await s.client.post("/graphql", json={"query": QUERY})
@@ -124,12 +101,12 @@ async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], arg
     rows = []
     per = {}
     for s in servers:
-        segs = [r for r in results if r["variant"] == s.variant]
-        n = sum(r["n"] for r in segs)
-        lat = [x for r in segs for x in r["latencies"]]
-        prim = sum(r["pg"]["primary"] or 0.0 for r in segs) / n
-        repl = sum(r["pg"]["replica"] or 0.0 for r in segs) / n
-        per[s.variant] = (statistics.median(r["n"] / r["seconds"] for r in segs), prim)
+        segs = [(r, pg) for r, pg in results if r.variant == s.variant]
+        lat = [x for r, _ in segs for x in r.latencies]
+        n = len(lat)
+        prim = sum(pg["primary"] or 0.0 for _, pg in segs) / n
+        repl = sum(pg["replica"] or 0.0 for _, pg in segs) / n
+        per[s.variant] = (statistics.median(r.rps for r, _ in segs), prim)
         rows.append(
             [
                 s.variant,
@@ -137,7 +114,7 @@ async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], arg
                 f"{per[s.variant][0]:,.1f}",
                 f"{1e3 * quantile(lat, 0.5):.0f}",
                 f"{1e3 * quantile(lat, 0.99):.0f}",
-                f"{1e3 * sum(r['api_cpu'] for r in segs) / n:.2f}",
+                f"{1e3 * sum(r.server_cpu for r, _ in segs) / n:.2f}",
                 f"{1e3 * prim:.2f}",
                 f"{1e3 * repl:.2f}",
             ]

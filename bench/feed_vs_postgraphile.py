@@ -115,6 +115,7 @@ from bench._support import (
     process_tree,
     run_wrk,
     table,
+    wait_answering,
     wrk_binary,
 )
 
@@ -207,17 +208,7 @@ def roost_process(
         proc = spawn(cmd, env=env, stdout=out, stderr=out)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"Roost exited with {proc.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Roost did not answer /healthz in 60 s; see {log}")
-            time.sleep(0.2)
+        wait_answering(proc, base + "/healthz", name="Roost", timeout=60, log=log)
         yield base + "/graphql", psutil.Process(proc.pid), how
     finally:
         stop_process(proc, timeout=20)

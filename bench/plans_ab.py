@@ -29,6 +29,7 @@ import httpx
 
 from app.database import create_engine
 from app.settings import Settings
+from bench._slashdot import in_process_args
 from bench._support import bench_output, dedicated_redis, exit_with, run, table
 from bench.feed_cpu import FEED, LOG_IN
 
@@ -108,16 +109,7 @@ async def main_async(args: argparse.Namespace, redis_url: str) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--db", default=os.environ.get("BENCH_DB"), help="a prepared database URL")
-    p.add_argument("--viewers", nargs="+", default=["sd39", "sd195", "sd2494"])
-    p.add_argument("--requests", type=int, default=300)
-    p.add_argument("--warmup", type=int, default=30)
-    p.add_argument("--redis-server", default=None)
-    args = p.parse_args(argv)
-    if not args.db:
-        p.error("--db (a database prepared by bench.feed_vs_postgraphile --keep-db) is needed")
-    return args
+    return in_process_args("plans_ab", __doc__, ["sd39", "sd195", "sd2494"], argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -53,11 +53,13 @@ from bench._support import (
     bench_output,
     dedicated_redis,
     exit_with,
+    graphql_answers,
     postgres_server,
     process_tree,
     run_wrk,
     table,
     throwaway_database,
+    wait_answering,
 )
 from bench.feed_vs_postgraphile import _redis_process, roost_process
 
@@ -142,24 +144,7 @@ def uvicorn_process(
         proc = spawn(cmd, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}/graphql"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{app} exited: {log.read_text()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if (
-                    httpx.post(
-                        url,
-                        content=TYPENAME,
-                        headers={"content-type": "application/json"},
-                        timeout=2,
-                    ).status_code
-                    == 200
-                ):
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{app} did not answer in 30 s; see {log}")
-            time.sleep(0.2)
+        wait_answering(proc, graphql_answers(url), name=app, timeout=30, log=log)
         time.sleep(0.5 * workers)  # every worker up
         yield url, psutil.Process(proc.pid)
     finally:

@@ -81,6 +81,7 @@ from bench._support import (
     quantile,
     table,
     throwaway_database,
+    wait_answering,
 )
 
 JWT_SECRET = "bench-subscriptions-secret-0123456789abcdef"
@@ -448,17 +449,7 @@ async def bench(args: argparse.Namespace, database_url: str, redis_url: str) -> 
     worker = None
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"server exited with {server.returncode}")
-            with contextlib.suppress(httpx.HTTPError):
-                async with httpx.AsyncClient(timeout=1) as client:
-                    if (await client.get(url + "/healthz")).status_code == 200:
-                        break
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not answer /healthz in 30 s")
-            await asyncio.sleep(0.1)
+        wait_answering(server, url + "/healthz", name="server", timeout=30)
         if args.engagement == "outbox":
             worker = spawn(
                 [sys.executable, "-m", "arq", "workers.settings.WorkerSettings"], env=env

@@ -562,6 +562,9 @@ async def test_redis_down_requests_are_still_served(make_client, make_users, eng
         ("post", {"json": {"query": "{ __typename }", "variables": [1]}}, 400),
         ("get", {"params": {"query": "{ __typename }", "variables": "{not json"}}, 400),
         ("get", {"params": {"query": "mutation { logOut(input: {}) { __typename } }"}}, 405),
+        ("put", {"json": {"query": "{ __typename }"}}, 405),
+        ("delete", {}, 405),
+        ("patch", {"json": {"query": "{ __typename }"}}, 405),
     ],
     ids=[
         "not-json",
@@ -576,6 +579,9 @@ async def test_redis_down_requests_are_still_served(make_client, make_users, eng
         "variables-not-object",
         "get-variables-not-json",
         "mutation-over-get",
+        "put",
+        "delete",
+        "patch",
     ],
 )
 async def test_http_failures_are_json_graphql_errors(client, method, kwargs, status):
@@ -584,7 +590,7 @@ async def test_http_failures_are_json_graphql_errors(client, method, kwargs, sta
     code, message = request_error(resp)
     assert code == "BAD_REQUEST" and message
     if status == 405:
-        assert resp.headers["allow"] == "POST"
+        assert resp.headers["allow"] == ("POST" if method == "get" else "GET, POST")
 
 
 async def test_named_operation_of_several_runs(client):
