@@ -43,25 +43,7 @@ from sqlalchemy import text
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.trending import RedisTrending
 from app.database import create_engine
-from bench._support import (
-    SEGMENT_HEADER,
-    Server,
-    add_run_options,
-    authorized_client,
-    bench_output,
-    bench_parser,
-    database_and_redis,
-    exit_with,
-    machine,
-    make_data,
-    post_segment,
-    print_end_load,
-    run,
-    segment_totals,
-    server_process,
-    table,
-    viewer_token,
-)
+from bench import _support as bs
 from bench.feed_ranked import FIELDS, PAGE, write_signals
 from domain.explore.config import ExploreConfig
 
@@ -121,20 +103,24 @@ def check(variant: str, body: bytes) -> None:
         raise AssertionError(f"{variant}: expected {PAGE} hydrated edges")
 
 
-async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
+async def drive(server: bs.Server, token: str, args: argparse.Namespace) -> None:
     """Warm up, run the interleaved segments, print the figures."""
     bodies = {v: json.dumps({"query": q}).encode() for v, q in QUERIES.items()}
     checks = {v: functools.partial(check, v) for v in QUERIES}
-    async with authorized_client(server, token, args.clients) as client:
+    async with bs.authorized_client(server, token, args.clients) as client:
         for v in QUERIES:
-            await post_segment(server, client, v, bodies[v], args.warmup, args.clients, checks[v])
+            await bs.post_segment(
+                server, client, v, bodies[v], args.warmup, args.clients, checks[v]
+            )
         results = [
-            await post_segment(server, client, v, bodies[v], args.seconds, args.clients, checks[v])
+            await bs.post_segment(
+                server, client, v, bodies[v], args.seconds, args.clients, checks[v]
+            )
             for _ in range(args.rounds)
             for v in QUERIES
         ]
-    totals, rows = segment_totals(results, list(QUERIES))
-    print(table(SEGMENT_HEADER, rows))
+    totals, rows = bs.segment_totals(results, list(QUERIES))
+    print(bs.table(bs.SEGMENT_HEADER, rows))
     cpu = totals["explore"][2] / totals["home"][2]
     p50 = totals["explore"][1] / totals["home"][1]
     tput = totals["home"][0] / totals["explore"][0]
@@ -147,32 +133,32 @@ async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, trending posts and signals, one server, the segments."""
-    p = bench_parser("explore", __doc__)
-    add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
+    p = bs.bench_parser("explore", __doc__)
+    bs.add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
     p.add_argument("--authors", type=int, default=500, help="authors followed at first (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument("--trending", type=int, default=1000, help="posts given engagement (1000)")
     p.add_argument("--window", type=int, default=100, help="EXPLORE_WINDOW of the server (100)")
     args = p.parse_args(argv)
-    with bench_output("explore", "explore: first explore page vs first home feed page"):
+    with bs.bench_output("explore", "explore: first explore page vs first home feed page"):
         print(
-            f"{machine()}; {args.clients} clients,"
+            f"{bs.machine()}; {args.clients} clients,"
             f" {args.rounds} x {args.seconds:.0f} s per variant; {args.authors} authors x"
             f" {args.posts} posts, half followed; {args.trending} trending posts;"
             f" EXPLORE_WINDOW={args.window}"
         )
         os.environ["EXPLORE_WINDOW"] = str(args.window)  # the server's environment
-        with database_and_redis(args.redis_server) as (database_url, redis_url):
-            viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
-            token = asyncio.run(viewer_token(database_url, viewer))
+        with bs.database_and_redis(args.redis_server) as (database_url, redis_url):
+            viewer = asyncio.run(bs.make_data(database_url, args.authors, args.posts))
+            token = asyncio.run(bs.viewer_token(database_url, viewer))
             n = asyncio.run(write_signals(database_url, redis_url, viewer))
             m = asyncio.run(write_trending(database_url, redis_url, viewer, args.trending))
             print(f"{n} ranking signals, {m} trending engagements recorded")
-            with server_process("api", database_url, redis_url) as server:
-                run(lambda: drive(server, token, args))
-        print_end_load()
+            with bs.server_process("api", database_url, redis_url) as server:
+                bs.run(lambda: drive(server, token, args))
+        bs.print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    exit_with(main)
+    bs.exit_with(main)

@@ -52,26 +52,7 @@ from sqlalchemy import text
 from adapters.feedstore import FeedRedis
 from adapters.feedstore.ranking_signals import RedisRankingSignals
 from app.database import create_engine
-from bench._support import (
-    SEGMENT_HEADER,
-    Segment,
-    Server,
-    add_run_options,
-    authorized_client,
-    bench_output,
-    bench_parser,
-    database_and_redis,
-    exit_with,
-    machine,
-    make_data,
-    post_segment,
-    print_end_load,
-    run,
-    segment_totals,
-    server_process,
-    table,
-    viewer_token,
-)
+from bench import _support as bs
 from domain.feed.ports import Engagement
 from domain.feed.ranking import RankingConfig
 
@@ -151,9 +132,9 @@ def check_page(body: bytes) -> str:
     return feed["pageInfo"]["endCursor"]
 
 
-async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
+async def drive(server: bs.Server, token: str, args: argparse.Namespace) -> None:
     """Check the pages, warm up, run the interleaved segments, print the figures."""
-    async with authorized_client(server, token, args.clients) as client:
+    async with bs.authorized_client(server, token, args.clients) as client:
         bodies: dict[str, bytes] = {}
         firsts: dict[str, list[str]] = {}
         for order, name in (("RECENT", "recent"), ("RANKED", "ranked")):
@@ -166,24 +147,26 @@ async def drive(server: Server, token: str, args: argparse.Namespace) -> None:
         print(f"the ranked first page differs from the chronological one at {moved}/{PAGE} places")
         variants = ["recent", "ranked", "recent-next", "ranked-next"]
         for v in variants:
-            await post_segment(server, client, v, bodies[v], args.warmup, args.clients, check_page)
-        results: list[Segment] = []
+            await bs.post_segment(
+                server, client, v, bodies[v], args.warmup, args.clients, check_page
+            )
+        results: list[bs.Segment] = []
         for _ in range(args.rounds):
             for v in variants:
                 results.append(
-                    await post_segment(
+                    await bs.post_segment(
                         server, client, v, bodies[v], args.seconds, args.clients, check_page
                     )
                 )
     report(results, variants)
 
 
-def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
+def report(results: Sequence[bs.Segment], variants: Sequence[str]) -> None:
     """One row per variant, then the ranked/recent ratios: throughput, p50 latency
     (inverted, so that higher is better) and the API process's CPU per request
     (inverted; the steadiest of the three on a shared machine)."""
-    totals, rows = segment_totals(results, variants)
-    print(table(SEGMENT_HEADER, rows))
+    totals, rows = bs.segment_totals(results, variants)
+    print(bs.table(bs.SEGMENT_HEADER, rows))
     for page, (base, ranked) in (
         ("first page", ("recent", "ranked")),
         ("second page", ("recent-next", "ranked-next")),
@@ -201,8 +184,8 @@ def report(results: Sequence[Segment], variants: Sequence[str]) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = bench_parser("feed_ranked", __doc__)
-    add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
+    p = bs.bench_parser("feed_ranked", __doc__)
+    bs.add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument("--window", type=int, default=100, help="FEED_RANKED_WINDOW of the server (100)")
@@ -217,23 +200,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, signals, one server, the interleaved segments."""
     args = parse_args(argv)
-    with bench_output("feed_ranked", "feed_ranked: ranked vs chronological feed pages"):
+    with bs.bench_output("feed_ranked", "feed_ranked: ranked vs chronological feed pages"):
         print(
-            f"{machine()}; {args.clients} clients,"
+            f"{bs.machine()}; {args.clients} clients,"
             f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
             f" {args.authors} authors x {args.posts} posts; FEED_RANKED_WINDOW={args.window}"
         )
         os.environ["FEED_RANKED_WINDOW"] = str(args.window)  # the server's environment
-        with database_and_redis(args.redis_server) as (database_url, redis_url):
-            viewer = asyncio.run(make_data(database_url, args.authors, args.posts))
-            token = asyncio.run(viewer_token(database_url, viewer))
+        with bs.database_and_redis(args.redis_server) as (database_url, redis_url):
+            viewer = asyncio.run(bs.make_data(database_url, args.authors, args.posts))
+            token = asyncio.run(bs.viewer_token(database_url, viewer))
             n = asyncio.run(write_signals(database_url, redis_url, viewer))
             print(f"{n} engagements recorded as ranking signals")
-            with server_process("api", database_url, redis_url) as server:
-                run(lambda: drive(server, token, args))
-        print_end_load()
+            with bs.server_process("api", database_url, redis_url) as server:
+                bs.run(lambda: drive(server, token, args))
+        bs.print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    exit_with(main)
+    bs.exit_with(main)

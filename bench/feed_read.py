@@ -52,26 +52,7 @@ import psutil
 from sqlalchemy.engine import make_url
 
 from app.embedded import _free_port
-from bench._support import (
-    METRICS_AUTH,
-    Server,
-    add_run_options,
-    authorized_client,
-    bench_output,
-    bench_parser,
-    database_and_redis,
-    exit_with,
-    machine,
-    make_data,
-    post_segment,
-    print_end_load,
-    quantile,
-    run,
-    server_process,
-    table,
-    viewer_token,
-)
-from bench._support import Segment as BaseSegment
+from bench import _support as bs
 
 GOAL_RATIO = 3.0
 QUERY = (
@@ -82,9 +63,9 @@ PAGE = 20
 CALIBRATION_SECONDS = 3.0
 
 
-def metric(server: Server, name: str) -> float:
+def metric(server: bs.Server, name: str) -> float:
     """The value of an unlabelled (or the sum of a labelled) Prometheus metric."""
-    body = httpx.get(server.url + "/metrics", headers=METRICS_AUTH, timeout=10).text
+    body = httpx.get(server.url + "/metrics", headers=bs.METRICS_AUTH, timeout=10).text
     total = 0.0
     for line in body.splitlines():
         if line.startswith(name) and not line.startswith("#"):
@@ -96,7 +77,7 @@ def metric(server: Server, name: str) -> float:
 
 
 @dataclass
-class Segment(BaseSegment):
+class Segment(bs.Segment):
     """One timed segment against one server, with the client's and PostgreSQL's share."""
 
     pg_cpu: float | None = None
@@ -170,7 +151,7 @@ class PgCpu:
 
 
 async def segment(
-    server: Server, seconds: float, clients: int, pg: PgCpu, query: str = QUERY
+    server: bs.Server, seconds: float, clients: int, pg: PgCpu, query: str = QUERY
 ) -> Segment:
     """``clients`` tasks send ``query`` back to back for ``seconds``."""
     assert server.client is not None
@@ -178,7 +159,7 @@ async def segment(
     check = check_page if query == QUERY else (lambda _: None)
     result = Segment(server.variant, seconds)
     p0, n0 = await pg.snapshot(), await pg.sessions()
-    await post_segment(server, server.client, "", body, seconds, clients, check, result=result)
+    await bs.post_segment(server, server.client, "", body, seconds, clients, check, result=result)
     p1, n1 = await pg.snapshot(), await pg.sessions()
     result.connections = n1 - n0
     result.pg_cpu = PgCpu.used(p0, p1)
@@ -186,7 +167,7 @@ async def segment(
 
 
 async def drive(
-    servers: Sequence[Server], token: str, database_url: str, args: argparse.Namespace
+    servers: Sequence[bs.Server], token: str, database_url: str, args: argparse.Namespace
 ) -> None:
     """Warm up both servers, check they serve the same page, run the interleaved
     segments and print the figures."""
@@ -194,7 +175,7 @@ async def drive(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(pg.close)
         for s in servers:
-            s.client = await stack.enter_async_context(authorized_client(s, token, args.clients))
+            s.client = await stack.enter_async_context(bs.authorized_client(s, token, args.clients))
         pages = {}
         for s in servers:
             r = await s.client.post("/graphql", json={"query": QUERY})
@@ -252,15 +233,15 @@ def report(
             n, secs = len(lat), sum(r.seconds for r in g)
             name = g[0].variant if variant is None else f"{variant} (all)"
             if variant is not None:
-                totals[variant] = (n / secs, quantile(lat, 0.99))
+                totals[variant] = (n / secs, bs.quantile(lat, 0.99))
             rows.append(
                 [
                     name,
                     f"{secs:.1f}",
                     n,
                     f"{n / secs:,.0f}",
-                    f"{1e3 * quantile(lat, 0.5):.1f}",
-                    f"{1e3 * quantile(lat, 0.99):.1f}",
+                    f"{1e3 * bs.quantile(lat, 0.5):.1f}",
+                    f"{1e3 * bs.quantile(lat, 0.99):.1f}",
                     f"{1e3 * sum(r.server_cpu for r in g) / n:.2f}",
                     _pg_ms(g, n),
                     f"{1e3 * sum(r.client_cpu for r in g) / n:.2f}",
@@ -279,7 +260,7 @@ def report(
         "client",
         "pg connects",
     )
-    print(table(header, rows))
+    print(bs.table(header, rows))
     sql_requests = sum(len(r.latencies) for r in results if r.variant == "sql")
     print(
         f"roost_feed_postgres_fallbacks_total during the runs: sql {fallbacks['sql']:,.0f}"
@@ -302,14 +283,14 @@ def report(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
-    p = bench_parser("feed_read", __doc__)
-    add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0)
+    p = bs.bench_parser("feed_read", __doc__)
+    bs.add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0)
     p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
     p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
     p.add_argument(
         "--vacuum", action="store_true", help="VACUUM the data first (SQL feed's best case)"
     )
-    add_run_options(p, redis_server=True)
+    bs.add_run_options(p, redis_server=True)
     args = p.parse_args(argv)
     if min(args.clients, args.rounds, args.authors) < 1 or args.posts < 1:
         p.error("counts must be >= 1")
@@ -321,28 +302,30 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, two servers, the interleaved segments."""
     args = parse_args(argv)
-    with bench_output("feed_read", "feed_read: feed pages from Redis vs from PostgreSQL"):
+    with bs.bench_output("feed_read", "feed_read: feed pages from Redis vs from PostgreSQL"):
         return _main(args)
 
 
 def _main(args: argparse.Namespace) -> int:
     print(
-        f"{machine()}; {args.clients} clients,"
+        f"{bs.machine()}; {args.clients} clients,"
         f" {args.rounds} x {args.seconds:.0f} s per variant; viewer follows"
         f" {args.authors} authors x {args.posts} posts; {'VACUUM' if args.vacuum else 'no VACUUM'}"
     )
     dead_redis = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
-    with database_and_redis(args.redis_server) as (database_url, redis_url):
-        viewer = asyncio.run(make_data(database_url, args.authors, args.posts, vacuum=args.vacuum))
-        token = asyncio.run(viewer_token(database_url, viewer))
+    with bs.database_and_redis(args.redis_server) as (database_url, redis_url):
+        viewer = asyncio.run(
+            bs.make_data(database_url, args.authors, args.posts, vacuum=args.vacuum)
+        )
+        token = asyncio.run(bs.viewer_token(database_url, viewer))
         with (
-            server_process("redis", database_url, redis_url) as cached,
-            server_process("sql", database_url, dead_redis) as sql,
+            bs.server_process("redis", database_url, redis_url) as cached,
+            bs.server_process("sql", database_url, dead_redis) as sql,
         ):
-            run(lambda: drive([cached, sql], token, database_url, args))
-    print_end_load()
+            bs.run(lambda: drive([cached, sql], token, database_url, args))
+    bs.print_end_load()
     return 0
 
 
 if __name__ == "__main__":
-    exit_with(main)
+    bs.exit_with(main)

@@ -36,56 +36,39 @@ import asyncpg
 
 from app.embedded.replica import EmbeddedReplicaSet
 from app.migrate import upgrade
-from bench._support import (
-    Segment,
-    Server,
-    add_run_options,
-    authorized_client,
-    bench_parser,
-    dedicated_redis,
-    exit_with,
-    machine,
-    make_data,
-    post_segment,
-    print_end_load,
-    quantile,
-    run,
-    server_process,
-    table,
-    viewer_token,
-)
+from bench import _support as bs
 from bench.feed_read import QUERY, PgCpu, check_page
 
 
 def api(variant: str, env_extra: dict[str, str], redis_url: str):
     """The API (:func:`bench._support.server_process`) with the variant's environment."""
     env: dict[str, str | None] = {"DATABASE_REPLICA_URLS": None, **env_extra}
-    return server_process(variant, None, redis_url, env=env, ready="/readyz", timeout=60)
+    return bs.server_process(variant, None, redis_url, env=env, ready="/readyz", timeout=60)
 
 
 BODY = json.dumps({"query": QUERY}).encode()
 
 
 async def segment(
-    server: Server, seconds: float, clients: int, pgs: dict[str, PgCpu]
-) -> tuple[Segment, dict[str, float | None]]:
+    server: bs.Server, seconds: float, clients: int, pgs: dict[str, PgCpu]
+) -> tuple[bs.Segment, dict[str, float | None]]:
     """``clients`` tasks send the feed query for ``seconds``; the segment and the CPU
     seconds of each database's backends."""
     assert server.client is not None
     before = {k: await p.snapshot() for k, p in pgs.items()}
-    seg = await post_segment(
+    seg = await bs.post_segment(
         server, server.client, server.variant, BODY, seconds, clients, check_page
     )
     return seg, {k: PgCpu.used(before[k], await p.snapshot()) for k, p in pgs.items()}
 
 
-async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], args) -> None:
+async def drive(servers: Sequence[bs.Server], token: str, urls: dict[str, str], args) -> None:
     pgs = {k: PgCpu(u) for k, u in urls.items()}
     async with contextlib.AsyncExitStack() as stack:
         for p in pgs.values():
             stack.push_async_callback(p.close)
         for s in servers:
-            s.client = await stack.enter_async_context(authorized_client(s, token, args.clients))
+            s.client = await stack.enter_async_context(bs.authorized_client(s, token, args.clients))
         firsts = []
         for s in servers:
             r = await s.client.post("/graphql", json={"query": QUERY})
@@ -112,15 +95,15 @@ async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], arg
                 s.variant,
                 len(segs),
                 f"{per[s.variant][0]:,.1f}",
-                f"{1e3 * quantile(lat, 0.5):.0f}",
-                f"{1e3 * quantile(lat, 0.99):.0f}",
+                f"{1e3 * bs.quantile(lat, 0.5):.0f}",
+                f"{1e3 * bs.quantile(lat, 0.99):.0f}",
                 f"{1e3 * sum(r.server_cpu for r, _ in segs) / n:.2f}",
                 f"{1e3 * prim:.2f}",
                 f"{1e3 * repl:.2f}",
             ]
         )
     print(
-        table(
+        bs.table(
             (
                 "reads from",
                 "segments",
@@ -143,8 +126,8 @@ async def drive(servers: Sequence[Server], token: str, urls: dict[str, str], arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = bench_parser("feed_read_replica", __doc__)
-    add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0, loop=True)
+    p = bs.bench_parser("feed_read_replica", __doc__)
+    bs.add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0, loop=True)
     p.add_argument("--authors", type=int, default=500)
     p.add_argument("--posts", type=int, default=20)
     return p.parse_args(argv)
@@ -152,10 +135,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    print(machine())
+    print(bs.machine())
     with (
         tempfile.TemporaryDirectory(prefix="roost-bench-replica-") as tmp,
-        dedicated_redis() as redis_url,
+        bs.dedicated_redis() as redis_url,
     ):
         pair = EmbeddedReplicaSet(Path(tmp) / "pg")
         pair.start()
@@ -163,8 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = "roost_bench"
             asyncio.run(_create(pair.url(), name))
             upgrade(pair.url(name))
-            viewer = asyncio.run(make_data(pair.url(name), args.authors, args.posts))
-            token = asyncio.run(viewer_token(pair.url(name), viewer))
+            viewer = asyncio.run(bs.make_data(pair.url(name), args.authors, args.posts))
+            token = asyncio.run(bs.viewer_token(pair.url(name), viewer))
             asyncio.run(pair.wait_replayed())
             urls = {"primary": pair.url(name), "replica": pair.replica_url(name)}
             with (
@@ -175,10 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     redis_url,
                 ) as b,
             ):
-                run(lambda: drive([a, b], token, urls, args), args.loop)
+                bs.run(lambda: drive([a, b], token, urls, args), args.loop)
         finally:
             pair.stop()
-    print_end_load()
+    bs.print_end_load()
     return 0
 
 
@@ -191,4 +174,4 @@ async def _create(url: str, name: str) -> None:
 
 
 if __name__ == "__main__":
-    exit_with(main)
+    bs.exit_with(main)
