@@ -163,11 +163,18 @@ async def liked_among(
 
 
 async def hashtag_posts_page(
-    conn: AsyncConnection, name: str, *, first: int, after: Position | None
+    conn: AsyncConnection,
+    name: str,
+    *,
+    first: int,
+    after: Position | None,
+    backward: bool = False,
 ) -> tuple[list[uuid.UUID], bool]:
     """Post ids tagged ``name`` (folded like on write), newest first, and has_next.
-    Deleted posts are left out here; visibility is the caller's (dataloaders)."""
-    where = "AND (ph.created_at, ph.post_id) < (:ts, :id)" if after else ""
+    Deleted posts are left out here; visibility is the caller's (dataloaders).
+    ``backward``: the ``first`` just before ``after``, still newest first."""
+    condition, order = walk("ph.created_at, ph.post_id", newest_first=True, backward=backward)
+    where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"name": fold_tag(name), "limit": first + 1}
     if after:
         params["ts"], params["id"] = after
@@ -178,9 +185,10 @@ async def hashtag_posts_page(
                 " JOIN post_hashtags ph ON ph.hashtag_id = h.id"
                 " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
                 f" WHERE h.name = :name {where}"
-                " ORDER BY ph.created_at DESC, ph.post_id DESC LIMIT :limit"
+                f" ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [r[0] for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [r[0] for r in page], len(rows) > first

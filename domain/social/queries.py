@@ -163,19 +163,16 @@ _RELATION_SQL = {
         SELECT r.blocked_id, r.created_at FROM blocks r
         JOIN users u ON u.id = r.blocked_id AND u.status = 'active'
         WHERE r.blocker_id = :user {after}
-        ORDER BY r.created_at DESC, r.blocked_id DESC LIMIT :limit
+        ORDER BY {order} LIMIT :limit
     """,
     "muted": """
         SELECT r.muted_id, r.created_at FROM mutes r
         JOIN users u ON u.id = r.muted_id AND u.status = 'active'
         WHERE r.muter_id = :user {after}
-        ORDER BY r.created_at DESC, r.muted_id DESC LIMIT :limit
+        ORDER BY {order} LIMIT :limit
     """,
 }
-_RELATION_AFTER = {
-    "blocked": "AND (r.created_at, r.blocked_id) < (:after_ts, :after_id)",
-    "muted": "AND (r.created_at, r.muted_id) < (:after_ts, :after_id)",
-}
+_RELATION_KEY = {"blocked": "r.created_at, r.blocked_id", "muted": "r.created_at, r.muted_id"}
 
 
 async def relation_list(
@@ -185,16 +182,20 @@ async def relation_list(
     *,
     first: int,
     after: Position | None = None,
+    backward: bool = False,
 ) -> FollowPage:
     """Return up to ``first`` accounts ``user_id`` blocked (``kind`` "blocked") or muted
     ("muted"), newest first, as edges whose position is (since, their id). One
-    statement; page N costs what page 1 does."""
-    sql = _RELATION_SQL[kind].format(after=_RELATION_AFTER[kind] if after else "")
+    statement; page N costs what page 1 does. ``backward``: the ``first`` just before
+    ``after``, still newest first."""
+    condition, order = walk(_RELATION_KEY[kind], newest_first=True, backward=backward)
+    sql = _RELATION_SQL[kind].format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": user_id, "limit": first + 1}
     if after:
-        params["after_ts"], params["after_id"] = after
+        params["ts"], params["id"] = after
     rows = (await conn.execute(text(sql), params)).all()
-    edges = [FollowEdge(r[0], (r[1], r[0])) for r in rows[:first]]
+    page = rows[:first][::-1] if backward else rows[:first]
+    edges = [FollowEdge(r[0], (r[1], r[0])) for r in page]
     return FollowPage(edges, has_next=len(rows) > first)
 
 
@@ -219,20 +220,26 @@ _REQUESTS_SQL = """
     SELECT r.requester_id, r.created_at, r.id FROM follow_requests r
     JOIN users u ON u.id = r.requester_id AND u.status = 'active'
     WHERE r.target_id = :user {after}
-    ORDER BY r.created_at DESC, r.id DESC LIMIT :limit
+    ORDER BY {order} LIMIT :limit
 """
-_REQUESTS_AFTER = "AND (r.created_at, r.id) < (:after_ts, :after_id)"
 
 
 async def follow_request_list(
-    conn: AsyncConnection, target_id: uuid.UUID, *, first: int, after: Position | None = None
+    conn: AsyncConnection,
+    target_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+    backward: bool = False,
 ) -> FollowPage:
     """Up to ``first`` pending requests to ``target_id`` from active users, newest first,
-    keyset on the request's (created_at, id)."""
-    sql = _REQUESTS_SQL.format(after=_REQUESTS_AFTER if after else "")
+    keyset on the request's (created_at, id) (``backward``: just before ``after``)."""
+    condition, order = walk("r.created_at, r.id", newest_first=True, backward=backward)
+    sql = _REQUESTS_SQL.format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": target_id, "limit": first + 1}
     if after:
-        params["after_ts"], params["after_id"] = after
+        params["ts"], params["id"] = after
     rows = (await conn.execute(text(sql), params)).all()
-    edges = [FollowEdge(r[0], (r[1], r[2])) for r in rows[:first]]
+    page = rows[:first][::-1] if backward else rows[:first]
+    edges = [FollowEdge(r[0], (r[1], r[2])) for r in page]
     return FollowPage(edges, has_next=len(rows) > first)

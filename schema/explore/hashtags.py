@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Self
+from typing import Annotated, Self
 
 import strawberry
 from graphql import GraphQLError
@@ -29,14 +29,17 @@ from schema import visibility
 from schema.context import Info
 from schema.feed.types import FeedOrder
 from schema.pagination import (
+    BEFORE,
     DEFAULT_PAGE_SIZE,
+    LAST,
     bad_cursor,
     check_first,
-    check_page,
+    check_window,
     list_tag,
     pack,
     page_info,
     unpack,
+    window_info,
 )
 from schema.posts.types import Post, PostConnection, PostEdge, post_edges
 
@@ -161,18 +164,27 @@ class Hashtag(relay.Node):
         first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostConnection:
         first = DEFAULT_PAGE_SIZE if first is None else first
         if order is FeedOrder.RANKED:
+            if last is not None or before is not None:
+                raise GraphQLError(
+                    "A RANKED order pages forward only ('first', 'after').",
+                    extensions={"code": "BAD_USER_INPUT"},
+                )
             return await ranked_hashtag_connection(info, self.name, first, after)
         ctx = info.context
         of = ("hashtag", self.name)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
+        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
         async with ctx.engine.connect() as conn:
-            ids, more = await hashtag_posts_page(conn, self.name, first=first, after=position)
+            ids, more = await hashtag_posts_page(
+                conn, self.name, first=window.size, after=window.position, backward=window.backward
+            )
         edges = post_edges(await visibility.posts(ctx, ids), of)
         return PostConnection(
             edges=edges,
-            page_info=page_info([e.cursor for e in edges], more, after),
+            page_info=window_info([e.cursor for e in edges], more, window),
             total_count=None,
         )

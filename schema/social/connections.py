@@ -7,22 +7,23 @@ import uuid
 from domain.social.queries import follow_request_list
 from schema import visibility
 from schema.context import Info
-from schema.pagination import check_page, encode_cursor, page_info
+from schema.pagination import Window, encode_cursor, window_info
 from schema.refs import user_node
 from schema.social.types import FollowRequestConnection, FollowRequestEdge
 
 
 async def follow_requests_connection(
-    info: Info, target_id: uuid.UUID, first: int, after: str | None
+    info: Info, target_id: uuid.UUID, window: Window
 ) -> FollowRequestConnection:
     """``viewer.followRequests``: keyset pages of the pending requests to ``target_id``
-    (one statement for the page, one batch for the requesters). Raises BAD_USER_INPUT
-    for bad arguments."""
+    (one statement for the page, one batch for the requesters; ``window``:
+    schema.pagination.check_window)."""
     ctx = info.context
     of = ("followRequests", target_id)
-    position = check_page(first, after, ctx.limits.max_page_size, of)
     async with ctx.engine.connect() as conn:
-        page = await follow_request_list(conn, target_id, first=first, after=position)
+        page = await follow_request_list(
+            conn, target_id, first=window.size, after=window.position, backward=window.backward
+        )
     records = await visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True)
     edges = [
         FollowRequestEdge(
@@ -33,5 +34,5 @@ async def follow_requests_connection(
     ]
     return FollowRequestConnection(
         edges=edges,
-        page_info=page_info([e.cursor for e in edges], page.has_next, after),
+        page_info=window_info([e.cursor for e in edges], page.has_next, window),
     )

@@ -266,21 +266,35 @@ class User(relay.Node):
 
     @strawberry.field(description="Accounts you blocked, newest first. " + _OWN)
     async def blocked_users(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> BlockedUserConnection | None:
-
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "blockedUsers")
-        return await blocked_users_connection(info, self.uid, first, after)
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("blocked", self.uid)
+        )
+        return await blocked_users_connection(info, self.uid, window)
 
     @strawberry.field(description="Accounts you muted, newest first. " + _OWN)
     async def muted_users(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> MutedUserConnection | None:
-
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "mutedUsers")
-        return await muted_users_connection(info, self.uid, first, after)
+        window = check_window(
+            first, after, last, before, info.context.limits.max_page_size, ("muted", self.uid)
+        )
+        return await muted_users_connection(info, self.uid, window)
 
     @strawberry.field(
         description="Your latest data export (exportMyData), until its archive expires; "
@@ -362,12 +376,24 @@ class User(relay.Node):
 
     @strawberry.field(description="Pending requests to follow you, newest first. " + _OWN)
     async def follow_requests(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> FollowRequestConnection | None:
-
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "followRequests")
-        return await follow_requests_connection(info, self.uid, first, after)
+        window = check_window(
+            first,
+            after,
+            last,
+            before,
+            info.context.limits.max_page_size,
+            ("followRequests", self.uid),
+        )
+        return await follow_requests_connection(info, self.uid, window)
 
     @strawberry.field(description="Who follows this user, newest follow first. " + _HIDDEN)
     async def followers(

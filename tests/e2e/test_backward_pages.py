@@ -5,10 +5,15 @@ the limit and cursors of another list are BAD_USER_INPUT."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
+from sqlalchemy import text
 
 from tests.support.actions import post
-from tests.support.documents import COMMENT, FOLLOW, LIKE
+from tests.support.documents import BLOCK, COMMENT, FOLLOW, LIKE
+
+MUTE = "mutation($id: ID!) { mute(input: { userId: $id }) { __typename } }"
 
 ARGS = "first: $f, after: $a, last: $l, before: $b"
 SELECTION = """{ edges { cursor }
@@ -18,7 +23,8 @@ VARS = "$f: Int, $a: String, $l: Int, $b: String"
 
 def declared(root: str) -> str:
     """The operation of ``root`` with the variables it uses."""
-    keys = [d for k, d in (("$u", "$u: String!, "), ("$p", "$p: ID!, ")) if k in root]
+    pairs = (("$u", "$u: String!, "), ("$p", "$p: ID!, "), ("$t", "$t: String!, "))
+    keys = [d for k, d in pairs if k in root]
     return f"query({''.join(keys)}{VARS}) {{ {root} }}"
 
 
@@ -31,11 +37,19 @@ LISTS = {
         "notifications": f"viewer {{ id notifications({ARGS}) {SELECTION} }}",
         "likes": f"node(id: $p) {{ ... on Post {{ likes({ARGS}) {SELECTION} }} }}",
         "comments": f"node(id: $p) {{ ... on Post {{ comments({ARGS}) {SELECTION} }} }}",
+        "hashtag": f"hashtag(name: $t) {{ posts({ARGS}) {SELECTION} }}",
+        "blockedUsers": f"viewer {{ id blockedUsers({ARGS}) {SELECTION} }}",
+        "mutedUsers": f"viewer {{ id mutedUsers({ARGS}) {SELECTION} }}",
+        "followRequests": f"viewer {{ id followRequests({ARGS}) {SELECTION} }}",
     }.items()
 }
 #: Another list whose cursor each list refuses.
 FOREIGN = {"followers": "following", "following": "followers", "posts": "likes"}
 FOREIGN |= {"notifications": "posts", "likes": "comments", "comments": "likes"}
+FOREIGN |= {"hashtag": "posts", "blockedUsers": "mutedUsers", "mutedUsers": "blockedUsers"}
+FOREIGN |= {"followRequests": "followers"}
+#: The lists the owner reads (the others are read by a follower).
+OWN = {"notifications", "blockedUsers", "mutedUsers", "followRequests"}
 
 
 def the_connection(data: dict) -> dict:
@@ -46,9 +60,9 @@ def the_connection(data: dict) -> dict:
 
 
 async def fetch(gql, name, lists, **variables) -> dict:
-    owner, others, pid = lists
-    token = owner.token if name == "notifications" else others[0].token
-    keys = {"u": owner.username, "p": pid}
+    owner, others, pid, tag = lists
+    token = owner.token if name in OWN else others[0].token
+    keys = {"u": owner.username, "p": pid, "t": tag}
     keys = {k: v for k, v in keys.items() if f"${k}" in LISTS[name]}
     out = await gql(LISTS[name], keys | variables, token=token)
     return out
@@ -86,18 +100,30 @@ async def walk_backward(gql, name, lists, size) -> list[str]:
 
 
 @pytest.fixture
-async def lists(gql, make_users, worker):
+async def lists(gql, engine, make_users, worker):
     owner, *others = await make_users(6, prefix="bw")
+    blocked, muted, asking = [await make_users(5, prefix=p) for p in ("bb", "bm", "br")]
+    tag = f"t{uuid.uuid4().hex[:10]}"
     for other in others:
         assert "errors" not in await gql(FOLLOW, {"id": owner.gid}, token=other.token)
         assert "errors" not in await gql(FOLLOW, {"id": other.gid}, token=owner.token)
-    pids = [await post(gql, owner, f"post {i}") for i in range(5)]
+    for user in blocked:
+        assert "errors" not in await gql(BLOCK, {"id": user.gid}, token=owner.token)
+    for user in muted:
+        assert "errors" not in await gql(MUTE, {"id": user.gid}, token=owner.token)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE users SET is_private = true WHERE id = :o"), {"o": owner.id}
+        )
+    for user in asking:
+        assert "errors" not in await gql(FOLLOW, {"id": owner.gid}, token=user.token)
+    pids = [await post(gql, owner, f"post {i} #{tag}") for i in range(5)]
     for other in others:
         assert "errors" not in await gql(LIKE, {"id": pids[0]}, token=other.token)
         out = await gql(COMMENT, {"id": pids[0], "body": "hi"}, token=other.token)
         assert "errors" not in out, out
     await worker.drain()
-    return owner, others, pids[0]
+    return owner, others, pids[0], tag
 
 
 @pytest.mark.parametrize("name", sorted(LISTS))
@@ -134,3 +160,10 @@ async def test_bad_backward_arguments_are_bad_user_input(gql, lists, settings, n
         out = await fetch(gql, name, lists, **variables)
         codes = [e["extensions"]["code"] for e in out.get("errors") or ()]
         assert codes == ["BAD_USER_INPUT"], (variables, out)
+
+
+async def test_a_ranked_order_pages_forward_only(gql, lists):
+    _, others, _, tag = lists
+    query = "query($t: String!) { hashtag(name: $t) { posts(order: RANKED, last: 2) { %s } } }"
+    out = await gql(query % "edges { cursor }", {"t": tag}, token=others[0].token)
+    assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
