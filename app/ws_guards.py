@@ -280,6 +280,9 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         return BaseGraphQLTransportWSHandler._get_pre_execution_close_reason(error)
 
     async def handle_subscribe(self, message: Any) -> None:
+        if not isinstance(message.get("id"), str):  # the protocol's ids are strings
+            await self.websocket.close(code=4400, reason="A subscribe message needs a string id.")
+            return
         if self.connection_acknowledged and message.get("id") not in self.operations:
             malformed = malformed_operation(message.get("payload"), _max_tokens(self))
             if malformed is not None:

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
 from domain.errors import ValidationError
-from domain.keyset import Position
+from domain.keyset import Position, walk
 from domain.moderation.models import REASONS
 from domain.text import clean_text
 
@@ -55,11 +55,18 @@ def to_report(row: Sequence[Any]) -> ReportRecord:
 
 
 async def reports_page(
-    conn: AsyncConnection, status: str, *, first: int, after: Position | None = None
+    conn: AsyncConnection,
+    status: str,
+    *,
+    first: int,
+    after: Position | None = None,
+    backward: bool = False,
 ) -> tuple[list[ReportRecord], bool]:
     """Up to ``first`` reports of ``status``, oldest first (a queue), and whether more
-    follow: keyset on (created_at, id) through ``reports_queue_idx``, one statement."""
-    where = "AND (created_at, id) > (:ts, :id)" if after else ""
+    follow: keyset on (created_at, id) through ``reports_queue_idx``, one statement.
+    ``backward``: the ``first`` just before ``after``, still oldest first."""
+    condition, order = walk("created_at, id", newest_first=False, backward=backward)
+    where = f"AND {condition}" if after else ""
     params: dict[str, object] = {"status": status, "limit": first + 1}
     if after:
         params["ts"], params["id"] = after
@@ -67,12 +74,13 @@ async def reports_page(
         await conn.execute(
             text(
                 f"SELECT {COLUMNS} FROM reports WHERE status = :status {where}"
-                " ORDER BY created_at, id LIMIT :limit"
+                f" ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [to_report(r) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [to_report(r) for r in page], len(rows) > first
 
 
 async def reports_by_ids(

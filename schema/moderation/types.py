@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from enum import Enum
-from typing import Self
+from typing import Annotated, Self
 
 import strawberry
 from strawberry import relay
@@ -16,7 +16,14 @@ from domain.moderation.reports import ReportRecord, reports_by_ids, reports_page
 from schema import visibility
 from schema.context import Info
 from schema.ids import parse_node_ids
-from schema.pagination import DEFAULT_PAGE_SIZE, check_page, encode_cursor, page_info
+from schema.pagination import (
+    BEFORE,
+    DEFAULT_PAGE_SIZE,
+    LAST,
+    check_window,
+    encode_cursor,
+    window_info,
+)
 from schema.posts.types import Post
 from schema.refs import UserRef, user_node
 
@@ -172,17 +179,25 @@ class Moderation:
         first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         status: ReportStatus = ReportStatus.OPEN,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> ReportConnection:
         first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("reports", status.value)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
+        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
         async with ctx.engine.connect() as conn:
-            records, has_next = await reports_page(conn, status.value, first=first, after=position)
+            records, has_next = await reports_page(
+                conn,
+                status.value,
+                first=window.size,
+                after=window.position,
+                backward=window.backward,
+            )
         edges = [
             ReportEdge(cursor=encode_cursor(r.position, of), node=Report.from_record(r))
             for r in records
         ]
         return ReportConnection(
-            edges=edges, page_info=page_info([e.cursor for e in edges], has_next, after)
+            edges=edges, page_info=window_info([e.cursor for e in edges], has_next, window)
         )

@@ -167,3 +167,40 @@ async def test_a_ranked_order_pages_forward_only(gql, lists):
     query = "query($t: String!) { hashtag(name: $t) { posts(order: RANKED, last: 2) { %s } } }"
     out = await gql(query % "edges { cursor }", {"t": tag}, token=others[0].token)
     assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
+
+
+QUEUE = """query($s: ReportStatus, $f: Int, $a: String, $l: Int, $b: String) { moderation {
+  ... on Moderation { reports(status: $s, first: $f, after: $a, last: $l, before: $b)
+  { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }"""
+
+
+async def test_the_report_queue_pages_backward_exactly(gql, make_users, settings):
+    from app.cli.admin import _set_role
+
+    mod, *reporters = await make_users(6, prefix="bq")
+    assert await _set_role(settings, settings.database_url, mod.username, True) == 0
+    report = "mutation($id: ID!) { reportUser(input: { id: $id, reason: SPAM }) { __typename } }"
+    for r in reporters:
+        assert "errors" not in await gql(report, {"id": mod.gid}, token=r.token)
+
+    async def page(**variables) -> dict:
+        out = await gql(QUEUE, {"s": "OPEN"} | variables, token=mod.token)
+        assert "errors" not in out, out
+        return out["data"]["moderation"]["reports"]
+
+    forward, after = [], None
+    while True:
+        p = await page(f=2, a=after)
+        forward += [e["cursor"] for e in p["edges"]]
+        if not p["pageInfo"]["hasNextPage"]:
+            break
+        after = p["pageInfo"]["endCursor"]
+    assert len(forward) >= 5
+    backward, before = [], None
+    while True:
+        p = await page(l=2, b=before)
+        backward = [e["cursor"] for e in p["edges"]] + backward
+        if not p["pageInfo"]["hasPreviousPage"]:
+            break
+        before = p["pageInfo"]["startCursor"]
+    assert backward == forward

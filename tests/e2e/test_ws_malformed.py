@@ -11,10 +11,11 @@ import json
 import logging
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from tests.support.documents import FEED_SUB
 from tests.support.subscriptions import PROTOCOLS, local_server
-from tests.support.ws import LEGACY_WS, WSClient
+from tests.support.ws import LEGACY_WS, TRANSPORT_WS, WSClient
 
 TWO_UNNAMED = "subscription A { feedItemAdded { id } } subscription B { feedItemAdded { id } }"
 
@@ -76,3 +77,16 @@ async def test_malformed_operations_are_bad_request_and_the_socket_goes_on(
                 assert msg["id"] == op and msg["payload"]["data"]["viewer"]["id"], msg
         finally:
             await ws.close()
+
+
+async def test_a_subscribe_without_a_string_id_closes_4400(settings, engine, make_users):
+    """graphql-transport-ws: an operation id is a string; a message with another is an
+    invalid message (close 4400), as one without an id is."""
+    (user,) = await make_users(1)
+    async with local_server(settings, engine) as (_, url):
+        ws = await WSClient.open(url, TRANSPORT_WS, user.token)
+        subscribe = {"id": 5, "type": "subscribe", "payload": {"query": "{ __typename }"}}
+        await ws.ws.send(json.dumps(subscribe))
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.message()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4400
