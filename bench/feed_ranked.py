@@ -185,9 +185,9 @@ def report(results: Sequence[bs.Segment], variants: Sequence[str]) -> None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
     p = bs.bench_parser("feed_ranked", __doc__)
-    bs.add_run_options(p, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True)
-    p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
-    p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    bs.add_run_options(
+        p, authors=500, posts=20, clients=16, seconds=8.0, rounds=2, warmup=2.0, redis_server=True
+    )
     p.add_argument("--window", type=int, default=100, help="FEED_RANKED_WINDOW of the server (100)")
     args = p.parse_args(argv)
     if min(args.clients, args.rounds, args.authors, args.posts) < 1:

@@ -284,9 +284,7 @@ def report(
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (see the module docstring)."""
     p = bs.bench_parser("feed_read", __doc__)
-    bs.add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0)
-    p.add_argument("--authors", type=int, default=500, help="followed authors (500)")
-    p.add_argument("--posts", type=int, default=20, help="posts per author (20)")
+    bs.add_run_options(p, authors=500, posts=20, clients=32, seconds=10.0, rounds=2, warmup=3.0)
     p.add_argument(
         "--vacuum", action="store_true", help="VACUUM the data first (SQL feed's best case)"
     )

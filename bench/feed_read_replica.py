@@ -127,9 +127,9 @@ async def drive(servers: Sequence[bs.Server], token: str, urls: dict[str, str], 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = bs.bench_parser("feed_read_replica", __doc__)
-    bs.add_run_options(p, clients=32, seconds=10.0, rounds=2, warmup=3.0, loop=True)
-    p.add_argument("--authors", type=int, default=500)
-    p.add_argument("--posts", type=int, default=20)
+    bs.add_run_options(
+        p, authors=500, posts=20, clients=32, seconds=10.0, rounds=2, warmup=3.0, loop=True
+    )
     return p.parse_args(argv)
 
 

@@ -147,7 +147,7 @@ class Query:
         first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         kind: MediaKind | None = None,
-    ) -> ExploreConnection:
+    ) -> ExploreConnection | None:
         first = DEFAULT_PAGE_SIZE if first is None else first
         return await explore_connection(info, first, after, kind)
 
@@ -156,7 +156,9 @@ class Query:
         "explore may show you, by those posts' likes and comments of the last 24 hours "
         "(on posts of accounts you do not follow first); the same exclusions as explore."
     )
-    async def trending_hashtags(self, info: Info, first: int | None = 10) -> list[TrendingHashtag]:
+    async def trending_hashtags(
+        self, info: Info, first: int | None = 10
+    ) -> list[TrendingHashtag] | None:
         first = 10 if first is None else first
         return await trending_hashtags_list(info, first)
 

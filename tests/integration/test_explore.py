@@ -249,6 +249,7 @@ async def test_bad_arguments_and_anonymous_viewers_get_typed_errors(single_env):
     (viewer, other) = await single_env.make_users(2, prefix="exa")
     out = await gql(EXPLORE, {"first": 3})
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
+    assert out["data"] == {"explore": None}, out  # the root field alone is null
     for after in ("garbage", "eDE6YTpub3BlOjA", "ZjE6dzphYmM6MQ"):  # x1:a:nope:0, a feed's
         out = await gql(EXPLORE, {"first": 3, "after": after}, token=viewer.token)
         assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", (after, out)
@@ -385,6 +386,7 @@ async def test_trending_hashtags_keep_explores_exclusions_and_drop_at_once(singl
     assert {k for k in await trending_tags(gql, viewer) if k.startswith(tag)} == {hot, warm}
     out = await gql(TRENDING, {"n": 3})
     assert out["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", out
+    assert out["data"] == {"trendingHashtags": None}, out
     out = await gql(TRENDING, {"n": -1}, token=viewer.token)
     assert out["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", out
 
