@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-from tests.e2e.test_cursor_lists import LISTS, connection
 from tests.support.actions import post
 from tests.support.documents import COMMENT, FOLLOW, LIKE
+from tests.support.lists import LISTS, connection
 from tests.support.subscriptions import served
 from tests.support.ws import TRANSPORT_WS, WSClient
 
