@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from tests.support.actions import post
 from tests.support.documents import BLOCK, COMMENT, FOLLOW, LIKE
+from tests.support.reports import reports_dismissed_after
 
 MUTE = "mutation($id: ID!) { mute(input: { userId: $id }) { __typename } }"
 
@@ -169,12 +170,19 @@ async def test_a_ranked_order_pages_forward_only(gql, lists):
     assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
 
 
+@pytest.fixture
+async def closing_reports(engine):
+    """The reports these tests file leave the shared queue when they end."""
+    async with reports_dismissed_after(engine):
+        yield
+
+
 QUEUE = """query($s: ReportStatus, $f: Int, $a: String, $l: Int, $b: String) { moderation {
   ... on Moderation { reports(status: $s, first: $f, after: $a, last: $l, before: $b)
   { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }"""
 
 
-async def test_the_report_queue_pages_backward_exactly(gql, make_users, settings):
+async def test_the_report_queue_pages_backward_exactly(gql, make_users, settings, closing_reports):
     from app.cli.admin import _set_role
 
     mod, *reporters = await make_users(6, prefix="bq")

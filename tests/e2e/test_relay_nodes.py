@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from app.cli.admin import _set_role
 from domain.engagement.hashtags import tag_named
+from tests.support.reports import reports_dismissed_after
 from tests.support.subscriptions import served
 from tests.support.ws import TRANSPORT_WS, WSClient
 
@@ -30,7 +33,16 @@ def unpadded(gid: str) -> str:
     return gid.rstrip("=")
 
 
-async def test_reports_exports_and_hashtags_are_nodes_through_their_rule(gql, make_users, settings):
+@pytest.fixture
+async def closing_reports(engine):
+    """The reports these tests file leave the shared queue when they end."""
+    async with reports_dismissed_after(engine):
+        yield
+
+
+async def test_reports_exports_and_hashtags_are_nodes_through_their_rule(
+    gql, make_users, settings, closing_reports
+):
     mod, reporter, reported, other = await make_users(4, prefix="nd")
     assert await _set_role(settings, settings.database_url, mod.username, True) == 0
     rid = (await gql(REPORT_USER, {"id": reported.gid}, token=reporter.token))["data"][
@@ -82,7 +94,9 @@ async def test_reports_exports_and_hashtags_are_nodes_through_their_rule(gql, ma
     assert [n and n["__typename"] for n in as_mod] == ["Report", None, "Hashtag", "User", None]
 
 
-async def test_a_report_node_follows_the_rule_over_websocket(engine, gql, make_users, settings):
+async def test_a_report_node_follows_the_rule_over_websocket(
+    engine, gql, make_users, settings, closing_reports
+):
     reporter, reported, other = await make_users(3, prefix="nw")
     rid = (await gql(REPORT_USER, {"id": reported.gid}, token=reporter.token))["data"][
         "reportUser"
