@@ -38,11 +38,6 @@ from workers.search import refresh_search_ranks_job
 
 log = logging.getLogger("roost.workers")
 
-#: Time limit of the search-rank refresh (seconds): ~2 s for the 82k users of the real
-#: graph when nothing moved, ~7 s when every count did (a load of old data), more on a
-#: busy machine; JOB_TIMEOUT_S (5 s) is for one event's job.
-SEARCH_RANKS_TIMEOUT_S = 300
-
 
 def redis_settings_for(settings: Settings) -> RedisSettings:
     """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
@@ -151,13 +146,9 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             # Hourly: the digest of yesterday's follows past the cap (idempotent).
             cron(follow_digest, minute={15}, run_at_startup=False),
             # Every 10 minutes and at start: people search's ranking signal.
-            # A walk of every user in batches (resumable): its own limit, not JOB_TIMEOUT_S.
-            cron(
-                refresh_search_ranks_job,
-                minute=set(range(5, 60, 10)),
-                run_at_startup=True,
-                timeout=SEARCH_RANKS_TIMEOUT_S,
-            ),
+            # Within JOB_TIMEOUT_S like every job: arq holds a killed worker's jobs for the
+            # longest limit of any function + 10 s before another worker may run them.
+            cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
             # Every minute: purge accounts whose deletion is due, a few seconds at a time
             # (batched, resumable; within JOB_TIMEOUT_S like every job).
             cron(purge_accounts, second={40}, run_at_startup=False),
