@@ -302,7 +302,9 @@ async def test_planned_and_generic_responses_are_byte_identical(
     assert not mismatches, "\n\n".join(
         f"{t}\nas {v}:\nplanned {m[:600]!r}\ngeneric {g[:600]!r}" for t, v, m, g in mismatches[:5]
     )
-    assert compared >= 3 * len(documents) - 12, (compared, unstable)
+    # Unstable: a document answered differently by two generic runs (a mutation's new ids,
+    # a ranked window frozen anew on each first page of explore or the ranked feed).
+    assert unstable <= 3 * len(documents) // 20, (compared, unstable)
     # The plans ran (did not fall back) for a good part of the corpus.
     assert runs["planned"] >= len(documents), runs
 
