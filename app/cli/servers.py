@@ -70,6 +70,11 @@ def _run_worker(settings: Settings) -> None:
         try:
             worker.run()
             return  # stopped by a signal
+        except asyncio.CancelledError:
+            # Stopped by a signal while a job ran: arq's close() re-raises the job's
+            # cancellation; the job is run again by the next worker (its in-progress key).
+            log.info("worker: stopped with a job cancelled mid-run")
+            return
         except (RedisConnectionError, RedisTimeoutError, WatchError) as exc:
             log.warning(
                 "worker: lost Redis (%r); starting the worker loop again in %.0f s",
