@@ -8,7 +8,9 @@ import base64
 import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -109,7 +111,10 @@ async def chromium(url: str, *, offline: bool = True) -> AsyncIterator[Page]:
     exe = chromium_path()
     assert exe is not None, "no chromium on PATH"
     port = free_port()
-    with tempfile.TemporaryDirectory(prefix="roost-chromium-") as profile:
+    # Chromium's helper processes may still write to the profile as it is removed.
+    with tempfile.TemporaryDirectory(
+        prefix="roost-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         cmd = [
             exe,
             *FLAGS,
@@ -119,18 +124,24 @@ async def chromium(url: str, *, offline: bool = True) -> AsyncIterator[Page]:
             url,
         ]
         proc = await asyncio.to_thread(
-            subprocess.Popen, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            subprocess.Popen,
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             ws_url = await _page_socket(port, proc)
             async with websockets.connect(ws_url, max_size=None) as ws:
                 yield Page(ws)
         finally:
-            proc.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)  # the browser and its helpers
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
 
 
