@@ -404,18 +404,7 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> UserConnection | None:
-        first = DEFAULT_PAGE_SIZE if first is None else first
-        window = check_window(
-            first, after, last, before, info.context.limits.max_page_size, ("followers", self.uid)
-        )
-        if (why := await self.restriction(info)) is not None:
-            return UserConnection(
-                edges=[],
-                page_info=closed_page_info(),
-                total_count=await self._total(info, "followers"),
-                restricted=why,
-            )
-        return await _follow_connection(info, "followers", self.uid, window)
+        return await self._follow_list(info, "followers", first, after, last, before)
 
     @strawberry.field(description="Whom this user follows, newest follow first. " + _HIDDEN)
     async def following(
@@ -426,18 +415,30 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> UserConnection | None:
+        return await self._follow_list(info, "following", first, after, last, before)
+
+    async def _follow_list(
+        self,
+        info: Info,
+        kind: Literal["followers", "following"],
+        first: int | None,
+        after: str | None,
+        last: int | None,
+        before: str | None,
+    ) -> UserConnection:
+        """``followers`` or ``following`` (``kind``): its page, or a closed list."""
         first = DEFAULT_PAGE_SIZE if first is None else first
         window = check_window(
-            first, after, last, before, info.context.limits.max_page_size, ("following", self.uid)
+            first, after, last, before, info.context.limits.max_page_size, (kind, self.uid)
         )
         if (why := await self.restriction(info)) is not None:
             return UserConnection(
                 edges=[],
                 page_info=closed_page_info(),
-                total_count=await self._total(info, "following"),
+                total_count=await self._total(info, kind),
                 restricted=why,
             )
-        return await _follow_connection(info, "following", self.uid, window)
+        return await _follow_connection(info, kind, self.uid, window)
 
 
 @strawberry.type(description="A user in a follow list; the cursor is the follow's position.")
