@@ -1,6 +1,6 @@
 """The API's own cost of one home-feed page, in process: CPU per request, SQL statements
 and transactions per page, where the CPU goes, and the hydration's time against the
-per-loader reads it replaces (issue 7, Part A: the database and hydration path).
+per-loader reads it replaces.
 
 Runs over a database prepared by ``bench.feed_vs_postgraphile --keep-db NAME`` (the
 real Slashdot graph and 200,000 posts), with a dedicated ``redis-server``; the API is

@@ -46,7 +46,7 @@ server, after a warm-up, in ``--rounds`` rounds of ``--seconds``, the servers ta
 turns to go first. It prints req/s, p50/p99 and the CPU per request of every server
 process (each Roost API process, each node process, the PostgreSQL server processes of
 the database, Redis) and of wrk, with the machine's load at the start of each segment,
-then the ratios Roost / the better PostGraphile against the goals of issue 19.
+then the ratios Roost / the better PostGraphile against the goals below.
 
 Usage::
 
@@ -124,7 +124,7 @@ DEFAULT_VIEWERS = ("sd195", "sd2494")
 SCRATCH = Path.home() / ".cache" / "roost-bench" / "postgraphile-4"
 SCRATCH5 = Path.home() / ".cache" / "roost-bench" / "postgraphile-5"
 
-# Goals of issue 19, Part A.
+# The goals: Roost against the better peer, and its own CPU per page.
 GOAL_RATIO = 1.5  # Roost / the better PostGraphile, feed req/s, every viewer
 GOAL_CPU_MS = 2.0  # Roost's server CPU (API + PostgreSQL + Redis) per feed page, ~50 followees
 GOAL_TYPENAME_RATIO = 0.8  # Roost / PostGraphile 5, { __typename } req/s
@@ -515,7 +515,7 @@ def report(
                 f" {m.cpu_ms['redis']:.2f}"
             )
 
-    print("\nRoost / the better PostGraphile (4 or 5) against the goals of issue 19:")
+    print("\nRoost / the better PostGraphile (4 or 5) against the goals:")
     goal_rows = []
     for sc in scenarios:
         mine = by[(sc.key, "roost")]

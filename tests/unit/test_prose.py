@@ -8,7 +8,17 @@ from pathlib import Path
 
 from app.settings import ROOT
 
-PACKAGES = ("app", "domain", "adapters", "schema", "resolvers", "workers", "tools", "migrations")
+PACKAGES = (
+    "app",
+    "domain",
+    "adapters",
+    "schema",
+    "resolvers",
+    "workers",
+    "tools",
+    "migrations",
+    "bench",
+)
 TRACKER = re.compile(r"\bissues? (?:item |#)?\d+", re.I)
 
 
