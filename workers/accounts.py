@@ -1,6 +1,6 @@
 """The account lifecycle's periodic jobs (docs/api/account-lifecycle.md "Account
-lifecycle"): purging accounts whose deletion is due, and deleting expired data
-exports."""
+lifecycle"): purging accounts whose deletion is due, deleting expired data exports and
+forgetting the usernames whose hold is over."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from domain.accounts.exports import prune_exports
-from domain.accounts.purge import purge_due_accounts
+from domain.accounts.purge import prune_released_usernames, purge_due_accounts
 from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.accounts")
@@ -50,4 +50,12 @@ async def prune_data_exports(ctx: dict[str, Any]) -> int:
     pruned = await prune_exports(deps_of(ctx).engine)
     if pruned:
         log.info("deleted %d expired data exports", pruned)
+    return pruned
+
+
+async def prune_released_names(ctx: dict[str, Any]) -> int:
+    """Forget the purged accounts' usernames whose hold is over; return how many."""
+    pruned = await prune_released_usernames(deps_of(ctx).engine)
+    if pruned:
+        log.info("released %d held usernames", pruned)
     return pruned

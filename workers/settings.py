@@ -28,7 +28,7 @@ from app.settings import Settings, get_settings
 from app.worker_health import heartbeat_forever
 from domain.media.process_post_media import sweep_work_dirs
 from domain.outbox.jobs import CONSUME_EVENT
-from workers.accounts import prune_data_exports, purge_accounts
+from workers.accounts import prune_data_exports, prune_released_names, purge_accounts
 from workers.counters import compact_counters
 from workers.deps import DEPS, deps_of
 from workers.events import consume_outbox_event, relay_forever
@@ -154,6 +154,8 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             cron(purge_accounts, second={40}, run_at_startup=False),
             # Hourly: delete expired data export archives.
             cron(prune_data_exports, minute={35}, run_at_startup=False),
+            # Hourly: forget the purged accounts' usernames whose hold is over.
+            cron(prune_released_names, minute={36}, run_at_startup=False),
             # Hourly: expire the uploads no post used, deleting their bytes.
             cron(cleanup_uploads_job, minute={45}, run_at_startup=False),
         ],

@@ -61,6 +61,17 @@ _SCRUB = text(
 )
 
 
+_PRUNE_RELEASED = text("DELETE FROM released_usernames WHERE reserved_until <= now()")
+
+
+async def prune_released_usernames(engine: AsyncEngine) -> int:
+    """Forget the usernames whose hold is over (sign-up no longer asks about them);
+    return how many."""
+    async with engine.begin() as conn:
+        result = await conn.execute(_PRUNE_RELEASED)
+    return result.rowcount or 0
+
+
 def placeholder_username(user_id: uuid.UUID) -> str:
     """``deleted.<22 hex digits of the id>``: a valid username (30 characters) that
     names nobody; sign-up refuses the ``deleted.`` prefix (domain.text.new_username)."""

@@ -23,7 +23,12 @@ from adapters.feedstore.ranking_signals import (
 from adapters.feedstore.stores import feed_stores
 from app.container import WorkerDeps
 from domain.accounts.config import AccountsConfig
-from domain.accounts.purge import placeholder_username, purge_account, purge_due_accounts
+from domain.accounts.purge import (
+    placeholder_username,
+    prune_released_usernames,
+    purge_account,
+    purge_due_accounts,
+)
 from domain.counters import Delta, add_deltas, read_counts
 from domain.counters.verify import verify_counts
 from domain.db import new_id, utcnow
@@ -500,3 +505,9 @@ async def test_a_purged_accounts_username_is_held_before_anyone_takes_it(
     await _purge_now(engine, settings, released, AccountsConfig(username_hold=dt.timedelta(0)))
     out = await gql(SIGN_UP, {"u": released.username, "e": f"{uuid.uuid4().hex[:8]}@example.org"})
     assert out["data"]["signUp"]["__typename"] == "SignUpSuccess", out
+    # The worker's prune forgets the hold that is over and keeps the one that is not.
+    assert await prune_released_usernames(engine) >= 1
+    async with engine.connect() as conn:
+        names = set(await conn.scalars(text("SELECT username FROM released_usernames")))
+    assert held.username.lower() in {n.lower() for n in names}
+    assert released.username.lower() not in {n.lower() for n in names}
