@@ -8,9 +8,7 @@ import strawberry
 from domain.accounts.cancel_deletion import cancel_account_deletion
 from domain.accounts.delete_account import delete_account
 from domain.accounts.request_export import request_export
-from domain.errors import ValidationError
 from domain.identity.change_password import change_password
-from domain.identity.errors import InvalidCredentialsError, WrongPasswordError
 from schema.accounts.inputs import (
     CancelAccountDeletionInput,
     ChangePasswordInput,
@@ -27,7 +25,7 @@ from schema.accounts.results import (
 )
 from schema.accounts.types import DataExport
 from schema.context import Info
-from schema.errors import error_from_domain
+from schema.errors import typed_errors
 from schema.users.types import User
 
 
@@ -38,19 +36,17 @@ class AccountMutations:
         "tokens stop working on every transport, its push devices are forgotten); the one "
         "you call from goes on."
     )
+    @typed_errors
     async def change_password(self, info: Info, input: ChangePasswordInput) -> ChangePasswordResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            ended = await ctx.mutate(
-                change_password,
-                viewer,
-                info.context.viewer_session_id(),
-                current_password=input.current_password,
-                new_password=input.new_password,
-            )
-        except (ValidationError, WrongPasswordError) as exc:
-            return error_from_domain(exc)
+        ended = await ctx.mutate(
+            change_password,
+            viewer,
+            info.context.viewer_session_id(),
+            current_password=input.current_password,
+            new_password=input.new_password,
+        )
         return ChangePasswordSuccess(ended_sessions=ended)
 
     @strawberry.mutation(
@@ -58,18 +54,16 @@ class AccountMutations:
         "ends, and its personal data is purged after the grace period (30 days), unless you "
         "cancel with cancelAccountDeletion before then."
     )
+    @typed_errors
     async def delete_account(self, info: Info, input: DeleteAccountInput) -> DeleteAccountResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            due = await ctx.mutate(
-                delete_account,
-                viewer,
-                password=input.password,
-                grace=ctx.accounts.deletion_grace,
-            )
-        except WrongPasswordError as exc:
-            return error_from_domain(exc)
+        due = await ctx.mutate(
+            delete_account,
+            viewer,
+            password=input.password,
+            grace=ctx.accounts.deletion_grace,
+        )
         return DeleteAccountSuccess(deletion_due_at=due)
 
     @strawberry.mutation(
@@ -77,19 +71,17 @@ class AccountMutations:
         "restored as it was (follows, posts, counts) and you are signed in. No token needed "
         "(your sessions ended with the deletion). Also signs in an active account."
     )
+    @typed_errors
     async def cancel_account_deletion(
         self, info: Info, input: CancelAccountDeletionInput
     ) -> CancelAccountDeletionResult:
         ctx = info.context
-        try:
-            auth = await ctx.mutate(
-                cancel_account_deletion,
-                ctx.tokens,
-                username=input.username,
-                password=input.password,
-            )
-        except InvalidCredentialsError as exc:
-            return error_from_domain(exc)
+        auth = await ctx.mutate(
+            cancel_account_deletion,
+            ctx.tokens,
+            username=input.username,
+            password=input.password,
+        )
         return CancelAccountDeletionSuccess(
             user=User.from_record(auth.user),
             access_token=auth.access_token,

@@ -6,7 +6,6 @@ import strawberry
 
 from domain.devices.register_device import register_device
 from domain.devices.unregister_device import unregister_device
-from domain.errors import ValidationError
 from schema.context import Info
 from schema.devices.inputs import RegisterDeviceInput, UnregisterDeviceInput
 from schema.devices.results import (
@@ -16,7 +15,7 @@ from schema.devices.results import (
     UnregisterDeviceSuccess,
 )
 from schema.devices.types import Device
-from schema.errors import error_from_domain
+from schema.errors import typed_errors
 
 
 @strawberry.type
@@ -26,29 +25,25 @@ class DeviceMutations:
         "out of it forgets the token, and so does the push provider refusing it. "
         "Idempotent (register it at every start)."
     )
+    @typed_errors
     async def register_device(self, info: Info, input: RegisterDeviceInput) -> RegisterDeviceResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            rec = await register_device(
-                ctx.engine,
-                viewer,
-                info.context.viewer_session_id(),
-                platform=input.platform.value,
-                token=input.token,
-            )
-        except ValidationError as exc:
-            return error_from_domain(exc)
+        rec = await register_device(
+            ctx.engine,
+            viewer,
+            info.context.viewer_session_id(),
+            platform=input.platform.value,
+            token=input.token,
+        )
         return RegisterDeviceSuccess(device=Device.from_record(rec))
 
     @strawberry.mutation(description="Stop pushes to this token. Idempotent.")
+    @typed_errors
     async def unregister_device(
         self, info: Info, input: UnregisterDeviceInput
     ) -> UnregisterDeviceResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            removed = await unregister_device(ctx.engine, viewer, input.token)
-        except ValidationError as exc:
-            return error_from_domain(exc)
+        removed = await unregister_device(ctx.engine, viewer, input.token)
         return UnregisterDeviceSuccess(removed=removed)

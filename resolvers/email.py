@@ -5,15 +5,7 @@ from __future__ import annotations
 
 import strawberry
 
-from domain.errors import ValidationError
 from domain.identity.change_email import change_email
-from domain.identity.errors import (
-    EmailAlreadyVerifiedError,
-    EmailTakenError,
-    InvalidTokenError,
-    TooManyMailsError,
-    WrongPasswordError,
-)
 from domain.identity.request_email_verification import request_email_verification
 from domain.identity.request_password_reset import request_password_reset
 from domain.identity.reset_password import reset_password
@@ -37,7 +29,7 @@ from schema.email.results import (
     VerifyEmailResult,
     VerifyEmailSuccess,
 )
-from schema.errors import error_from_domain
+from schema.errors import typed_errors
 from schema.users.types import User
 
 
@@ -48,37 +40,31 @@ class EmailMutations:
         "needed). A code works once, before it expires, and only while the address is the "
         "account's."
     )
+    @typed_errors
     async def verify_email(self, info: Info, input: VerifyEmailInput) -> VerifyEmailResult:
-        try:
-            rec = await info.context.mutate(verify_email, input.token)
-        except InvalidTokenError as exc:
-            return error_from_domain(exc)
+        rec = await info.context.mutate(verify_email, input.token)
         return VerifyEmailSuccess(user=User.from_record(rec))
 
     @strawberry.mutation(
         description="Mail your address a new verification code (at most "
         "MAIL_PER_ACCOUNT_PER_HOUR an hour, sign-up's included)."
     )
+    @typed_errors
     async def request_email_verification(self, info: Info) -> RequestEmailVerificationResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            email = await ctx.mutate(request_email_verification, viewer, config=ctx.mail)
-        except (EmailAlreadyVerifiedError, TooManyMailsError, ValidationError) as exc:
-            return error_from_domain(exc)
+        email = await ctx.mutate(request_email_verification, viewer, config=ctx.mail)
         return RequestEmailVerificationSuccess(email=email)
 
     @strawberry.mutation(
         description="Change your e-mail address (confirmed by your password). The new "
         "address is unverified until you use the code mailed to it."
     )
+    @typed_errors
     async def change_email(self, info: Info, input: ChangeEmailInput) -> ChangeEmailResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            rec = await ctx.mutate(change_email, viewer, email=input.email, password=input.password)
-        except (ValidationError, EmailTakenError, WrongPasswordError) as exc:
-            return error_from_domain(exc)
+        rec = await ctx.mutate(change_email, viewer, email=input.email, password=input.password)
         return ChangeEmailSuccess(user=User.from_record(rec))
 
     @strawberry.mutation(
@@ -86,26 +72,22 @@ class EmailMutations:
         "sign-in). The answer is the same whether or not an account matches; the account "
         "receives at most MAIL_PER_ACCOUNT_PER_HOUR reset mails an hour."
     )
+    @typed_errors
     async def request_password_reset(
         self, info: Info, input: RequestPasswordResetInput
     ) -> RequestPasswordResetResult:
-        try:
-            await info.context.mutate(
-                request_password_reset, email=input.email, username=input.username
-            )
-        except ValidationError as exc:
-            return error_from_domain(exc)
+        await info.context.mutate(
+            request_password_reset, email=input.email, username=input.username
+        )
         return RequestPasswordResetSuccess()
 
     @strawberry.mutation(
         description="Set a new password with the code of a reset mail (no sign-in). The "
         "code works once and before it expires; every session of the account ends."
     )
+    @typed_errors
     async def reset_password(self, info: Info, input: ResetPasswordInput) -> ResetPasswordResult:
-        try:
-            ended = await info.context.mutate(
-                reset_password, input.token, new_password=input.new_password
-            )
-        except (InvalidTokenError, ValidationError) as exc:
-            return error_from_domain(exc)
+        ended = await info.context.mutate(
+            reset_password, input.token, new_password=input.new_password
+        )
         return ResetPasswordSuccess(ended_sessions=ended)

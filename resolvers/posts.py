@@ -6,13 +6,11 @@ import strawberry
 
 from domain.errors import ValidationError
 from domain.media.config import MediaConfig
-from domain.media.errors import MediaUrlNotAllowedError, UploadNotFoundError, UploadUnusableError
 from domain.posts.create_post import MEDIA_MAX, MediaItem, create_post
 from domain.posts.delete_post import delete_post
 from domain.posts.edit_post import edit_post
-from domain.posts.errors import EditWindowClosedError, NotPostAuthorError, PostNotFoundError
 from schema.context import Info
-from schema.errors import error_from_domain
+from schema.errors import typed_errors
 from schema.ids import decode_global_id
 from schema.posts.inputs import CreatePostInput, DeletePostInput, EditPostInput
 from schema.posts.results import (
@@ -35,30 +33,23 @@ class PostMutations:
         description="Create a post: published at once, or with `uploadIds` PROCESSING until "
         "its media are processed (then PUBLISHED, and it reaches your followers' feeds)."
     )
+    @typed_errors
     async def create_post(self, info: Info, input: CreatePostInput) -> CreatePostResult:
         ctx = info.context
         viewer = await ctx.verified_viewer("createPost")
         media = ctx.media
-        try:
-            if len(input.upload_ids) > MAX_IDS:
-                raise ValidationError("uploadIds", f"A post has at most {MAX_IDS} media items.")
-            upload_ids = [decode_global_id(u, "MediaUpload", "uploadIds") for u in input.upload_ids]
-            post = await ctx.mutate(
-                create_post,
-                viewer,
-                caption=input.caption,
-                media=[MediaItem(m.url, m.kind.value, m.alt_text) for m in input.media],
-                upload_ids=upload_ids,
-                store=media.store if media is not None else None,
-                media_config=media.config if media is not None else _NO_MEDIA,
-            )
-        except (
-            ValidationError,
-            UploadNotFoundError,
-            UploadUnusableError,
-            MediaUrlNotAllowedError,
-        ) as exc:
-            return error_from_domain(exc)
+        if len(input.upload_ids) > MAX_IDS:
+            raise ValidationError("uploadIds", f"A post has at most {MAX_IDS} media items.")
+        upload_ids = [decode_global_id(u, "MediaUpload", "uploadIds") for u in input.upload_ids]
+        post = await ctx.mutate(
+            create_post,
+            viewer,
+            caption=input.caption,
+            media=[MediaItem(m.url, m.kind.value, m.alt_text) for m in input.media],
+            upload_ids=upload_ids,
+            store=media.store if media is not None else None,
+            media_config=media.config if media is not None else _NO_MEDIA,
+        )
         return CreatePostSuccess(post=Post.from_record(post))
 
     @strawberry.mutation(
@@ -67,38 +58,29 @@ class PostMutations:
         "mentions are notified), the old caption goes into `editHistory`, and the post "
         "stays where it was in every feed."
     )
+    @typed_errors
     async def edit_post(self, info: Info, input: EditPostInput) -> EditPostResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            post_id = decode_global_id(input.post_id, "Post", "postId")
-            post = await ctx.mutate(
-                edit_post,
-                viewer,
-                post_id,
-                input.caption,
-                window_s=ctx.limits.post_edit_window_s,
-            )
-        except (
-            ValidationError,
-            PostNotFoundError,
-            NotPostAuthorError,
-            EditWindowClosedError,
-        ) as exc:
-            return error_from_domain(exc)
+        post_id = decode_global_id(input.post_id, "Post", "postId")
+        post = await ctx.mutate(
+            edit_post,
+            viewer,
+            post_id,
+            input.caption,
+            window_s=ctx.limits.post_edit_window_s,
+        )
         return EditPostSuccess(post=Post.from_record(post))
 
     @strawberry.mutation(description="Delete one of your posts. Idempotent.")
+    @typed_errors
     async def delete_post(self, info: Info, input: DeletePostInput) -> DeletePostResult:
         ctx = info.context
         viewer = ctx.require_viewer()
-        try:
-            post_id = decode_global_id(input.post_id, "Post", "postId")
-            await ctx.mutate(
-                delete_post,
-                viewer,
-                post_id,
-            )
-        except (ValidationError, PostNotFoundError, NotPostAuthorError) as exc:
-            return error_from_domain(exc)
+        post_id = decode_global_id(input.post_id, "Post", "postId")
+        await ctx.mutate(
+            delete_post,
+            viewer,
+            post_id,
+        )
         return DeletePostSuccess(deleted_post_id=strawberry.ID(input.post_id))

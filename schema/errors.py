@@ -1,15 +1,22 @@
-"""The ``Error`` interface and the typed error members of mutation result unions.
+"""The ``Error`` interface, the typed error members of result unions, and the one table
+from domain errors to them.
 
 Mutations return ``<Name>Success | <SomeError> | …`` (docs/design.md "GraphQL API
-conventions"); each error type here mirrors one domain error class and is built
-from it by :func:`error_from_domain`.
+conventions"). Each error type is declared once, with the domain error class it answers
+(:func:`answers`): that gives its ``ErrorCode`` value and how :func:`error_from_domain`
+builds it. A resolver decorated with :func:`typed_errors` raises domain errors; those whose
+types its result union lists are answered as those members, and every other exception
+propagates (masked as an internal error).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import typing
+from collections.abc import Awaitable, Callable
 from enum import Enum, StrEnum
-from typing import Any, overload
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar, cast
 
 import strawberry
 
@@ -21,87 +28,31 @@ from domain.moderation import errors as dm
 from domain.posts import errors as dp
 from domain.social import errors as ds
 
+_ErrorT = TypeVar("_ErrorT", bound="type[Error]")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-@strawberry.enum(
-    description="The machine-readable code of a typed error (`Error.code`); each error type "
-    "has one (NotFoundError: NOT_FOUND, …). New codes may be added: treat one you do not "
-    "know as a failure with its `message`."
-)
-class ErrorCode(Enum):
-    VALIDATION_FAILED = strawberry.enum_value(
-        "VALIDATION_FAILED", description="An input value breaks a rule (ValidationError)."
-    )
-    NOT_FOUND = strawberry.enum_value(
-        "NOT_FOUND", description="No such object, or not visible to you (NotFoundError)."
-    )
-    USERNAME_TAKEN = strawberry.enum_value(
-        "USERNAME_TAKEN", description="The username is taken (UsernameTakenError)."
-    )
-    EMAIL_TAKEN = strawberry.enum_value(
-        "EMAIL_TAKEN", description="The e-mail address is registered (EmailTakenError)."
-    )
-    INVALID_CREDENTIALS = strawberry.enum_value(
-        "INVALID_CREDENTIALS",
-        description="Username or password is incorrect (InvalidCredentialsError).",
-    )
-    INVALID_TOKEN = strawberry.enum_value(
-        "INVALID_TOKEN",
-        description="A refresh token or e-mail code is invalid or used (InvalidTokenError).",
-    )
-    WRONG_PASSWORD = strawberry.enum_value(
-        "WRONG_PASSWORD", description="The confirming password is wrong (WrongPasswordError)."
-    )
-    ACCOUNT_PENDING_DELETION = strawberry.enum_value(
-        "ACCOUNT_PENDING_DELETION",
-        description="The account is being deleted (AccountPendingDeletionError).",
-    )
-    EMAIL_ALREADY_VERIFIED = strawberry.enum_value(
-        "EMAIL_ALREADY_VERIFIED",
-        description="The e-mail address is verified already (EmailAlreadyVerifiedError).",
-    )
-    RATE_LIMITED = strawberry.enum_value(
-        "RATE_LIMITED", description="Too many of these for now (TooManyMailsError)."
-    )
-    FORBIDDEN = strawberry.enum_value(
-        "FORBIDDEN", description="You may not do this (ForbiddenError)."
-    )
-    CANNOT_FOLLOW_SELF = strawberry.enum_value(
-        "CANNOT_FOLLOW_SELF", description="You cannot follow yourself (CannotFollowSelfError)."
-    )
-    CANNOT_BLOCK_SELF = strawberry.enum_value(
-        "CANNOT_BLOCK_SELF", description="You cannot block yourself (CannotBlockSelfError)."
-    )
-    CANNOT_MUTE_SELF = strawberry.enum_value(
-        "CANNOT_MUTE_SELF", description="You cannot mute yourself (CannotMuteSelfError)."
-    )
-    USER_UNAVAILABLE = strawberry.enum_value(
-        "USER_UNAVAILABLE",
-        description="The account is banned or deleted (UserUnavailableError).",
-    )
-    BLOCKED = strawberry.enum_value(
-        "BLOCKED", description="A block stands between you and the account (BlockedError)."
-    )
-    NOT_POST_AUTHOR = strawberry.enum_value(
-        "NOT_POST_AUTHOR", description="Only the post's author can do this (NotPostAuthorError)."
-    )
-    NOT_COMMENT_MODERATOR = strawberry.enum_value(
-        "NOT_COMMENT_MODERATOR",
-        description="Only the comment's or the post's author can (NotCommentModeratorError).",
-    )
-    EDIT_WINDOW_CLOSED = strawberry.enum_value(
-        "EDIT_WINDOW_CLOSED",
-        description="The post can no longer be edited (EditWindowClosedError).",
-    )
-    UPLOAD_UNUSABLE = strawberry.enum_value(
-        "UPLOAD_UNUSABLE", description="An upload cannot go into a post (UploadUnusableError)."
-    )
-    UPLOAD_NOT_FOUND = strawberry.enum_value(
-        "UPLOAD_NOT_FOUND", description="You have no upload with that id (UploadNotFoundError)."
-    )
-    MEDIA_URL_NOT_ALLOWED = strawberry.enum_value(
-        "MEDIA_URL_NOT_ALLOWED",
-        description="An external media URL not allowed here (MediaUrlNotAllowedError).",
-    )
+#: Each domain error class with the GraphQL type that answers it (and its subclasses), in
+#: the order of declaration, which is the order of ``ErrorCode``'s values.
+_TYPES: dict[type[d.DomainError], type[Error]] = {}
+#: Each ``ErrorCode`` value with its description.
+_CODES: dict[str, str] = {}
+#: Each resolver :func:`typed_errors` wrapped, with the error types it answers.
+_DECLARED: dict[Callable[..., object], frozenset[type[Error]]] = {}
+
+
+def answers(domain_cls: type[d.DomainError], meaning: str) -> Callable[[_ErrorT], _ErrorT]:
+    """Declare the decorated error type as the answer to ``domain_cls`` and its subclasses;
+    its ``ErrorCode`` value is ``domain_cls.code``, described as ``meaning (Type).``."""
+
+    def declare(gql_cls: _ErrorT) -> _ErrorT:
+        if domain_cls in _TYPES or gql_cls in _TYPES.values() or domain_cls.code in _CODES:
+            raise TypeError(f"{gql_cls.__name__}: {domain_cls.__name__} is answered already")
+        _TYPES[domain_cls] = gql_cls
+        _CODES[domain_cls.code] = f"{meaning} ({gql_cls.__name__})."
+        return gql_cls
+
+    return declare
 
 
 @strawberry.interface(description="A typed, expected failure of a mutation. Nothing was changed.")
@@ -113,31 +64,37 @@ class Error:
     )
 
 
+@answers(d.ValidationError, "An input value breaks a rule")
 @strawberry.type(description="An input value breaks a rule; `field` names the input field.")
 class ValidationError(Error):
     field: str
 
 
+@answers(d.NotFoundError, "No such object, or not visible to you")
 @strawberry.type(description="No object with that id exists, or it is not visible to you.")
 class NotFoundError(Error):
     pass
 
 
+@answers(di.UsernameTakenError, "The username is taken")
 @strawberry.type(description="The username is taken (usernames compare case-insensitively).")
 class UsernameTakenError(Error):
     field: str
 
 
+@answers(di.EmailTakenError, "The e-mail address is registered")
 @strawberry.type(description="The e-mail address is already registered.")
 class EmailTakenError(Error):
     field: str
 
 
+@answers(di.InvalidCredentialsError, "Username or password is incorrect")
 @strawberry.type(description="Username or password is incorrect.")
 class InvalidCredentialsError(Error):
     pass
 
 
+@answers(di.InvalidTokenError, "A refresh token or e-mail code is invalid or used")
 @strawberry.type(
     description="The token (a refresh token, or an e-mail code) is invalid, expired, revoked "
     "or already used."
@@ -146,49 +103,7 @@ class InvalidTokenError(Error):
     pass
 
 
-@strawberry.type(description="Your e-mail address is verified already.")
-class EmailAlreadyVerifiedError(Error):
-    pass
-
-
-@strawberry.type(
-    description="Your account received its hourly budget of these mails "
-    "(MAIL_PER_ACCOUNT_PER_HOUR); retry after `retryAfterSeconds`."
-)
-class TooManyMailsError(Error):
-    retry_after_seconds: int
-
-
-@strawberry.type(description="You cannot follow yourself.")
-class CannotFollowSelfError(Error):
-    pass
-
-
-@strawberry.type(description="You cannot block yourself.")
-class CannotBlockSelfError(Error):
-    pass
-
-
-@strawberry.type(description="The account is banned or deleted.")
-class UserUnavailableError(Error):
-    pass
-
-
-@strawberry.type(description="A block stands between you and this account.")
-class BlockedError(Error):
-    pass
-
-
-@strawberry.type(description="Only the author can do this to the post.")
-class NotPostAuthorError(Error):
-    pass
-
-
-@strawberry.type(description="Only the comment's author or the post's author can do this.")
-class NotCommentModeratorError(Error):
-    pass
-
-
+@answers(di.WrongPasswordError, "The confirming password is wrong")
 @strawberry.type(
     description="The password given to confirm the change is not yours; `field` names it."
 )
@@ -196,6 +111,7 @@ class WrongPasswordError(Error):
     field: str
 
 
+@answers(di.AccountPendingDeletionError, "The account is being deleted")
 @strawberry.type(
     description="The password is right, but you asked to delete this account: it is hidden "
     "and its data is purged at `deletionDueAt`. To keep it, call cancelAccountDeletion with "
@@ -205,22 +121,76 @@ class AccountPendingDeletionError(Error):
     deletion_due_at: dt.datetime
 
 
+@answers(di.EmailAlreadyVerifiedError, "The e-mail address is verified already")
+@strawberry.type(description="Your e-mail address is verified already.")
+class EmailAlreadyVerifiedError(Error):
+    pass
+
+
+@answers(di.TooManyMailsError, "Too many of these for now")
+@strawberry.type(
+    description="Your account received its hourly budget of these mails "
+    "(MAIL_PER_ACCOUNT_PER_HOUR); retry after `retryAfterSeconds`."
+)
+class TooManyMailsError(Error):
+    retry_after_seconds: int
+
+
+@answers(dm.NotModeratorError, "You may not do this")
 @strawberry.type(description="You may not do this (moderator actions: only moderators).")
 class ForbiddenError(Error):
     pass
 
 
+@answers(ds.SelfFollowError, "You cannot follow yourself")
+@strawberry.type(description="You cannot follow yourself.")
+class CannotFollowSelfError(Error):
+    pass
+
+
+@answers(ds.SelfBlockError, "You cannot block yourself")
+@strawberry.type(description="You cannot block yourself.")
+class CannotBlockSelfError(Error):
+    pass
+
+
+@answers(ds.SelfMuteError, "You cannot mute yourself")
+@strawberry.type(description="You cannot mute yourself.")
+class CannotMuteSelfError(Error):
+    pass
+
+
+@answers(ds.UserUnavailableError, "The account is banned or deleted")
+@strawberry.type(description="The account is banned or deleted.")
+class UserUnavailableError(Error):
+    pass
+
+
+@answers(ds.BlockedError, "A block stands between you and the account")
+@strawberry.type(description="A block stands between you and this account.")
+class BlockedError(Error):
+    pass
+
+
+@answers(dp.NotPostAuthorError, "Only the post's author can do this")
+@strawberry.type(description="Only the author can do this to the post.")
+class NotPostAuthorError(Error):
+    pass
+
+
+@answers(de.NotCommentModeratorError, "Only the comment's or the post's author can")
+@strawberry.type(description="Only the comment's author or the post's author can do this.")
+class NotCommentModeratorError(Error):
+    pass
+
+
+@answers(dp.EditWindowClosedError, "The post can no longer be edited")
 @strawberry.type(
     description="The post's edit window (POST_EDIT_WINDOW_S after its creation) closed at "
     "`editableUntil`."
 )
 class EditWindowClosedError(Error):
     editable_until: dt.datetime
-
-
-@strawberry.type(description="You cannot mute yourself.")
-class CannotMuteSelfError(Error):
-    pass
 
 
 @strawberry.enum(
@@ -236,6 +206,7 @@ class UploadProblem(StrEnum):
     FAILED = "FAILED"
 
 
+@answers(dmedia.UploadUnusableError, "An upload cannot go into a post")
 @strawberry.type(
     description="An upload named in `uploadIds` cannot be used; `index` is its position "
     "in that list (0-based)."
@@ -245,6 +216,7 @@ class UploadUnusableError(Error):
     reason: UploadProblem
 
 
+@answers(dmedia.UploadNotFoundError, "You have no upload with that id")
 @strawberry.type(
     description="You have no upload with that id (an upload is only its owner's); `index` "
     "is its position in `uploadIds` (0-based)."
@@ -253,6 +225,7 @@ class UploadNotFoundError(Error):
     index: int
 
 
+@answers(dmedia.MediaUrlNotAllowedError, "An external media URL not allowed here")
 @strawberry.type(
     description="External media URLs are accepted only over https from this server's "
     "allowed hosts (none by default): upload the file with createMediaUpload."
@@ -261,137 +234,92 @@ class MediaUrlNotAllowedError(Error):
     url: str
 
 
-_MAP: list[tuple[type[d.DomainError], type[Error]]] = [
-    (di.UsernameTakenError, UsernameTakenError),
-    (di.EmailTakenError, EmailTakenError),
-    (di.InvalidCredentialsError, InvalidCredentialsError),
-    (di.InvalidTokenError, InvalidTokenError),
-    (di.WrongPasswordError, WrongPasswordError),
-    (di.AccountPendingDeletionError, AccountPendingDeletionError),
-    (di.EmailAlreadyVerifiedError, EmailAlreadyVerifiedError),
-    (di.TooManyMailsError, TooManyMailsError),
-    (dm.NotModeratorError, ForbiddenError),
-    (ds.SelfMuteError, CannotMuteSelfError),
-    (ds.SelfFollowError, CannotFollowSelfError),
-    (ds.SelfBlockError, CannotBlockSelfError),
-    (ds.UserUnavailableError, UserUnavailableError),
-    (ds.BlockedError, BlockedError),
-    (dp.NotPostAuthorError, NotPostAuthorError),
-    (dp.EditWindowClosedError, EditWindowClosedError),
-    (de.NotCommentModeratorError, NotCommentModeratorError),
-    (dmedia.UploadUnusableError, UploadUnusableError),
-    (dmedia.UploadNotFoundError, UploadNotFoundError),
-    (dmedia.MediaUrlNotAllowedError, MediaUrlNotAllowedError),
-    (d.ValidationError, ValidationError),
-    (d.NotFoundError, NotFoundError),
-]
+def _error_codes() -> type[Enum]:
+    members = {code: strawberry.enum_value(code, description=text) for code, text in _CODES.items()}
+    codes = cast("type[Enum]", Enum("ErrorCode", members, module=__name__))
+    return strawberry.enum(
+        codes,
+        description="The machine-readable code of a typed error (`Error.code`); each error "
+        "type has one (NotFoundError: NOT_FOUND, …). New codes may be added: treat one you "
+        "do not know as a failure with its `message`.",
+    )
 
 
-@overload
-def error_from_domain(exc: di.UsernameTakenError) -> UsernameTakenError: ...
+if TYPE_CHECKING:
+
+    class ErrorCode(Enum):
+        """One value per error type declared above, each its domain class's ``code``."""
+
+else:
+    ErrorCode = _error_codes()
 
 
-@overload
-def error_from_domain(exc: di.EmailTakenError) -> EmailTakenError: ...
-
-
-@overload
-def error_from_domain(exc: di.InvalidCredentialsError) -> InvalidCredentialsError: ...
-
-
-@overload
-def error_from_domain(exc: di.InvalidTokenError) -> InvalidTokenError: ...
-
-
-@overload
-def error_from_domain(exc: di.WrongPasswordError) -> WrongPasswordError: ...
-
-
-@overload
-def error_from_domain(exc: di.AccountPendingDeletionError) -> AccountPendingDeletionError: ...
-
-
-@overload
-def error_from_domain(exc: di.EmailAlreadyVerifiedError) -> EmailAlreadyVerifiedError: ...
-
-
-@overload
-def error_from_domain(exc: di.TooManyMailsError) -> TooManyMailsError: ...
-
-
-@overload
-def error_from_domain(exc: dm.NotModeratorError) -> ForbiddenError: ...
-
-
-@overload
-def error_from_domain(exc: ds.SelfMuteError) -> CannotMuteSelfError: ...
-
-
-@overload
-def error_from_domain(exc: ds.SelfFollowError) -> CannotFollowSelfError: ...
-
-
-@overload
-def error_from_domain(exc: ds.SelfBlockError) -> CannotBlockSelfError: ...
-
-
-@overload
-def error_from_domain(exc: ds.UserUnavailableError) -> UserUnavailableError: ...
-
-
-@overload
-def error_from_domain(exc: ds.BlockedError) -> BlockedError: ...
-
-
-@overload
-def error_from_domain(exc: dp.NotPostAuthorError) -> NotPostAuthorError: ...
-
-
-@overload
-def error_from_domain(exc: dp.EditWindowClosedError) -> EditWindowClosedError: ...
-
-
-@overload
-def error_from_domain(exc: de.NotCommentModeratorError) -> NotCommentModeratorError: ...
-
-
-@overload
-def error_from_domain(exc: dmedia.UploadUnusableError) -> UploadUnusableError: ...
-
-
-@overload
-def error_from_domain(exc: dmedia.UploadNotFoundError) -> UploadNotFoundError: ...
-
-
-@overload
-def error_from_domain(exc: dmedia.MediaUrlNotAllowedError) -> MediaUrlNotAllowedError: ...
-
-
-@overload
-def error_from_domain(exc: d.ValidationError) -> ValidationError: ...
-
-
-@overload
-def error_from_domain(exc: d.NotFoundError) -> NotFoundError: ...
+def _own_fields(gql_cls: type[Error]) -> dict[str, Any]:
+    """The fields ``gql_cls`` adds to ``Error``, each with its type."""
+    hints = typing.get_type_hints(gql_cls)
+    return {name: hints[name] for name in vars(gql_cls).get("__annotations__", {})}
 
 
 def error_from_domain(exc: d.DomainError) -> Error:
-    """Return the GraphQL error object for a domain error (most specific class first).
+    """The typed error that answers ``exc``: the type declared for the nearest of its
+    classes, with that class's code, ``exc``'s message and the type's own fields read from
+    ``exc`` (an enum field from its value).
 
-    The overloads above are the same table as ``_MAP`` for the type checker: a resolver
-    that catches ``A | B`` gets the union of their GraphQL types, which mypy holds
-    against the mutation's declared result union (a caught error the union does not
-    list, or one with no GraphQL type, fails ``make lint``).
-
-    Raises the original exception if no GraphQL type mirrors it, so an unmapped error
-    surfaces as a masked internal error instead of a wrong answer.
+    Raises ``exc`` again if no type answers it, so an unmapped error surfaces as a masked
+    internal error instead of a wrong answer.
     """
-    for domain_cls, gql_cls in _MAP:
-        if isinstance(exc, domain_cls):
-            kwargs: dict[str, Any] = {"message": exc.message, "code": ErrorCode(exc.code)}
-            for name in vars(gql_cls).get("__annotations__", {}):  # its own: field, …
-                kwargs[name] = getattr(exc, name)
-            if gql_cls is UploadUnusableError:  # the enum member of the domain's code
-                kwargs["reason"] = UploadProblem(str(kwargs["reason"]))
-            return gql_cls(**kwargs)
+    for domain_cls in type(exc).__mro__:
+        gql_cls = _TYPES.get(domain_cls)
+        if gql_cls is None or not issubclass(domain_cls, d.DomainError):
+            continue
+        kwargs: dict[str, Any] = {"message": exc.message, "code": ErrorCode(domain_cls.code)}
+        for name, hint in _own_fields(gql_cls).items():
+            value = getattr(exc, name)
+            is_enum = isinstance(hint, type) and issubclass(hint, Enum)
+            kwargs[name] = hint(value) if is_enum else value
+        return gql_cls(**kwargs)
     raise exc
+
+
+def _union_errors(resolver: Callable[..., object]) -> frozenset[type[Error]]:
+    """The error types among the members of ``resolver``'s declared result union."""
+    result = typing.get_type_hints(resolver, include_extras=True).get("return")
+    if typing.get_origin(result) is Annotated:
+        result = typing.get_args(result)[0]
+    members = typing.get_args(result) or (result,)
+    errors = frozenset(m for m in members if isinstance(m, type) and issubclass(m, Error))
+    if not errors:
+        raise TypeError(f"{resolver.__qualname__}: its result lists no error type")
+    if unanswered := errors - set(_TYPES.values()):
+        names = sorted(t.__name__ for t in unanswered)
+        raise TypeError(f"{resolver.__qualname__}: no domain error is answered by {names}")
+    return errors
+
+
+def typed_errors(resolver: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+    """Answer each domain error ``resolver`` raises whose type its result union lists with
+    that member (:func:`error_from_domain`); any other exception propagates, an undeclared
+    domain error included, and is masked as an internal error.
+
+    The union is the one list of what the mutation may answer: the types are read from
+    the return annotation here, so a member no domain error maps to fails at import.
+    """
+    declared = _union_errors(resolver)
+
+    @functools.wraps(resolver)
+    async def answering(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await resolver(*args, **kwargs)
+        except d.DomainError as exc:
+            answer = error_from_domain(exc)
+            if type(answer) not in declared:
+                raise
+            return cast(_R, answer)  # a member of the union _R
+
+    _DECLARED[answering] = declared
+    return answering
+
+
+def declared_errors(resolver: Callable[..., object]) -> frozenset[type[Error]]:
+    """The error types a :func:`typed_errors` resolver answers (none for any other)."""
+    return _DECLARED.get(resolver, frozenset())

@@ -19,7 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import resolvers.query
 import resolvers.social
+from domain.errors import PermissionDeniedError
 from domain.moderation.set_user_status import set_user_status
+from domain.posts.errors import NotPostAuthorError
+from domain.social.errors import BlockedError
 from schema.ids import to_global_id
 from tests.support.users import TEST_PASSWORD
 
@@ -576,6 +579,42 @@ async def test_internal_error_in_a_mutation_is_masked_and_changes_nothing(
     assert_masked(out)
     assert out["data"] is None  # the field is non-null, so the error nulls the whole data
     assert await db_state(engine) == before
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [NotPostAuthorError(), PermissionDeniedError("Refused.")],
+    ids=["another-mutations-error", "an-error-with-no-type"],
+)
+async def test_a_domain_error_the_mutation_does_not_declare_is_masked(
+    gql, engine, graph, monkeypatch, exc
+):
+    """follow's union does not list NotPostAuthorError, and no type answers a bare
+    PermissionDeniedError: raised in it, each is an internal error, not a payload."""
+    a, _, c = graph
+
+    async def refusing(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(resolvers.social, "follow_user", refusing)
+    before = await db_state(engine)
+    out = await gql(FOLLOW, {"id": c.gid}, token=a.token)
+    assert_masked(out)
+    assert out["data"] is None
+    assert await db_state(engine) == before
+
+
+async def test_a_domain_error_the_mutation_declares_is_its_typed_payload(gql, graph, monkeypatch):
+    a, _, c = graph
+
+    async def refusing(*args, **kwargs):
+        raise BlockedError()
+
+    monkeypatch.setattr(resolvers.social, "follow_user", refusing)
+    out = await gql(FOLLOW, {"id": c.gid}, token=a.token)
+    assert "errors" not in out, out
+    assert out["data"]["follow"]["__typename"] == "BlockedError"
+    assert out["data"]["follow"]["code"] == "BLOCKED"
 
 
 # --- cursors, id lists and variables ------------------------------------------------------
