@@ -88,7 +88,7 @@ async def _fill(
     bound: Entry | None,
     visible: Visible,
     name: Literal["redis", "postgres"],
-    rising: bool,
+    rising: bool = False,
 ) -> FeedPage:
     """Scan candidates past ``bound`` (the source's way) until ``first`` + 1 visible
     ones are found (the extra one tells ``has_next``) or the source ends; never gives

@@ -222,7 +222,7 @@ class User(relay.Node):
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
-            return await ranked_feed_connection(info, first, after)
+            return await ranked_feed_connection(info, first, after, last, before)
         ctx = info.context
         of = ("feed", ctx.require_viewer())
         window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
