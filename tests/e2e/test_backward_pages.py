@@ -230,3 +230,25 @@ async def test_the_report_queue_pages_backward_exactly(gql, make_users, settings
             break
         before = p["pageInfo"]["startCursor"]
     assert backward == forward
+
+
+#: The connections that page forward only: ranked snapshots (docs/api/clients.md
+#: "Paging"); a hashtag's RANKED order too, by its argument (above).
+FORWARD_ONLY = {"Query.explore", "Query.searchUsers", "User.suggestedFollows"}
+FIELDS = """{ __schema { types { name fields { name args { name }
+  type { name kind ofType { name } } } } } }"""
+
+
+async def test_every_other_connection_takes_last_and_before(gql):
+    schema = (await gql(FIELDS))["data"]["__schema"]
+    found = {}
+    for t in schema["types"]:
+        for f in t["fields"] or ():
+            named = f["type"]["name"] or (f["type"]["ofType"] or {}).get("name") or ""
+            if named.endswith("Connection"):
+                found[f"{t['name']}.{f['name']}"] = {a["name"] for a in f["args"]}
+    assert len(found) >= 17, found
+    assert "User.feed" in found and "Comment.replies" in found and "Post.editHistory" in found
+    for field, args in found.items():
+        backward = {"last", "before"} <= args
+        assert backward is (field not in FORWARD_ONLY), (field, args)
