@@ -167,33 +167,39 @@ class CommentByIdLoader(_EngineLoader):
         return {k: found.get(k) for k in keys}
 
 
-class FirstRepliesByParentIdLoader(_EngineLoader):
-    """``(parent uuid, first) -> ([CommentRecord], has_more)``: one statement per batch
-    (per distinct ``first``), a window per parent."""
+#: ``(owner uuid, size, from the end?)``: the key of a first (or last) page loader.
+PageKey = tuple[uuid.UUID, int, bool]
 
-    async def _load(self, keys: list[tuple[uuid.UUID, int]]) -> dict:
-        by_first: dict[int, list[uuid.UUID]] = {}
-        for parent, first in keys:
-            by_first.setdefault(first, []).append(parent)
-        found: dict[tuple[uuid.UUID, int], tuple[list[CommentRecord], bool]] = {}
-        for first, parents in by_first.items():
-            for parent, page in (await first_replies(self.engine, parents, first=first)).items():
-                found[(parent, first)] = page
+
+def _by_size(keys: list[PageKey]) -> dict[tuple[int, bool], list[uuid.UUID]]:
+    """The owners of ``keys`` by (size, from the end?): one statement each."""
+    out: dict[tuple[int, bool], list[uuid.UUID]] = {}
+    for owner, size, from_end in keys:
+        out.setdefault((size, from_end), []).append(owner)
+    return out
+
+
+class FirstRepliesByParentIdLoader(_EngineLoader):
+    """``(parent uuid, first, from the end?) -> ([CommentRecord], has_more)``: one
+    statement per batch (per distinct page), a window per parent."""
+
+    async def _load(self, keys: list[PageKey]) -> dict:
+        found: dict[PageKey, tuple[list[CommentRecord], bool]] = {}
+        for (size, end), parents in _by_size(keys).items():
+            pages = await first_replies(self.engine, parents, first=size, from_end=end)
+            found |= {(parent, size, end): page for parent, page in pages.items()}
         return found
 
 
 class FirstRevisionsByPostIdLoader(_EngineLoader):
-    """``(post uuid, first) -> ([PostRevision], has_more)``: one statement per batch
-    (per distinct ``first``), a window per post."""
+    """``(post uuid, first, from the end?) -> ([PostRevision], has_more)``: one
+    statement per batch (per distinct page), a window per post."""
 
-    async def _load(self, keys: list[tuple[uuid.UUID, int]]) -> dict:
-        by_first: dict[int, list[uuid.UUID]] = {}
-        for post, first in keys:
-            by_first.setdefault(first, []).append(post)
-        found: dict[tuple[uuid.UUID, int], tuple[list[PostRevision], bool]] = {}
-        for first, posts in by_first.items():
-            for post, page in (await first_revisions(self.engine, posts, first=first)).items():
-                found[(post, first)] = page
+    async def _load(self, keys: list[PageKey]) -> dict:
+        found: dict[PageKey, tuple[list[PostRevision], bool]] = {}
+        for (size, end), posts in _by_size(keys).items():
+            pages = await first_revisions(self.engine, posts, first=size, from_end=end)
+            found |= {(post, size, end): page for post, page in pages.items()}
         return found
 
 

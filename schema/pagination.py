@@ -164,8 +164,20 @@ def check_window(
     null meaning ``first``, before ``before``; ``first`` is then ignored). Raises
     BAD_USER_INPUT for a size outside 0 .. ``max_page_size``, a cursor not of this
     list, or ``after`` together with ``before``/``last``."""
+    size, backward = check_direction(first, after, last, before, max_page_size)
+    if not backward:
+        return Window(size, _decoded(after, of), False, after, None)
+    position = decode_cursor(before, of, "before") if before else None
+    return Window(size, position, True, None, before)
+
+
+def check_direction(
+    first: int, after: str | None, last: int | None, before: str | None, max_page_size: int
+) -> tuple[int, bool]:
+    """``(size, backward)`` of a connection's Relay arguments, as :func:`check_window`
+    reads them (its cursors left to the caller); BAD_USER_INPUT as there."""
     if last is None and before is None:
-        return Window(check_first(first, max_page_size), _decoded(after, of), False, after, None)
+        return check_first(first, max_page_size), False
     if after is not None:
         raise GraphQLError(
             "Page forward ('first', 'after') or backward ('last', 'before'), not both ways.",
@@ -177,8 +189,7 @@ def check_window(
             f"'last' must be between 0 and {max_page_size}.",
             extensions={"code": "BAD_USER_INPUT"},
         )
-    position = decode_cursor(before, of, "before") if before else None
-    return Window(size, position, True, None, before)
+    return size, True
 
 
 def _decoded(cursor: str | None, of: ListOf) -> Position | None:

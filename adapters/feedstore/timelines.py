@@ -25,7 +25,7 @@ from adapters.feedstore.timeline_scripts import (
 )
 from adapters.redis_errors import store_error, translated
 from domain.errors import StoreError
-from domain.feed.ports import RebuildBusyError, Timelines
+from domain.feed.ports import RebuildBusyError, Rising, Timelines
 from domain.feed.timelines.entries import SENTINEL, Entry, sentinel_parts
 
 
@@ -123,6 +123,17 @@ class RedisTimelines:
     ) -> list[list[Entry] | StoreError | None]:
         """:func:`read_pages` (``wanted`` are RedisTimelines of this one's store)."""
         return await read_pages(wanted, before, count, strict=strict)
+
+    async def read_rising(
+        self,
+        wanted: Sequence[tuple[Timelines, uuid.UUID]],
+        after: Entry | None,
+        count: int,
+        *,
+        strict: bool = True,
+    ) -> list[Rising | StoreError | None]:
+        """:func:`read_rising` (``wanted`` are RedisTimelines of this one's store)."""
+        return await read_rising(wanted, after, count, strict=strict)
 
     @translated
     async def create_empty(self, owners: Sequence[uuid.UUID]) -> int:
@@ -248,6 +259,80 @@ async def read_pages(
     return out
 
 
+@translated
+async def read_rising(
+    wanted: Sequence[tuple[Timelines, uuid.UUID]],
+    after: Entry | None,
+    count: int,
+    *,
+    strict: bool = True,
+) -> list[Rising | StoreError | None]:
+    """Read one rising page from each (timelines, owner) in one pipelined round trip (per
+    cluster node), as :func:`read_pages` reads a falling one (same TTL refresh, missing
+    and stale timelines, ties and errors).
+
+    Per timeline: up to ``count`` entries strictly newer than ``after`` (None: from its
+    oldest), oldest first, and whether they are exact (:class:`Rising`): the timeline
+    is whole, or ``after`` is not older than its oldest entry (a window is complete
+    from its oldest entry up).
+    """
+    if not wanted:
+        return []
+    family = [_redis(tl) for tl, _ in wanted]
+    store = family[0].store
+    fetch = count + 8  # a few extra for entries tied with the cursor
+    calls: list[Call] = []
+    for family_tl, (_, owner) in zip(family, wanted, strict=True):
+        key = family_tl.key(owner)
+        calls += [
+            Call.of(key, "EXPIRE", key, family_tl.ttl_s),
+            Call.of(key, "ZSCORE", key, SENTINEL),
+            Call.of(key, "ZRANGE", key, 1, 1, "WITHSCORES"),  # the oldest entry
+            _rising_range(key, after, fetch),
+        ]
+    runs: list[int | None] = []
+    replies = await store.execute(calls, raise_on_error=strict, runs=runs)
+    out: list[Rising | StoreError | None] = []
+    for i, (tl, owner) in enumerate(wanted):
+        exists, sentinel, oldest, rows = replies[4 * i : 4 * i + 4]
+        failed = next((r for r in replies[4 * i : 4 * i + 4] if isinstance(r, RedisError)), None)
+        if failed is not None:
+            out.append(store_error(failed))
+            continue
+        run, whole = sentinel_parts(sentinel) if sentinel is not None else (None, False)
+        if not exists or sentinel is None or run != runs[4 * i + 1]:
+            out.append(None)
+            continue
+        floor = _entries(oldest)
+        exact = whole or (after is not None and bool(floor) and after >= floor[0])
+        entries, n = _newer(rows, after), fetch
+        while len(entries) < count and len(rows) == 2 * n:  # many ties at the cursor
+            n *= 4
+            (rows,) = await store.execute([_rising_range(tl.key(owner), after, n)])
+            entries = _newer(rows, after)
+        out.append(Rising(entries[:count], exact))
+    return out
+
+
+def _rising_range(key: str, after: Entry | None, num: int) -> Call:
+    """ZRANGE BYSCORE from ``after``'s score (inclusive; else scores > 0) up."""
+    low = after.score if after else "(0"
+    return Call.of(key, "ZRANGE", key, low, "+inf", "BYSCORE", "LIMIT", 0, num, "WITHSCORES")
+
+
+def _entries(rows: list[bytes]) -> list[Entry]:
+    """Entries of a raw WITHSCORES reply (member, score, ...)."""
+    return [
+        Entry(int(float(s)), post_id_of(m)) for m, s in zip(rows[0::2], rows[1::2], strict=True)
+    ]
+
+
+def _newer(rows: list[bytes], after: Entry | None) -> list[Entry]:
+    """Entries of a raw WITHSCORES reply, strictly newer than ``after``."""
+    entries = _entries(rows)
+    return [e for e in entries if e > after] if after is not None else entries
+
+
 def _range(key: str, before: Entry | None, num: int) -> Call:
     """ZRANGE BYSCORE REV from ``before``'s score (inclusive) down to scores > 0."""
     top = before.score if before else "+inf"
@@ -256,9 +341,7 @@ def _range(key: str, before: Entry | None, num: int) -> Call:
 
 def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
     """Entries of a raw WITHSCORES reply (member, score, ...), strictly before ``before``."""
-    entries = [
-        Entry(int(float(s)), post_id_of(m)) for m, s in zip(rows[0::2], rows[1::2], strict=True)
-    ]
+    entries = _entries(rows)
     return [e for e in entries if e < before] if before is not None else entries
 
 

@@ -76,10 +76,18 @@ async def top_comments_page(
 
 
 async def replies_page(
-    conn: AsyncConnection, parent_id: uuid.UUID, *, first: int, after: Position | None
+    conn: AsyncConnection,
+    parent_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None,
+    backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """Live replies to one comment, oldest first."""
-    return await _comments_page(conn, "parent_id = :key", parent_id, first=first, after=after)
+    """Live replies to one comment, oldest first (``backward``: the page before
+    ``after``, still oldest first)."""
+    return await _comments_page(
+        conn, "parent_id = :key", parent_id, first=first, after=after, backward=backward
+    )
 
 
 async def _comments_page(
@@ -112,15 +120,21 @@ async def _comments_page(
 
 
 async def first_replies(
-    db: AsyncConnection | AsyncEngine, parent_ids: Sequence[uuid.UUID], *, first: int
+    db: AsyncConnection | AsyncEngine,
+    parent_ids: Sequence[uuid.UUID],
+    *,
+    first: int,
+    from_end: bool = False,
 ) -> dict[uuid.UUID, tuple[list[CommentRecord], bool]]:
-    """The first ``first`` live replies of each parent (and whether more exist), for many
-    parents in one statement (a window per parent)."""
+    """The first ``first`` live replies of each parent (``from_end``: the last ones,
+    still oldest first) and whether more exist, for many parents in one statement (a
+    window per parent)."""
+    order = "created_at DESC, id DESC" if from_end else "created_at, id"
     rows = await fetch_rows(
         db,
         f"""
         SELECT {COMMENT_COLUMNS} FROM (
-            SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY created_at, id) n
+            SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY {order}) n
             FROM comments c
             WHERE parent_id = ANY(CAST($1 AS uuid[])) AND deleted_at IS NULL
         ) r WHERE n <= $2 ORDER BY parent_id, created_at, id
@@ -132,6 +146,9 @@ async def first_replies(
     for r in rows:
         rec = CommentRecord(*r)
         grouped[rec.parent_id].append(rec)  # type: ignore[index]
+    if from_end:
+        # at most ``first`` + 1 from the end: the page is the last ``first`` of them
+        return {p: (v[1:] if len(v) > first else v, len(v) > first) for p, v in grouped.items()}
     return {p: (v[:first], len(v) > first) for p, v in grouped.items()}
 
 

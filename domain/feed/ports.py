@@ -20,6 +20,16 @@ class RebuildBusyError(Exception):
     """Another process is rebuilding this timeline right now."""
 
 
+@dataclass(frozen=True, slots=True)
+class Rising:
+    """A rising page of a timeline: ``entries`` oldest first, and whether they are
+    ``exact`` (every entry newer than the bound is in the timeline: it is whole, or the
+    bound is not older than its oldest entry); else the page is PostgreSQL's to read."""
+
+    entries: list[Entry]
+    exact: bool
+
+
 class Timelines(Protocol):
     """One family of timelines (``<prefix>:{<owner id>}``): sorted sets of
     :class:`Entry`, ``max_len`` kept, complete for their window when they exist
@@ -66,6 +76,18 @@ class Timelines(Protocol):
         """One page of each ``(timelines, owner)`` (families of this one's store) in one
         round trip, as :meth:`page`; reading refreshes the TTL. Unless ``strict``, a
         timeline whose store node failed gets the StoreError in its place."""
+        ...
+
+    async def read_rising(
+        self,
+        wanted: Sequence[tuple[Timelines, uuid.UUID]],
+        after: Entry | None,
+        count: int,
+        *,
+        strict: bool = True,
+    ) -> list[Rising | StoreError | None]:
+        """As :meth:`read_pages`, upward: per timeline up to ``count`` entries strictly
+        newer than ``after`` (None: from its oldest), oldest first, as a :class:`Rising`."""
         ...
 
     async def exists(self, owner: uuid.UUID) -> bool:

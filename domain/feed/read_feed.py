@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain import metrics
 from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.ports import RebuildBusyError, Timelines
+from domain.feed.ports import RebuildBusyError, Rising, Timelines
 from domain.feed.sources import (
     author_recent_entries,
     authors_entries_sql,
@@ -43,7 +43,9 @@ _MAX_BATCH = 1024
 @dataclass(frozen=True)
 class FeedPage:
     """Up to ``first`` visible entries, newest first (fewer only where the feed ends);
-    ``has_next`` exact; ``source`` ``redis`` or ``postgres``."""
+    ``has_next`` exact: whether a visible entry lies past the page in the direction it
+    was read (older; newer for a page read ``rising``); ``source`` ``redis`` or
+    ``postgres``."""
 
     entries: list[Entry]
     has_next: bool
@@ -60,63 +62,73 @@ async def read_home_feed(
     before: Entry | None,
     visible: Visible,
     pull_authors: PullAuthors | None = None,
+    rising: bool = False,
 ) -> FeedPage:
-    """The page of ``first`` entries after ``before`` (None: newest); Redis trouble is
-    served from PostgreSQL, never raised. ``pull_authors``: the followed pull authors
-    (default: a statement of its own)."""
+    """The page of ``first`` entries after ``before`` (None: newest); ``rising``: the
+    ``first`` entries just newer than ``before`` (None: the oldest of the feed), still
+    newest first. Redis trouble is served from PostgreSQL, never raised.
+    ``pull_authors``: the followed pull authors (default: a statement of its own)."""
     try:
-        source = _RedisSource(engine, stores, config, viewer_id, pull_authors)
-        return await _fill(source, first, before, visible, "redis")
+        source = _RedisSource(engine, stores, config, viewer_id, pull_authors, rising=rising)
+        return await _fill(source, first, before, visible, "redis", rising)
     except StoreError as exc:
         log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
         metrics.current().feed_fallback()
-        return await _fill(_SqlSource(engine, viewer_id), first, before, visible, "postgres")
+        sql = _SqlSource(engine, viewer_id, rising=rising)
+        return await _fill(sql, first, before, visible, "postgres", rising)
 
 
 class _Source(Protocol):
-    async def candidates(self, before: Entry | None, count: int) -> list[Entry]: ...
+    async def candidates(self, bound: Entry | None, count: int) -> list[Entry]: ...
 
 
 async def _fill(
     source: _Source,
     first: int,
-    before: Entry | None,
+    bound: Entry | None,
     visible: Visible,
     name: Literal["redis", "postgres"],
+    rising: bool = False,
 ) -> FeedPage:
-    """Scan candidates after ``before`` until ``first`` + 1 visible ones are found (the
-    extra one tells ``has_next``) or the source ends; never gives up midway."""
+    """Scan candidates past ``bound`` (the source's way) until ``first`` + 1 visible
+    ones are found (the extra one tells ``has_next``) or the source ends; never gives
+    up midway. A rising page is turned newest first."""
     kept: list[Entry] = []
-    cursor = before
+    cursor = bound
     want = first + 1
     while True:
         batch = await source.candidates(cursor, want)
         if batch:
             flags = await visible(batch)
             kept += [e for e, ok in zip(batch, flags, strict=True) if ok]
-        if len(kept) > first:
-            return FeedPage(kept[:first], True, name)
-        if len(batch) < want:  # the source ended (candidates() fills what it can)
-            return FeedPage(kept, False, name)
+        if len(kept) > first or len(batch) < want:  # full, or the source ended
+            page = kept[:first]
+            return FeedPage(page[::-1] if rising else page, len(kept) > first, name)
         cursor = batch[-1]  # past the filtered entries
         want = min(max(first + 1 - len(kept), 2 * want), _MAX_BATCH)
 
 
 class _SqlSource:
-    """Fan-out-on-read from PostgreSQL: the fallback, and the feed past its window."""
+    """Fan-out-on-read from PostgreSQL: the fallback, and the feed past its window;
+    ``rising``: upward (oldest first, strictly newer than the bound)."""
 
-    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID) -> None:
+    def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID, *, rising: bool) -> None:
         self.engine = engine
         self.viewer_id = viewer_id
+        self.rising = rising
 
-    async def candidates(self, before: Entry | None, count: int) -> list[Entry]:
-        return await home_entries_sql(self.engine, self.viewer_id, before=before, limit=count)
+    async def candidates(self, bound: Entry | None, count: int) -> list[Entry]:
+        return await home_entries_sql(
+            self.engine, self.viewer_id, before=bound, limit=count, rising=self.rising
+        )
 
 
 class _RedisSource:
     """The viewer's cached feed merged with followed pull authors' stores:
-    ``candidates(before, count)`` is the newest ``count`` before the cursor, exactly (a
+    ``candidates(bound, count)`` is the newest ``count`` before the bound, exactly (a
     source that runs out of its window hands over to PostgreSQL); fewer means the end.
+    ``rising``: the oldest ``count`` newer than the bound, oldest first (a source whose
+    window does not reach down to the bound hands over to PostgreSQL).
     """
 
     def __init__(
@@ -126,59 +138,67 @@ class _RedisSource:
         config: FeedConfig,
         viewer_id: uuid.UUID,
         pull_authors: PullAuthors | None = None,
+        *,
+        rising: bool = False,
     ) -> None:
         self.engine = engine
         self.read_pull_authors = pull_authors or (lambda: followed_pull_authors(engine, viewer_id))
         self.stores = stores
         self.config = config
         self.viewer_id = viewer_id
+        self.rising = rising
         self.pull_authors: list[uuid.UUID] | None = None
         self.authors_in_sql: list[uuid.UUID] = []  # pull authors read past their store
         self.window_done = False  # past the cached feed: the rest comes from PostgreSQL
-        self.sql = _SqlSource(engine, viewer_id)
+        self.sql = _SqlSource(engine, viewer_id, rising=rising)
 
-    async def candidates(self, before: Entry | None, count: int) -> list[Entry]:
+    async def candidates(self, bound: Entry | None, count: int) -> list[Entry]:
         if self.window_done:
-            return await self.sql.candidates(before, count)
+            return await self.sql.candidates(bound, count)
         if self.pull_authors is None:
             self.pull_authors = await self.read_pull_authors()
         stored = [a for a in self.pull_authors if a not in self.authors_in_sql]
-        (feed, feed_whole), *pulled = await self._pages([self.viewer_id], stored, before, count)
-        if len(feed) < count and not feed_whole:
+        (feed, feed_exact), *pulled = await self._pages([self.viewer_id], stored, bound, count)
+        if not feed_exact:
             # The cached window ends here: this and every later round, from PostgreSQL.
             self.window_done = True
-            return await self.sql.candidates(before, count)
+            return await self.sql.candidates(bound, count)
         if not stored and not self.authors_in_sql:  # no pull author: the feed's order
             return feed[:count]
         merged = set(feed)
-        for author, (entries, whole) in zip(stored, pulled, strict=True):
-            if len(entries) < count and not whole:
+        for author, (entries, exact) in zip(stored, pulled, strict=True):
+            if not exact:
                 self.authors_in_sql.append(author)  # its store's window ends here
             else:
                 merged.update(entries)
         if self.authors_in_sql:
             merged.update(
                 await authors_entries_sql(
-                    self.engine, self.authors_in_sql, before=before, limit=count
+                    self.engine, self.authors_in_sql, before=bound, limit=count, rising=self.rising
                 )
             )
-        return sorted(merged, reverse=True)[:count]
+        return sorted(merged, reverse=not self.rising)[:count]
 
     async def _pages(
         self,
         owners: list[uuid.UUID],
         pull_authors: list[uuid.UUID],
-        before: Entry | None,
+        bound: Entry | None,
         count: int,
     ) -> list[tuple[list[Entry], bool]]:
         """Read the feed and every pull author's store in one round trip; rebuild what
         is missing (one rebuild per key at a time; if busy, read that part in SQL).
-        Each part comes with whether it is whole (read from PostgreSQL: exact to the
-        end) rather than a window."""
+        Each part comes with whether it is exact: read from PostgreSQL, or (falling) as
+        many as asked or a whole timeline, or (rising) a window reaching down to
+        ``bound``."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
-        pages = await feeds.read_pages(wanted, before, count, strict=False)
-        misses = pages.count(None)
+        pages: Sequence[Rising | list[Entry] | StoreError | None]
+        if self.rising:
+            pages = await feeds.read_rising(wanted, bound, count, strict=False)
+        else:
+            pages = await feeds.read_pages(wanted, bound, count, strict=False)
+        misses = sum(p is None for p in pages)
         metrics.current().feed_timelines_read(len(pages) - misses, misses)
         out: list[tuple[list[Entry], bool]] = []
         for (timelines, owner), page in zip(wanted, pages, strict=True):
@@ -189,16 +209,23 @@ class _RedisSource:
                 # window ended here, so that author alone is read from PostgreSQL.
                 out.append(([], False))
             elif page is None:
-                out.append(await self._rebuilt(timelines, owner, before, count))
+                out.append(await self._rebuilt(timelines, owner, bound, count))
             else:
-                out.append((page, False))
+                out.append(self._exact(page, count))
         return out
 
+    def _exact(self, page: Rising | list[Entry], count: int) -> tuple[list[Entry], bool]:
+        """A timeline's page and whether it is exact: rising, as the store says; falling,
+        when it is as long as asked (a shorter one may stop where the window does)."""
+        if isinstance(page, Rising):
+            return page.entries, page.exact
+        return page, len(page) >= count
+
     async def _rebuilt(
-        self, timelines: Timelines, owner: uuid.UUID, before: Entry | None, count: int
+        self, timelines: Timelines, owner: uuid.UUID, bound: Entry | None, count: int
     ) -> tuple[list[Entry], bool]:
         """Rebuild a missing timeline from PostgreSQL, then read its page; while another
-        process rebuilds it, read that page from PostgreSQL instead (whole: True)."""
+        process rebuilds it, read that page from PostgreSQL instead (exact)."""
         is_feed = timelines is self.stores.feeds
         limit = self.config.max_len
 
@@ -212,12 +239,21 @@ class _RedisSource:
         try:
             await timelines.rebuild(owner, load)
             metrics.current().feed_rebuilt(timelines.prefix)
-            (page,) = await timelines.page([owner], before, count)
-            if page is not None:
-                return page, False
+            if self.rising:
+                (rising,) = await timelines.read_rising([(timelines, owner)], bound, count)
+                if isinstance(rising, Rising):
+                    return rising.entries, rising.exact
+            else:
+                (page,) = await timelines.page([owner], bound, count)
+                if page is not None:
+                    return self._exact(page, count)
         except RebuildBusyError:
             pass
         if is_feed:
-            return await home_entries_sql(self.engine, owner, before=before, limit=count), True
+            return await self.sql.candidates(bound, count), True
+        if self.rising:
+            return await authors_entries_sql(
+                self.engine, [owner], before=bound, limit=count, rising=True
+            ), True
         async with self.engine.connect() as conn:
-            return await author_recent_entries(conn, owner, limit=count, before=before), True
+            return await author_recent_entries(conn, owner, limit=count, before=bound), True

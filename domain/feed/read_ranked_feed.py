@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 _MAX_BATCH = 1024
 T = TypeVar("T")
+#: The chronological continuation of a walk: ``(before, n) -> page``.
+Chronological = Callable[[Entry | None, int], Awaitable["RankedPage"]]
 
 
 class RankedWindowExpiredError(Exception):
@@ -43,11 +45,13 @@ class RankedWindowExpiredError(Exception):
 class Position:
     """Where an edge sits: in frozen window ``window_id`` (``offset`` entries of it up
     to and including this edge), or, with ``window_id`` None, in the chronological
-    continuation at ``entry``."""
+    continuation at ``entry``: past the window ``walk`` (its tail), or of a walk
+    without one (``walk`` None: the chronological feed)."""
 
     window_id: str | None
     offset: int
     entry: Entry
+    walk: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,38 +78,82 @@ async def read_ranked_feed(
     """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
     window). Raises RankedWindowExpiredError when the position's window is gone or
     unreadable; no other Redis trouble raises."""
-    cfg = config.ranking
     windows = stores.windows
 
-    async def chronological(before: Entry | None, n: int) -> RankedPage:
-        page = await read_home_feed(
-            engine,
-            stores,
-            config,
-            viewer_id,
-            first=n,
-            before=before,
-            visible=visible,
-            pull_authors=pull_authors,
-        )
-        return RankedPage([(e, Position(None, 0, e)) for e in page.entries], page.has_next)
+    def chronological(walk: str | None) -> Chronological:
+        async def read(before: Entry | None, n: int) -> RankedPage:
+            page = await read_home_feed(
+                engine,
+                stores,
+                config,
+                viewer_id,
+                first=n,
+                before=before,
+                visible=visible,
+                pull_authors=pull_authors,
+            )
+            items = [(e, Position(None, 0, e, walk)) for e in page.entries]
+            return RankedPage(items, page.has_next)
+
+        return read
 
     if after is not None:
         window_id = after.window_id
         if window_id is None:
-            return await chronological(after.entry, first)
-        try:
-            window = await windows.load(viewer_id, window_id)
-        except StoreError:  # as good as gone: the walk starts again (chronological)
-            log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
-            window = None
-        if window is None:
-            raise RankedWindowExpiredError(window_id)
-        return await slice_window(window, window_id, after.offset, first, visible, chronological)
+            return await chronological(after.walk)(after.entry, first)
+        window = await load_window(stores, viewer_id, window_id)
+        return await slice_window(
+            window, window_id, after.offset, first, visible, chronological(window_id)
+        )
 
-    # The window's candidates unfiltered: each is checked when a page reaches it (the
-    # first page included), so the rule is checked for the ~20 posts a page shows,
-    # not for the whole window on every first page.
+    ranked = await rank_window(
+        engine, stores, config, viewer_id, now=now, pull_authors=pull_authors
+    )
+    if ranked is None:
+        return RankedPage([], False)
+    window_id = windows.new_id()
+    saved, page = await asyncio.gather(
+        windows.save(viewer_id, window_id, ranked),
+        slice_window(ranked, window_id, 0, first, visible, chronological(window_id)),
+        return_exceptions=True,
+    )
+    if isinstance(page, BaseException):
+        raise page
+    if isinstance(saved, StoreError):
+        log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=saved)
+        return await chronological(None)(None, first)
+    if isinstance(saved, BaseException):
+        raise saved
+    return page
+
+
+async def load_window(stores: FeedStores, viewer_id: uuid.UUID, window_id: str) -> Window:
+    """The viewer's frozen window ``window_id``; RankedWindowExpiredError when it is gone,
+    not the viewer's or unreadable."""
+    try:
+        window = await stores.windows.load(viewer_id, window_id)
+    except StoreError:  # as good as gone: the walk starts again
+        log.warning("ranked window of %s unreadable", viewer_id, exc_info=True)
+        window = None
+    if window is None:
+        raise RankedWindowExpiredError(window_id)
+    return window
+
+
+async def rank_window(
+    engine: AsyncEngine,
+    stores: FeedStores,
+    config: FeedConfig,
+    viewer_id: uuid.UUID,
+    *,
+    now: dt.datetime,
+    pull_authors: PullAuthors | None = None,
+) -> Window | None:
+    """A new ranked window of the viewer's feed, not yet frozen (None: the feed is
+    empty). Its candidates unfiltered: each is checked when a page reaches it (the
+    first page included), so the rule is checked for the ~20 posts a page shows, not
+    for the whole window on every first page."""
+    cfg = config.ranking
     found = await read_home_feed(
         engine,
         stores,
@@ -117,30 +165,16 @@ async def read_ranked_feed(
         pull_authors=pull_authors,
     )
     if not found.entries:
-        return RankedPage([], False)
+        return None
     facts = await live_post_facts(engine, [e.post_id for e in found.entries])
     candidates = [
         Candidate(e, *fact) for e in found.entries if (fact := facts.get(e.post_id)) is not None
     ]
-    signals = stores.signals
     authors = {c.entry.post_id: c.author_id for c in candidates}
-    scored = await signals_or_none(signals.read(viewer_id, authors, now), viewer_id) or Signals()
+    read = stores.signals.read(viewer_id, authors, now)
+    scored = await signals_or_none(read, viewer_id) or Signals()
     ordered = [c.entry for c in rank(candidates, scored, viewer_id, now, cfg)]
-    window = Window(ordered, found.entries[-1] if found.has_next else None)
-    window_id = windows.new_id()
-    saved, page = await asyncio.gather(
-        windows.save(viewer_id, window_id, window),
-        slice_window(window, window_id, 0, first, visible, chronological),
-        return_exceptions=True,
-    )
-    if isinstance(page, BaseException):
-        raise page
-    if isinstance(saved, StoreError):
-        log.warning("ranked window of %s not frozen: chronological", viewer_id, exc_info=saved)
-        return await chronological(None, first)
-    if isinstance(saved, BaseException):
-        raise saved
-    return page
+    return Window(ordered, found.entries[-1] if found.has_next else None)
 
 
 async def signals_or_none(read: Awaitable[T], viewer_id: uuid.UUID) -> T | None:
@@ -162,7 +196,7 @@ async def slice_window(
     offset: int,
     first: int,
     visible: Visible,
-    chronological: Callable[[Entry | None, int], Awaitable[RankedPage]],
+    chronological: Chronological,
 ) -> RankedPage:
     """The page of ``first`` visible entries of the window from ``offset``, then of the
     chronological continuation from the window's tail when the window runs out (also

@@ -78,39 +78,48 @@ _HOME_SQL = """
     SELECT p.created_at, p.id FROM authors a
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
-        WHERE author_id = a.id AND deleted_at IS NULL {after}
-        ORDER BY created_at DESC, id DESC LIMIT $2
+        WHERE author_id = a.id AND deleted_at IS NULL {bound}
+        ORDER BY created_at{desc}, id{desc} LIMIT $2
     ) p
-    ORDER BY p.created_at DESC, p.id DESC LIMIT $2
+    ORDER BY p.created_at{desc}, p.id{desc} LIMIT $2
 """
-#: Strictly before the cursor ($3, $4): the keyset condition of both statements.
-_AFTER = "AND (created_at, id) < ($3, $4)"
-
-
-def _cursor_args(before: Entry | None) -> tuple[object, ...]:
-    return (time_of(before.score), before.post_id) if before else ()
-
-
-async def home_entries_sql(
-    db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID, *, before: Entry | None, limit: int
-) -> list[Entry]:
-    """The newest ``limit`` live posts of the viewer and their followees strictly before
-    ``before``, in the Redis feed's order: one statement (a LATERAL top-N per followee).
-    ``db``: a connection, or an engine (one round trip)."""
-    sql = _HOME_SQL.format(after=_AFTER if before else "")
-    rows = await fetch_rows(db, sql, viewer_id, limit, *_cursor_args(before))
-    return [Entry.of(ts, pk) for ts, pk in rows]
-
-
 _AUTHORS_SQL = """
     SELECT p.created_at, p.id FROM unnest(CAST($1 AS uuid[])) AS a(id)
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
-        WHERE author_id = a.id AND deleted_at IS NULL {after}
-        ORDER BY created_at DESC, id DESC LIMIT $2
+        WHERE author_id = a.id AND deleted_at IS NULL {bound}
+        ORDER BY created_at{desc}, id{desc} LIMIT $2
     ) p
-    ORDER BY p.created_at DESC, p.id DESC LIMIT $2
+    ORDER BY p.created_at{desc}, p.id{desc} LIMIT $2
 """
+
+
+def _walk(sql: str, bound: Entry | None, rising: bool) -> tuple[str, tuple[object, ...]]:
+    """``sql`` (either statement above) strictly past ``bound`` ($3, $4), newest first,
+    or ``rising``: strictly newer than it, oldest first; and the bound's arguments."""
+    args: tuple[object, ...] = ()
+    condition = ""
+    if bound is not None:
+        condition = f"AND (created_at, id) {'>' if rising else '<'} ($3, $4)"
+        args = (time_of(bound.score), bound.post_id)
+    return sql.format(bound=condition, desc="" if rising else " DESC"), args
+
+
+async def home_entries_sql(
+    db: AsyncConnection | AsyncEngine,
+    viewer_id: uuid.UUID,
+    *,
+    before: Entry | None,
+    limit: int,
+    rising: bool = False,
+) -> list[Entry]:
+    """The newest ``limit`` live posts of the viewer and their followees strictly before
+    ``before``, in the Redis feed's order; ``rising``: the oldest ``limit`` strictly
+    newer than ``before`` (None: the oldest of all), oldest first. One statement (a
+    LATERAL top-N per followee); ``db``: a connection, or an engine (one round trip)."""
+    sql, args = _walk(_HOME_SQL, before, rising)
+    rows = await fetch_rows(db, sql, viewer_id, limit, *args)
+    return [Entry.of(ts, pk) for ts, pk in rows]
 
 
 async def authors_entries_sql(
@@ -119,12 +128,14 @@ async def authors_entries_sql(
     *,
     before: Entry | None,
     limit: int,
+    rising: bool = False,
 ) -> list[Entry]:
     """The newest ``limit`` live posts of ``author_ids`` together, strictly before
-    ``before``, newest first: the part of :func:`home_entries_sql` that those authors
-    contribute. One statement (a LATERAL top-N per author, merged)."""
-    sql = _AUTHORS_SQL.format(after=_AFTER if before else "")
-    rows = await fetch_rows(db, sql, list(author_ids), limit, *_cursor_args(before))
+    ``before``, newest first (``rising``: as :func:`home_entries_sql`): the part of
+    :func:`home_entries_sql` that those authors contribute. One statement (a LATERAL
+    top-N per author, merged)."""
+    sql, args = _walk(_AUTHORS_SQL, before, rising)
+    rows = await fetch_rows(db, sql, list(author_ids), limit, *args)
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 

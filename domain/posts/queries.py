@@ -118,11 +118,18 @@ _REVISION_COLUMNS = "id, post_id, caption, written_at, replaced_at"
 
 
 async def revisions_page(
-    conn: AsyncConnection, post_id: uuid.UUID, *, first: int, after: Position | None = None
+    conn: AsyncConnection,
+    post_id: uuid.UUID,
+    *,
+    first: int,
+    after: Position | None = None,
+    backward: bool = False,
 ) -> tuple[list[PostRevision], bool]:
     """Up to ``first`` earlier captions of the post, newest first (keyset on
-    (replaced_at, id) after ``after``), and whether more follow."""
-    where = "AND (replaced_at, id) < (:ts, :id)" if after else ""
+    (replaced_at, id) after ``after``; ``backward``: just before it, still newest
+    first), and whether more follow (precede)."""
+    condition, order = walk("replaced_at, id", newest_first=True, backward=backward)
+    where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"post": post_id, "limit": first + 1}
     if after:
         params["ts"], params["id"] = after
@@ -130,25 +137,31 @@ async def revisions_page(
         await conn.execute(
             text(
                 f"SELECT {_REVISION_COLUMNS} FROM post_revisions WHERE post_id = :post {where}"
-                " ORDER BY replaced_at DESC, id DESC LIMIT :limit"
+                f" ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
     ).all()
-    return [PostRevision(*r) for r in rows[:first]], len(rows) > first
+    page = rows[:first][::-1] if backward else rows[:first]
+    return [PostRevision(*r) for r in page], len(rows) > first
 
 
 async def first_revisions(
-    db: AsyncConnection | AsyncEngine, post_ids: Sequence[uuid.UUID], *, first: int
+    db: AsyncConnection | AsyncEngine,
+    post_ids: Sequence[uuid.UUID],
+    *,
+    first: int,
+    from_end: bool = False,
 ) -> dict[uuid.UUID, tuple[list[PostRevision], bool]]:
-    """The first page (``first``, newest first) of the history of each post, and whether
+    """The first page (``first``, newest first) of the history of each post
+    (``from_end``: the last page, the oldest captions, still newest first), and whether
     more exist, for many posts in one statement (a window per post)."""
+    order = "replaced_at, id" if from_end else "replaced_at DESC, id DESC"
     rows = await fetch_rows(
         db,
         f"""
         SELECT {_REVISION_COLUMNS} FROM (
-            SELECT r.*, row_number() OVER (
-                PARTITION BY post_id ORDER BY replaced_at DESC, id DESC) n
+            SELECT r.*, row_number() OVER (PARTITION BY post_id ORDER BY {order}) n
             FROM post_revisions r WHERE post_id = ANY(CAST($1 AS uuid[]))
         ) r WHERE n <= $2 ORDER BY post_id, replaced_at DESC, id DESC
         """,
@@ -158,4 +171,7 @@ async def first_revisions(
     grouped: dict[uuid.UUID, list[PostRevision]] = {p: [] for p in post_ids}
     for r in rows:
         grouped[r[1]].append(PostRevision(*r))
+    if from_end:
+        # at most ``first`` + 1 from the end: the page is the last ``first`` of them
+        return {p: (v[1:] if len(v) > first else v, len(v) > first) for p, v in grouped.items()}
     return {p: (v[:first], len(v) > first) for p, v in grouped.items()}

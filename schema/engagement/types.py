@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Sequence
-from typing import Self
+from typing import Annotated, Self
 
 import strawberry
 from graphql import GraphQLError
@@ -16,7 +16,15 @@ from domain.engagement.queries import replies_page
 from schema import visibility
 from schema.context import Info
 from schema.ids import parse_node_ids
-from schema.pagination import ListOf, Window, check_page, encode_cursor, window_info
+from schema.pagination import (
+    BEFORE,
+    LAST,
+    ListOf,
+    Window,
+    check_window,
+    encode_cursor,
+    window_info,
+)
 from schema.refs import PostRef, UserRef, post_node, user_node
 
 REPLIES_PREVIEW = 3
@@ -68,23 +76,31 @@ class Comment(relay.Node):
 
     @strawberry.field(description="Replies, oldest first (top-level comments only).")
     async def replies(
-        self, info: Info, first: int | None = REPLIES_PREVIEW, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = REPLIES_PREVIEW,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> CommentConnection:
         first = REPLIES_PREVIEW if first is None else first
         ctx = info.context
         of = ("replies", self.comment_id)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
-        window = Window(first, position, False, after, None)
+        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
         if self.parent_id is not None:
             return await comment_connection(info, [], False, window, of)
-        if position is None:  # the usual case, batched over every comment of the page
+        if window.position is None:  # the usual case, batched over every comment of the page
             records, more = await ctx.loaders.first_replies_by_parent_id.load(
-                (self.comment_id, first)
+                (self.comment_id, window.size, window.backward)
             )
         else:
             async with ctx.engine.connect() as conn:
                 records, more = await replies_page(
-                    conn, self.comment_id, first=first, after=position
+                    conn,
+                    self.comment_id,
+                    first=window.size,
+                    after=window.position,
+                    backward=window.backward,
                 )
         return await comment_connection(info, records, more, window, of)
 

@@ -11,7 +11,7 @@ from domain.feed.timelines import Entry
 from schema.context import Info
 from schema.feed.selection import wanted
 from schema.feed.types import FeedConnection
-from schema.pagination import check_page, encode_cursor, page_info
+from schema.pagination import Window, encode_cursor, window_info
 from schema.posts.types import PostEdge
 
 
@@ -30,29 +30,30 @@ def page_posts(info: Info, check: PostFilter, entries: Sequence[Entry]) -> list[
     return posts
 
 
-async def home_feed_connection(info: Info, first: int, after: str | None) -> FeedConnection:
+async def home_feed_connection(info: Info, window: Window) -> FeedConnection:
     """``viewer.feed``: the hybrid home feed (domain.feed.read_feed), each round of
-    candidates hydrated in one statement (domain.feed.post_filter). Raises
-    UNAUTHENTICATED without a viewer, BAD_USER_INPUT for bad arguments."""
+    candidates hydrated in one statement (domain.feed.post_filter); ``window`` checked
+    for the list ``("feed", viewer)`` (schema.pagination.check_window). Raises
+    UNAUTHENTICATED without a viewer."""
     ctx = info.context
     viewer = ctx.require_viewer()
-    of = ("feed", viewer)
-    position = check_page(first, after, ctx.limits.max_page_size, of)
     check = home_feed_filter(info)
     page = await read_home_feed(
         ctx.engine,
         ctx.feed_stores(),
         ctx.feed_config,
         viewer,
-        first=first,
-        before=Entry.of(*position) if position else None,
+        first=window.size,
+        before=Entry.of(*window.position) if window.position else None,
         visible=check,
         pull_authors=ctx.loaders.followed_pull_authors,
+        rising=window.backward,
     )
+    of = ("feed", viewer)
     edges = [
         PostEdge.of_hydrated(h, encode_cursor((h.post.created_at, h.post.id), of))
         for h in page_posts(info, check, page.entries)
     ]
     return FeedConnection(
-        edges=edges, page_info=page_info([e.cursor for e in edges], page.has_next, after)
+        edges=edges, page_info=window_info([e.cursor for e in edges], page.has_next, window)
     )

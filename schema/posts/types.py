@@ -27,10 +27,9 @@ from schema.pagination import (
     RESTRICTED,
     ListOf,
     ListRestriction,
-    check_page,
     check_window,
     encode_cursor,
-    page_info,
+    window_info,
 )
 from schema.refs import UserRef, user_node
 
@@ -182,27 +181,38 @@ class Post(relay.Node):
         "(empty if never edited): whoever sees the post sees its history."
     )
     async def edit_history(
-        self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostRevisionConnection:
         first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("edits", self.post_id)
-        position = check_page(first, after, ctx.limits.max_page_size, of)
+        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
         if self.edited_at is None:
-            return PostRevisionConnection(edges=[], page_info=page_info([], False, after))
-        if position is None:  # the usual case, batched over every post of the page
-            records, more = await ctx.loaders.first_revisions_by_post_id.load((self.post_id, first))
+            return PostRevisionConnection(edges=[], page_info=window_info([], False, window))
+        if window.position is None:  # the usual case, batched over every post of the page
+            records, more = await ctx.loaders.first_revisions_by_post_id.load(
+                (self.post_id, window.size, window.backward)
+            )
         else:
             async with ctx.engine.connect() as conn:
                 records, more = await revisions_page(
-                    conn, self.post_id, first=first, after=position
+                    conn,
+                    self.post_id,
+                    first=window.size,
+                    after=window.position,
+                    backward=window.backward,
                 )
         edges = [
             PostRevisionEdge(cursor=encode_cursor(r.position, of), node=PostRevisionNode.of(r))
             for r in records
         ]
         return PostRevisionConnection(
-            edges=edges, page_info=page_info([e.cursor for e in edges], more, after)
+            edges=edges, page_info=window_info([e.cursor for e in edges], more, window)
         )
 
     @classmethod

@@ -215,13 +215,18 @@ class User(relay.Node):
         first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
         order: FeedOrder = FeedOrder.RECENT,
+        last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
+        before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> FeedConnection | None:
 
         first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
-            return await ranked_feed_connection(info, first, after)
-        return await home_feed_connection(info, first, after)
+            return await ranked_feed_connection(info, first, after, last, before)
+        ctx = info.context
+        of = ("feed", ctx.require_viewer())
+        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
+        return await home_feed_connection(info, window)
 
     @strawberry.field(description="Your notifications, newest first. " + _OWN)
     async def notifications(

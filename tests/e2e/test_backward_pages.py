@@ -15,6 +15,8 @@ from tests.support.documents import BLOCK, COMMENT, FOLLOW, LIKE
 from tests.support.reports import reports_dismissed_after
 
 MUTE = "mutation($id: ID!) { mute(input: { userId: $id }) { __typename } }"
+EDIT = """mutation($id: ID!, $c: String!) { editPost(input: { postId: $id, caption: $c }) {
+  __typename } }"""
 
 ARGS = "first: $f, after: $a, last: $l, before: $b"
 SELECTION = """{ edges { cursor }
@@ -25,6 +27,7 @@ VARS = "$f: Int, $a: String, $l: Int, $b: String"
 def declared(root: str) -> str:
     """The operation of ``root`` with the variables it uses."""
     pairs = (("$u", "$u: String!, "), ("$p", "$p: ID!, "), ("$t", "$t: String!, "))
+    pairs += (("$c", "$c: ID!, "),)
     keys = [d for k, d in pairs if k in root]
     return f"query({''.join(keys)}{VARS}) {{ {root} }}"
 
@@ -38,6 +41,8 @@ LISTS = {
         "notifications": f"viewer {{ id notifications({ARGS}) {SELECTION} }}",
         "likes": f"node(id: $p) {{ ... on Post {{ likes({ARGS}) {SELECTION} }} }}",
         "comments": f"node(id: $p) {{ ... on Post {{ comments({ARGS}) {SELECTION} }} }}",
+        "replies": f"node(id: $c) {{ ... on Comment {{ replies({ARGS}) {SELECTION} }} }}",
+        "editHistory": f"node(id: $p) {{ ... on Post {{ editHistory({ARGS}) {SELECTION} }} }}",
         "hashtag": f"hashtag(name: $t) {{ posts({ARGS}) {SELECTION} }}",
         "blockedUsers": f"viewer {{ id blockedUsers({ARGS}) {SELECTION} }}",
         "mutedUsers": f"viewer {{ id mutedUsers({ARGS}) {SELECTION} }}",
@@ -48,7 +53,7 @@ LISTS = {
 FOREIGN = {"followers": "following", "following": "followers", "posts": "likes"}
 FOREIGN |= {"notifications": "posts", "likes": "comments", "comments": "likes"}
 FOREIGN |= {"hashtag": "posts", "blockedUsers": "mutedUsers", "mutedUsers": "blockedUsers"}
-FOREIGN |= {"followRequests": "followers"}
+FOREIGN |= {"followRequests": "followers", "replies": "comments", "editHistory": "likes"}
 #: The lists the owner reads (the others are read by a follower).
 OWN = {"notifications", "blockedUsers", "mutedUsers", "followRequests"}
 
@@ -61,11 +66,11 @@ def the_connection(data: dict) -> dict:
 
 
 async def fetch(gql, name, lists, **variables) -> dict:
-    owner, others, pid, tag, gate = lists
+    owner, others, pid, tag, gate, comment = lists
     token = owner.token if name in OWN else others[0].token
     if name == "followRequests":
         token = gate.token
-    keys = {"u": owner.username, "p": pid, "t": tag}
+    keys = {"u": owner.username, "p": pid, "t": tag, "c": comment}
     keys = {k: v for k, v in keys.items() if f"${k}" in LISTS[name]}
     out = await gql(LISTS[name], keys | variables, token=token)
     return out
@@ -123,12 +128,21 @@ async def lists(gql, engine, make_users, worker):
     for user in asking:
         assert "errors" not in await gql(FOLLOW, {"id": gate.gid}, token=user.token)
     pids = [await post(gql, owner, f"post {i} #{tag}") for i in range(5)]
+    comments = []
     for other in others:
         assert "errors" not in await gql(LIKE, {"id": pids[0]}, token=other.token)
         out = await gql(COMMENT, {"id": pids[0], "body": "hi"}, token=other.token)
         assert "errors" not in out, out
+        comments.append(out["data"]["addComment"]["comment"]["id"])
+    for other in others:
+        reply = {"id": pids[0], "body": "re", "parent": comments[0]}
+        out = await gql(COMMENT, reply, token=other.token)
+        assert out["data"]["addComment"]["__typename"] == "AddCommentSuccess", out
+    for i in range(5):
+        out = await gql(EDIT, {"id": pids[0], "c": f"post 0 #{tag} v{i}"}, token=owner.token)
+        assert out["data"]["editPost"]["__typename"] == "EditPostSuccess", out
     await worker.drain()
-    return owner, others, pids[0], tag, gate
+    return owner, others, pids[0], tag, gate, comments[0]
 
 
 @pytest.mark.parametrize("name", sorted(LISTS))
@@ -168,7 +182,7 @@ async def test_bad_backward_arguments_are_bad_user_input(gql, lists, settings, n
 
 
 async def test_a_ranked_order_pages_forward_only(gql, lists):
-    _, others, _, tag, _ = lists
+    _, others, _, tag, _, _ = lists
     query = "query($t: String!) { hashtag(name: $t) { posts(order: RANKED, last: 2) { %s } } }"
     out = await gql(query % "edges { cursor }", {"t": tag}, token=others[0].token)
     assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
@@ -216,3 +230,25 @@ async def test_the_report_queue_pages_backward_exactly(gql, make_users, settings
             break
         before = p["pageInfo"]["startCursor"]
     assert backward == forward
+
+
+#: The connections that page forward only: ranked snapshots (docs/api/clients.md
+#: "Paging"); a hashtag's RANKED order too, by its argument (above).
+FORWARD_ONLY = {"Query.explore", "Query.searchUsers", "User.suggestedFollows"}
+FIELDS = """{ __schema { types { name fields { name args { name }
+  type { name kind ofType { name } } } } } }"""
+
+
+async def test_every_other_connection_takes_last_and_before(gql):
+    schema = (await gql(FIELDS))["data"]["__schema"]
+    found = {}
+    for t in schema["types"]:
+        for f in t["fields"] or ():
+            named = f["type"]["name"] or (f["type"]["ofType"] or {}).get("name") or ""
+            if named.endswith("Connection"):
+                found[f"{t['name']}.{f['name']}"] = {a["name"] for a in f["args"]}
+    assert len(found) >= 17, found
+    assert "User.feed" in found and "Comment.replies" in found and "Post.editHistory" in found
+    for field, args in found.items():
+        backward = {"last", "before"} <= args
+        assert backward is (field not in FORWARD_ONLY), (field, args)

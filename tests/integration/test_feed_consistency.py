@@ -14,7 +14,6 @@ Session settings (tests/conftest.py): pull at >= 40 followers, push again under 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import random
 import tempfile
@@ -40,6 +39,7 @@ from schema.ids import to_global_id
 from tests.support.actions import feed_captions, follow_all, post, walk_feed
 from tests.support.checks import in_cached_feed, stores_for
 from tests.support.documents import BLOCK, FEED, FOLLOW, UNBLOCK, UNFOLLOW
+from tests.support.feeds import small_feeds
 from tests.support.graphql import GQL
 from tests.support.polling import PATIENCE_S
 from tests.support.worker import WorkerControl
@@ -466,28 +466,6 @@ async def _walk_with(gql, user, first: int, *, after_page) -> list[str]:
 
 
 # -- 4. merges into a short cached window ------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def small_feeds(settings, engine, worker: WorkerControl, **knobs):
-    """A GraphQL client and a worker of their own with FEED_MAX_LEN=20 (and ``knobs``),
-    on the run's Redis (its feed keys are of the test's fresh users) and a queue of
-    their own; the session worker is stopped meanwhile."""
-    await worker.stop()
-    small = settings.model_copy(
-        update={"arq_queue": f"roost-test-small:{uuid.uuid4().hex[:8]}", "feed_max_len": 20} | knobs
-    )
-    control = WorkerControl(small, engine)
-    await control.start()
-    try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(small, engine=engine)),
-            base_url="http://roost.test",
-        ) as client:
-            yield GQL(client), control
-    finally:
-        await control.stop()
-        await worker.start()
 
 
 async def test_a_follow_merged_below_a_short_cached_window_leaves_no_gap(

@@ -16,6 +16,9 @@ FEED = """query($n: Int!) { viewer { feed(first: $n) {
     author { username displayName ...Counts followedByViewer blockedWithViewer } } }
   pageInfo { endCursor hasNextPage } } } }
 fragment Counts on User { followerCount followingCount postCount }"""
+BACKWARD = FEED.replace("$n: Int!", "$n: Int!, $b: String").replace(
+    "feed(first: $n)", "feed(last: $n, before: $b)"
+)
 NODE = """query($id: ID!) { node(id: $id) { ... on Post { id caption createdAt media { url kind }
   likeCount
   commentCount viewerHasLiked author { username displayName followerCount followingCount
@@ -40,6 +43,15 @@ async def test_a_feed_page_is_two_statements_without_transactions(gql, make_user
         print(f"\nfeed(first: {n}): {len(seen['statements'])} statements:", seen["statements"])
         # The viewer with the followed pull authors, the hydration; each alone, no BEGIN.
         assert len(seen["statements"]) <= 2, seen["statements"]
+        assert seen["begins"] == [], len(seen["begins"])
+    # Backward (``last``/``before``) the same, from the end of the feed or a cursor.
+    (cursor,) = [e["cursor"] for e in out["data"]["viewer"]["feed"]["edges"]][-1:]
+    for n, before in ((5, None), (20, None), (5, cursor), (9, cursor)):
+        with sql_log(engine) as seen:
+            back = await gql(BACKWARD, {"n": n, "b": before}, token=reader.token)
+        assert "errors" not in back, back
+        assert len(back["data"]["viewer"]["feed"]["edges"]) == n
+        assert len(seen["statements"]) <= 2, (n, before, seen["statements"])
         assert seen["begins"] == [], len(seen["begins"])
 
 

@@ -217,6 +217,38 @@ async def test_comment_page_costs_constant_round_trips(gql, engine, busy_post):
     assert counts[30] <= MAX_STATEMENTS, counts
 
 
+BACKWARD_COMMENTS = """query($id: ID!, $n: Int!) { node(id: $id) { ... on Post {
+  comments(last: $n) { edges { node { body author { username followerCount }
+    replies(last: 1) { edges { node { body author { username } parent { body } } }
+                       pageInfo { hasPreviousPage } } } } } } } }"""
+
+
+async def test_a_backward_comment_page_costs_constant_round_trips(gql, engine, busy_post):
+    """``last`` on the comments and on every comment's replies: the same statements
+    whatever the page's size, each comment's last reply among them."""
+    from schema.ids import to_global_id
+
+    viewer, post = busy_post
+    counts = {}
+    for n in (5, 30):
+        data, statements = await measured(
+            gql,
+            engine,
+            BACKWARD_COMMENTS,
+            {"id": to_global_id("Post", post.id), "n": n},
+            viewer.token,
+        )
+        edges = data["node"]["comments"]["edges"]
+        assert len(edges) == (n if n < 27 else n - 1)  # the blocked fan's c3 is hidden
+        for e in edges:
+            i = e["node"]["body"][1:]
+            replies = e["node"]["replies"]
+            assert [r["node"]["body"] for r in replies["edges"]] == [f"r{i}.1"]
+            assert replies["pageInfo"]["hasPreviousPage"] is True
+        counts[n] = len(statements)
+    assert counts[5] == counts[30] <= MAX_STATEMENTS, counts
+
+
 SEARCH_PAGE = f"""query($q: String!, $n: Int!) {{ searchUsers(query: $q, first: $n) {{
   edges {{ score node {{ {USER_FIELDS} blockedWithViewer }} }} pageInfo {{ endCursor }} }} }}"""
 SUGGESTED_PAGE = f"""query($n: Int!) {{ viewer {{ suggestedFollows(first: $n) {{

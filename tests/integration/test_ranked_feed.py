@@ -417,3 +417,102 @@ async def test_an_engagement_whose_job_runs_after_its_undoing_records_nothing(
         assert await redis.exists(*keys) == 4
     finally:
         await redis.aclose()
+
+
+BACK = """query($f: Int, $a: String, $l: Int, $b: String) { viewer {
+  feed(first: $f, after: $a, last: $l, before: $b, order: RANKED) {
+    edges { cursor node { caption } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } }"""
+
+
+async def back(gql, user, last: int, before: str | None) -> dict:
+    out = await gql(BACK, {"l": last, "b": before}, token=user.token)
+    assert "errors" not in out, out
+    return out["data"]["viewer"]["feed"]
+
+
+async def walk_back(gql, user, last: int, before: str | None = None) -> list[dict]:
+    """Backward from ``before`` (None: the end) to the top; each page checked."""
+    pages = []
+    while True:
+        feed = await back(gql, user, last, before)
+        edges, info = feed["edges"], feed["pageInfo"]
+        assert info["hasNextPage"] is (before is not None)
+        assert len(edges) == last or not info["hasPreviousPage"], feed
+        assert [info["startCursor"], info["endCursor"]] == [
+            edges[0]["cursor"],
+            edges[-1]["cursor"],
+        ]
+        pages.insert(0, edges)
+        if not info["hasPreviousPage"]:
+            return [e for p in pages for e in p]
+        before = info["startCursor"]
+
+
+async def test_backward_pages_walk_the_same_frozen_list(feed):
+    """A ranked list is its frozen window, then the chronological continuation past its
+    tail: ``before`` a cursor of either part pages back through the same list (the
+    window's order kept, the continuation's posts newer than the cursor, then the
+    window's last), and ``last`` alone freezes a window and reads the list's end."""
+    gql, worker = feed.gql, feed.worker
+    viewer, a, b, c = await feed.make_users(4, prefix="rb")
+    await follow(gql, viewer, a, b, c)
+    await worker.drain()
+    authors = [a, b, c]
+    ids = {}
+    for i in range(12):  # p11 newest; a wrote p00, p03, p06, p09
+        ids[f"p{i:02}"] = await post(gql, authors[i % 3], f"p{i:02}")
+    await worker.drain()
+    for key in ("p00", "p03"):  # proximity x1.5 for a: its p06 ranks above newer posts
+        assert "errors" not in await gql(LIKE, {"id": ids[key]}, token=viewer.token)
+    await worker.drain()
+
+    forward, after = [], None
+    while True:
+        out = await gql(BACK, {"f": 5, "a": after}, token=viewer.token)
+        assert "errors" not in out, out
+        feed_page = out["data"]["viewer"]["feed"]
+        forward += feed_page["edges"]
+        if not feed_page["pageInfo"]["hasNextPage"]:
+            break
+        after = feed_page["pageInfo"]["endCursor"]
+    captions = [e["node"]["caption"] for e in forward]
+    assert sorted(captions) == sorted(ids), captions
+    assert captions[:6] != sorted(captions[:6], reverse=True)  # ranked, not by recency
+    assert captions[6:] == [f"p{i:02}" for i in range(5, -1, -1)]  # past the tail p06
+    cursors = [e["cursor"] for e in forward]
+
+    # Before a cursor of this walk: the same window, the same edges and cursors.
+    for size in (1, 2, 4, 11):
+        assert await walk_back(gql, viewer, size, cursors[-1]) == forward[:-1], size
+    for k, size in ((7, 3), (6, 2), (5, 5), (8, 1), (3, 3)):
+        page_ = await back(gql, viewer, size, cursors[k])
+        assert page_["edges"] == forward[max(0, k - size) : k], (k, size)
+        assert page_["pageInfo"]["hasPreviousPage"] is (k > size), (k, size)
+    # From the end: a window frozen anew, the same order (the signals are unchanged).
+    for size in (1, 5, 12):
+        walked = await walk_back(gql, viewer, size)
+        assert [e["node"]["caption"] for e in walked] == captions, size
+
+    # A post deleted since: left out backward too, hasPreviousPage exact.
+    top = captions[0]
+    out = await gql(DELETE, {"id": ids[top]}, token=authors[int(top[1:]) % 3].token)
+    assert out["data"]["deletePost"]["__typename"] == "DeletePostSuccess", out
+    page_ = await back(gql, viewer, 2, cursors[2])
+    assert page_["edges"] == forward[1:2]
+    assert page_["pageInfo"]["hasPreviousPage"] is False
+
+    # Bad arguments, another order's cursor, an expired window.
+    _, recent = await page(gql, viewer, 2, order="RECENT")
+    for variables in ({"a": cursors[1], "b": cursors[2]}, {"a": cursors[1], "l": 2}):
+        out = await gql(BACK, variables, token=viewer.token)
+        assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
+    for bad in (recent["endCursor"], "not-a-cursor"):
+        out = await gql(BACK, {"l": 2, "b": bad}, token=viewer.token)
+        assert [e["extensions"]["code"] for e in out["errors"]] == ["BAD_USER_INPUT"], out
+    window_id = decode_ranked_cursor(cursors[2]).window_id
+    assert window_id is not None and decode_ranked_cursor(cursors[-1]).walk == window_id
+    await feed.redis.delete(RedisRankedWindows.key(viewer.id, window_id))
+    for cursor in (cursors[2], cursors[-1]):
+        out = await gql(BACK, {"l": 2, "b": cursor}, token=viewer.token)
+        assert [e["extensions"]["code"] for e in out["errors"]] == ["CURSOR_EXPIRED"], out

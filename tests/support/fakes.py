@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
-from domain.feed.ports import Engagement, Timelines, Window
+from domain.feed.ports import Engagement, Rising, Timelines, Window
 from domain.feed.ranking import Signals
 from domain.feed.timelines import Entry
 
@@ -99,6 +99,30 @@ class FakeTimelines(_Failing):
                 out.append(StoreError("fake store down"))
             else:
                 out.append(timelines._page(owner, before, count))
+        return out
+
+    async def read_rising(
+        self,
+        wanted: Sequence[tuple[Timelines, uuid.UUID]],
+        after: Entry | None,
+        count: int,
+        *,
+        strict: bool = True,
+    ) -> list[Rising | StoreError | None]:
+        out: list[Rising | StoreError | None] = []
+        for timelines, owner in wanted:
+            assert isinstance(timelines, FakeTimelines)
+            if timelines.failing:
+                if strict:
+                    raise StoreError("fake store down")
+                out.append(StoreError("fake store down"))
+            elif owner not in timelines.rows:
+                out.append(None)
+            else:  # whole while shorter than max_len, else a window from its oldest up
+                rows = timelines.rows[owner]
+                newer = sorted(e for e in rows if after is None or e > after)
+                exact = len(rows) < timelines.max_len or (after is not None and after >= rows[-1])
+                out.append(Rising(newer[:count], exact))
         return out
 
     async def exists(self, owner: uuid.UUID) -> bool:

@@ -17,14 +17,19 @@ BASE = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
 
 
 class FakeSource:
-    """The newest ``count`` entries before a cursor, from a list; records each ask."""
+    """The newest ``count`` entries before a cursor, from a list (``rising``: the oldest
+    ``count`` newer than it, oldest first); records each ask."""
 
-    def __init__(self, entries: list[Entry]) -> None:
+    def __init__(self, entries: list[Entry], *, rising: bool = False) -> None:
         self.entries = sorted(entries, reverse=True)
+        self.rising = rising
         self.asks: list[int] = []
 
     async def candidates(self, before: Entry | None, count: int) -> list[Entry]:
         self.asks.append(count)
+        if self.rising:
+            newer = [e for e in self.entries[::-1] if before is None or e > before]
+            return newer[:count]
         older = [e for e in self.entries if before is None or e < before]
         return older[:count]
 
@@ -84,3 +89,23 @@ async def test_hidden_entries_at_the_end_leave_has_next_false() -> None:
     )
     assert page.entries == newest_first[:5] and page.has_next is False
     assert page.source == "redis"
+
+
+@pytest.mark.parametrize("size", [1, 4, 5, 7])
+async def test_rising_pages_walk_the_feed_back_each_newest_first(size: int) -> None:
+    entries = feed(23)
+    newest_first = sorted(entries, reverse=True)
+    gone = {e.post_id.int for e in newest_first[3:9]} | {newest_first[-1].post_id.int}
+    visible = [e for e in newest_first if e.post_id.int not in gone]
+    source = FakeSource(entries, rising=True)
+    pages: list[list[Entry]] = []
+    bound = None
+    while True:
+        page = await _fill(source, size, bound, hidden(gone), "redis", rising=True)
+        assert page.entries == sorted(page.entries, reverse=True)
+        pages.insert(0, page.entries)
+        if not page.has_next:
+            break
+        assert len(page.entries) == size
+        bound = page.entries[0]
+    assert [e for p in pages for e in p] == visible
