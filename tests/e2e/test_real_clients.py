@@ -2,8 +2,9 @@
 introspection (typed errors, relay pages); Apollo Client in node (typed errors read
 back through the normalised cache with the shipped type map, relay-style paging merged by
 ``relayStylePagination``, the cache updated by a mutation's payload, a subscription over
-graphql-ws), and Apollo Client in headless Chromium on a page of another origin (CORS:
-query, mutation, subscription and an APQ GET).
+graphql-ws, @defer and @stream over HTTP multipart, @defer over graphql-ws), and Apollo
+Client in headless Chromium on a page of another origin (CORS: query, mutation,
+subscription and an APQ GET). Relay: tests/e2e/test_relay_client.py.
 
 The npm packages are installed once into a cache folder (tests/support/npm.py); the
 scripts are tests/support/js/. Skips where node and npm, or Chromium (Debian:
@@ -114,6 +115,13 @@ async def test_apollo_client_in_node(packages, settings, gql, make_users, worker
     assert streamed[-1]["dataState"] == "complete" and not streamed[-1].get("error"), streamed
     final = [e["node"]["username"] for e in streamed[-1]["data"]["user"]["followers"]["edges"]]
     assert final == expected[:5]  # the parts merged (tests/e2e/test_incremental.py: the parts)
+
+    # 6. The same @defer over graphql-ws: the parts as messages, merged alike.
+    over_ws = out["deferOverWs"]
+    assert over_ws[-1]["dataState"] == "complete" and not over_ws[-1].get("error"), over_ws
+    assert over_ws[-1]["data"] == deferred[-1]["data"]
+    streaming = [e for e in over_ws if e["dataState"] == "streaming"]
+    assert streaming and "followerCount" not in streaming[0]["data"]["user"], over_ws
 
 
 URQL = ["@urql/core@6.0.3", "@urql/exchange-graphcache@9.0.2", "graphql@16.11.0"]
