@@ -33,11 +33,12 @@ from app.guard_rules import (
     VARIABLES_TOO_LARGE,
     ensure_code,
     operation_info,
+    payload_errors,
     rate_limited_extensions,
     rate_limited_message,
 )
 from app.sessions import AdmissionUnavailable, Refusal
-from app.ws_incremental import ResultPayloads, payload_errors
+from app.ws_incremental import ResultPayloads
 from domain.identity.session_store import SESSION_EVENT
 from domain.identity.tokens import AccessClaims
 from domain.realtime import Subscriptions, user_channel

@@ -53,16 +53,3 @@ def _without_empty_extensions(payload: dict[str, Any]) -> dict[str, Any]:
     if not payload.get("extensions"):
         payload.pop("extensions", None)
     return payload
-
-
-def payload_errors(payload: Any) -> list[Any]:
-    """Every error a result payload carries: its own, and those of its later parts'
-    ``incremental`` and ``completed`` entries."""
-    if not isinstance(payload, dict):
-        return []
-    errors = list(payload.get("errors") or ())
-    for key in ("incremental", "completed"):
-        for entry in payload.get(key) or ():
-            if isinstance(entry, dict):
-                errors += entry.get("errors") or ()
-    return errors

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from schema.users.types import User
 from tests.support.actions import follow_all
 from tests.support.subscriptions import served
 from tests.support.ws import LEGACY_WS, TRANSPORT_WS, WSClient
@@ -215,3 +216,30 @@ async def test_over_websocket_the_document_limits_hold_as_over_http(
     assert error["extensions"]["code"] == http_error["extensions"]["code"]
     assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
     assert error["message"] == http_error["message"]
+
+
+async def test_a_fault_in_a_deferred_part_is_masked_over_http_and_websocket(
+    settings, engine, client, make_users, monkeypatch
+):
+    """An unexpected exception inside a later part: ``INTERNAL_SERVER_ERROR`` and a
+    masked message on both transports, never its own text."""
+    (someone,) = await make_users(1, prefix="inc")
+
+    def broken(*_args):
+        raise RuntimeError("a secret detail")
+
+    monkeypatch.setattr(User, "_load_count", broken)
+    variables = {"u": someone.username}
+    resp = await client.post(
+        "/graphql", json={"query": DEFERRED, "variables": variables}, headers=MULTIPART
+    )
+    over_http = _parts(resp)[1:]
+    async with served(settings, engine) as url:
+        messages = await _over_socket(url, TRANSPORT_WS, someone.token, DEFERRED, variables)
+    over_ws = _results(messages, TRANSPORT_WS)[1:]
+    for later in (over_http, over_ws):
+        errors = [e for p in later for c in p.get("completed", ()) for e in c.get("errors", ())]
+        assert errors, later
+        for error in errors:
+            assert error["extensions"]["code"] == "INTERNAL_SERVER_ERROR", error
+            assert error["message"] == "Internal server error.", error

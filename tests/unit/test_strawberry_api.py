@@ -13,6 +13,7 @@ import inspect
 
 import graphql.execution.executor as graphql_executor
 import pytest
+from strawberry.http.async_base_view import AsyncBaseHTTPView
 from strawberry.schema.schema import Schema
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
@@ -21,6 +22,7 @@ from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWS
 
 from app.asgi import RoostGraphQL
 from app.graphql import RoostExecutionContext, RoostSchema
+from app.http_view import GuardedGraphQLView
 from app.operation import RoostOperation
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 
@@ -105,3 +107,11 @@ def test_the_websocket_handlers_members_roost_calls_still_exist() -> None:
     assert callable(BaseGraphQLTransportWSHandler._handle_pre_execution_error)
     source = inspect.getsource(BaseGraphQLWSHandler)
     assert "self.subscriptions" in source and "self.tasks" in source
+
+
+def test_the_multipart_part_hook_roost_overrides_still_exists() -> None:
+    """GuardedGraphQLView (a mixin, so not in OVERRIDES) codes the errors of later
+    incremental parts in ``_process_stream_result``; RoostGraphQL must reach it."""
+    assert "_process_stream_result" in vars(AsyncBaseHTTPView)
+    owner = next(c for c in RoostGraphQL.__mro__ if "_process_stream_result" in vars(c))
+    assert owner is GuardedGraphQLView

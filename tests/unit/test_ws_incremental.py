@@ -8,8 +8,9 @@ from graphql import SubsequentIncrementalExecutionResult as Later
 from graphql.execution import CompletedResult, IncrementalDeferResult, PendingResult
 from strawberry.types import ExecutionResult
 
+from app.guard_rules import payload_errors
 from app.ws_guards import _with_codes
-from app.ws_incremental import ResultPayloads, payload_errors
+from app.ws_incremental import ResultPayloads
 
 
 def test_a_later_part_names_the_path_and_label_of_what_was_pending() -> None:
