@@ -142,6 +142,19 @@ def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
     return error
 
 
+def payload_errors(payload: Any) -> list[Any]:
+    """Every error a result payload carries: its own, and those of its later parts'
+    ``incremental`` and ``completed`` entries."""
+    if not isinstance(payload, dict):
+        return []
+    errors = list(payload.get("errors") or ())
+    for key in ("incremental", "completed"):
+        for entry in payload.get(key) or ():
+            if isinstance(entry, dict):
+                errors += entry.get("errors") or ()
+    return errors
+
+
 def rate_limited_message(decision: Decision) -> str:
     """The message of a ``RATE_LIMITED`` refusal."""
     return f"Too many requests: retry in {decision.retry_after_header} s."

@@ -35,6 +35,7 @@ from app.guard_rules import (
     OperationInfo,
     ensure_code,
     operation_info,
+    payload_errors,
     rate_limited_extensions,
     rate_limited_message,
 )
@@ -180,6 +181,19 @@ class GuardedGraphQLView:
         for error in payload.get("errors") or ():
             ensure_code(error)
         return payload
+
+    async def _process_stream_result(
+        self, request: Request, value: Any, all_pending: list[Any]
+    ) -> tuple[Any, list[Any]]:
+        """Strawberry's part of a ``multipart/mixed`` answer, with a code on every
+        error a later part carries (Strawberry masks the first part only): one that has
+        none is a fault, masked and logged, as over WebSocket."""
+        part, pending = await super()._process_stream_result(  # type: ignore[misc]
+            request, value, all_pending
+        )
+        for error in payload_errors(part):
+            ensure_code(error)
+        return part, pending
 
     def should_render_graphql_ide(self, request: Any) -> bool:
         """GraphiQL for a browser's GET without ``query``, unless it carries

@@ -20,20 +20,25 @@ from typing import Any, TypeVar
 
 from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
+    Operation,
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.types.execution import PreExecutionError
 
 from app.document_limits import variables_within
 from app.guard_rules import (
     VARIABLES_TOO_LARGE,
     ensure_code,
     operation_info,
+    payload_errors,
     rate_limited_extensions,
     rate_limited_message,
 )
 from app.sessions import AdmissionUnavailable, Refusal
+from app.ws_incremental import ResultPayloads
 from domain.identity.session_store import SESSION_EVENT
 from domain.identity.tokens import AccessClaims
 from domain.realtime import Subscriptions, user_channel
@@ -43,11 +48,6 @@ log = logging.getLogger("roost.ws")
 
 T = TypeVar("T")
 
-#: The refusal of @defer/@stream over a socket (delivered over HTTP only).
-INCREMENTAL_OVER_HTTP = (
-    "@defer and @stream are delivered over HTTP (Accept: multipart/mixed); over WebSocket"
-    " send the operation without them."
-)
 #: A socket's session is re-checked at most this often (seconds) while it is used.
 RECHECK_S = 1.0
 #: The code of an operation refused because the socket runs MAX_SUBSCRIPTIONS_PER_SOCKET.
@@ -164,8 +164,6 @@ class SocketGuard:
                 "message": VARIABLES_TOO_LARGE.format(max_tokens),
                 "extensions": {"code": "BAD_USER_INPUT"},
             }
-        if isinstance(query, str) and self.view.schema.incremental(query):
-            return {"message": INCREMENTAL_OVER_HTTP, "extensions": {"code": "BAD_REQUEST"}}
         return None
 
 
@@ -224,16 +222,17 @@ def too_many_operations(limit: int) -> dict[str, Any]:
 
 
 def _with_codes(payload: Any) -> Any:
-    """``payload`` (a result or error payload) with a code on each of its errors."""
+    """``payload`` (a result, a later part of one, or an error payload) with a code on
+    each of its errors."""
     if isinstance(payload, list):
         for error in payload:
             if isinstance(error, dict):
                 ensure_code(error)
     elif isinstance(payload, dict):
-        if "errors" in payload:
-            _with_codes(payload["errors"])
-        elif "message" in payload:
+        if "message" in payload:  # an error
             ensure_code(payload)
+        else:
+            _with_codes(payload_errors(payload))
     return payload
 
 
@@ -310,6 +309,21 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 return
         await super().handle_subscribe(message)
 
+    async def _send_result_stream(
+        self, operation: Operation[Context, None], result_source: Any
+    ) -> None:
+        """Strawberry's, sending each part of an incremental result as a ``next``
+        message (app/ws_incremental.py) where Strawberry refuses them."""
+        payloads = ResultPayloads()
+        first = True
+        async for result in result_source:
+            if first and isinstance(result, PreExecutionError):
+                await self._handle_pre_execution_error(operation, result)
+                return
+            first = False
+            message = {"id": operation.id, "type": "next", "payload": payloads.payload(result)}
+            await operation.send_operation_message(message)  # type: ignore[arg-type]
+
     async def send_message(self, message: Any) -> None:
         guard = self.guard
         if guard is not None:
@@ -372,6 +386,44 @@ class GuardedWSHandler(BaseGraphQLWSHandler[Context, None]):
                 await self.send_message(reply)
                 return
         await super().handle_start(message)
+
+    async def handle_async_results(
+        self,
+        operation_id: str,
+        query: str,
+        operation_name: str | None,
+        variables: dict[str, object] | None,
+    ) -> None:
+        """Strawberry's, running queries and mutations too (as graphql-transport-ws
+        does; Strawberry's runs subscriptions only), each part of an incremental result
+        sent as a ``data`` message (app/ws_incremental.py)."""
+        try:
+            result_source = await self.schema.stream(
+                query=query,
+                variable_values=variables,
+                operation_name=operation_name,
+                context_value=self.context,
+                root_value=self.root_value,
+                allowed_operation_types=DEFAULT_ALLOWED_OPERATION_TYPES,
+            )
+            self.subscriptions[operation_id] = result_source
+            payloads = ResultPayloads()
+            first = True
+            async for result in result_source:
+                if first and isinstance(result, PreExecutionError):
+                    assert result.errors
+                    error = result.errors[0].formatted
+                    await self.send_message({"type": "error", "id": operation_id, "payload": error})
+                    return
+                first = False
+                data = {"type": "data", "id": operation_id, "payload": payloads.payload(result)}
+                await self.send_message(data)
+            await self.send_message({"type": "complete", "id": operation_id})
+        except asyncio.CancelledError:
+            await self.send_message({"type": "complete", "id": operation_id})
+        finally:
+            self.subscriptions.pop(operation_id, None)
+            self.tasks.pop(operation_id, None)
 
     async def send_message(self, message: Any) -> None:
         guard = self.guard

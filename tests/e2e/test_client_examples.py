@@ -1,6 +1,7 @@
 """The client examples docs/api/clients.md shows run against a real Roost API process: the
-TypeScript one (docs/examples/typescript: fetch + graphql-ws) signs in, queries, posts,
-and receives a subscription event. npm installs its packages once into a cache folder
+TypeScript one (docs/examples/typescript: fetch + graphql-ws) signs in, queries, tells a
+typed error by the shipped type map (schema/possibleTypes.json), posts, and receives a
+subscription event. npm installs its packages once into a cache folder
 (ROOST_CACHE, default ~/.cache/roost). Skips where node or npm is missing."""
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from app.print_schema import POSSIBLE_TYPES_FILE
 from app.settings import ROOT
 from tests.support.media_files import jpeg
 from tests.support.polling import PATIENCE_S
@@ -30,6 +33,14 @@ def test_the_guide_shows_the_client_as_tested() -> None:
     guide = (ROOT / "docs" / "api" / "clients.md").read_text()
     code = (EXAMPLE / "client.ts").read_text().strip()
     assert f"```ts\n{code}\n```" in guide, "docs/api/clients.md's client differs from client.ts"
+
+
+def test_the_clients_default_type_map_is_the_committed_one() -> None:
+    """Run from docs/examples/typescript (``node dist/client.js``), the client reads
+    schema/possibleTypes.json without ROOST_TYPE_MAP."""
+    code = (EXAMPLE / "client.ts").read_text()
+    (relative,) = re.findall(r'new URL\("([^"]+)", import\.meta\.url\)', code)
+    assert (EXAMPLE / "dist" / relative).resolve() == POSSIBLE_TYPES_FILE.resolve()
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +93,7 @@ async def test_typescript_client_against_a_real_server(
                 "ROOST_USERNAME": user.username,
                 "ROOST_PASSWORD": TEST_PASSWORD,
                 "ROOST_PHOTO": str(photo),
+                "ROOST_TYPE_MAP": str(POSSIBLE_TYPES_FILE),  # the cache folder is elsewhere
             },
             capture_output=True,
             text=True,
@@ -92,9 +104,13 @@ async def test_typescript_client_against_a_real_server(
     assert run.returncode == 0, run.stderr
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     assert lines[0] == {"viewer": {"username": user.username, "followingCount": 0}}
-    event = lines[1]["event"]
+    # told an Error by the type map (the client fails on a member the map does not list)
+    assert lines[1] == {
+        "typedError": {"__typename": "CannotFollowSelfError", "code": "CANNOT_FOLLOW_SELF"}
+    }
+    event = lines[2]["event"]
     assert event["likeCount"] in (0, 1) and event["commentCount"] == 0
-    photo = lines[2]["photo"]
+    photo = lines[3]["photo"]
     assert (photo["created"], photo["notified"], photo["state"]) == (
         "PROCESSING",
         "POST_PUBLISHED",

@@ -2,8 +2,9 @@
 introspection (typed errors, relay pages); Apollo Client in node (typed errors read
 back through the normalised cache with the shipped type map, relay-style paging merged by
 ``relayStylePagination``, the cache updated by a mutation's payload, a subscription over
-graphql-ws), and Apollo Client in headless Chromium on a page of another origin (CORS:
-query, mutation, subscription and an APQ GET).
+graphql-ws, @defer and @stream over HTTP multipart, @defer over graphql-ws), and Apollo
+Client in headless Chromium on a page of another origin (CORS: query, mutation,
+subscription and an APQ GET). Relay: tests/e2e/test_relay_client.py.
 
 The npm packages are installed once into a cache folder (tests/support/npm.py); the
 scripts are tests/support/js/. Skips where node and npm, or Chromium (Debian:
@@ -25,10 +26,10 @@ from starlette.staticfiles import StaticFiles
 from app.print_schema import INTROSPECTION_FILE, POSSIBLE_TYPES_FILE
 from tests.support.actions import follow_all
 from tests.support.browser import chromium, chromium_path
-from tests.support.npm import npm_folder, require_node, with_script
+from tests.support.npm import npm_folder, require_node, run_node, with_script
 from tests.support.polling import PATIENCE_S
 from tests.support.servers import free_port
-from tests.support.ws import start_api
+from tests.support.ws import start_client_api
 
 #: Apollo Client 4 and its peers; esbuild bundles the browser page.
 PACKAGES = [
@@ -44,42 +45,10 @@ FOLLOWERS = """query($u: String!) { user(username: $u) { followers(first: 100) {
   edges { node { username } } } } }"""
 
 
-def _api(settings, **extra: str):
-    return start_api(
-        {
-            "DATABASE_URL": settings.database_url,
-            "REDIS_URL": settings.redis_url,
-            "ARQ_QUEUE": settings.arq_queue,
-            "JWT_SECRET": settings.jwt_secret,
-            "RATE_LIMIT_ENABLED": "false",
-            "WORKER_METRICS_PORT": "0",
-            "DB_POOL_SIZE": "3",
-            "DB_MAX_OVERFLOW": "4",
-            "MEDIA_DIR": str(settings.media_dir),
-            **extra,
-        }
-    )
-
-
 @pytest.fixture(scope="module")
 def packages() -> Path:
     require_node()
     return npm_folder("apollo-client", PACKAGES)
-
-
-async def _node(folder: Path, script: Path, config: dict, tmp_path: Path) -> dict:
-    config_file = tmp_path / "config.json"
-    config_file.write_text(json.dumps(config))
-    run = await asyncio.to_thread(
-        subprocess.run,
-        ["node", str(script), str(config_file)],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=10 * PATIENCE_S,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 async def test_apollo_client_in_node(packages, settings, gql, make_users, worker, tmp_path):
@@ -90,9 +59,9 @@ async def test_apollo_client_in_node(packages, settings, gql, make_users, worker
     expected = [e["node"]["username"] for e in listed["user"]["followers"]["edges"]]
     assert sorted(expected) == sorted(f.username for f in fans)
 
-    api = await asyncio.to_thread(_api, settings)
+    api = await asyncio.to_thread(start_client_api, settings)
     try:
-        out = await _node(
+        out = await run_node(
             packages,
             with_script(packages, "apollo_node.mjs"),
             {
@@ -147,6 +116,13 @@ async def test_apollo_client_in_node(packages, settings, gql, make_users, worker
     final = [e["node"]["username"] for e in streamed[-1]["data"]["user"]["followers"]["edges"]]
     assert final == expected[:5]  # the parts merged (tests/e2e/test_incremental.py: the parts)
 
+    # 6. The same @defer over graphql-ws: the parts as messages, merged alike.
+    over_ws = out["deferOverWs"]
+    assert over_ws[-1]["dataState"] == "complete" and not over_ws[-1].get("error"), over_ws
+    assert over_ws[-1]["data"] == deferred[-1]["data"]
+    streaming = [e for e in over_ws if e["dataState"] == "streaming"]
+    assert streaming and "followerCount" not in streaming[0]["data"]["user"], over_ws
+
 
 URQL = ["@urql/core@6.0.3", "@urql/exchange-graphcache@9.0.2", "graphql@16.11.0"]
 
@@ -162,9 +138,9 @@ async def test_urql_graphcache_with_the_committed_introspection(
     await follow_all(gql, fans, star)
     listed = (await gql(FOLLOWERS, {"u": star.username}, token=viewer.token))["data"]
     expected = [e["node"]["username"] for e in listed["user"]["followers"]["edges"]]
-    api = await asyncio.to_thread(_api, settings)
+    api = await asyncio.to_thread(start_client_api, settings)
     try:
-        out = await _node(
+        out = await run_node(
             folder,
             with_script(folder, "urql_node.mjs"),
             {
@@ -238,7 +214,7 @@ async def test_apollo_client_in_a_browser_from_another_origin(
     await asyncio.to_thread(_bundle, packages, site)
     allowed_port, other_port = free_port(), free_port()
     api = await asyncio.to_thread(
-        _api, settings, CORS_ALLOW_ORIGINS=f"http://127.0.0.1:{allowed_port}"
+        start_client_api, settings, CORS_ALLOW_ORIGINS=f"http://127.0.0.1:{allowed_port}"
     )
     config = {"url": api.http, "token": viewer.token}
     (site / "index.html").write_text(

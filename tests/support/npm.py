@@ -6,6 +6,7 @@ or npm is not on the machine."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hashlib
 import json
@@ -16,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
+from tests.support.polling import PATIENCE_S
 
 #: JavaScript files the tests run (copied next to their packages, so node resolves them).
 JS_DIR = Path(__file__).resolve().parent / "js"
@@ -64,3 +67,20 @@ def with_script(folder: Path, *names: str) -> Path:
     for name in names:
         shutil.copy(JS_DIR / name, folder / name)
     return folder / names[0]
+
+
+async def run_node(folder: Path, script: Path, config: dict, tmp_path: Path) -> dict:
+    """Run ``script`` in ``folder`` with ``config`` (a JSON file, its one argument); the
+    last line it prints, parsed as JSON. Fails with its stderr if it exits non-zero."""
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps(config))
+    run = await asyncio.to_thread(
+        subprocess.run,
+        ["node", str(script), str(config_file)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=10 * PATIENCE_S,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])

@@ -192,3 +192,22 @@ def start_api(env: dict[str, str]) -> ApiProcess:
         time.sleep(0.1)
     api.stop()
     raise RuntimeError("API process did not become ready")
+
+
+def start_client_api(settings, **extra: str) -> ApiProcess:
+    """An API process on the run's database, Redis and queue for tests that drive real
+    clients: no rate limits, a small pool, ``extra`` settings on top."""
+    return start_api(
+        {
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "ARQ_QUEUE": settings.arq_queue,
+            "JWT_SECRET": settings.jwt_secret,
+            "RATE_LIMIT_ENABLED": "false",
+            "WORKER_METRICS_PORT": "0",
+            "DB_POOL_SIZE": "3",
+            "DB_MAX_OVERFLOW": "4",
+            "MEDIA_DIR": str(settings.media_dir),
+            **extra,
+        }
+    )

@@ -13,10 +13,16 @@ import inspect
 
 import graphql.execution.executor as graphql_executor
 import pytest
+from strawberry.http.async_base_view import AsyncBaseHTTPView
 from strawberry.schema.schema import Schema
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
 from app.asgi import RoostGraphQL
 from app.graphql import RoostExecutionContext, RoostSchema
+from app.http_view import GuardedGraphQLView
 from app.operation import RoostOperation
 from app.ws_guards import GuardedTransportWSHandler, GuardedWSHandler
 
@@ -40,12 +46,14 @@ OVERRIDES = [
     (RoostGraphQL, "graphql_transport_ws_handler_class"),
     (RoostGraphQL, "graphql_ws_handler_class"),
     (GuardedTransportWSHandler, "_get_pre_execution_close_reason"),
+    (GuardedTransportWSHandler, "_send_result_stream"),
     (GuardedTransportWSHandler, "handle_connection_init"),
     (GuardedTransportWSHandler, "handle_subscribe"),
     (GuardedTransportWSHandler, "handle_task_exception"),
     (GuardedTransportWSHandler, "send_message"),
     (GuardedTransportWSHandler, "shutdown"),
     (GuardedWSHandler, "cleanup"),
+    (GuardedWSHandler, "handle_async_results"),
     (GuardedWSHandler, "handle_connection_init"),
     (GuardedWSHandler, "handle_start"),
     (GuardedWSHandler, "send_message"),
@@ -91,3 +99,19 @@ def test_graphql_core_executor_still_keeps_the_per_event_memo_roost_resets() -> 
     on each event's executor (graphql-core 3.3 shares it between events: a leak)."""
     source = inspect.getsource(graphql_executor)
     assert "self._relevant_sub_fields" in source
+
+
+def test_the_websocket_handlers_members_roost_calls_still_exist() -> None:
+    """The result loops of app/ws_guards.py call Strawberry's pre-execution error
+    handling and the legacy handler's bookkeeping."""
+    assert callable(BaseGraphQLTransportWSHandler._handle_pre_execution_error)
+    source = inspect.getsource(BaseGraphQLWSHandler)
+    assert "self.subscriptions" in source and "self.tasks" in source
+
+
+def test_the_multipart_part_hook_roost_overrides_still_exists() -> None:
+    """GuardedGraphQLView (a mixin, so not in OVERRIDES) codes the errors of later
+    incremental parts in ``_process_stream_result``; RoostGraphQL must reach it."""
+    assert "_process_stream_result" in vars(AsyncBaseHTTPView)
+    owner = next(c for c in RoostGraphQL.__mro__ if "_process_stream_result" in vars(c))
+    assert owner is GuardedGraphQLView

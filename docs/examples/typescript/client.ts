@@ -1,12 +1,23 @@
 // A minimal Roost client: fetch for queries and mutations, graphql-ws for subscriptions.
 // ROOST_URL (http://127.0.0.1:8000), ROOST_USERNAME and ROOST_PASSWORD say where and who;
-// ROOST_PHOTO (a JPEG file) is posted as a photo.
+// ROOST_PHOTO (a JPEG file) is posted as a photo; ROOST_TYPE_MAP is the type map
+// (default: the repository's schema/possibleTypes.json, which `make schema` writes).
 import { readFile } from "node:fs/promises";
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 
 const url = process.env.ROOST_URL ?? "http://127.0.0.1:8000";
 const endpoint = `${url}/graphql`;
+
+// The type map: each interface and union with its object types. A mutation answers a
+// union of its success payload and typed errors; the map says which members are Errors.
+const typeMapFile = process.env.ROOST_TYPE_MAP ??
+  new URL("../../../../schema/possibleTypes.json", import.meta.url);
+const possibleTypes: Record<string, string[]> = JSON.parse(await readFile(typeMapFile, "utf8"));
+type TypedError = { __typename: string; code: string; message: string };
+function isError(value: { __typename: string }): value is TypedError {
+  return possibleTypes.Error.includes(value.__typename);
+}
 
 type Result<T> = { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
 
@@ -28,19 +39,29 @@ async function gql<T>(query: string, variables: object = {}, token?: string): Pr
 }
 
 // 1. Sign in: a union of a success payload and typed errors.
-const { logIn } = await gql<{ logIn: { accessToken?: string; code?: string; message?: string } }>(
+type LogIn = { __typename: "LogInSuccess"; accessToken: string } | TypedError;
+const { logIn } = await gql<{ logIn: LogIn }>(
   `mutation($u: String!, $p: String!) { logIn(input: { username: $u, password: $p }) {
-     ... on LogInSuccess { accessToken } ... on Error { code message } } }`,
+     __typename ... on LogInSuccess { accessToken } ... on Error { code message } } }`,
   { u: process.env.ROOST_USERNAME ?? "sd0", p: process.env.ROOST_PASSWORD ?? "roost-dev-password" },
 );
-if (!logIn.accessToken) throw new Error(`logIn: ${logIn.code} ${logIn.message}`);
+if (isError(logIn)) throw new Error(`logIn: ${logIn.code} ${logIn.message}`);
 const token = logIn.accessToken;
 
 // 2. A query as that user.
-const { viewer } = await gql<{ viewer: { username: string; followingCount: number } }>(
-  "{ viewer { username followingCount } }", {}, token,
+const { viewer } = await gql<{ viewer: { id: string; username: string; followingCount: number } }>(
+  "{ viewer { id username followingCount } }", {}, token,
 );
-console.log(JSON.stringify({ viewer }));
+console.log(JSON.stringify({ viewer: { username: viewer.username, followingCount: viewer.followingCount } }));
+
+// A typed error, told by the type map: nobody follows themselves.
+type Follow = { __typename: "FollowSuccess" | "FollowRequestedSuccess" } | TypedError;
+const { follow } = await gql<{ follow: Follow }>(
+  `mutation($id: ID!) { follow(input: { userId: $id }) {
+     __typename ... on Error { code message } } }`, { id: viewer.id }, token,
+);
+if (!isError(follow)) throw new Error(`follow: ${follow.__typename}, not an Error`);
+console.log(JSON.stringify({ typedError: { __typename: follow.__typename, code: follow.code } }));
 
 // 3. A post of our own, and its like and comment counts over WebSocket
 //    (graphql-transport-ws, authenticated in connection_init).
@@ -84,14 +105,15 @@ const photoPath = process.env.ROOST_PHOTO;
 if (photoPath) {
   const bytes = new Uint8Array(await readFile(photoPath));
   type Upload = { id: string; url: string; method: string; headers: { name: string; value: string }[] };
-  const { createMediaUpload } = await gql<{ createMediaUpload: { upload?: Upload; code?: string } }>(
+  type Reserved = { __typename: "CreateMediaUploadSuccess"; upload: Upload } | TypedError;
+  const { createMediaUpload } = await gql<{ createMediaUpload: Reserved }>(
     `mutation($n: Int!) { createMediaUpload(input: { kind: IMAGE, contentType: "image/jpeg",
-       byteSize: $n, altText: "A test picture" }) {
+       byteSize: $n, altText: "A test picture" }) { __typename
        ... on CreateMediaUploadSuccess { upload { id url method headers { name value } } }
        ... on Error { code message } } }`, { n: bytes.length }, token,
   );
+  if (isError(createMediaUpload)) throw new Error(`createMediaUpload: ${createMediaUpload.code}`);
   const upload = createMediaUpload.upload;
-  if (!upload) throw new Error(`createMediaUpload: ${createMediaUpload.code}`);
   const sent = await fetch(upload.url, {
     method: upload.method,
     headers: Object.fromEntries(upload.headers.map((h) => [h.name, h.value])),
@@ -103,12 +125,13 @@ if (photoPath) {
   const finished = ws.iterate<{ notificationAdded: { kind: string; post: { id: string } } }>({
     query: "subscription { notificationAdded { kind post { id } } }",
   });
-  const { createPost: photo } = await gql<{ createPost: { post?: { id: string; state: string }; code?: string } }>(
+  type Created = { __typename: "CreatePostSuccess"; post: { id: string; state: string } } | TypedError;
+  const { createPost: photo } = await gql<{ createPost: Created }>(
     `mutation($ids: [ID!]!) { createPost(input: { caption: "A photo", uploadIds: $ids }) {
-       ... on CreatePostSuccess { post { id state } } ... on Error { code message } } }`,
+       __typename ... on CreatePostSuccess { post { id state } } ... on Error { code message } } }`,
     { ids: [upload.id] }, token,
   );
-  if (!photo.post) throw new Error(`createPost: ${photo.code}`);
+  if (isError(photo)) throw new Error(`createPost: ${photo.code}`);
   let kind = "";
   while (kind !== "POST_PUBLISHED" && kind !== "POST_FAILED") {
     const next = await finished.next();

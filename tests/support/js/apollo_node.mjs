@@ -13,10 +13,12 @@ import WebSocket from "ws";
 const config = JSON.parse(await readFile(process.argv[2], "utf8"));
 const out = {};
 
-function client({ token, possibleTypes, typePolicies, ws, incremental } = {}) {
+function client({ token, possibleTypes, typePolicies, ws, wsOnly, incremental } = {}) {
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   let link = new HttpLink({ uri: `${config.url}/graphql`, headers });
-  if (ws) {
+  if (wsOnly) {
+    link = new GraphQLWsLink(wsOnly);
+  } else if (ws) {
     link = ApolloLink.split(
       ({ query }) => {
         const d = getMainDefinition(query);
@@ -148,10 +150,10 @@ const FOLLOW = gql`mutation Follow($id: ID!) { follow(input: { userId: $id }) { 
     ... @defer(label: "counts") { followerCount followingCount } } }`;
   const STREAMED = gql`query Streamed($u: String!) { user(username: $u) { id
     followers(first: 5) { edges @stream(initialCount: 1) { cursor node { id username } } } } }`;
-  const watch = (query) =>
+  const watch = (query, on = c) =>
     new Promise((resolve, reject) => {
       const seen = [];
-      const sub = c
+      const sub = on
         .watchQuery({ query, variables: { u: config.star }, fetchPolicy: "network-only" })
         .subscribe({
           next: (r) => {
@@ -172,6 +174,16 @@ const FOLLOW = gql`mutation Follow($id: ID!) { follow(input: { userId: $id }) { 
     fetchPolicy: "network-only",
   });
   out.stream = [{ dataState: streamed.dataState ?? "complete", data: streamed.data }];
+
+  // 6. The same @defer over graphql-ws (graphql-transport-ws): the parts as `next` messages.
+  const ws = createClient({
+    url: config.ws,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${config.viewer.token}` },
+  });
+  const overWs = client({ possibleTypes: config.possibleTypes, wsOnly: ws, incremental: true });
+  out.deferOverWs = await watch(DEFERRED, overWs);
+  await ws.dispose();
 }
 
 console.log(JSON.stringify(out));
