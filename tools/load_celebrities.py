@@ -217,7 +217,7 @@ async def load_celebrities(
                     {"id": post_id, "a": user_id, "c": CAPTIONS[i], "at": at},
                 )
                 await tag_post(conn, post_id, at, CAPTIONS[i])
-                await uow.append(PostCreated(post_id, user_id))
+                await uow.record(PostCreated(post_id, user_id))
                 posts.append(post_id)
             counts = [(user_id, "followers", len(followers)), (user_id, "posts", len(posts))]
             counts += [(f, "following", 1) for f in followers]

@@ -71,7 +71,7 @@ async def delete_comment(
             )
         ).all()
         counted = await _counted(conn, deleted, row.parent_author)
-        await uow.append(CommentDeleted(comment_id, row.post_id, len(deleted)))
+        await uow.record(CommentDeleted(comment_id, row.post_id, len(deleted)))
         await add_deltas(conn, [Delta(row.post_id, "comments", -counted)], shards=counter_shards)
     return CommentDeletion(len(deleted), row.post_id)
 

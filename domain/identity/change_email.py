@@ -58,8 +58,8 @@ async def change_email(
             if found is None:
                 raise AccountUnavailableError()
             if row.email != email:
-                await uow.append(UserUpdated(user_id, ("email",)))
-                await uow.append(EmailVerificationRequested(user_id, email))
+                await uow.record(UserUpdated(user_id, ("email",)))
+                await uow.record(EmailVerificationRequested(user_id, email))
     except IntegrityError:
         raise EmailTakenError() from None
     return to_record(found)

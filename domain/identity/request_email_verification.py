@@ -59,6 +59,6 @@ async def request_email_verification(
         budget = (await uow.conn.execute(_BUDGET, {"u": user_id, "p": VERIFY_EMAIL})).one()
         if budget.n >= config.per_account_per_hour:
             raise TooManyMailsError(max(1, math.ceil(float(budget.free_in or 1))))
-        await uow.append(EmailVerificationRequested(user_id, row.email))
+        await uow.record(EmailVerificationRequested(user_id, row.email))
     email: str = row.email
     return email

@@ -89,7 +89,7 @@ async def update_profile(
         if is_private is False:
             # After the UPDATE: it holds the row lock that request creation waits for.
             await accept_pending_requests(uow, user_id, counter_shards=counter_shards)
-        await uow.append(UserUpdated(user_id, tuple(sorted(values))))
+        await uow.record(UserUpdated(user_id, tuple(sorted(values))))
     if old_avatar and store is not None:
         try:
             await store.delete_delivery(delivery_keys([old_avatar]))
@@ -120,4 +120,4 @@ async def _choose_avatar(uow: UnitOfWork, user_id: uuid.UUID, upload: uuid.UUID)
     await conn.execute(
         text("UPDATE uploads SET state = 'processing' WHERE id = :id"), {"id": upload}
     )
-    await uow.append(AvatarUploaded(user_id, upload))
+    await uow.record(AvatarUploaded(user_id, upload))

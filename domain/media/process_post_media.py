@@ -267,8 +267,8 @@ async def _publish(
             {"id": post_id, "media": json.dumps(items)},
         )
         await add_deltas(conn, [Delta(post.author_id, "posts", 1)], shards=counter_shards)
-        await uow.append(PostCreated(post_id, post.author_id))
-        await uow.append(PostProcessed(post_id, post.author_id, "published"))
+        await uow.record(PostCreated(post_id, post.author_id))
+        await uow.record(PostProcessed(post_id, post.author_id, "published"))
     return True
 
 
@@ -296,7 +296,7 @@ async def _fail(
             ),
             {"id": post_id, "reason": reason},
         )
-        await uow.append(PostProcessed(post_id, post.author_id, "failed", reason))
+        await uow.record(PostProcessed(post_id, post.author_id, "failed", reason))
     log.info("post %s failed: %s (%s)", post_id, reason, message)
     await delete_raws(media.store, uploads)
     return "failed"
@@ -334,6 +334,6 @@ async def _remove(
             reason="known_bad_media",
             note=f"{len(uploads)} file(s) checked; a match on the known-bad list.",
         )
-        await uow.append(ReportFiled(report_id, "post"))
+        await uow.record(ReportFiled(report_id, "post"))
     log.warning("post %s removed: known-bad media", post_id)
     return "removed"

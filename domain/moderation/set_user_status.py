@@ -18,8 +18,8 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.session_store import SessionStore
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
-from domain.outbox.append import append
 from domain.outbox.events import UserStatusChanged
+from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 
 Status = Literal["active", "banned", "pending_deletion", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
@@ -76,8 +76,8 @@ async def set_user_status(
     """
     if status not in OPERATOR_STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")
-    async with engine.begin() as conn:
-        change = await change_status(conn, user_id, status, counter_shards=counter_shards)
+    async with unit_of_work(engine) as uow:
+        change = await change_status(uow, user_id, status, counter_shards=counter_shards)
     await change.announce(sessions)
     return change.changed
 
@@ -105,7 +105,7 @@ class StatusChange:
 
 
 async def change_status(
-    conn: AsyncConnection, user_id: uuid.UUID, status: Status, *, counter_shards: int
+    uow: UnitOfWork, user_id: uuid.UUID, status: Status, *, counter_shards: int
 ) -> StatusChange:
     """Change the account's status in the caller's transaction: ±1 on every counter it
     is part of, what it notified removed, its sessions ended when it stops being active,
@@ -115,6 +115,7 @@ async def change_status(
     """
     if status not in STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
+    conn = uow.conn
     await advisory_xact_lock(conn, "user-status")
     row = (await conn.execute(_LOCK, {"x": user_id})).first()
     if row is None:
@@ -145,7 +146,7 @@ async def change_status(
         deltas += await forget_actor(conn, user_id)
         ended = await revoke_families(conn, user_id)
     await add_deltas(conn, deltas, shards=counter_shards)
-    await append(conn, UserStatusChanged(user_id, status, previous))
+    await uow.record(UserStatusChanged(user_id, status, previous))
     return StatusChange(user_id, status, previous, ended)
 
 

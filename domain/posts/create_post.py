@@ -155,8 +155,8 @@ async def create_post(
                 ),
                 {"post": post_id, "ids": ids},
             )
-            await uow.append(PostMediaUploaded(post.id, author_id))
+            await uow.record(PostMediaUploaded(post.id, author_id))
         else:
-            await uow.append(PostCreated(post.id, author_id))
+            await uow.record(PostCreated(post.id, author_id))
             await add_deltas(conn, [Delta(author_id, "posts", 1)], shards=counter_shards)
     return post

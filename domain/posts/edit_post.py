@@ -97,5 +97,5 @@ async def edit_post(
         )
         await retag_post(conn, post_id, row.created_at, caption)
         if row.state == "published":
-            await uow.append(PostEdited(post_id, actor_id))
+            await uow.record(PostEdited(post_id, actor_id))
     return edited

@@ -58,14 +58,14 @@ async def approve_follow_request(
             await check_can_follow(conn, requester_id, target_id)
         except BlockedError:  # a block cancels requests both ways: none can be pending
             raise FollowRequestNotFoundError() from None
-        event = uow.stage(FollowCreated(requester_id, target_id))
+        event = await uow.record(FollowCreated(requester_id, target_id), key="event")
         params = follow_params(
             requester_id, target_id, source="profile", counter_shards=counter_shards
         )
         row = (await conn.execute(_APPROVE, {**params, **event.params})).one()
         if row.follow_id is not None:
             uow.written(event)
-            await uow.append(
+            await uow.record(
                 FollowRequestApproved(requester_id, target_id), aggregate_id=row.follow_id
             )
         if row.request_id is None and not await conn.scalar(

@@ -76,7 +76,7 @@ async def block_user(
             await conn.execute(_CANCEL_REQUESTS, {"blocker": blocker_id, "blocked": blocked_id})
         ).all()
         for request_id, requester, target in cancelled:
-            await uow.append(
+            await uow.record(
                 FollowRequestCancelled(requester, target, reason="block"), aggregate_id=request_id
             )
         ended = (
@@ -84,7 +84,7 @@ async def block_user(
         ).all()
         deltas: list[Delta] = []
         for follow_id, follower, followee in ended:
-            await uow.append(
+            await uow.record(
                 FollowRemoved(follower, followee, reason="block"), aggregate_id=follow_id
             )
             # Only what the counters counted: a follower if active, a followee if active.
@@ -93,7 +93,7 @@ async def block_user(
             if active.get(followee):
                 deltas.append(Delta(follower, "following", -1))
         if created:
-            await uow.append(BlockCreated(blocker_id, blocked_id))
+            await uow.record(BlockCreated(blocker_id, blocked_id))
         if created:
             deltas += await forget_between(conn, blocker_id, blocked_id)
         await add_deltas(conn, deltas, shards=counter_shards)
