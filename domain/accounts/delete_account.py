@@ -16,8 +16,9 @@ from domain.identity.session_store import SessionStore
 from domain.moderation.set_user_status import change_status
 from domain.outbox.events import AccountDeletionRequested
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
-_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+_HASH = text(f"SELECT password_hash FROM users WHERE id = :x AND {is_active()}")
 _DUE = text(
     "UPDATE users SET deletion_due_at = now() + make_interval(secs => :grace)"
     " WHERE id = :x RETURNING deletion_due_at"

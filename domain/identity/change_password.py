@@ -15,14 +15,15 @@ from domain.identity.session_store import SessionStore
 from domain.outbox.events import PasswordChanged
 from domain.outbox.unit_of_work import unit_of_work
 from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
+from domain.visibility.predicates import is_active
 
-_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+_HASH = text(f"SELECT password_hash FROM users WHERE id = :x AND {is_active()}")
 
 # Compare-and-set: the hash verified above must still be the account's, so of two
 # concurrent changes with the same current password only one succeeds.
 _SET = text(
     "UPDATE users SET password_hash = :new WHERE id = :x AND password_hash = :old"
-    " AND status = 'active' RETURNING true"
+    f" AND {is_active()} RETURNING true"
 )
 
 _OTHER_SESSIONS = text(

@@ -19,9 +19,10 @@ from domain.mail.config import MailConfig
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import EmailVerificationRequested
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
 _ACCOUNT = text(
-    "SELECT email, email_verified_at FROM users WHERE id = :u AND status = 'active' FOR UPDATE"
+    f"SELECT email, email_verified_at FROM users WHERE id = :u AND {is_active()} FOR UPDATE"
 )
 #: The account's mails of this kind in the last hour: how many, and when the oldest
 #: leaves the window (seconds from now).

@@ -14,12 +14,13 @@ from domain.identity.session_store import SessionStore
 from domain.outbox.events import PasswordChanged
 from domain.outbox.unit_of_work import unit_of_work
 from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
+from domain.visibility.predicates import is_active
 
 # The mail reached the address: it is verified too, if it is still the account's.
 _SET = text(
     "UPDATE users SET password_hash = :h, email_verified_at = CASE"
     " WHEN email = :e THEN coalesce(email_verified_at, now()) ELSE email_verified_at END"
-    " WHERE id = :u AND status = 'active' RETURNING id"
+    f" WHERE id = :u AND {is_active()} RETURNING id"
 )
 #: The account's other reset codes stop working with this one.
 _OTHERS_USED = text(

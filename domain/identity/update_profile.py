@@ -22,6 +22,7 @@ from domain.outbox.events import AvatarUploaded, UserUpdated
 from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 from domain.social.accept_follow_requests import accept_pending_requests
 from domain.text import clean_bio, clean_display_name
+from domain.visibility.predicates import active_clause
 
 log = logging.getLogger("roost.identity")
 
@@ -80,7 +81,7 @@ async def update_profile(
         elif upload is not None:
             await _choose_avatar(uow, user_id, upload)
             values["avatar_upload_id"] = upload
-        stmt = update(users).where(users.c.id == user_id, users.c.status == "active")
+        stmt = update(users).where(users.c.id == user_id, active_clause(users))
         if not values:  # nothing to change: still answer with the current profile
             values["display_name"] = users.c.display_name
         row = (await conn.execute(stmt.values(**values).returning(*USER_COLUMNS))).first()

@@ -10,10 +10,11 @@ from domain.identity.errors import InvalidTokenError
 from domain.identity.queries import USER_SELECT, UserRecord, to_record
 from domain.outbox.events import EmailVerified
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
 _VERIFY = text(
     "UPDATE users SET email_verified_at = coalesce(email_verified_at, now())"
-    " WHERE id = :u AND email = :e AND status = 'active'"
+    f" WHERE id = :u AND email = :e AND {is_active()}"
     f" RETURNING {USER_SELECT}"
 )
 

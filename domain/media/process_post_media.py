@@ -38,6 +38,7 @@ from domain.moderation.reports import file_system_report
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import PostCreated, PostProcessed, ReportFiled
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_live
 
 log = logging.getLogger("roost.media")
 
@@ -241,7 +242,7 @@ async def _one(tmp: Path, i: int, upload: PostUpload, media: MediaServices) -> P
 async def _is_published(engine: AsyncEngine, post_id: uuid.UUID) -> bool:
     async with engine.connect() as conn:
         state = await conn.scalar(
-            text("SELECT state FROM posts WHERE id = :id AND deleted_at IS NULL"), {"id": post_id}
+            text(f"SELECT state FROM posts WHERE id = :id AND {is_live()}"), {"id": post_id}
         )
     return bool(state == "published")
 

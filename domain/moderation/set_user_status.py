@@ -20,6 +20,7 @@ from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
 from domain.outbox.events import UserStatusChanged
 from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
+from domain.visibility.predicates import is_active, is_live
 
 Status = Literal["active", "banned", "pending_deletion", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
@@ -32,30 +33,30 @@ OPERATOR_STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
 # block): those in flight finish first and are seen below; later ones see the status.
 _LOCK = text("SELECT status, deletion_due_at > now() AS grace FROM users WHERE id = :x FOR UPDATE")
 
-_FOLLOWEES = text("SELECT followee_id FROM follows WHERE follower_id = :x AND deleted_at IS NULL")
-_FOLLOWERS = text("SELECT follower_id FROM follows WHERE followee_id = :x AND deleted_at IS NULL")
+_FOLLOWEES = text(f"SELECT followee_id FROM follows WHERE follower_id = :x AND {is_live()}")
+_FOLLOWERS = text(f"SELECT follower_id FROM follows WHERE followee_id = :x AND {is_live()}")
 _LIKED = text("SELECT post_id FROM likes WHERE user_id = :x")
 
 # The live comments the ``comments`` counters count while :x is active and that :x is
 # part of: its own, and the replies under its top-level comments (by index: the
 # author's comments, then their replies).
 _COMMENTS = text(
-    """
+    f"""
     WITH involved AS (
-        SELECT id FROM comments WHERE author_id = :x AND deleted_at IS NULL
+        SELECT id FROM comments WHERE author_id = :x AND {is_live()}
         UNION
         SELECT r.id FROM comments pc
-        JOIN comments r ON r.parent_id = pc.id AND r.deleted_at IS NULL
-        WHERE pc.author_id = :x AND pc.parent_id IS NULL AND pc.deleted_at IS NULL
+        JOIN comments r ON r.parent_id = pc.id AND {is_live("r")}
+        WHERE pc.author_id = :x AND pc.parent_id IS NULL AND {is_live("pc")}
     )
     SELECT c.post_id, count(*) FROM involved i
     JOIN comments c ON c.id = i.id
     JOIN users ca ON ca.id = c.author_id
     LEFT JOIN comments pc ON pc.id = c.parent_id
     LEFT JOIN users pa ON pa.id = pc.author_id
-    WHERE (ca.status = 'active' OR ca.id = :x)
+    WHERE ({is_active("ca")} OR ca.id = :x)
       AND (c.parent_id IS NULL
-           OR (pc.deleted_at IS NULL AND (pa.status = 'active' OR pa.id = :x)))
+           OR ({is_live("pc")} AND ({is_active("pa")} OR pa.id = :x)))
     GROUP BY c.post_id
     """
 )

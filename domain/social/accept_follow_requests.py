@@ -13,6 +13,7 @@ from domain.db import new_id
 from domain.moderation.account_locks import lock_active
 from domain.outbox.events import FollowCreated
 from domain.outbox.unit_of_work import UnitOfWork, outbox_insert_sql
+from domain.visibility.predicates import is_live
 
 _TAKE = text(
     """
@@ -42,7 +43,7 @@ _FOLLOW_ALL = text(
     ), f AS (
         INSERT INTO follows (id, follower_id, followee_id, source)
         SELECT id, follower, CAST(:target AS uuid), 'profile' FROM wanted ORDER BY id
-        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        ON CONFLICT (follower_id, followee_id) WHERE {is_live()} DO NOTHING
         RETURNING id, follower_id
     ), event AS (
         {_EVENTS}

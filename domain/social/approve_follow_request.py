@@ -14,6 +14,7 @@ from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import BlockedError, FollowRequestNotFoundError
 from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ctes, follow_params
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 # Delete the request and, only if there was one, write the follow exactly as follow_user
 # does (row, follow.created event, both counters): one statement.
@@ -31,7 +32,7 @@ _APPROVE = text(
 # while _APPROVE waited for the row (under READ COMMITTED, _APPROVE's does not).
 _FOLLOWING = text(
     "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :follower"
-    " AND followee_id = :followee AND deleted_at IS NULL)"
+    f" AND followee_id = :followee AND {is_live()})"
 )
 
 

@@ -16,6 +16,7 @@ from domain.outbox.events import BlockCreated, FollowRemoved, FollowRequestCance
 from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfBlockError
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 _INSERT_BLOCK = text(
     """
@@ -36,9 +37,9 @@ _CANCEL_REQUESTS = text(
 )
 
 _END_FOLLOWS = text(
-    """
+    f"""
     UPDATE follows SET deleted_at = now()
-    WHERE deleted_at IS NULL
+    WHERE {is_live()}
       AND ((follower_id = :blocker AND followee_id = :blocked)
         OR (follower_id = :blocked AND followee_id = :blocker))
     RETURNING id, follower_id, followee_id

@@ -18,6 +18,7 @@ from domain.outbox.events import FollowCreated, FollowRequestCreated
 from domain.outbox.unit_of_work import UnitOfWork, outbox_insert_sql, unit_of_work
 from domain.social.errors import BlockedError, SelfFollowError, UserUnavailableError
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def follow_ctes(gate: str | None = None) -> str:
     f AS (
         INSERT INTO follows (id, follower_id, followee_id, source)
         {row}
-        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        ON CONFLICT (follower_id, followee_id) WHERE {is_live()} DO NOTHING
         RETURNING id
     ), event AS (
         {outbox_insert_sql(FollowCreated, source="f", aggregate="f.id")}
@@ -105,11 +106,11 @@ _FOLLOW = text(f"WITH {follow_ctes()} SELECT id FROM f")
 # updates that row, so a request is either committed before the switch starts (and the
 # switch accepts it) or created after it (and sees a public account).
 _PRIVATE_CHECK = text(
-    """
+    f"""
     SELECT u.is_private,
            EXISTS (SELECT 1 FROM follows
                    WHERE follower_id = :follower AND followee_id = :followee
-                     AND deleted_at IS NULL) AS following
+                     AND {is_live()}) AS following
     FROM users u WHERE u.id = :followee
     FOR SHARE OF u
     """

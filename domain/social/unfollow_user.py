@@ -13,6 +13,7 @@ from domain.outbox.events import FollowRemoved
 from domain.outbox.unit_of_work import outbox_insert_sql, unit_of_work
 from domain.social.cancel_follow_request import cancel_ctes, record_cancel
 from domain.social.errors import SelfFollowError
+from domain.visibility.predicates import is_active, is_live
 
 # End the live follow, and only if one ended: its outbox event and both counters (-1),
 # all in one statement; the same statement withdraws a pending follow request. The follow
@@ -23,12 +24,12 @@ _UNFOLLOW = text(
     f"""
     WITH active AS (
         SELECT count(*) AS n FROM (
-            SELECT 1 FROM users WHERE id IN (:follower, :followee) AND status = 'active'
+            SELECT 1 FROM users WHERE id IN (:follower, :followee) AND {is_active()}
             ORDER BY id FOR KEY SHARE
         ) u
     ), f AS (
         UPDATE follows SET deleted_at = now()
-        WHERE follower_id = :follower AND followee_id = :followee AND deleted_at IS NULL
+        WHERE follower_id = :follower AND followee_id = :followee AND {is_live()}
           AND (SELECT n FROM active) = 2
         RETURNING id
     ), event AS (
