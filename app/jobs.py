@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Sequence
 
 from arq import ArqRedis, create_pool
 from arq.connections import RedisSettings
@@ -17,7 +18,7 @@ from domain.outbox.registry import REGISTRY, Registry
 
 class ArqDispatcher:
     """:class:`domain.outbox.dispatch.Dispatcher` on an arq pool: one job per consumer of
-    the event, under its (event, consumer) job id. With ``engine``, an event it cannot
+    an event, under its (event, consumer) job id. With ``engine``, an event it cannot
     enqueue is made due at once for the relay."""
 
     def __init__(
@@ -45,11 +46,13 @@ class ArqDispatcher:
                     )
         return self._pool
 
-    async def dispatch(self, event_id: uuid.UUID, topic: str) -> None:
+    @property
+    def registry(self) -> Registry:
+        """The event registry the unit of work resolves consumers from."""
+        return self._registry
+
+    async def enqueue(self, event_id: uuid.UUID, consumers: Sequence[str]) -> None:
         """Enqueue a job per consumer of ``event_id`` (each a no-op if already queued)."""
-        consumers = self._registry.consumers_of_topic(topic)
-        if not consumers:
-            return
         try:
             pool = await self.pool()
             for consumer in consumers:

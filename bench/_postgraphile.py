@@ -43,6 +43,7 @@ from sqlalchemy.engine import make_url
 
 from app.embedded import _free_port, spawn, stop_process
 from bench._support import graphql_answers, wait_answering
+from domain.visibility.predicates import is_active, is_live
 
 #: What ``npm install`` asks for (the newest 4.x).
 PACKAGE = "postgraphile@4"
@@ -83,17 +84,17 @@ def feed_body(schema: str, size: str) -> str:
         SELECT nullif(current_setting('jwt.claims.sub', true), '')::uuid AS id
     ), authors AS (
         SELECT f.followee_id AS id FROM public.follows f JOIN viewer v ON f.follower_id = v.id
-        WHERE f.deleted_at IS NULL
+        WHERE {is_live("f")}
           AND NOT EXISTS (SELECT 1 FROM public.mutes m
                           WHERE m.muter_id = v.id AND m.muted_id = f.followee_id)
         UNION SELECT id FROM viewer
     )
     SELECT p.id, p.author_id, p.caption, p.created_at
     FROM authors a
-    JOIN public.users u ON u.id = a.id AND u.status = 'active'
+    JOIN public.users u ON u.id = a.id AND {is_active("u")}
     CROSS JOIN LATERAL (
         SELECT id, author_id, caption, created_at FROM public.posts
-        WHERE author_id = a.id AND deleted_at IS NULL
+        WHERE author_id = a.id AND {is_live()}
           AND (after_created_at IS NULL OR (created_at, id) < (after_created_at, after_id))
         ORDER BY created_at DESC, id DESC
         LIMIT {size} + 1

@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 from app.embedded import spawn, stop_process
 from app.migrate import upgrade
 from bench._support import admin, bench_parser, throwaway_database
+from domain.visibility.predicates import is_active, is_live
 
 #: Names ``--keep-db`` accepts.
 KEEP_DB_NAME = re.compile(r"^roost_bench_[a-z0-9_]{1,40}$")
@@ -157,23 +158,23 @@ class Viewer:
     token: str = ""
 
 
-_FEED_SIZE = """
+_FEED_SIZE = f"""
     SELECT count(*) FROM (
-        SELECT 1 FROM posts p WHERE p.deleted_at IS NULL
+        SELECT 1 FROM posts p WHERE {is_live("p")}
           AND (p.author_id = $1 OR p.author_id IN (
-              SELECT followee_id FROM follows WHERE follower_id = $1 AND deleted_at IS NULL))
+              SELECT followee_id FROM follows WHERE follower_id = $1 AND {is_live()}))
         LIMIT $2) t
 """
-_NAMED = """
+_NAMED = f"""
     SELECT u.id, (SELECT count(*) FROM follows f
-                  WHERE f.follower_id = u.id AND f.deleted_at IS NULL) AS n
+                  WHERE f.follower_id = u.id AND {is_live("f")}) AS n
     FROM users u WHERE u.username = $1
 """
-_NEAR = """
+_NEAR = f"""
     SELECT u.id, u.username, c.n
-    FROM (SELECT follower_id, count(*) AS n FROM follows WHERE deleted_at IS NULL
+    FROM (SELECT follower_id, count(*) AS n FROM follows WHERE {is_live()}
           GROUP BY follower_id) c
-    JOIN users u ON u.id = c.follower_id AND u.status = 'active'
+    JOIN users u ON u.id = c.follower_id AND {is_active("u")}
     WHERE c.n BETWEEN $1 AND $2
     ORDER BY abs(c.n - $3), length(u.username), u.username
     LIMIT 200

@@ -46,6 +46,7 @@ from app.database import create_engine
 from app.settings import Settings
 from bench._slashdot import in_process_args
 from bench._support import bench_output, dedicated_redis, exit_with, run, table
+from domain.visibility.predicates import is_live
 
 FEED = (
     "{ viewer { feed(first: 20) { edges { cursor node { id caption createdAt"
@@ -144,7 +145,7 @@ _LOADER_SQL = {
     " UNION SELECT blocker_id FROM blocks WHERE blocked_id = :me"
     " AND blocker_id = ANY(CAST(:ids AS uuid[]))",
     "follows": "SELECT followee_id FROM follows WHERE follower_id = :me"
-    " AND followee_id = ANY(CAST(:ids AS uuid[])) AND deleted_at IS NULL",
+    f" AND followee_id = ANY(CAST(:ids AS uuid[])) AND {is_live()}",
     "mutes": "SELECT muted_id FROM mutes WHERE muter_id = :me"
     " AND muted_id = ANY(CAST(:ids AS uuid[]))",
     "counts": """

@@ -62,16 +62,17 @@ from domain.identity.sessions import open_sessions
 from domain.search.ranks import refresh_search_ranks
 from domain.search.search_users import parse_query, search_users
 from domain.search.suggested_follows import suggested_follows
+from domain.visibility.predicates import is_active, is_live
 
 GOAL_MS = 20.0
 JWT_SECRET = "bench-search-secret-0123456789-abcdefghijkl"
 
 BASELINE_SEARCH = text(
-    """
+    f"""
     SELECT u.id, COALESCE(sum(c.value), 0) AS followers
     FROM users u
     LEFT JOIN counter_shards c ON c.entity_id = u.id AND c.kind = 'followers'
-    WHERE u.status = 'active' AND (u.username ILIKE :pattern OR u.display_name ILIKE :pattern)
+    WHERE {is_active("u")} AND (u.username ILIKE :pattern OR u.display_name ILIKE :pattern)
       AND NOT EXISTS (SELECT 1 FROM blocks b
                       WHERE (b.blocker_id = :viewer AND b.blocked_id = u.id)
                          OR (b.blocker_id = u.id AND b.blocked_id = :viewer))
@@ -83,15 +84,15 @@ BASELINE_SEARCH = text(
 
 # Every follow of every followee: the same ranking with no sample.
 BASELINE_SUGGEST = text(
-    """
+    f"""
     WITH reached AS (
         SELECT x.followee_id AS candidate FROM follows f
-        JOIN follows x ON x.follower_id = f.followee_id AND x.deleted_at IS NULL
-        WHERE f.follower_id = :viewer AND f.deleted_at IS NULL
+        JOIN follows x ON x.follower_id = f.followee_id AND {is_live("x")}
+        WHERE f.follower_id = :viewer AND {is_live("f")}
     ), counted AS (
         SELECT candidate, count(*)::int AS n FROM reached GROUP BY candidate
     ), excluded AS (
-        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND deleted_at IS NULL
+        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND {is_live()}
         UNION ALL SELECT target_id FROM follow_requests WHERE requester_id = :viewer
         UNION ALL SELECT blocked_id FROM blocks WHERE blocker_id = :viewer
         UNION ALL SELECT blocker_id FROM blocks WHERE blocked_id = :viewer
@@ -105,13 +106,13 @@ BASELINE_SUGGEST = text(
 )
 
 ROWS_READ = text(
-    """
+    f"""
     WITH followees AS (
         SELECT followee_id, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n
-        FROM follows WHERE follower_id = :viewer AND deleted_at IS NULL
+        FROM follows WHERE follower_id = :viewer AND {is_live()}
     ), out_degree AS (
         SELECT f.n, (SELECT count(*) FROM follows x
-                     WHERE x.follower_id = f.followee_id AND x.deleted_at IS NULL) AS d
+                     WHERE x.follower_id = f.followee_id AND {is_live("x")}) AS d
         FROM followees f
     )
     SELECT count(*), sum(d),

@@ -33,6 +33,7 @@ from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import PostCreated
 from domain.outbox.unit_of_work import unit_of_work
 from domain.text import normalize_username
+from domain.visibility.predicates import is_active
 
 #: (username, followers) of the accounts ``roost load-graph --celebrities`` adds.
 CELEBRITIES: tuple[tuple[str, int], ...] = (("celeb10k", 10_000), ("celeb50k", 50_000))
@@ -80,10 +81,10 @@ class CelebrityReport:
         return "\n".join([f"Celebrities in {self.seconds:.1f} s:", *lines])
 
 
-_SAMPLE = """
+_SAMPLE = f"""
     SELECT id FROM users
-    WHERE status = 'active' AND NOT (username = ANY(CAST(:exclude AS text[])))
-      {restrict}
+    WHERE {is_active()} AND NOT (username = ANY(CAST(:exclude AS text[])))
+      {{restrict}}
     ORDER BY md5(CAST(:seed AS text) || username), id
     LIMIT :n
 """
@@ -217,7 +218,7 @@ async def load_celebrities(
                     {"id": post_id, "a": user_id, "c": CAPTIONS[i], "at": at},
                 )
                 await tag_post(conn, post_id, at, CAPTIONS[i])
-                await uow.append(PostCreated(post_id, user_id))
+                await uow.record(PostCreated(post_id, user_id))
                 posts.append(post_id)
             counts = [(user_id, "followers", len(followers)), (user_id, "posts", len(posts))]
             counts += [(f, "following", 1) for f in followers]

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.db import utcnow
+from domain.visibility.predicates import is_active, is_live
 
 #: The archive's format, named in the document so later versions can be told apart.
 FORMAT = "roost-export/1"
@@ -31,13 +32,13 @@ def _ts(column: str) -> str:
 SECTIONS: dict[str, tuple[str, str]] = {
     "posts": (
         f'SELECT id, caption, state, media, {_ts("created_at")} AS "createdAt",'
-        " created_at AS k1, id AS k2 FROM posts WHERE author_id = :u AND deleted_at IS NULL",
+        f" created_at AS k1, id AS k2 FROM posts WHERE author_id = :u AND {is_live()}",
         "k1, k2",
     ),
     "comments": (
         f'SELECT id, post_id AS "postId", parent_id AS "parentId", body,'
         f' {_ts("created_at")} AS "createdAt", created_at AS k1, id AS k2'
-        " FROM comments WHERE author_id = :u AND deleted_at IS NULL",
+        f" FROM comments WHERE author_id = :u AND {is_live()}",
         "k1, k2",
     ),
     "likes": (
@@ -48,13 +49,13 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "following": (
         f'SELECT u.id AS "userId", u.username, {_ts("f.created_at")} AS since,'
         " f.created_at AS k1, f.id AS k2 FROM follows f JOIN users u ON u.id = f.followee_id"
-        " WHERE f.follower_id = :u AND f.deleted_at IS NULL AND u.status = 'active'",
+        f" WHERE f.follower_id = :u AND {is_live('f')} AND {is_active('u')}",
         "k1, k2",
     ),
     "followers": (
         f'SELECT u.id AS "userId", u.username, {_ts("f.created_at")} AS since,'
         " f.created_at AS k1, f.id AS k2 FROM follows f JOIN users u ON u.id = f.follower_id"
-        " WHERE f.followee_id = :u AND f.deleted_at IS NULL AND u.status = 'active'",
+        f" WHERE f.followee_id = :u AND {is_live('f')} AND {is_active('u')}",
         "k1, k2",
     ),
     "blocks": (
@@ -73,7 +74,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
         f'SELECT n.id, n.kind, n.count, a.username AS actor, n.post_id AS "postId",'
         f' n.comment_id AS "commentId", {_ts("n.created_at")} AS "createdAt",'
         " n.read_at IS NOT NULL AS read, n.created_at AS k1, n.id AS k2"
-        " FROM notifications n LEFT JOIN users a ON a.id = n.actor_id AND a.status = 'active'"
+        f" FROM notifications n LEFT JOIN users a ON a.id = n.actor_id AND {is_active('a')}"
         " WHERE n.recipient_id = :u AND n.count > 0",
         "k1, k2",
     ),
@@ -105,7 +106,7 @@ def _section_sql(select: str, order: str) -> str:
 
 _MEDIA = text(
     "SELECT p.id, m.item FROM posts p CROSS JOIN LATERAL jsonb_array_elements(p.media)"
-    " WITH ORDINALITY AS m(item, n) WHERE p.author_id = :u AND p.deleted_at IS NULL"
+    f" WITH ORDINALITY AS m(item, n) WHERE p.author_id = :u AND {is_live('p')}"
     " AND m.item ? 'variants' ORDER BY p.created_at, p.id, m.n"
 )
 

@@ -14,8 +14,8 @@ from domain.identity.session_store import SessionStore
 from domain.identity.sessions import AuthResult, open_session
 from domain.identity.tokens import TokenConfig
 from domain.moderation.set_user_status import change_status
-from domain.outbox.append import append
 from domain.outbox.events import AccountDeletionCancelled
+from domain.outbox.unit_of_work import unit_of_work
 
 
 async def cancel_account_deletion(
@@ -42,10 +42,11 @@ async def cancel_account_deletion(
     if not in_grace_period(account.status, found.deletion_due_at):
         raise InvalidCredentialsError()
     try:
-        async with engine.begin() as conn:
-            change = await change_status(conn, account.id, "active", counter_shards=counter_shards)
+        async with unit_of_work(engine) as uow:
+            conn = uow.conn
+            change = await change_status(uow, account.id, "active", counter_shards=counter_shards)
             if change.changed:
-                await append(conn, AccountDeletionCancelled(account.id))
+                await uow.record(AccountDeletionCancelled(account.id))
             user = (await users_by_ids(conn, [account.id]))[account.id]
             if user.status != "active":
                 raise InvalidCredentialsError()

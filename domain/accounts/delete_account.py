@@ -14,10 +14,11 @@ from domain.identity.errors import AccountUnavailableError, WrongPasswordError
 from domain.identity.passwords import verify_password
 from domain.identity.session_store import SessionStore
 from domain.moderation.set_user_status import change_status
-from domain.outbox.append import append
 from domain.outbox.events import AccountDeletionRequested
+from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
-_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+_HASH = text(f"SELECT password_hash FROM users WHERE id = :x AND {is_active()}")
 _DUE = text(
     "UPDATE users SET deletion_due_at = now() + make_interval(secs => :grace)"
     " WHERE id = :x RETURNING deletion_due_at"
@@ -44,13 +45,14 @@ async def delete_account(
         raise AccountUnavailableError()
     if "\x00" in password or not await verify_password(stored, password):
         raise WrongPasswordError("password")
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         change = await change_status(
-            conn, user_id, "pending_deletion", counter_shards=counter_shards
+            uow, user_id, "pending_deletion", counter_shards=counter_shards
         )
         if change.previous != "active":  # banned (or deleting) since the check: refuse
             raise AccountUnavailableError()
         due: dt.datetime = await conn.scalar(_DUE, {"x": user_id, "grace": grace.total_seconds()})
-        await append(conn, AccountDeletionRequested(user_id, due))
+        await uow.record(AccountDeletionRequested(user_id, due))
     await change.announce(sessions)
     return due

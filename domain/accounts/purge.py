@@ -26,8 +26,8 @@ from domain.locks import advisory_xact_lock
 from domain.media.ports import ObjectStore
 from domain.media.purge_media import purge_owner_media
 from domain.notifications.forget import forget_actor
-from domain.outbox.append import append
 from domain.outbox.events import UserPurged
+from domain.outbox.unit_of_work import unit_of_work
 from domain.text import TOMBSTONE_PREFIX
 
 log = logging.getLogger("roost.accounts")
@@ -202,7 +202,8 @@ async def _finish(
     counter_shards: int,
     username_hold: dt.timedelta,
 ) -> None:
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         await advisory_xact_lock(conn, "user-status")  # status changes run one at a time
         previous = await conn.scalar(_LOCK_DUE, {"u": user_id})
         if previous is None:
@@ -215,4 +216,4 @@ async def _finish(
         await conn.execute(
             _SCRUB, {"u": user_id, "placeholder": placeholder, "hold": username_hold}
         )
-        await append(conn, UserPurged(user_id, previous))
+        await uow.record(UserPurged(user_id, previous))

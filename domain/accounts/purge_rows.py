@@ -19,12 +19,13 @@ from domain.db import AnyRow
 from domain.moderation.account_locks import lock_active
 from domain.notifications.like_groups import row_shows_unread
 from domain.notifications.queries import UNREAD_KIND
+from domain.visibility.predicates import is_live
 
 # The account's posts, live ones first (posts_author_live_idx, then the deleted ones).
 _POSTS = text(
-    """
+    f"""
     (SELECT id, state = 'published' AS live FROM posts
-     WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
+     WHERE author_id = :u AND {is_live()} LIMIT :n)
     UNION ALL
     (SELECT id, false FROM posts WHERE author_id = :u AND deleted_at IS NOT NULL LIMIT :n)
     LIMIT :n
@@ -34,8 +35,8 @@ _POSTS = text(
 _COMMENTS_ON = text("SELECT id FROM comments WHERE post_id = ANY(CAST(:posts AS uuid[]))")
 # The account's own comments (comments_author_post_idx, then the deleted ones)...
 _OWN_COMMENTS = text(
-    """
-    (SELECT id FROM comments WHERE author_id = :u AND deleted_at IS NULL LIMIT :n)
+    f"""
+    (SELECT id FROM comments WHERE author_id = :u AND {is_live()} LIMIT :n)
     UNION ALL
     (SELECT id FROM comments WHERE author_id = :u AND deleted_at IS NOT NULL LIMIT :n)
     LIMIT :n
@@ -46,18 +47,18 @@ _REPLIES_TO = text("SELECT id FROM comments WHERE parent_id = ANY(CAST(:ids AS u
 # The account's follows, either side, live or ended (the partial indexes of each),
 # locked: their deletion moves the account's own counters.
 _FOLLOWS = text(
-    """
+    f"""
     WITH picked AS (
-        (SELECT id FROM follows WHERE follower_id = :u AND deleted_at IS NULL LIMIT :n)
+        (SELECT id FROM follows WHERE follower_id = :u AND {is_live()} LIMIT :n)
         UNION ALL
-        (SELECT id FROM follows WHERE followee_id = :u AND deleted_at IS NULL LIMIT :n)
+        (SELECT id FROM follows WHERE followee_id = :u AND {is_live()} LIMIT :n)
         UNION ALL
         (SELECT id FROM follows WHERE follower_id = :u AND deleted_at IS NOT NULL LIMIT :n)
         UNION ALL
         (SELECT id FROM follows WHERE followee_id = :u AND deleted_at IS NOT NULL LIMIT :n)
         LIMIT :n
     )
-    SELECT f.id, f.follower_id, f.followee_id, f.deleted_at IS NULL AS live
+    SELECT f.id, f.follower_id, f.followee_id, {is_live("f")} AS live
     FROM follows f JOIN picked USING (id)
     FOR UPDATE OF f
     """

@@ -55,5 +55,5 @@ async def request_export(
             raise RuntimeError("data export request kept losing its race")  # never seen
         record = to_export(row)
         await conn.execute(_OLDER, {"u": user_id})
-        await uow.append(DataExportRequested(record.id, user_id))
+        await uow.record(DataExportRequested(record.id, user_id))
     return record

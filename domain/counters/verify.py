@@ -11,33 +11,34 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.progress import Progress, no_progress
+from domain.visibility.predicates import is_active, is_live
 
 #: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
 #: what each counter counts (docs/architecture/counters.md "Counters").
 ACTUAL: dict[str, str] = {
     "followers": (
         "SELECT f.followee_id, count(*) FROM follows f"
-        " JOIN users u ON u.id = f.follower_id AND u.status = 'active'"
-        " WHERE f.deleted_at IS NULL GROUP BY 1"
+        f" JOIN users u ON u.id = f.follower_id AND {is_active('u')}"
+        f" WHERE {is_live('f')} GROUP BY 1"
     ),
     "following": (
         "SELECT f.follower_id, count(*) FROM follows f"
-        " JOIN users u ON u.id = f.followee_id AND u.status = 'active'"
-        " WHERE f.deleted_at IS NULL GROUP BY 1"
+        f" JOIN users u ON u.id = f.followee_id AND {is_active('u')}"
+        f" WHERE {is_live('f')} GROUP BY 1"
     ),
     "posts": "SELECT author_id, count(*) FROM posts"
-    " WHERE deleted_at IS NULL AND state = 'published' GROUP BY 1",
+    f" WHERE {is_live()} AND state = 'published' GROUP BY 1",
     "likes": (
         "SELECT l.post_id, count(*) FROM likes l"
-        " JOIN users u ON u.id = l.user_id AND u.status = 'active' GROUP BY 1"
+        f" JOIN users u ON u.id = l.user_id AND {is_active('u')} GROUP BY 1"
     ),
     "comments": (
         "SELECT c.post_id, count(*) FROM comments c"
-        " JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'"
+        f" JOIN users ca ON ca.id = c.author_id AND {is_active('ca')}"
         " LEFT JOIN comments pc ON pc.id = c.parent_id"
         " LEFT JOIN users pa ON pa.id = pc.author_id"
-        " WHERE c.deleted_at IS NULL"
-        " AND (c.parent_id IS NULL OR (pc.deleted_at IS NULL AND pa.status = 'active'))"
+        f" WHERE {is_live('c')}"
+        f" AND (c.parent_id IS NULL OR ({is_live('pc')} AND {is_active('pa')}))"
         " GROUP BY 1"
     ),
     "unread_notifications": (

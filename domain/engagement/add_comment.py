@@ -81,7 +81,7 @@ async def add_comment(
             )
         ).one()
         comment = CommentRecord(*row)
-        await uow.append(
+        await uow.record(
             CommentCreated(
                 comment.id, post_id, author_id, post.author_id, parent_id, parent_author, body
             )

@@ -16,6 +16,7 @@ from domain.moderation.account_locks import lock_active
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import CommentDeleted
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_live
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +65,14 @@ async def delete_comment(
             await conn.execute(
                 text(
                     "UPDATE comments SET deleted_at = now()"
-                    " WHERE (id = :id OR parent_id = :id) AND deleted_at IS NULL"
+                    f" WHERE (id = :id OR parent_id = :id) AND {is_live()}"
                     " RETURNING id, author_id, parent_id"
                 ),
                 {"id": comment_id},
             )
         ).all()
         counted = await _counted(conn, deleted, row.parent_author)
-        await uow.append(CommentDeleted(comment_id, row.post_id, len(deleted)))
+        await uow.record(CommentDeleted(comment_id, row.post_id, len(deleted)))
         await add_deltas(conn, [Delta(row.post_id, "comments", -counted)], shards=counter_shards)
     return CommentDeletion(len(deleted), row.post_id)
 

@@ -8,10 +8,9 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, shard_rows, upsert_rows_sql
-from domain.outbox.append import insert_sql
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import LikeCreated, LikeRemoved
-from domain.outbox.unit_of_work import unit_of_work
+from domain.outbox.unit_of_work import outbox_insert_sql, unit_of_work
 from domain.posts.visibility import require_visible_post
 
 # The like row, its outbox event and the post's counter in one statement; the event and
@@ -22,7 +21,7 @@ _LIKE = text(
         INSERT INTO likes (post_id, user_id) VALUES (:post, :user)
         ON CONFLICT DO NOTHING RETURNING post_id
     ), event AS (
-        {insert_sql(LikeCreated, source="l", aggregate="l.post_id")}
+        {outbox_insert_sql(LikeCreated, source="l", aggregate="l.post_id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM l)")}
     )
@@ -35,7 +34,7 @@ _UNLIKE = text(
     WITH l AS (
         DELETE FROM likes WHERE post_id = :post AND user_id = :user RETURNING post_id
     ), event AS (
-        {insert_sql(LikeRemoved, source="l", aggregate="l.post_id")}
+        {outbox_insert_sql(LikeRemoved, source="l", aggregate="l.post_id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM l)")}
     )
@@ -128,7 +127,7 @@ async def _write(
             if row is None or row.status != "active":
                 return False
             author_id = row.author_id
-        event = uow.stage(event_type(post_id, user_id, author_id))
+        event = await uow.record(event_type(post_id, user_id, author_id), key="event")
         changed = await conn.scalar(
             statement,
             {

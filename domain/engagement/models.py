@@ -17,6 +17,7 @@ from sqlalchemy import (
 )
 
 from domain.db import metadata
+from domain.visibility.predicates import is_live
 
 likes = Table(
     "likes",
@@ -50,14 +51,14 @@ comments = Table(
         "post_id",
         "created_at",
         "id",
-        postgresql_where=text("parent_id IS NULL AND deleted_at IS NULL"),
+        postgresql_where=text(f"parent_id IS NULL AND {is_live()}"),
     ),
     Index(
         "comments_parent_idx",
         "parent_id",
         "created_at",
         "id",
-        postgresql_where=text("parent_id IS NOT NULL AND deleted_at IS NULL"),
+        postgresql_where=text(f"parent_id IS NOT NULL AND {is_live()}"),
     ),
     # An account's live comments per post: what a block hides from one viewer's
     # commentCount, and what a ban takes out of the counters.
@@ -65,7 +66,7 @@ comments = Table(
         "comments_author_post_idx",
         "author_id",
         "post_id",
-        postgresql_where=text("deleted_at IS NULL"),
+        postgresql_where=text(f"{is_live()}"),
     ),
     # The foreign keys of a hard delete (an account's purge): the comments of a post and
     # the replies of a comment, live or not, found (and checked) by index, and an

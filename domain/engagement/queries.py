@@ -17,6 +17,7 @@ from domain.engagement.add_comment import COMMENT_COLUMNS, CommentRecord
 from domain.engagement.hashtags import fold_tag
 from domain.keyset import Position, walk
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_active, is_live
 
 
 async def likers_page(
@@ -40,7 +41,7 @@ async def likers_page(
         await conn.execute(
             text(
                 "SELECT l.user_id, l.created_at FROM likes l"
-                " JOIN users u ON u.id = l.user_id AND u.status = 'active'"
+                f" JOIN users u ON u.id = l.user_id AND {is_active('u')}"
                 f" WHERE l.post_id = :post {where}"
                 " AND NOT EXISTS (SELECT 1 FROM blocks b"
                 " WHERE (b.blocker_id = u.id AND b.blocked_id = CAST(:viewer AS uuid))"
@@ -110,7 +111,7 @@ async def _comments_page(
         await conn.execute(
             text(
                 f"SELECT {COMMENT_COLUMNS} FROM comments"
-                f" WHERE {where} AND deleted_at IS NULL ORDER BY {order} LIMIT :limit"
+                f" WHERE {where} AND {is_live()} ORDER BY {order} LIMIT :limit"
             ),
             params,
         )
@@ -136,7 +137,7 @@ async def first_replies(
         SELECT {COMMENT_COLUMNS} FROM (
             SELECT c.*, row_number() OVER (PARTITION BY parent_id ORDER BY {order}) n
             FROM comments c
-            WHERE parent_id = ANY(CAST($1 AS uuid[])) AND deleted_at IS NULL
+            WHERE parent_id = ANY(CAST($1 AS uuid[])) AND {is_live()}
         ) r WHERE n <= $2 ORDER BY parent_id, created_at, id
         """,
         list(parent_ids),
@@ -200,7 +201,7 @@ async def hashtag_posts_page(
             text(
                 "SELECT ph.post_id FROM hashtags h"
                 " JOIN post_hashtags ph ON ph.hashtag_id = h.id"
-                " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
+                f" JOIN posts p ON p.id = ph.post_id AND {is_live('p')}"
                 f" WHERE h.name = :name {where}"
                 f" ORDER BY {order} LIMIT :limit"
             ),

@@ -13,6 +13,7 @@ from domain.feed.ranking_queries import KIND_SQL
 from domain.feed.timelines import Entry
 from domain.feed.timelines.entries import time_of
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_live
 
 
 class CandidateFacts(NamedTuple):
@@ -32,8 +33,8 @@ _FACTS = (
     + KIND_SQL
     + "), array_agg((extract(epoch FROM p.created_at) * 1000000)::bigint),"
     " array_agg(EXISTS (SELECT 1 FROM follows f"
-    " WHERE f.follower_id = $1 AND f.followee_id = p.author_id AND f.deleted_at IS NULL))"
-    " FROM posts p WHERE p.id = ANY($2::uuid[]) AND p.deleted_at IS NULL"
+    f" WHERE f.follower_id = $1 AND f.followee_id = p.author_id AND {is_live('f')}))"
+    f" FROM posts p WHERE p.id = ANY($2::uuid[]) AND {is_live('p')}"
     " AND p.state = 'published'"
 )
 
@@ -42,7 +43,7 @@ _FACTS = (
 _TAG_ENTRIES = (
     "SELECT ph.post_id, (extract(epoch FROM ph.created_at) * 1000000)::bigint"
     " FROM hashtags h JOIN post_hashtags ph ON ph.hashtag_id = h.id"
-    " JOIN posts p ON p.id = ph.post_id AND p.deleted_at IS NULL"
+    f" JOIN posts p ON p.id = ph.post_id AND {is_live('p')}"
     " WHERE h.name = $1 AND ($2::timestamptz IS NULL OR (ph.created_at, ph.post_id) < ($2, $3))"
     " ORDER BY ph.created_at DESC, ph.post_id DESC LIMIT $4"
 )

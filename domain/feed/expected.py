@@ -8,16 +8,18 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from domain.visibility.predicates import is_active, is_live
+
 #: The user's own live posts and those of every account they follow now, whose author
 #: is active and neither blocks nor is blocked by nor is muted by the user (the feed's
 #: visibility rule, README "Who sees what").
 _EXPECTED_FEED_SQL = text(
-    """
+    f"""
     SELECT p.id FROM posts p JOIN users a ON a.id = p.author_id
-    WHERE p.deleted_at IS NULL AND a.status = 'active'
+    WHERE {is_live("p")} AND {is_active("a")}
       AND (p.author_id = :u OR EXISTS (
             SELECT 1 FROM follows f WHERE f.follower_id = :u AND f.followee_id = p.author_id
-              AND f.deleted_at IS NULL))
+              AND {is_live("f")}))
       AND NOT EXISTS (SELECT 1 FROM blocks b
               WHERE (b.blocker_id = :u AND b.blocked_id = p.author_id)
                  OR (b.blocker_id = p.author_id AND b.blocked_id = :u))

@@ -22,6 +22,7 @@ from domain.feed.policy import Mode, next_mode
 from domain.feed.sources import active_followers_page, author_recent_entries
 from domain.feed.timelines import Entry
 from domain.locks import advisory_xact_lock
+from domain.visibility.predicates import is_live
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,7 @@ async def fan_out_post(
     async with engine.connect() as conn:
         row = (
             await conn.execute(
-                text(
-                    "SELECT author_id, created_at FROM posts WHERE id = :id AND deleted_at IS NULL"
-                ),
+                text(f"SELECT author_id, created_at FROM posts WHERE id = :id AND {is_live()}"),
                 {"id": post_id},
             )
         ).first()

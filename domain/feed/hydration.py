@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_live
 from domain.visibility.rules import visible_count
 from domain.visibility.sql import (
     BLOCK_PARTNERS,
@@ -120,7 +121,7 @@ def _statement(wanted: Wanted) -> str:
                {author_cols}
         FROM users ha CROSS JOIN hbp
         LEFT JOIN LATERAL (SELECT true AS hit FROM follows WHERE follower_id = $1
-                           AND followee_id = ha.id AND deleted_at IS NULL LIMIT 1) hf ON true
+                           AND followee_id = ha.id AND {is_live()} LIMIT 1) hf ON true
         LEFT JOIN LATERAL (SELECT true AS hit FROM mutes WHERE muter_id = $1
                            AND muted_id = ha.id LIMIT 1) hm ON true
         {author_joins}

@@ -31,6 +31,7 @@ from domain.outbox.events import (
 )
 from domain.outbox.process import Consumer
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_live
 
 # The post's media kind, if the engagement is still there: a like or comment job that
 # runs after its unlike or deletion (jobs run in any order), or after the actor's
@@ -41,7 +42,7 @@ _LIKED_KIND = text(
 )
 _COMMENTED_KIND = text(
     f"SELECT {KIND_SQL} FROM posts WHERE id = :post"
-    " AND EXISTS (SELECT 1 FROM comments WHERE id = :ref AND deleted_at IS NULL)"
+    f" AND EXISTS (SELECT 1 FROM comments WHERE id = :ref AND {is_live()})"
 )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_live
 
 #: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT): ``video`` if any file
 #: is a video, else ``image`` if it has any file, else ``text``.
@@ -20,7 +21,7 @@ KIND_SQL = (
 # One row of three arrays: the driver decodes arrays in C, so a window costs one row.
 _FACTS = (
     f"SELECT array_agg(id), array_agg(author_id), array_agg({KIND_SQL}) FROM posts"
-    " WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL"
+    f" WHERE id = ANY($1::uuid[]) AND {is_live()}"
 )
 
 

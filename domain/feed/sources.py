@@ -14,6 +14,7 @@ from domain.feed.timelines import Entry, time_of
 from domain.identity.queries import UserRecord
 from domain.keyset import Position
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_active, is_live
 
 
 async def active_followers_page(
@@ -35,9 +36,9 @@ async def active_followers_page(
             text(
                 f"""
                 SELECT f.created_at, f.id, f.follower_id,
-                       u.status = 'active' AND u.last_active_at >= :since AS target
+                       {is_active("u")} AND u.last_active_at >= :since AS target
                 FROM follows f JOIN users u ON u.id = f.follower_id
-                WHERE f.followee_id = :author AND f.deleted_at IS NULL {where}
+                WHERE f.followee_id = :author AND {is_live("f")} {where}
                 ORDER BY f.created_at DESC, f.id DESC LIMIT :limit
                 """
             ),
@@ -58,7 +59,7 @@ async def author_recent_entries(
 ) -> list[Entry]:
     """The author's newest ``limit`` live posts, optionally only those created since
     ``since`` and strictly before ``before`` (``posts_author_live_idx``)."""
-    sql = "SELECT created_at, id FROM posts WHERE author_id = :a AND deleted_at IS NULL"
+    sql = f"SELECT created_at, id FROM posts WHERE author_id = :a AND {is_live()}"
     params: dict[str, object] = {"a": author_id, "limit": limit}
     if since is not None:
         sql += " AND created_at >= :since"
@@ -70,27 +71,27 @@ async def author_recent_entries(
     return [Entry.of(ts, pk) for ts, pk in rows]
 
 
-_HOME_SQL = """
+_HOME_SQL = f"""
     WITH authors AS (
-        SELECT followee_id AS id FROM follows WHERE follower_id = $1 AND deleted_at IS NULL
+        SELECT followee_id AS id FROM follows WHERE follower_id = $1 AND {is_live()}
         UNION SELECT CAST($1 AS uuid)
     )
     SELECT p.created_at, p.id FROM authors a
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
-        WHERE author_id = a.id AND deleted_at IS NULL {bound}
-        ORDER BY created_at{desc}, id{desc} LIMIT $2
+        WHERE author_id = a.id AND {is_live()} {{bound}}
+        ORDER BY created_at{{desc}}, id{{desc}} LIMIT $2
     ) p
-    ORDER BY p.created_at{desc}, p.id{desc} LIMIT $2
+    ORDER BY p.created_at{{desc}}, p.id{{desc}} LIMIT $2
 """
-_AUTHORS_SQL = """
+_AUTHORS_SQL = f"""
     SELECT p.created_at, p.id FROM unnest(CAST($1 AS uuid[])) AS a(id)
     CROSS JOIN LATERAL (
         SELECT created_at, id FROM posts
-        WHERE author_id = a.id AND deleted_at IS NULL {bound}
-        ORDER BY created_at{desc}, id{desc} LIMIT $2
+        WHERE author_id = a.id AND {is_live()} {{bound}}
+        ORDER BY created_at{{desc}}, id{{desc}} LIMIT $2
     ) p
-    ORDER BY p.created_at{desc}, p.id{desc} LIMIT $2
+    ORDER BY p.created_at{{desc}}, p.id{{desc}} LIMIT $2
 """
 
 
@@ -142,7 +143,7 @@ async def authors_entries_sql(
 #: The pull authors the viewer ($1) follows (a few dozen at most, by construction).
 _PULL_AUTHORS_SQL = (
     "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
-    " ON f.followee_id = m.author_id AND f.follower_id = $1 AND f.deleted_at IS NULL"
+    f" ON f.followee_id = m.author_id AND f.follower_id = $1 AND {is_live('f')}"
     " WHERE m.mode = 'pull'"
 )
 
@@ -179,7 +180,7 @@ async def follows_now(
     found = await conn.scalar(
         text(
             "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :a AND followee_id = :b"
-            " AND deleted_at IS NULL)"
+            f" AND {is_live()})"
         ),
         {"a": follower_id, "b": followee_id},
     )

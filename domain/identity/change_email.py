@@ -16,14 +16,15 @@ from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import EmailVerificationRequested, UserUpdated
 from domain.outbox.unit_of_work import unit_of_work
 from domain.text import clean_email
+from domain.visibility.predicates import is_active
 
-_ACCOUNT = text("SELECT password_hash, email FROM users WHERE id = :u AND status = 'active'")
+_ACCOUNT = text(f"SELECT password_hash, email FROM users WHERE id = :u AND {is_active()}")
 _SET = text(
     "UPDATE users SET email = :e, email_verified_at = NULL"
-    " WHERE id = :u AND status = 'active'"
+    f" WHERE id = :u AND {is_active()}"
     f" RETURNING {USER_SELECT}"
 )
-_CURRENT = text(f"SELECT {USER_SELECT} FROM users WHERE id = :u AND status = 'active'")
+_CURRENT = text(f"SELECT {USER_SELECT} FROM users WHERE id = :u AND {is_active()}")
 
 
 async def change_email(
@@ -58,8 +59,8 @@ async def change_email(
             if found is None:
                 raise AccountUnavailableError()
             if row.email != email:
-                await uow.append(UserUpdated(user_id, ("email",)))
-                await uow.append(EmailVerificationRequested(user_id, email))
+                await uow.record(UserUpdated(user_id, ("email",)))
+                await uow.record(EmailVerificationRequested(user_id, email))
     except IntegrityError:
         raise EmailTakenError() from None
     return to_record(found)

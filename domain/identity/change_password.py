@@ -12,17 +12,18 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.errors import AccountUnavailableError, WrongPasswordError
 from domain.identity.passwords import hash_password, verify_password
 from domain.identity.session_store import SessionStore
-from domain.outbox.append import append
 from domain.outbox.events import PasswordChanged
+from domain.outbox.unit_of_work import unit_of_work
 from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
+from domain.visibility.predicates import is_active
 
-_HASH = text("SELECT password_hash FROM users WHERE id = :x AND status = 'active'")
+_HASH = text(f"SELECT password_hash FROM users WHERE id = :x AND {is_active()}")
 
 # Compare-and-set: the hash verified above must still be the account's, so of two
 # concurrent changes with the same current password only one succeeds.
 _SET = text(
     "UPDATE users SET password_hash = :new WHERE id = :x AND password_hash = :old"
-    " AND status = 'active' RETURNING true"
+    f" AND {is_active()} RETURNING true"
 )
 
 _OTHER_SESSIONS = text(
@@ -54,12 +55,13 @@ async def change_password(
     if "\x00" in current_password or not await verify_password(old_hash, current_password):
         raise WrongPasswordError("currentPassword")
     new_hash = await hash_password(new_password)
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         if not await conn.scalar(_SET, {"new": new_hash, "old": old_hash, "x": user_id}):
             raise WrongPasswordError("currentPassword")
         params = {"x": user_id, "keep": session_id}
         others = [r[0] for r in await conn.execute(_OTHER_SESSIONS, params)]
         ended = await revoke_families(conn, user_id, others) if others else []
-        await append(conn, PasswordChanged(user_id, len(ended)))
+        await uow.record(PasswordChanged(user_id, len(ended)))
     await announce_ended(sessions, user_id, ended)
     return len(ended)

@@ -19,9 +19,10 @@ from domain.mail.config import MailConfig
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import EmailVerificationRequested
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
 _ACCOUNT = text(
-    "SELECT email, email_verified_at FROM users WHERE id = :u AND status = 'active' FOR UPDATE"
+    f"SELECT email, email_verified_at FROM users WHERE id = :u AND {is_active()} FOR UPDATE"
 )
 #: The account's mails of this kind in the last hour: how many, and when the oldest
 #: leaves the window (seconds from now).
@@ -59,6 +60,6 @@ async def request_email_verification(
         budget = (await uow.conn.execute(_BUDGET, {"u": user_id, "p": VERIFY_EMAIL})).one()
         if budget.n >= config.per_account_per_hour:
             raise TooManyMailsError(max(1, math.ceil(float(budget.free_in or 1))))
-        await uow.append(EmailVerificationRequested(user_id, row.email))
+        await uow.record(EmailVerificationRequested(user_id, row.email))
     email: str = row.email
     return email

@@ -39,4 +39,4 @@ async def request_password_reset(
         name = clean_text("username", username.strip(), max_len=_USERNAME_MAX, min_len=1)
         event = PasswordResetRequested(new_id(), username=name.lower())
     async with unit_of_work(engine, dispatcher) as uow:
-        await uow.append(event)
+        await uow.record(event)

@@ -11,15 +11,16 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.errors import InvalidTokenError
 from domain.identity.passwords import hash_password
 from domain.identity.session_store import SessionStore
-from domain.outbox.append import append
 from domain.outbox.events import PasswordChanged
+from domain.outbox.unit_of_work import unit_of_work
 from domain.text import PASSWORD_MAX, PASSWORD_MIN, clean_text
+from domain.visibility.predicates import is_active
 
 # The mail reached the address: it is verified too, if it is still the account's.
 _SET = text(
     "UPDATE users SET password_hash = :h, email_verified_at = CASE"
     " WHEN email = :e THEN coalesce(email_verified_at, now()) ELSE email_verified_at END"
-    " WHERE id = :u AND status = 'active' RETURNING id"
+    f" WHERE id = :u AND {is_active()} RETURNING id"
 )
 #: The account's other reset codes stop working with this one.
 _OTHERS_USED = text(
@@ -47,13 +48,14 @@ async def reset_password(
     """
     clean_text("newPassword", new_password, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
     new_hash = await hash_password(new_password)
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         used = await redeem_token(conn, token, RESET_PASSWORD)
         params = {"h": new_hash, "e": used.email, "u": used.user_id}
         if (await conn.execute(_SET, params)).first() is None:
             raise InvalidTokenError("That account is not available.")
         await conn.execute(_OTHERS_USED, {"u": used.user_id})
         ended = await revoke_families(conn, used.user_id)
-        await append(conn, PasswordChanged(used.user_id, len(ended)))
+        await uow.record(PasswordChanged(used.user_id, len(ended)))
     await announce_ended(sessions, used.user_id, ended)
     return len(ended)

@@ -15,18 +15,19 @@ from domain.mail.config import MailConfig
 from domain.mail.messages import reset_mail, verification_mail
 from domain.mail.ports import MailMessage, MailRejectedError, MailSender
 from domain.outbox.events import EmailVerificationRequested, PasswordResetRequested
+from domain.visibility.predicates import is_active
 
 log = logging.getLogger("roost.mail")
 
 _USER = text(
     "SELECT id, username, email, email_verified_at FROM users"
-    " WHERE id = :u AND status = 'active' FOR UPDATE"
+    f" WHERE id = :u AND {is_active()} FOR UPDATE"
 )
 _BY_EMAIL = text(
-    "SELECT id, username, email FROM users WHERE email = :e AND status = 'active' FOR UPDATE"
+    f"SELECT id, username, email FROM users WHERE email = :e AND {is_active()} FOR UPDATE"
 )
 _BY_USERNAME = text(
-    "SELECT id, username, email FROM users WHERE username = :n AND status = 'active'"
+    f"SELECT id, username, email FROM users WHERE username = :n AND {is_active()}"
     " AND email IS NOT NULL FOR UPDATE"
 )
 

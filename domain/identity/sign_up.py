@@ -67,8 +67,8 @@ async def sign_up(
             # insert waited on its row), so its reservation is seen.
             if await conn.scalar(_HELD, {"u": canonical}):
                 raise UsernameTakenError(canonical, held=True)
-            await uow.append(UserCreated(user.id))
-            await uow.append(EmailVerificationRequested(user.id, email))
+            await uow.record(UserCreated(user.id))
+            await uow.record(EmailVerificationRequested(user.id, email))
             auth = await open_session(conn, config, user)
         return auth
     except IntegrityError as exc:

@@ -22,6 +22,7 @@ from domain.outbox.events import AvatarUploaded, UserUpdated
 from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
 from domain.social.accept_follow_requests import accept_pending_requests
 from domain.text import clean_bio, clean_display_name
+from domain.visibility.predicates import active_clause
 
 log = logging.getLogger("roost.identity")
 
@@ -80,7 +81,7 @@ async def update_profile(
         elif upload is not None:
             await _choose_avatar(uow, user_id, upload)
             values["avatar_upload_id"] = upload
-        stmt = update(users).where(users.c.id == user_id, users.c.status == "active")
+        stmt = update(users).where(users.c.id == user_id, active_clause(users))
         if not values:  # nothing to change: still answer with the current profile
             values["display_name"] = users.c.display_name
         row = (await conn.execute(stmt.values(**values).returning(*USER_COLUMNS))).first()
@@ -89,7 +90,7 @@ async def update_profile(
         if is_private is False:
             # After the UPDATE: it holds the row lock that request creation waits for.
             await accept_pending_requests(uow, user_id, counter_shards=counter_shards)
-        await uow.append(UserUpdated(user_id, tuple(sorted(values))))
+        await uow.record(UserUpdated(user_id, tuple(sorted(values))))
     if old_avatar and store is not None:
         try:
             await store.delete_delivery(delivery_keys([old_avatar]))
@@ -120,4 +121,4 @@ async def _choose_avatar(uow: UnitOfWork, user_id: uuid.UUID, upload: uuid.UUID)
     await conn.execute(
         text("UPDATE uploads SET state = 'processing' WHERE id = :id"), {"id": upload}
     )
-    await uow.append(AvatarUploaded(user_id, upload))
+    await uow.record(AvatarUploaded(user_id, upload))

@@ -8,12 +8,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.identity.email_tokens import VERIFY_EMAIL, redeem_token
 from domain.identity.errors import InvalidTokenError
 from domain.identity.queries import USER_SELECT, UserRecord, to_record
-from domain.outbox.append import append
 from domain.outbox.events import EmailVerified
+from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_active
 
 _VERIFY = text(
     "UPDATE users SET email_verified_at = coalesce(email_verified_at, now())"
-    " WHERE id = :u AND email = :e AND status = 'active'"
+    f" WHERE id = :u AND email = :e AND {is_active()}"
     f" RETURNING {USER_SELECT}"
 )
 
@@ -22,10 +23,11 @@ async def verify_email(engine: AsyncEngine, token: str) -> UserRecord:
     """Use ``token`` (a verification code, no sign-in needed) and mark the address it was
     mailed to verified, in one transaction; return the account. Raises InvalidTokenError
     for a bad, expired or used code, or one whose address is no longer the account's."""
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         used = await redeem_token(conn, token, VERIFY_EMAIL)
         row = (await conn.execute(_VERIFY, {"u": used.user_id, "e": used.email})).first()
         if row is None:
             raise InvalidTokenError("That code was for an address this account no longer has.")
-        await append(conn, EmailVerified(used.user_id, used.email))
+        await uow.record(EmailVerified(used.user_id, used.email))
     return to_record(row)

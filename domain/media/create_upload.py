@@ -16,6 +16,7 @@ from domain.identity.errors import AccountUnavailableError
 from domain.media.config import CONTENT_TYPES, MediaConfig, raw_key
 from domain.media.ports import ObjectStore, UploadTarget
 from domain.text import clean_text
+from domain.visibility.predicates import is_active
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -84,7 +85,7 @@ async def create_upload(
                 "INSERT INTO uploads"
                 " (id, owner_id, kind, content_type, byte_size, sha256, alt_text, expires_at)"
                 " SELECT :id, id, :kind, :ct, :size, :sha, :alt, :exp FROM users"
-                " WHERE id = :owner AND status = 'active' RETURNING id"
+                f" WHERE id = :owner AND {is_active()} RETURNING id"
             ),
             {
                 "id": upload_id,

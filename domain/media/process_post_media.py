@@ -38,6 +38,7 @@ from domain.moderation.reports import file_system_report
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import PostCreated, PostProcessed, ReportFiled
 from domain.outbox.unit_of_work import unit_of_work
+from domain.visibility.predicates import is_live
 
 log = logging.getLogger("roost.media")
 
@@ -241,7 +242,7 @@ async def _one(tmp: Path, i: int, upload: PostUpload, media: MediaServices) -> P
 async def _is_published(engine: AsyncEngine, post_id: uuid.UUID) -> bool:
     async with engine.connect() as conn:
         state = await conn.scalar(
-            text("SELECT state FROM posts WHERE id = :id AND deleted_at IS NULL"), {"id": post_id}
+            text(f"SELECT state FROM posts WHERE id = :id AND {is_live()}"), {"id": post_id}
         )
     return bool(state == "published")
 
@@ -267,8 +268,8 @@ async def _publish(
             {"id": post_id, "media": json.dumps(items)},
         )
         await add_deltas(conn, [Delta(post.author_id, "posts", 1)], shards=counter_shards)
-        await uow.append(PostCreated(post_id, post.author_id))
-        await uow.append(PostProcessed(post_id, post.author_id, "published"))
+        await uow.record(PostCreated(post_id, post.author_id))
+        await uow.record(PostProcessed(post_id, post.author_id, "published"))
     return True
 
 
@@ -296,7 +297,7 @@ async def _fail(
             ),
             {"id": post_id, "reason": reason},
         )
-        await uow.append(PostProcessed(post_id, post.author_id, "failed", reason))
+        await uow.record(PostProcessed(post_id, post.author_id, "failed", reason))
     log.info("post %s failed: %s (%s)", post_id, reason, message)
     await delete_raws(media.store, uploads)
     return "failed"
@@ -334,6 +335,6 @@ async def _remove(
             reason="known_bad_media",
             note=f"{len(uploads)} file(s) checked; a match on the known-bad list.",
         )
-        await uow.append(ReportFiled(report_id, "post"))
+        await uow.record(ReportFiled(report_id, "post"))
     log.warning("post %s removed: known-bad media", post_id)
     return "removed"

@@ -17,6 +17,7 @@ from domain.moderation.errors import NotModeratorError
 from domain.moderation.moderators import require_moderator
 from domain.moderation.reports import close_reports
 from domain.moderation.set_user_status import change_status
+from domain.outbox.unit_of_work import unit_of_work
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ async def ban_user(
     one transaction, then the session cache told. Idempotent. Raises NotModeratorError
     (also for a moderator target), ValidationError (oneself, deleting or deleted) or
     NotFoundError."""
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         # The status-change lock first (change_status takes it again): a status change of
         # the moderator waits for it rather than for the moderator's row in a cycle.
         await advisory_xact_lock(conn, "user-status")
@@ -54,7 +56,7 @@ async def ban_user(
             raise NotFoundError("No user has that id.")
         if target.is_moderator:
             raise NotModeratorError("A moderator cannot be banned; revoke the role first.")
-        change = await change_status(conn, user_id, "banned", counter_shards=counter_shards)
+        change = await change_status(uow, user_id, "banned", counter_shards=counter_shards)
         resolved = await close_reports(conn, moderator_id, user_id=user_id)
     await change.announce(sessions)
     return Ban(banned=change.changed, resolved_reports=resolved)

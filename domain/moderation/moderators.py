@@ -9,9 +9,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.moderation.errors import NotModeratorError
+from domain.visibility.predicates import is_active
 
-_IS = text("SELECT is_moderator FROM users WHERE id = :x AND status = 'active'")
-_LOCK = text("SELECT is_moderator FROM users WHERE id = :x AND status = 'active' FOR KEY SHARE")
+_IS = text(f"SELECT is_moderator FROM users WHERE id = :x AND {is_active()}")
+_LOCK = text(f"SELECT is_moderator FROM users WHERE id = :x AND {is_active()} FOR KEY SHARE")
 _SET = text(
     "UPDATE users SET is_moderator = :on WHERE username = :name AND is_moderator <> :on"
     " RETURNING id"

@@ -11,8 +11,8 @@ from domain.errors import ValidationError
 from domain.moderation.errors import ReportNotFoundError
 from domain.moderation.moderators import require_moderator
 from domain.moderation.reports import COLUMNS, ReportRecord, to_report
-from domain.outbox.append import append
 from domain.outbox.events import ReportResolved
+from domain.outbox.unit_of_work import unit_of_work
 
 #: What a moderator may set a report to.
 RESOLUTIONS = ("actioned", "dismissed")
@@ -34,7 +34,8 @@ async def resolve_report(
     or ``dismissed``; return it. Idempotent: a closed report is returned as it is.
     One transaction with a ``report.resolved`` outbox event. Raises NotModeratorError,
     ValidationError (another status) or ReportNotFoundError."""
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         await require_moderator(conn, moderator_id)  # the role before any of the input
         if status not in RESOLUTIONS:
             raise ValidationError("status", f"A report is resolved as {' or '.join(RESOLUTIONS)}.")
@@ -42,7 +43,7 @@ async def resolve_report(
             await conn.execute(_RESOLVE, {"status": status, "m": moderator_id, "id": report_id})
         ).first()
         if row is not None:
-            await append(conn, ReportResolved(report_id, status))
+            await uow.record(ReportResolved(report_id, status))
             return to_report(row)
         row = (await conn.execute(_READ, {"id": report_id})).first()
         if row is None:

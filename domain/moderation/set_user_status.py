@@ -18,8 +18,9 @@ from domain.identity.end_sessions import announce_ended, revoke_families
 from domain.identity.session_store import SessionStore
 from domain.locks import advisory_xact_lock
 from domain.notifications.forget import forget_actor
-from domain.outbox.append import append
 from domain.outbox.events import UserStatusChanged
+from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
+from domain.visibility.predicates import is_active, is_live
 
 Status = Literal["active", "banned", "pending_deletion", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
@@ -32,30 +33,30 @@ OPERATOR_STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
 # block): those in flight finish first and are seen below; later ones see the status.
 _LOCK = text("SELECT status, deletion_due_at > now() AS grace FROM users WHERE id = :x FOR UPDATE")
 
-_FOLLOWEES = text("SELECT followee_id FROM follows WHERE follower_id = :x AND deleted_at IS NULL")
-_FOLLOWERS = text("SELECT follower_id FROM follows WHERE followee_id = :x AND deleted_at IS NULL")
+_FOLLOWEES = text(f"SELECT followee_id FROM follows WHERE follower_id = :x AND {is_live()}")
+_FOLLOWERS = text(f"SELECT follower_id FROM follows WHERE followee_id = :x AND {is_live()}")
 _LIKED = text("SELECT post_id FROM likes WHERE user_id = :x")
 
 # The live comments the ``comments`` counters count while :x is active and that :x is
 # part of: its own, and the replies under its top-level comments (by index: the
 # author's comments, then their replies).
 _COMMENTS = text(
-    """
+    f"""
     WITH involved AS (
-        SELECT id FROM comments WHERE author_id = :x AND deleted_at IS NULL
+        SELECT id FROM comments WHERE author_id = :x AND {is_live()}
         UNION
         SELECT r.id FROM comments pc
-        JOIN comments r ON r.parent_id = pc.id AND r.deleted_at IS NULL
-        WHERE pc.author_id = :x AND pc.parent_id IS NULL AND pc.deleted_at IS NULL
+        JOIN comments r ON r.parent_id = pc.id AND {is_live("r")}
+        WHERE pc.author_id = :x AND pc.parent_id IS NULL AND {is_live("pc")}
     )
     SELECT c.post_id, count(*) FROM involved i
     JOIN comments c ON c.id = i.id
     JOIN users ca ON ca.id = c.author_id
     LEFT JOIN comments pc ON pc.id = c.parent_id
     LEFT JOIN users pa ON pa.id = pc.author_id
-    WHERE (ca.status = 'active' OR ca.id = :x)
+    WHERE ({is_active("ca")} OR ca.id = :x)
       AND (c.parent_id IS NULL
-           OR (pc.deleted_at IS NULL AND (pa.status = 'active' OR pa.id = :x)))
+           OR ({is_live("pc")} AND ({is_active("pa")} OR pa.id = :x)))
     GROUP BY c.post_id
     """
 )
@@ -76,8 +77,8 @@ async def set_user_status(
     """
     if status not in OPERATOR_STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")
-    async with engine.begin() as conn:
-        change = await change_status(conn, user_id, status, counter_shards=counter_shards)
+    async with unit_of_work(engine) as uow:
+        change = await change_status(uow, user_id, status, counter_shards=counter_shards)
     await change.announce(sessions)
     return change.changed
 
@@ -105,7 +106,7 @@ class StatusChange:
 
 
 async def change_status(
-    conn: AsyncConnection, user_id: uuid.UUID, status: Status, *, counter_shards: int
+    uow: UnitOfWork, user_id: uuid.UUID, status: Status, *, counter_shards: int
 ) -> StatusChange:
     """Change the account's status in the caller's transaction: ±1 on every counter it
     is part of, what it notified removed, its sessions ended when it stops being active,
@@ -115,6 +116,7 @@ async def change_status(
     """
     if status not in STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
+    conn = uow.conn
     await advisory_xact_lock(conn, "user-status")
     row = (await conn.execute(_LOCK, {"x": user_id})).first()
     if row is None:
@@ -145,7 +147,7 @@ async def change_status(
         deltas += await forget_actor(conn, user_id)
         ended = await revoke_families(conn, user_id)
     await add_deltas(conn, deltas, shards=counter_shards)
-    await append(conn, UserStatusChanged(user_id, status, previous))
+    await uow.record(UserStatusChanged(user_id, status, previous))
     return StatusChange(user_id, status, previous, ended)
 
 

@@ -22,15 +22,16 @@ from domain.notifications.store import (
     insert_notifications,
     users_by_usernames,
 )
+from domain.visibility.predicates import is_live
 
 _COMMENT = text(
-    """
+    f"""
     SELECT c.author_id, c.post_id, c.body, p.author_id AS post_author_id,
            pc.author_id AS parent_author_id
     FROM comments c
-    JOIN posts p ON p.id = c.post_id AND p.deleted_at IS NULL
-    LEFT JOIN comments pc ON pc.id = c.parent_id AND pc.deleted_at IS NULL
-    WHERE c.id = :id AND c.deleted_at IS NULL
+    JOIN posts p ON p.id = c.post_id AND {is_live("p")}
+    LEFT JOIN comments pc ON pc.id = c.parent_id AND {is_live("pc")}
+    WHERE c.id = :id AND {is_live("c")}
     """
 )
 
@@ -76,8 +77,7 @@ async def notify_comment(
 
 
 _CAPTION = text(
-    "SELECT author_id, caption FROM posts"
-    " WHERE id = :id AND deleted_at IS NULL AND state = 'published'"
+    f"SELECT author_id, caption FROM posts WHERE id = :id AND {is_live()} AND state = 'published'"
 )
 
 #: Who a caption of the post already mentioned (a MENTION with the post and no comment).

@@ -25,6 +25,7 @@ from domain.notifications.store import (
     record_source,
     source_recorded,
 )
+from domain.visibility.predicates import is_active, is_live
 
 #: Namespace of the digests' derived source_event_id (one per UTC day).
 DIGEST_NAMESPACE = uuid.UUID("7d0c2a4e-5b1f-4c8e-9a36-0f6f1e3b9d52")
@@ -71,7 +72,7 @@ async def notify_follow(
         live = await conn.scalar(
             text(
                 "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :a"
-                " AND followee_id = :r AND deleted_at IS NULL)"
+                f" AND followee_id = :r AND {is_live()})"
             ),
             {"a": follower_id, "r": followee_id},
         )
@@ -149,7 +150,7 @@ async def notify_follow_request_approved(
         live = await conn.scalar(
             text(
                 "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :r"
-                " AND followee_id = :a AND deleted_at IS NULL)"
+                f" AND followee_id = :a AND {is_live()})"
             ),
             {"a": target_id, "r": requester_id},
         )
@@ -165,10 +166,10 @@ async def notify_follow_request_approved(
 
 
 _OVERFLOW = text(
-    """
+    f"""
     SELECT s.recipient_id, count(DISTINCT s.actor_id)::int AS n
     FROM notification_sources s JOIN users u ON u.id = s.recipient_id
-    WHERE s.day = :day AND s.outcome = 'overflow' AND u.status = 'active'
+    WHERE s.day = :day AND s.outcome = 'overflow' AND {is_active("u")}
     GROUP BY s.recipient_id ORDER BY s.recipient_id
     """
 )

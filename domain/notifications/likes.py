@@ -27,6 +27,7 @@ from domain.notifications.store import (
     record_source,
     source_recorded,
 )
+from domain.visibility.predicates import is_live
 
 _OPEN_GROUP = text(
     """
@@ -84,7 +85,7 @@ async def notify_like(
     """
     async with engine.begin() as conn:
         author_id = await conn.scalar(
-            text("SELECT author_id FROM posts WHERE id = :post AND deleted_at IS NULL"),
+            text(f"SELECT author_id FROM posts WHERE id = :post AND {is_live()}"),
             {"post": post_id},
         )
         if author_id is None or not await eligible_recipients(

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.notifications.config import NotificationConfig
 from domain.notifications.store import Changes, Draft, EventRef, insert_notifications
+from domain.visibility.predicates import is_active, is_live
 
 #: ``post.processed`` state -> the author's notification kind.
 KIND_OF_STATE = {"published": "post_published", "failed": "post_failed"}
@@ -31,8 +32,8 @@ async def notify_post_processed(
         ok = await conn.scalar(
             text(
                 "SELECT EXISTS (SELECT 1 FROM posts p JOIN users u ON u.id = p.author_id"
-                " WHERE p.id = :p AND p.author_id = :a AND p.deleted_at IS NULL"
-                " AND u.status = 'active')"
+                f" WHERE p.id = :p AND p.author_id = :a AND {is_live('p')}"
+                f" AND {is_active('u')})"
             ),
             {"p": post_id, "a": author_id},
         )

@@ -22,6 +22,7 @@ from domain.notifications.queries import (
 from domain.posts.errors import PostNotFoundError
 from domain.posts.visibility import require_visible_post
 from domain.social.pairs import pair_lock_key
+from domain.visibility.predicates import is_active
 from domain.visibility.sql import muted_sql
 
 
@@ -143,8 +144,8 @@ _SERIALISE = text(
 _ELIGIBLE = text(
     f"""
     SELECT u.id FROM users u
-    WHERE u.id = ANY(CAST(:ids AS uuid[])) AND u.status = 'active' AND u.id <> :actor
-      AND EXISTS (SELECT 1 FROM users a WHERE a.id = :actor AND a.status = 'active')
+    WHERE u.id = ANY(CAST(:ids AS uuid[])) AND {is_active("u")} AND u.id <> :actor
+      AND EXISTS (SELECT 1 FROM users a WHERE a.id = :actor AND {is_active("a")})
       AND NOT EXISTS (
           SELECT 1 FROM blocks b
           WHERE (b.blocker_id = u.id AND b.blocked_id = :actor)
@@ -189,7 +190,7 @@ async def users_by_usernames(conn: AsyncConnection, names: Iterable[str]) -> dic
     rows = await conn.execute(
         text(
             "SELECT username, id FROM users"
-            " WHERE username = ANY(CAST(:names AS text[])) AND status = 'active'"
+            f" WHERE username = ANY(CAST(:names AS text[])) AND {is_active()}"
         ),
         {"names": names},
     )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Protocol
+
+from domain.outbox.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -13,21 +16,25 @@ REDRIVE_AFTER_S = 10
 
 
 class Dispatcher(Protocol):
-    """Enqueues the consumer jobs of one committed outbox event (one per consumer of its
-    type: domain.outbox.registry), each deduplicated by its (event, consumer) job id."""
+    """Enqueues the consumer jobs of committed outbox events, each deduplicated by its
+    (event, consumer) job id. ``registry`` is the deployment's, which the unit of work
+    asks once per event it records."""
 
-    async def dispatch(self, event_id: uuid.UUID, topic: str) -> None: ...
+    @property
+    def registry(self) -> Registry: ...
+
+    async def enqueue(self, event_id: uuid.UUID, consumers: Sequence[str]) -> None: ...
 
 
 async def dispatch_after_commit(
-    dispatcher: Dispatcher | None, event_id: uuid.UUID, topic: str
+    dispatcher: Dispatcher | None, event_id: uuid.UUID, topic: str, consumers: Sequence[str]
 ) -> None:
-    """Dispatch right after the commit; never raises (the relay re-drives a failure
-    after REDRIVE_AFTER_S)."""
-    if dispatcher is None:
+    """Enqueue ``consumers`` of the event right after the commit; never raises (the
+    relay re-drives a failure after REDRIVE_AFTER_S)."""
+    if dispatcher is None or not consumers:
         return
     try:
-        await dispatcher.dispatch(event_id, topic)
+        await dispatcher.enqueue(event_id, consumers)
     except Exception:  # the relay is the safety net
         log.warning(
             "dispatch of %s %s failed; the relay will re-drive it", topic, event_id, exc_info=True

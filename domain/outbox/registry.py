@@ -120,9 +120,3 @@ def registry_for(*, api_publishes_engagement: bool) -> Registry:
     if api_publishes_engagement:
         return REGISTRY.without(REALTIME, API_PUBLISHED)
     return REGISTRY
-
-
-def has_consumers(event_type: type[Event]) -> bool:
-    """Whether any deployment consumes ``event_type`` (so a use case dispatches it after
-    its commit instead of leaving it to the relay)."""
-    return bool(REGISTRY.consumers(event_type))

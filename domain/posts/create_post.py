@@ -27,6 +27,7 @@ from domain.outbox.events import PostCreated, PostMediaUploaded
 from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.queries import POST_COLUMNS, PostRecord, to_post
 from domain.text import CAPTION_MAX, clean_text
+from domain.visibility.predicates import is_active
 
 MEDIA_MAX = 10
 MEDIA_KINDS = ("image", "video")
@@ -130,7 +131,7 @@ async def create_post(
                     "INSERT INTO posts (id, author_id, caption, media, state, published_at)"
                     " SELECT :id, id, :caption, CAST(:media AS jsonb), :state,"
                     " CASE WHEN :state = 'published' THEN now() END FROM users"
-                    " WHERE id = :author AND status = 'active'"
+                    f" WHERE id = :author AND {is_active()}"
                     f" RETURNING {POST_COLUMNS}"
                 ),
                 {
@@ -155,8 +156,8 @@ async def create_post(
                 ),
                 {"post": post_id, "ids": ids},
             )
-            await uow.append(PostMediaUploaded(post.id, author_id))
+            await uow.record(PostMediaUploaded(post.id, author_id))
         else:
-            await uow.append(PostCreated(post.id, author_id))
+            await uow.record(PostCreated(post.id, author_id))
             await add_deltas(conn, [Delta(author_id, "posts", 1)], shards=counter_shards)
     return post

@@ -57,7 +57,7 @@ async def mark_deleted(
     state = await conn.scalar(
         text("UPDATE posts SET deleted_at = now() WHERE id = :id RETURNING state"), {"id": post_id}
     )
-    event_id = await uow.append(PostDeleted(post_id, author_id, by))
+    event_id = (await uow.record(PostDeleted(post_id, author_id, by))).id
     if state == "published":
         await add_deltas(conn, [Delta(author_id, "posts", -1)], shards=counter_shards)
     return event_id

@@ -19,13 +19,14 @@ from domain.posts.errors import EditWindowClosedError, NotPostAuthorError, PostN
 from domain.posts.queries import POST_COLUMNS, PostRecord, to_post
 from domain.posts.visibility import require_visible_post
 from domain.text import CAPTION_MAX, clean_text
+from domain.visibility.predicates import is_live
 
 #: The default edit window: a day after the post was created.
 DEFAULT_EDIT_WINDOW_S = 86_400
 
 _LOCK = text(
     "SELECT caption, media, state, created_at, edited_at, clock_timestamp() AS now FROM posts"
-    " WHERE id = :id AND deleted_at IS NULL FOR UPDATE"
+    f" WHERE id = :id AND {is_live()} FOR UPDATE"
 )
 _REVISION = text(
     "INSERT INTO post_revisions (id, post_id, caption, written_at, replaced_at)"
@@ -97,5 +98,5 @@ async def edit_post(
         )
         await retag_post(conn, post_id, row.created_at, caption)
         if row.state == "published":
-            await uow.append(PostEdited(post_id, actor_id))
+            await uow.record(PostEdited(post_id, actor_id))
     return edited

@@ -17,6 +17,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
+from domain.visibility.predicates import is_live
 
 posts = Table(
     "posts",
@@ -45,7 +46,7 @@ posts = Table(
         "author_id",
         text("created_at DESC"),
         text("id DESC"),
-        postgresql_where=text("deleted_at IS NULL"),
+        postgresql_where=text(f"{is_live()}"),
     ),
     # An account's deleted posts: its purge (domain.accounts.purge) deletes those too.
     Index("posts_author_deleted_idx", "author_id", postgresql_where=text("deleted_at IS NOT NULL")),

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.keyset import Position, walk
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_live
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ async def posts_of_author(
         await conn.execute(
             text(
                 f"SELECT {_COLUMNS} FROM posts WHERE author_id = :author"
-                f" AND deleted_at IS NULL {where}"
+                f" AND {is_live()} {where}"
                 f" ORDER BY {order} LIMIT :limit"
             ),
             params,

@@ -19,6 +19,7 @@ from domain.db import utcnow
 from domain.feed.config import FeedConfig
 from domain.feed.sources import active_followers_page
 from domain.realtime.ports import RealtimePublisher
+from domain.visibility.predicates import is_live
 
 log = logging.getLogger("roost.realtime")
 
@@ -95,9 +96,9 @@ async def publish_to_online_followers(
 
 
 _FOLLOWERS_AMONG = text(
-    """
+    f"""
     SELECT f.follower_id FROM unnest(CAST(:ids AS uuid[])) AS o(id)
-    JOIN follows f ON f.follower_id = o.id AND f.followee_id = :author AND f.deleted_at IS NULL
+    JOIN follows f ON f.follower_id = o.id AND f.followee_id = :author AND {is_live("f")}
     """
 )
 

@@ -16,22 +16,23 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.search.ranking import Ranked, keyset_after, keyset_params
+from domain.visibility.predicates import is_live
 
-_SQL = """
+_SQL = f"""
     WITH followees AS (
         SELECT followee_id FROM follows
-        WHERE follower_id = :viewer AND deleted_at IS NULL
+        WHERE follower_id = :viewer AND {is_live()}
         ORDER BY created_at DESC, id DESC LIMIT :followees
     ), reached AS (
         SELECT fof.followee_id AS candidate
         FROM followees f CROSS JOIN LATERAL (
             SELECT x.followee_id FROM follows x
-            WHERE x.follower_id = f.followee_id AND x.deleted_at IS NULL
+            WHERE x.follower_id = f.followee_id AND {is_live("x")}
             ORDER BY x.created_at DESC, x.id DESC LIMIT :per_followee) fof
     ), counted AS (
         SELECT candidate, count(*)::int AS n FROM reached GROUP BY candidate
     ), excluded AS (
-        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND deleted_at IS NULL
+        SELECT followee_id AS id FROM follows WHERE follower_id = :viewer AND {is_live()}
         UNION ALL SELECT target_id FROM follow_requests WHERE requester_id = :viewer
         UNION ALL SELECT blocked_id FROM blocks WHERE blocker_id = :viewer
         UNION ALL SELECT blocker_id FROM blocks WHERE blocked_id = :viewer
@@ -39,7 +40,7 @@ _SQL = """
     )
     SELECT s.user_id, c.n AS score, s.followers
     FROM counted c JOIN user_search s ON s.user_id = c.candidate
-    WHERE c.candidate <> :viewer AND c.candidate NOT IN (SELECT id FROM excluded) {after}
+    WHERE c.candidate <> :viewer AND c.candidate NOT IN (SELECT id FROM excluded) {{after}}
     ORDER BY score DESC, s.followers DESC, s.user_id
     LIMIT :limit
 """

@@ -11,9 +11,9 @@ from sqlalchemy import text
 from domain.counters import Delta, add_deltas
 from domain.db import new_id
 from domain.moderation.account_locks import lock_active
-from domain.outbox.append import encode_payload, insert_sql
 from domain.outbox.events import FollowCreated
-from domain.outbox.unit_of_work import UnitOfWork
+from domain.outbox.unit_of_work import UnitOfWork, outbox_insert_sql
+from domain.visibility.predicates import is_live
 
 _TAKE = text(
     """
@@ -22,12 +22,13 @@ _TAKE = text(
     """
 )
 
-_EVENTS = insert_sql(
+_EVENTS = outbox_insert_sql(
     FollowCreated,
     source="f JOIN wanted w ON w.follower = f.follower_id",
     aggregate="f.id",
     event_id="w.event_id",
     payload="w.payload",
+    delay="w.delay",
 )
 
 # The follows and their follow.created events (as follow_user writes them), only for the
@@ -36,12 +37,13 @@ _FOLLOW_ALL = text(
     f"""
     WITH wanted AS (
         SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:followers AS uuid[]),
-                             CAST(:event_ids AS uuid[]), CAST(:payloads AS jsonb[]))
-                      AS t(id, follower, event_id, payload)
+                             CAST(:event_ids AS uuid[]), CAST(:payloads AS jsonb[]),
+                             CAST(:delays AS int[]))
+                      AS t(id, follower, event_id, payload, delay)
     ), f AS (
         INSERT INTO follows (id, follower_id, followee_id, source)
         SELECT id, follower, CAST(:target AS uuid), 'profile' FROM wanted ORDER BY id
-        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        ON CONFLICT (follower_id, followee_id) WHERE {is_live()} DO NOTHING
         RETURNING id, follower_id
     ), event AS (
         {_EVENTS}
@@ -74,7 +76,7 @@ async def accept_pending_requests(
     ]
     if not followers:
         return []
-    events = {f: (new_id(), FollowCreated(f, target_id)) for f in followers}
+    events = {f: await uow.record(FollowCreated(f, target_id), key="event") for f in followers}
     inserted = set(
         (
             await conn.execute(
@@ -83,16 +85,15 @@ async def accept_pending_requests(
                     "target": target_id,
                     "ids": [new_id() for _ in followers],
                     "followers": followers,
-                    "event_ids": [events[f][0] for f in followers],
-                    "payloads": [encode_payload(events[f][1]) for f in followers],
-                    **uow.delay_params(FollowCreated),
+                    "event_ids": [events[f].id for f in followers],
+                    "payloads": [events[f].payload for f in followers],
+                    "delays": [events[f].delay for f in followers],
                 },
             )
         ).scalars()
     )
     accepted = [f for f in followers if f in inserted]
-    for f in accepted:
-        uow.written_event(*events[f])
+    uow.written(*(events[f] for f in accepted))
     deltas = [Delta(target_id, "followers", len(accepted))]
     deltas += [Delta(f, "following", 1) for f in accepted]
     await add_deltas(conn, deltas, shards=counter_shards)

@@ -14,6 +14,7 @@ from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import BlockedError, FollowRequestNotFoundError
 from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ctes, follow_params
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 # Delete the request and, only if there was one, write the follow exactly as follow_user
 # does (row, follow.created event, both counters): one statement.
@@ -31,7 +32,7 @@ _APPROVE = text(
 # while _APPROVE waited for the row (under READ COMMITTED, _APPROVE's does not).
 _FOLLOWING = text(
     "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :follower"
-    " AND followee_id = :followee AND deleted_at IS NULL)"
+    f" AND followee_id = :followee AND {is_live()})"
 )
 
 
@@ -58,14 +59,14 @@ async def approve_follow_request(
             await check_can_follow(conn, requester_id, target_id)
         except BlockedError:  # a block cancels requests both ways: none can be pending
             raise FollowRequestNotFoundError() from None
-        event = uow.stage(FollowCreated(requester_id, target_id))
+        event = await uow.record(FollowCreated(requester_id, target_id), key="event")
         params = follow_params(
             requester_id, target_id, source="profile", counter_shards=counter_shards
         )
         row = (await conn.execute(_APPROVE, {**params, **event.params})).one()
         if row.follow_id is not None:
             uow.written(event)
-            await uow.append(
+            await uow.record(
                 FollowRequestApproved(requester_id, target_id), aggregate_id=row.follow_id
             )
         if row.request_id is None and not await conn.scalar(

@@ -16,6 +16,7 @@ from domain.outbox.events import BlockCreated, FollowRemoved, FollowRequestCance
 from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfBlockError
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 _INSERT_BLOCK = text(
     """
@@ -36,9 +37,9 @@ _CANCEL_REQUESTS = text(
 )
 
 _END_FOLLOWS = text(
-    """
+    f"""
     UPDATE follows SET deleted_at = now()
-    WHERE deleted_at IS NULL
+    WHERE {is_live()}
       AND ((follower_id = :blocker AND followee_id = :blocked)
         OR (follower_id = :blocked AND followee_id = :blocker))
     RETURNING id, follower_id, followee_id
@@ -76,7 +77,7 @@ async def block_user(
             await conn.execute(_CANCEL_REQUESTS, {"blocker": blocker_id, "blocked": blocked_id})
         ).all()
         for request_id, requester, target in cancelled:
-            await uow.append(
+            await uow.record(
                 FollowRequestCancelled(requester, target, reason="block"), aggregate_id=request_id
             )
         ended = (
@@ -84,7 +85,7 @@ async def block_user(
         ).all()
         deltas: list[Delta] = []
         for follow_id, follower, followee in ended:
-            await uow.append(
+            await uow.record(
                 FollowRemoved(follower, followee, reason="block"), aggregate_id=follow_id
             )
             # Only what the counters counted: a follower if active, a followee if active.
@@ -93,7 +94,7 @@ async def block_user(
             if active.get(followee):
                 deltas.append(Delta(follower, "following", -1))
         if created:
-            await uow.append(BlockCreated(blocker_id, blocked_id))
+            await uow.record(BlockCreated(blocker_id, blocked_id))
         if created:
             deltas += await forget_between(conn, blocker_id, blocked_id)
         await add_deltas(conn, deltas, shards=counter_shards)

@@ -7,19 +7,18 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import insert_sql
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import FollowRequestCancelled
-from domain.outbox.unit_of_work import Staged, UnitOfWork, unit_of_work
+from domain.outbox.unit_of_work import Entry, UnitOfWork, outbox_insert_sql, unit_of_work
 
 
 def cancel_ctes() -> str:
     """The data-modifying CTEs ``cancelled`` (delete the pending request of :follower to
     :followee) and ``cancel_event`` (its ``follow_request.cancelled`` outbox row, only if
-    one was deleted), as SQL text for a ``WITH`` clause. Bind :func:`stage_cancel`.
+    one was deleted), as SQL text for a ``WITH`` clause. Bind :func:`record_cancel`.
     unfollow_user includes them, so unfollowing a requested account withdraws the request.
     """
-    event = insert_sql(
+    event = outbox_insert_sql(
         FollowRequestCancelled, source="cancelled", aggregate="cancelled.id", key="cancel"
     )
     return f"""
@@ -32,10 +31,10 @@ def cancel_ctes() -> str:
     """
 
 
-def stage_cancel(uow: UnitOfWork, requester_id: uuid.UUID, target_id: uuid.UUID) -> Staged:
-    """The staged ``follow_request.cancelled`` event of :func:`cancel_ctes`; bind its
+async def record_cancel(uow: UnitOfWork, requester_id: uuid.UUID, target_id: uuid.UUID) -> Entry:
+    """The recorded ``follow_request.cancelled`` event of :func:`cancel_ctes`; bind its
     ``params`` with ``:follower`` and ``:followee``."""
-    return uow.stage(FollowRequestCancelled(requester_id, target_id), key="cancel")
+    return await uow.record(FollowRequestCancelled(requester_id, target_id), key="cancel")
 
 
 _CANCEL = text(f"WITH {cancel_ctes()} SELECT id FROM cancelled")
@@ -54,7 +53,7 @@ async def cancel_follow_request(
     raises nothing (no request, or no such user, is simply nothing to cancel).
     """
     async with unit_of_work(engine, dispatcher) as uow:
-        event = stage_cancel(uow, requester_id, target_id)
+        event = await record_cancel(uow, requester_id, target_id)
         request_id = await uow.conn.scalar(
             _CANCEL, {"follower": requester_id, "followee": target_id, **event.params}
         )

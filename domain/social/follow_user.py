@@ -13,12 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.counters import Delta, shard_rows, upsert_rows_sql
 from domain.db import new_id
 from domain.errors import NotFoundError
-from domain.outbox.append import insert_sql
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import FollowCreated, FollowRequestCreated
-from domain.outbox.unit_of_work import UnitOfWork, unit_of_work
+from domain.outbox.unit_of_work import UnitOfWork, outbox_insert_sql, unit_of_work
 from domain.social.errors import BlockedError, SelfFollowError, UserUnavailableError
 from domain.social.pairs import lock_pair
+from domain.visibility.predicates import is_live
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def follow_ctes(gate: str | None = None) -> str:
     """The ``WITH`` clause's CTEs ``f`` (the follow, ``ON CONFLICT DO NOTHING``),
     ``event`` (``follow.created``) and ``counted`` (both counters), the last two only if
     a row was inserted; with ``gate`` (an SQL condition) the follow is inserted only
-    where it holds. Bind :func:`follow_params` and the staged event's parameters. Every
+    where it holds. Bind :func:`follow_params` and the recorded event's ``params``. Every
     follow (follow_user, request approvals) is written by it.
     """
     if gate is None:
@@ -71,10 +71,10 @@ def follow_ctes(gate: str | None = None) -> str:
     f AS (
         INSERT INTO follows (id, follower_id, followee_id, source)
         {row}
-        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        ON CONFLICT (follower_id, followee_id) WHERE {is_live()} DO NOTHING
         RETURNING id
     ), event AS (
-        {insert_sql(FollowCreated, source="f", aggregate="f.id")}
+        {outbox_insert_sql(FollowCreated, source="f", aggregate="f.id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
     )
@@ -106,11 +106,11 @@ _FOLLOW = text(f"WITH {follow_ctes()} SELECT id FROM f")
 # updates that row, so a request is either committed before the switch starts (and the
 # switch accepts it) or created after it (and sees a public account).
 _PRIVATE_CHECK = text(
-    """
+    f"""
     SELECT u.is_private,
            EXISTS (SELECT 1 FROM follows
                    WHERE follower_id = :follower AND followee_id = :followee
-                     AND deleted_at IS NULL) AS following
+                     AND {is_live()}) AS following
     FROM users u WHERE u.id = :followee
     FOR SHARE OF u
     """
@@ -125,7 +125,7 @@ _REQUEST = text(
         ON CONFLICT (requester_id, target_id) DO NOTHING
         RETURNING id
     ), event AS (
-        {insert_sql(FollowRequestCreated, source="r", aggregate="r.id")}
+        {outbox_insert_sql(FollowRequestCreated, source="r", aggregate="r.id")}
     )
     SELECT id FROM r
     """
@@ -156,7 +156,7 @@ async def follow_user(
             outcome = await _request(uow, follower_id, followee_id)
             if outcome is not None:
                 return outcome
-        event = uow.stage(FollowCreated(follower_id, followee_id))
+        event = await uow.record(FollowCreated(follower_id, followee_id), key="event")
         params = follow_params(
             follower_id, followee_id, source=source, counter_shards=counter_shards
         )
@@ -200,7 +200,7 @@ async def _request(
         return None
     if row.following:
         return FollowOutcome(None, created=False)
-    event = uow.stage(FollowRequestCreated(follower_id, followee_id))
+    event = await uow.record(FollowRequestCreated(follower_id, followee_id), key="event")
     request_id = await conn.scalar(
         _REQUEST,
         {"id": new_id(), "follower": follower_id, "followee": followee_id, **event.params},

@@ -17,6 +17,7 @@ from sqlalchemy import (
 )
 
 from domain.db import metadata
+from domain.visibility.predicates import is_live
 
 #: Where a follow came from (seed: profile | phone | x | cabal | feed | suggested | referral;
 #: ``import`` marks rows bulk-loaded by ``roost load-graph``).
@@ -38,7 +39,7 @@ follows = Table(
         "follower_id",
         "followee_id",
         unique=True,
-        postgresql_where=text("deleted_at IS NULL"),
+        postgresql_where=text(f"{is_live()}"),
     ),
     # Followers of X, newest first (keyset on created_at, id).
     Index(
@@ -46,7 +47,7 @@ follows = Table(
         "followee_id",
         text("created_at DESC"),
         text("id DESC"),
-        postgresql_where=text("deleted_at IS NULL"),
+        postgresql_where=text(f"{is_live()}"),
     ),
     # Who X follows, newest first.
     Index(
@@ -54,7 +55,7 @@ follows = Table(
         "follower_id",
         text("created_at DESC"),
         text("id DESC"),
-        postgresql_where=text("deleted_at IS NULL"),
+        postgresql_where=text(f"{is_live()}"),
     ),
     # Ended follows of an account, either side: its purge deletes them too.
     Index(

@@ -14,8 +14,8 @@ from domain.counters import add_deltas
 from domain.errors import NotFoundError
 from domain.moderation.account_locks import lock_statuses
 from domain.notifications.forget import forget_from
-from domain.outbox.append import append
 from domain.outbox.events import MuteCreated
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfMuteError
 from domain.social.pairs import lock_pair
 
@@ -34,7 +34,8 @@ async def mute_user(
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         await lock_pair(conn, muter_id, muted_id)
         statuses = await lock_statuses(conn, [muter_id, muted_id])
         if statuses.get(muted_id) != "active":
@@ -43,5 +44,5 @@ async def mute_user(
         if created:
             deltas = await forget_from(conn, muted_id, muter_id)
             await add_deltas(conn, deltas, shards=counter_shards)
-            await append(conn, MuteCreated(muter_id, muted_id))
+            await uow.record(MuteCreated(muter_id, muted_id))
     return created

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.counters import read_counts
 from domain.keyset import Position, walk
 from domain.reads import fetch_rows
+from domain.visibility.predicates import is_active, is_live
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +42,19 @@ _NOT_BLOCKED = """
 
 _LIST_SQL = {
     # followers of :user: rows by followee_id, the other side is follower_id
-    "followers": """
+    "followers": f"""
         SELECT f.follower_id, f.created_at, f.id FROM follows f
-        JOIN users u ON u.id = f.follower_id AND u.status = 'active'
-        WHERE f.followee_id = :user AND f.deleted_at IS NULL {after}
+        JOIN users u ON u.id = f.follower_id AND {is_active("u")}
+        WHERE f.followee_id = :user AND {is_live("f")} {{after}}
         """
     + _NOT_BLOCKED
     + """
         ORDER BY {order} LIMIT :limit
     """,
-    "following": """
+    "following": f"""
         SELECT f.followee_id, f.created_at, f.id FROM follows f
-        JOIN users u ON u.id = f.followee_id AND u.status = 'active'
-        WHERE f.follower_id = :user AND f.deleted_at IS NULL {after}
+        JOIN users u ON u.id = f.followee_id AND {is_active("u")}
+        WHERE f.follower_id = :user AND {is_live("f")} {{after}}
         """
     + _NOT_BLOCKED
     + """
@@ -113,7 +114,7 @@ async def followees_among(
     """The subset of ``user_ids`` that ``me`` follows (a live follow) (:func:`_probed`)."""
     return await _probed(
         db,
-        "follows WHERE follower_id = $1 AND followee_id = k.id AND deleted_at IS NULL",
+        f"follows WHERE follower_id = $1 AND followee_id = k.id AND {is_live()}",
         me,
         user_ids,
     )
@@ -125,7 +126,7 @@ async def followers_among(
     """The subset of ``user_ids`` that follow ``me`` (a live follow) (:func:`_probed`)."""
     return await _probed(
         db,
-        "follows WHERE followee_id = $1 AND follower_id = k.id AND deleted_at IS NULL",
+        f"follows WHERE followee_id = $1 AND follower_id = k.id AND {is_live()}",
         me,
         user_ids,
     )
@@ -159,17 +160,17 @@ async def muted_among(
 #: accounts that are not active are left out in SQL (so pages stay full) and come back
 #: if they are reinstated.
 _RELATION_SQL = {
-    "blocked": """
+    "blocked": f"""
         SELECT r.blocked_id, r.created_at FROM blocks r
-        JOIN users u ON u.id = r.blocked_id AND u.status = 'active'
-        WHERE r.blocker_id = :user {after}
-        ORDER BY {order} LIMIT :limit
+        JOIN users u ON u.id = r.blocked_id AND {is_active("u")}
+        WHERE r.blocker_id = :user {{after}}
+        ORDER BY {{order}} LIMIT :limit
     """,
-    "muted": """
+    "muted": f"""
         SELECT r.muted_id, r.created_at FROM mutes r
-        JOIN users u ON u.id = r.muted_id AND u.status = 'active'
-        WHERE r.muter_id = :user {after}
-        ORDER BY {order} LIMIT :limit
+        JOIN users u ON u.id = r.muted_id AND {is_active("u")}
+        WHERE r.muter_id = :user {{after}}
+        ORDER BY {{order}} LIMIT :limit
     """,
 }
 _RELATION_KEY = {"blocked": "r.created_at, r.blocked_id", "muted": "r.created_at, r.muted_id"}
@@ -216,11 +217,11 @@ async def requested_among(
     )
 
 
-_REQUESTS_SQL = """
+_REQUESTS_SQL = f"""
     SELECT r.requester_id, r.created_at, r.id FROM follow_requests r
-    JOIN users u ON u.id = r.requester_id AND u.status = 'active'
-    WHERE r.target_id = :user {after}
-    ORDER BY {order} LIMIT :limit
+    JOIN users u ON u.id = r.requester_id AND {is_active("u")}
+    WHERE r.target_id = :user {{after}}
+    ORDER BY {{order}} LIMIT :limit
 """
 
 

@@ -7,10 +7,9 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import insert_sql
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import FollowRequestRejected
-from domain.outbox.unit_of_work import unit_of_work
+from domain.outbox.unit_of_work import outbox_insert_sql, unit_of_work
 from domain.social.errors import FollowRequestNotFoundError
 
 _REJECT = text(
@@ -19,7 +18,7 @@ _REJECT = text(
         DELETE FROM follow_requests WHERE requester_id = :requester AND target_id = :target
         RETURNING id
     ), event AS (
-        {insert_sql(FollowRequestRejected, source="r", aggregate="r.id")}
+        {outbox_insert_sql(FollowRequestRejected, source="r", aggregate="r.id")}
     )
     SELECT id FROM r
     """
@@ -36,7 +35,7 @@ async def reject_follow_request(
     """``target_id`` rejects ``requester_id``'s pending request (deleted, with
     ``follow_request.rejected``, in one statement). Raises FollowRequestNotFoundError."""
     async with unit_of_work(engine, dispatcher) as uow:
-        event = uow.stage(FollowRequestRejected(requester_id, target_id))
+        event = await uow.record(FollowRequestRejected(requester_id, target_id), key="event")
         request_id = await uow.conn.scalar(
             _REJECT, {"requester": requester_id, "target": target_id, **event.params}
         )

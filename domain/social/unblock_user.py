@@ -7,8 +7,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import append
 from domain.outbox.events import BlockRemoved
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfBlockError
 
 
@@ -19,7 +19,8 @@ async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: u
     """
     if blocker_id == blocked_id:
         raise SelfBlockError()
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         removed = await conn.scalar(
             text(
                 "DELETE FROM blocks WHERE blocker_id = :blocker AND blocked_id = :blocked"
@@ -28,5 +29,5 @@ async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: u
             {"blocker": blocker_id, "blocked": blocked_id},
         )
         if removed:
-            await append(conn, BlockRemoved(blocker_id, blocked_id))
+            await uow.record(BlockRemoved(blocker_id, blocked_id))
     return bool(removed)

@@ -8,12 +8,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.counters import Delta, shard_rows, upsert_rows_sql
-from domain.outbox.append import insert_sql
 from domain.outbox.dispatch import Dispatcher
 from domain.outbox.events import FollowRemoved
-from domain.outbox.unit_of_work import unit_of_work
-from domain.social.cancel_follow_request import cancel_ctes, stage_cancel
+from domain.outbox.unit_of_work import outbox_insert_sql, unit_of_work
+from domain.social.cancel_follow_request import cancel_ctes, record_cancel
 from domain.social.errors import SelfFollowError
+from domain.visibility.predicates import is_active, is_live
 
 # End the live follow, and only if one ended: its outbox event and both counters (-1),
 # all in one statement; the same statement withdraws a pending follow request. The follow
@@ -24,16 +24,16 @@ _UNFOLLOW = text(
     f"""
     WITH active AS (
         SELECT count(*) AS n FROM (
-            SELECT 1 FROM users WHERE id IN (:follower, :followee) AND status = 'active'
+            SELECT 1 FROM users WHERE id IN (:follower, :followee) AND {is_active()}
             ORDER BY id FOR KEY SHARE
         ) u
     ), f AS (
         UPDATE follows SET deleted_at = now()
-        WHERE follower_id = :follower AND followee_id = :followee AND deleted_at IS NULL
+        WHERE follower_id = :follower AND followee_id = :followee AND {is_live()}
           AND (SELECT n FROM active) = 2
         RETURNING id
     ), event AS (
-        {insert_sql(FollowRemoved, source="f", aggregate="f.id")}
+        {outbox_insert_sql(FollowRemoved, source="f", aggregate="f.id")}
     ), counted AS (
         {upsert_rows_sql("EXISTS (SELECT 1 FROM f)")}
     ), {cancel_ctes()}
@@ -58,8 +58,8 @@ async def unfollow_user(
     if follower_id == followee_id:
         raise SelfFollowError()
     async with unit_of_work(engine, dispatcher) as uow:
-        event = uow.stage(FollowRemoved(follower_id, followee_id))
-        cancel = stage_cancel(uow, follower_id, followee_id)
+        event = await uow.record(FollowRemoved(follower_id, followee_id), key="event")
+        cancel = await record_cancel(uow, follower_id, followee_id)
         row = (
             await uow.conn.execute(
                 _UNFOLLOW,

@@ -7,8 +7,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.outbox.append import append
 from domain.outbox.events import MuteRemoved
+from domain.outbox.unit_of_work import unit_of_work
 from domain.social.errors import SelfMuteError
 
 _DELETE = text("DELETE FROM mutes WHERE muter_id = :muter AND muted_id = :muted RETURNING true")
@@ -22,8 +22,9 @@ async def unmute_user(engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.U
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}
-    async with engine.begin() as conn:
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
         removed = bool(await conn.scalar(_DELETE, params))
         if removed:
-            await append(conn, MuteRemoved(muter_id, muted_id))
+            await uow.record(MuteRemoved(muter_id, muted_id))
     return removed

@@ -7,6 +7,8 @@ two agree. An anonymous viewer is ``NULL``: no block, no follow, not the owner. 
 
 from __future__ import annotations
 
+from domain.visibility.predicates import is_active, is_live
+
 #: Accounts with a block between them and ``{viewer}``, either way, as a uuid[] expression.
 BLOCK_PARTNERS = (
     "ARRAY(SELECT blocked_id FROM blocks WHERE blocker_id = {viewer}"
@@ -44,7 +46,7 @@ def visible_post_sql(
     ``lock_viewer`` and ``lock_post`` read the post under ``FOR KEY SHARE``: its
     deletion (``FOR UPDATE``) waits for the write, or the write waits and finds no row.
     """
-    me = f"JOIN users v ON v.id = {viewer} AND v.status = 'active'" if lock_viewer else ""
+    me = f"JOIN users v ON v.id = {viewer} AND {is_active('v')}" if lock_viewer else ""
     lock = "FOR KEY SHARE OF p, v" if lock_viewer else "FOR KEY SHARE OF p" if lock_post else ""
     state = (
         "p.state = 'published'"
@@ -55,12 +57,12 @@ def visible_post_sql(
     return f"""
     SELECT p.id, p.author_id, p.caption, p.media, p.created_at, p.deleted_at,
            p.state, p.failure_reason, p.edited_at
-    FROM posts p JOIN users a ON a.id = p.author_id AND a.status = 'active' {me}
-    WHERE p.id = {post} AND p.deleted_at IS NULL AND {state}
+    FROM posts p JOIN users a ON a.id = p.author_id AND {is_active("a")} {me}
+    WHERE p.id = {post} AND {is_live("p")} AND {state}
       AND NOT {_blocked("a.id", viewer)}
       AND (NOT a.is_private OR a.id = {viewer} OR EXISTS (
           SELECT 1 FROM follows f
-          WHERE f.follower_id = {viewer} AND f.followee_id = a.id AND f.deleted_at IS NULL))
+          WHERE f.follower_id = {viewer} AND f.followee_id = a.id AND {is_live("f")}))
     {lock}
     """
 
@@ -77,13 +79,13 @@ def visible_comment_sql(
     return f"""
     SELECT c.id, c.post_id, c.author_id, c.parent_id, c.body, c.created_at, c.deleted_at
     FROM comments c
-    JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'
+    JOIN users ca ON ca.id = c.author_id AND {is_active("ca")}
     LEFT JOIN comments pc ON pc.id = c.parent_id
     LEFT JOIN users pa ON pa.id = pc.author_id
-    WHERE c.id = {comment} AND c.deleted_at IS NULL
+    WHERE c.id = {comment} AND {is_live("c")}
       AND NOT {_blocked("ca.id", viewer)}
       AND (c.parent_id IS NULL OR (
-          pc.deleted_at IS NULL AND pa.status = 'active' AND NOT {_blocked("pa.id", viewer)}))
+          {is_live("pc")} AND {is_active("pa")} AND NOT {_blocked("pa.id", viewer)}))
       AND EXISTS ({visible_post_sql("c.post_id", viewer, published=True)})
     {locking}
     """
@@ -94,7 +96,7 @@ def hidden_likes_sql(post: str, partners: str) -> str:
     ``partners`` (a uuid[] expression: the viewer's block partners). Probes the likes
     primary key once per partner."""
     return f"""(
-    SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id AND u.status = 'active'
+    SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id AND {is_active("u")}
     WHERE l.post_id = {post} AND l.user_id = ANY({partners}))"""
 
 
@@ -106,18 +108,18 @@ def hidden_comments_sql(post: str, partners: str) -> str:
     return f"""(
     SELECT count(*) FROM (
         SELECT c.id FROM comments c
-        JOIN users ca ON ca.id = c.author_id AND ca.status = 'active'
+        JOIN users ca ON ca.id = c.author_id AND {is_active("ca")}
         LEFT JOIN comments pc ON pc.id = c.parent_id
         LEFT JOIN users pa ON pa.id = pc.author_id
-        WHERE c.author_id = ANY({partners}) AND c.post_id = {post} AND c.deleted_at IS NULL
-          AND (c.parent_id IS NULL OR (pc.deleted_at IS NULL AND pa.status = 'active'))
+        WHERE c.author_id = ANY({partners}) AND c.post_id = {post} AND {is_live("c")}
+          AND (c.parent_id IS NULL OR ({is_live("pc")} AND {is_active("pa")}))
         UNION
         SELECT r.id FROM comments pc
-        JOIN users pa ON pa.id = pc.author_id AND pa.status = 'active'
-        JOIN comments r ON r.parent_id = pc.id AND r.deleted_at IS NULL
-        JOIN users ra ON ra.id = r.author_id AND ra.status = 'active'
+        JOIN users pa ON pa.id = pc.author_id AND {is_active("pa")}
+        JOIN comments r ON r.parent_id = pc.id AND {is_live("r")}
+        JOIN users ra ON ra.id = r.author_id AND {is_active("ra")}
         WHERE pc.author_id = ANY({partners}) AND pc.post_id = {post}
-          AND pc.parent_id IS NULL AND pc.deleted_at IS NULL
+          AND pc.parent_id IS NULL AND {is_live("pc")}
     ) h)"""
 
 
@@ -125,14 +127,14 @@ def hidden_followers_sql(account: str, partners: str) -> str:
     """Scalar: the counted live followers of ``account`` (active ones) that are in
     ``partners``; one probe of ``follows_pair_live_idx`` per partner."""
     return f"""(
-    SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id AND u.status = 'active'
+    SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id AND {is_active("u")}
     WHERE f.followee_id = {account} AND f.follower_id = ANY({partners})
-      AND f.deleted_at IS NULL)"""
+      AND {is_live("f")})"""
 
 
 def hidden_following_sql(account: str, partners: str) -> str:
     """Scalar: the counted live followees of ``account`` (active ones) in ``partners``."""
     return f"""(
-    SELECT count(*) FROM follows f JOIN users u ON u.id = f.followee_id AND u.status = 'active'
+    SELECT count(*) FROM follows f JOIN users u ON u.id = f.followee_id AND {is_active("u")}
     WHERE f.follower_id = {account} AND f.followee_id = ANY({partners})
-      AND f.deleted_at IS NULL)"""
+      AND {is_live("f")})"""

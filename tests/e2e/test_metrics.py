@@ -19,9 +19,9 @@ from sqlalchemy import text
 from app import metrics
 from app.container import WorkerDeps
 from app.metrics import API_REGISTRY, WORKER_REGISTRY, WorkerMetrics
-from domain.outbox.append import append
 from domain.outbox.events import Event
 from domain.outbox.registry import Registry
+from domain.outbox.unit_of_work import unit_of_work
 from tests.support.servers import free_port
 from workers.deps import DEPS
 from workers.events import consume_outbox_event
@@ -233,8 +233,9 @@ async def test_a_dead_letter_is_counted_by_topic(engine, make_users) -> None:
     metrics.install()
     (a,) = await make_users(1)
     topic = Broken.topic
-    async with engine.begin() as conn:
-        event = await append(conn, Broken(a.id))
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
+        event = (await uow.record(Broken(a.id))).id
         await conn.execute(
             text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),
             {"e": event},

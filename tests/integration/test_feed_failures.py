@@ -33,11 +33,11 @@ from app.embedded.redis import _ping
 from app.graphql import build_schema
 from app.jobs import ArqDispatcher
 from domain.outbox import registry
-from domain.outbox.append import append
 from domain.outbox.events import Event
 from domain.outbox.jobs import CONSUME_EVENT, job_id
 from domain.outbox.process import list_dead_letters, replay_dead_letters
 from domain.outbox.registry import Registry
+from domain.outbox.unit_of_work import unit_of_work
 from domain.posts.create_post import create_post
 from domain.social.follow_user import follow_user
 from schema.context import Context, Limits
@@ -271,8 +271,9 @@ async def test_failing_consumer_retries_with_backoff_then_dead_letters(
         finally:
             await w.close()
 
-    async with engine.begin() as conn:
-        event_id = await append(conn, Flaky(author.id))
+    async with unit_of_work(engine) as uow:
+        conn = uow.conn
+        event_id = (await uow.record(Flaky(author.id))).id
         # keep the session worker's relay away from this row
         await conn.execute(
             text("UPDATE outbox SET available_at = now() + interval '1 hour' WHERE id = :e"),

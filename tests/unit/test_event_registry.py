@@ -22,7 +22,6 @@ from domain.mail.config import MailConfig
 from domain.media.consumers import media_consumer
 from domain.notifications.consumers import notification_consumer
 from domain.outbox import events as ev
-from domain.outbox.append import insert_params, insert_sql
 from domain.outbox.dispatch import REDRIVE_AFTER_S
 from domain.outbox.events import EVENT_TYPES, EventPayloadError, decode
 from domain.outbox.jobs import job_id
@@ -39,7 +38,7 @@ from domain.outbox.registry import (
     Registry,
     registry_for,
 )
-from domain.outbox.unit_of_work import UnitOfWork
+from domain.outbox.unit_of_work import Entry, UnitOfWork, outbox_insert_sql
 from domain.realtime.consumers import realtime_consumer
 
 
@@ -145,42 +144,59 @@ def test_every_route_has_a_handler_in_the_production_consumers():
 
 
 def test_the_sql_helper_writes_the_class_topic_from_bound_values():
-    sql = insert_sql(ev.LikeCreated, source="l", aggregate="l.post_id")
+    sql = outbox_insert_sql(ev.LikeCreated, source="l", aggregate="l.post_id")
     assert "'like.created'" in sql and "FROM l" in sql and ":event_payload" in sql
     like = ev.LikeCreated(uuid.uuid4(), uuid.uuid4(), uuid.uuid4())
-    event_id = uuid.uuid4()
-    params = insert_params(like, event_id, dispatched_by_caller=True)
-    assert params == {
+    entry = Entry(uuid.uuid4(), like, (NOTIFICATIONS,), "event")
+    assert entry.params == {
         "event_delay": REDRIVE_AFTER_S,
-        "event_id": event_id,
+        "event_id": entry.id,
         "event_payload": json.dumps(like.payload()),
     }
-    assert insert_params(like, event_id, key="k")["k_delay"] == 0
+    assert Entry(entry.id, like, (), "k").params["k_delay"] == 0
+    bulk = outbox_insert_sql(
+        ev.FollowCreated, source="w", aggregate="w.f", event_id="w.e", payload="w.p", delay="w.d"
+    )
+    assert ":" not in bulk  # every value an expression of the source
+
+
+class _CountingRegistry:
+    """REGISTRY, counting how often it is asked for consumers."""
+
+    def __init__(self) -> None:
+        self.lookups = 0
+
+    def consumers(self, event_type: type[ev.Event]) -> tuple[str, ...]:
+        self.lookups += 1
+        return REGISTRY.consumers(event_type)
 
 
 class _Dispatcher:
     def __init__(self) -> None:
-        self.sent: list[tuple[uuid.UUID, str]] = []
+        self.registry = _CountingRegistry()
+        self.sent: list[tuple[uuid.UUID, tuple[str, ...]]] = []
 
-    async def dispatch(self, event_id: uuid.UUID, topic: str) -> None:
-        self.sent.append((event_id, topic))
+    async def enqueue(self, event_id: uuid.UUID, consumers: typing.Sequence[str]) -> None:
+        self.sent.append((event_id, tuple(consumers)))
 
 
-async def test_the_unit_of_work_dispatches_what_was_written_and_has_consumers():
+async def test_the_unit_of_work_enqueues_what_was_written_with_consumers_resolved_once():
     dispatcher = _Dispatcher()
     uow = UnitOfWork(None, dispatcher)  # type: ignore[arg-type]  (no statement runs)
-    follow = uow.stage(ev.FollowCreated(uuid.uuid4(), uuid.uuid4()))
-    request = uow.stage(ev.FollowRequestCreated(uuid.uuid4(), uuid.uuid4()), key="r")
-    audit = uow.stage(ev.MuteCreated(uuid.uuid4(), uuid.uuid4()), key="m")
+    follow = await uow.record(ev.FollowCreated(uuid.uuid4(), uuid.uuid4()), key="event")
+    request = await uow.record(ev.FollowRequestCreated(uuid.uuid4(), uuid.uuid4()), key="r")
+    audit = await uow.record(ev.MuteCreated(uuid.uuid4(), uuid.uuid4()), key="m")
     assert follow.params["event_delay"] == REDRIVE_AFTER_S  # the relay holds off
     assert audit.params["m_delay"] == 0  # nobody consumes it: nothing to hold off
     uow.written(follow, audit)  # the request's statement wrote nothing
     await uow.dispatch()
-    assert dispatcher.sent == [(follow.id, "follow.created")]
+    assert dispatcher.sent == [(follow.id, (FEED, NOTIFICATIONS))]
     assert request.id not in {i for i, _ in dispatcher.sent}
+    assert dispatcher.registry.lookups == 3  # one per recorded event, none after commit
 
     alone = UnitOfWork(None, None)  # type: ignore[arg-type]
-    assert alone.stage(ev.FollowCreated(uuid.uuid4(), uuid.uuid4())).params["event_delay"] == 0
+    entry = await alone.record(ev.FollowCreated(uuid.uuid4(), uuid.uuid4()), key="event")
+    assert entry.consumers == () and entry.params["event_delay"] == 0  # the relay's at once
 
 
 def test_job_ids_name_the_event_and_the_consumer():

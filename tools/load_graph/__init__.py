@@ -24,6 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.progress import Progress, no_progress
+from domain.visibility.predicates import is_active
 from tools.load_graph.load import (
     DISPLAY_NAME,
     HISTORY_START,
@@ -123,7 +124,7 @@ async def imported_user_ids(engine: AsyncEngine) -> list[uuid.UUID]:
     async with engine.connect() as conn:
         rows = await conn.execute(
             text(
-                "SELECT id FROM users WHERE status = 'active' AND created_at < :snapshot"
+                f"SELECT id FROM users WHERE {is_active()} AND created_at < :snapshot"
                 " AND username ~ :pattern ORDER BY id"
             ),
             {"snapshot": SNAPSHOT, "pattern": f"^{USERNAME_PREFIX}[0-9]+$"},

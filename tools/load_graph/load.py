@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from adapters.postgres.driver import asyncpg_connection
 from domain.db import new_id
 from domain.progress import Progress, counted, no_progress
+from domain.visibility.predicates import is_active, is_live
 from tools.load_graph.parse import _Parsed
 
 log = logging.getLogger(__name__)
@@ -71,9 +72,9 @@ _INSERT_USERS = text(
 
 # node -> the user it is now (new or pre-existing), with what the follow rules need.
 _MAP = (
-    """
+    f"""
     CREATE TEMP TABLE load_graph_map ON COMMIT DROP AS
-    SELECT s.node, u.id, u.status = 'active' AS active, u.created_at
+    SELECT s.node, u.id, {is_active("u")} AS active, u.created_at
     FROM load_graph_users s JOIN users u ON u.username = s.username
     """,
     "ALTER TABLE load_graph_map ADD PRIMARY KEY (node)",
@@ -128,7 +129,7 @@ _PAIR_STATS = text(
 # fraction of the file its line sits at: later lines are newer, and few share an instant.
 # One batch of ``seq`` numbers per statement; the inserted pairs are kept for the counters.
 _INSERT_FOLLOWS = text(
-    """
+    f"""
     WITH ins AS (
         INSERT INTO follows (id, follower_id, followee_id, source, created_at)
         SELECT p.id, p.follower_id, p.followee_id, 'import',
@@ -139,7 +140,7 @@ _INSERT_FOLLOWS = text(
         FROM load_graph_todo p
         WHERE p.seq > :lo AND p.seq <= :hi
         ORDER BY p.seq
-        ON CONFLICT (follower_id, followee_id) WHERE deleted_at IS NULL DO NOTHING
+        ON CONFLICT (follower_id, followee_id) WHERE {is_live()} DO NOTHING
         RETURNING follower_id, followee_id
     )
     INSERT INTO load_graph_inserted SELECT follower_id, followee_id FROM ins

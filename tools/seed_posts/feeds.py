@@ -13,6 +13,7 @@ from domain.feed.ports import RebuildBusyError
 from domain.feed.sources import home_entries_sql
 from domain.feed.timelines import Entry
 from domain.progress import Progress, counted, no_progress
+from domain.visibility.predicates import is_live
 
 #: Users whose timelines are dropped / warmed per Redis round trip.
 REDIS_BATCH = 1000
@@ -29,7 +30,7 @@ async def _drop_timelines(
             await conn.execute(
                 text(
                     "SELECT DISTINCT follower_id FROM follows"
-                    " WHERE followee_id = ANY(CAST(:a AS uuid[])) AND deleted_at IS NULL"
+                    f" WHERE followee_id = ANY(CAST(:a AS uuid[])) AND {is_live()}"
                 ),
                 {"a": list(authors)},
             )

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.db import new_id
 from domain.engagement.hashtags import extract_hashtags
+from domain.visibility.predicates import is_active
 from tools.seed_posts.generate import PostRecord, _Person
 
 
@@ -22,7 +23,7 @@ async def _population(conn: AsyncConnection, users: Sequence[uuid.UUID] | None) 
             SELECT u.id, u.username, coalesce(sum(c.value), 0)::bigint AS followers
             FROM users u
             LEFT JOIN counter_shards c ON c.entity_id = u.id AND c.kind = 'followers'
-            WHERE u.status = 'active' {where}
+            WHERE {is_active("u")} {where}
             GROUP BY u.id ORDER BY u.id
             """
         ),

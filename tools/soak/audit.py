@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from domain.feed.expected import expected_feed
+from domain.visibility.predicates import is_live
 from tools.soak.faults import API, Fault
 from tools.soak.record import Outcome, Recorder, call, now, pk
 from tools.soak.servers import Stack
@@ -60,12 +61,12 @@ async def acknowledged_writes(engine: AsyncEngine, world: World) -> Check:
             return {tuple(r) for r in await conn.execute(text(sql))}
 
         users = {r[0] for r in await ids("SELECT id FROM users")}
-        live_posts = {r[0] for r in await ids("SELECT id FROM posts WHERE deleted_at IS NULL")}
+        live_posts = {r[0] for r in await ids(f"SELECT id FROM posts WHERE {is_live()}")}
         all_posts = {r[0] for r in await ids("SELECT id FROM posts")}
-        follows = await ids("SELECT follower_id, followee_id FROM follows WHERE deleted_at IS NULL")
+        follows = await ids(f"SELECT follower_id, followee_id FROM follows WHERE {is_live()}")
         blocks = await ids("SELECT blocker_id, blocked_id FROM blocks")
         likes = await ids("SELECT user_id, post_id FROM likes")
-        comments = {r[0] for r in await ids("SELECT id FROM comments WHERE deleted_at IS NULL")}
+        comments = {r[0] for r in await ids(f"SELECT id FROM comments WHERE {is_live()}")}
     acc = world.accounts
     for a in acc:
         checked += 1
@@ -193,7 +194,7 @@ async def _why(engine: AsyncEngine, user: uuid.UUID, posts: set[uuid.UUID]) -> s
             text(
                 "SELECT p.deleted_at IS NOT NULL,"
                 " EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = :u"
-                "   AND f.followee_id = p.author_id AND f.deleted_at IS NULL),"
+                f"   AND f.followee_id = p.author_id AND {is_live('f')}),"
                 " EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = :u AND"
                 "   b.blocked_id = p.author_id)"
                 "   OR (b.blocked_id = :u AND b.blocker_id = p.author_id))"
