@@ -323,8 +323,8 @@ async def test_a_failing_dependency_is_tried_once_and_reported_as_graphql_core_d
     (viewer,) = await make_users(1, prefix="planfail")
     calls = []
 
-    async def refused(info, first, after):
-        calls.append(first)
+    async def refused(info, window):
+        calls.append(window.size)
         raise PoolTimeoutError("QueuePool limit of size 10 overflow 20 reached, timed out")
 
     monkeypatch.setattr(user_types, "home_feed_connection", refused)
