@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -225,37 +226,22 @@ async def read_pages(
     feed store. Raises StoreError, unless ``strict`` is off: then a timeline whose node
     failed gets the error in its place and the others are read all the same.
     """
-    if not wanted:
-        return []
-    family = [_redis(tl) for tl, _ in wanted]
-    store = family[0].store
     fetch = count + 8  # a few extra for entries tied with the cursor
-    calls: list[Call] = []
-    for family_tl, (_, owner) in zip(family, wanted, strict=True):
-        key = family_tl.key(owner)
-        calls += [
-            Call.of(key, "EXPIRE", key, family_tl.ttl_s),
-            Call.of(key, "ZSCORE", key, SENTINEL),
-            _range(key, before, fetch),
-        ]
-    runs: list[int | None] = []
-    replies = await store.execute(calls, raise_on_error=strict, runs=runs)
     out: list[list[Entry] | StoreError | None] = []
-    for i, (tl, owner) in enumerate(wanted):
-        exists, sentinel, rows = replies[3 * i : 3 * i + 3]
-        failed = next((r for r in (exists, sentinel, rows) if isinstance(r, RedisError)), None)
-        if failed is not None:
-            out.append(store_error(failed))
+    for read in await _pipelined(wanted, lambda key: [_range(key, before, fetch)], strict):
+        if read is None or isinstance(read, StoreError):
+            out.append(read)
             continue
-        if not exists or sentinel is None or sentinel_parts(sentinel)[0] != runs[3 * i + 1]:
-            out.append(None)
-            continue
-        entries, n = _after(rows, before), fetch
-        while len(entries) < count and len(rows) == 2 * n:  # many ties at the cursor
-            n *= 4
-            (rows,) = await store.execute([_range(tl.key(owner), before, n)])
-            entries = _after(rows, before)
-        out.append(entries[:count])
+        (rows,) = read.replies
+        out.append(
+            await read.widened(
+                rows,
+                lambda key, n: _range(key, before, n),
+                lambda rows: _after(rows, before),
+                count,
+                fetch,
+            )
+        )
     return out
 
 
@@ -276,41 +262,98 @@ async def read_rising(
     is whole, or ``after`` is not older than its oldest entry (a window is complete
     from its oldest entry up).
     """
+    fetch = count + 8  # a few extra for entries tied with the cursor
+    out: list[Rising | StoreError | None] = []
+
+    def calls(key: str) -> list[Call]:
+        return [
+            Call.of(key, "ZRANGE", key, 1, 1, "WITHSCORES"),  # the oldest entry
+            _rising_range(key, after, fetch),
+        ]
+
+    for read in await _pipelined(wanted, calls, strict):
+        if read is None or isinstance(read, StoreError):
+            out.append(read)
+            continue
+        oldest, rows = read.replies
+        floor = _entries(oldest)
+        exact = read.whole or (after is not None and bool(floor) and after >= floor[0])
+        entries = await read.widened(
+            rows,
+            lambda key, n: _rising_range(key, after, n),
+            lambda rows: _newer(rows, after),
+            count,
+            fetch,
+        )
+        out.append(Rising(entries, exact))
+    return out
+
+
+class _Read:
+    """One timeline's replies of a :func:`_pipelined` read: whether it is whole, the
+    replies of its own calls, and how to read further at ties with the cursor."""
+
+    def __init__(self, store: FeedRedis, key: str, whole: bool, replies: list[Any]) -> None:
+        self.store, self.key, self.whole, self.replies = store, key, whole, replies
+
+    async def widened(
+        self,
+        rows: list[bytes],
+        range_of: Callable[[str, int], Call],
+        entries_of: Callable[[list[bytes]], list[Entry]],
+        count: int,
+        fetch: int,
+    ) -> list[Entry]:
+        """Up to ``count`` entries of ``rows``, read again with a wider range while a
+        full reply held too few past the cursor (many entries tied with it)."""
+        entries, n = entries_of(rows), fetch
+        while len(entries) < count and len(rows) == 2 * n:
+            n *= 4
+            (rows,) = await self.store.execute([range_of(self.key, n)])
+            entries = entries_of(rows)
+        return entries[:count]
+
+
+async def _pipelined(
+    wanted: Sequence[tuple[Timelines, uuid.UUID]],
+    calls_of: Callable[[str], list[Call]],
+    strict: bool,
+) -> list[_Read | StoreError | None]:
+    """Refresh the TTL of, check and read each (timelines, owner) with ``calls_of(key)``,
+    all in one pipelined round trip (per cluster node): per timeline, a :class:`_Read`,
+    the error of its node (``strict`` off; on, StoreError is raised), or None when it is
+    missing or was built by another run of its server (it may have lost writes)."""
     if not wanted:
         return []
     family = [_redis(tl) for tl, _ in wanted]
     store = family[0].store
-    fetch = count + 8  # a few extra for entries tied with the cursor
     calls: list[Call] = []
     for family_tl, (_, owner) in zip(family, wanted, strict=True):
         key = family_tl.key(owner)
         calls += [
             Call.of(key, "EXPIRE", key, family_tl.ttl_s),
             Call.of(key, "ZSCORE", key, SENTINEL),
-            Call.of(key, "ZRANGE", key, 1, 1, "WITHSCORES"),  # the oldest entry
-            _rising_range(key, after, fetch),
+            *calls_of(key),
         ]
+    stride = len(calls) // len(wanted)
     runs: list[int | None] = []
     replies = await store.execute(calls, raise_on_error=strict, runs=runs)
-    out: list[Rising | StoreError | None] = []
-    for i, (tl, owner) in enumerate(wanted):
-        exists, sentinel, oldest, rows = replies[4 * i : 4 * i + 4]
-        failed = next((r for r in replies[4 * i : 4 * i + 4] if isinstance(r, RedisError)), None)
+    out: list[_Read | StoreError | None] = []
+    for i, (family_tl, (_, owner)) in enumerate(zip(family, wanted, strict=True)):
+        mine = replies[stride * i : stride * (i + 1)]
+        failed = next((r for r in mine if isinstance(r, RedisError)), None)
         if failed is not None:
             out.append(store_error(failed))
             continue
-        run, whole = sentinel_parts(sentinel) if sentinel is not None else (None, False)
-        if not exists or sentinel is None or run != runs[4 * i + 1]:
+        exists, sentinel, *own = mine
+        if not exists or sentinel is None:
             out.append(None)
             continue
-        floor = _entries(oldest)
-        exact = whole or (after is not None and bool(floor) and after >= floor[0])
-        entries, n = _newer(rows, after), fetch
-        while len(entries) < count and len(rows) == 2 * n:  # many ties at the cursor
-            n *= 4
-            (rows,) = await store.execute([_rising_range(tl.key(owner), after, n)])
-            entries = _newer(rows, after)
-        out.append(Rising(entries[:count], exact))
+        run, whole = sentinel_parts(sentinel)
+        if run != runs[stride * i + 1]:
+            out.append(None)
+            continue
+        out.append(_Read(store, family_tl.key(owner), whole, own))
     return out
 
 
