@@ -10,6 +10,8 @@ so :class:`DeadlineProtocol` (its httptools protocol) adds:
 - a body deadline: a request body arrives within ``body_timeout_s`` plus one second per
   ``body_min_rate`` bytes received (a large upload at a fair rate passes, a trickle does
   not), else ``408`` (or a plain close once the response started);
+- after a ``408`` the connection half-closes and drops what still arrives for up to
+  :data:`LINGER_S`, so the client reads the answer before the close, never a reset;
 - past ``limit_concurrency`` open connections or running requests in the process, a
   request is answered ``503 SERVICE_UNAVAILABLE`` (JSON, ``Retry-After``).
 """
@@ -27,6 +29,10 @@ from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.settings import Settings
+
+#: After a 408, how long a connection still reads (and drops) what the client sends before
+#: it closes: closing with unread bytes would send a reset that can discard the answer.
+LINGER_S = 2.0
 
 #: Every Roost log line: time, level, logger, message (the API's children too).
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -121,6 +127,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._body_timer: asyncio.TimerHandle | None = None
         self._body_started = 0.0
         self._body_bytes = 0
+        self._linger_timer: asyncio.TimerHandle | None = None
 
     # -- the idle deadline: a new connection gets the keep-alive timeout at once --------
 
@@ -139,14 +146,30 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().handle_websocket_upgrade()
 
     def _cancel_timers(self) -> None:
-        for timer in (self._head_timer, self._body_timer):
+        for timer in (self._head_timer, self._body_timer, self._linger_timer):
             if timer is not None:
                 timer.cancel()
-        self._head_timer = self._body_timer = None
+        self._head_timer = self._body_timer = self._linger_timer = None
+
+    def _close_lingering(self, answer: bytes) -> None:
+        """Write ``answer``, half-close, drop what still arrives; close on the client's
+        end of stream or after :data:`LINGER_S`."""
+        self.transport.write(answer)
+        self._cancel_timers()
+        self._linger_timer = self.loop.call_later(LINGER_S, self.transport.close)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.transport.resume_reading()
+
+    def eof_received(self) -> None:
+        if self._linger_timer is not None:
+            self.transport.close()
 
     # -- the head deadline ----------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
+        if self._linger_timer is not None:
+            return
         if self._idle() and self._head_timer is None and self._body_timer is None:
             self._arm_head()
         super().data_received(data)
@@ -175,15 +198,16 @@ class DeadlineProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         self.logger.info("closing a connection: request headers not received in time")
-        if self._idle():
-            self.transport.write(
-                _json_error(
-                    408,
-                    f"The request's headers did not arrive within {self._header_timeout_s:g} s.",
-                    "REQUEST_TIMEOUT",
-                )
+        if not self._idle():
+            self.transport.close()
+            return
+        self._close_lingering(
+            _json_error(
+                408,
+                f"The request's headers did not arrive within {self._header_timeout_s:g} s.",
+                "REQUEST_TIMEOUT",
             )
-        self.transport.close()
+        )
 
     # -- the body deadline ----------------------------------------------------------------
 
@@ -217,20 +241,22 @@ class DeadlineProtocol(HttpToolsProtocol):
             return
         self.logger.info("closing a connection: request body not received in time")
         cycle: Any = self.cycle  # None before a first request (typed otherwise)
-        if cycle is not None and not cycle.response_started:
-            self.transport.write(
-                _json_error(
-                    408,
-                    f"The request's body did not arrive in time ({self._body_timeout_s:g} s "
-                    f"plus one per {self._body_min_rate} bytes).",
-                    "REQUEST_TIMEOUT",
-                )
-            )
+        answered = cycle is not None and not cycle.response_started
         if cycle is not None:
             # The app's receive() answers http.disconnect; its writes are dropped.
             cycle.disconnected = True
             cycle.message_event.set()
-        self.transport.close()
+        if not answered:
+            self.transport.close()
+            return
+        self._close_lingering(
+            _json_error(
+                408,
+                f"The request's body did not arrive in time ({self._body_timeout_s:g} s "
+                f"plus one per {self._body_min_rate} bytes).",
+                "REQUEST_TIMEOUT",
+            )
+        )
 
 
 def trusted_proxies(settings: Settings) -> list[str]:

@@ -114,6 +114,28 @@ async def test_a_body_trickled_below_the_minimum_rate_is_cut_off(app, settings):
     assert answer.startswith(b"HTTP/1.1 408 "), answer
 
 
+async def test_a_client_still_sending_after_the_408_reads_it_and_is_not_reset(app, settings):
+    """After a 408 the server half-closes and drops what still arrives: a client that keeps
+    writing reads the whole answer and its writes are not met by a reset."""
+    head = (
+        b"POST /graphql HTTP/1.1\r\nHost: roost.test\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100000\r\n\r\n"
+    )
+    async with served(app, settings, **DEADLINES) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head)
+        await writer.drain()
+        answer = await read_until_closed(reader)
+        for _ in range(3):
+            writer.write(b" " * 20_000)
+            await writer.drain()
+            await asyncio.sleep(0.05)
+        late = await asyncio.wait_for(reader.read(), PATIENCE_S)
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert late == b""
+
+
 async def test_a_body_at_a_fair_rate_passes_the_deadline(app, settings):
     """The body deadline grows with what arrives: a body sent in pieces over longer than
     API_BODY_TIMEOUT_S, but faster than API_BODY_MIN_RATE, is served."""
