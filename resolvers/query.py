@@ -16,7 +16,11 @@ from schema import visibility
 from schema.accounts.types import DataExport
 from schema.context import Info
 from schema.engagement.types import Comment
-from schema.explore.connections import explore_connection, trending_hashtags_list
+from schema.explore.connections import (
+    TRENDING_HASHTAGS,
+    explore_connection,
+    trending_hashtags_list,
+)
 from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
 from schema.feed.selection import selects
@@ -121,7 +125,6 @@ class Query:
         first: int | None = DEFAULT_PAGE_SIZE,
         after: str | None = None,
     ) -> UserSearchConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         return await search_users_connection(info, query, first, after)
 
     @strawberry.field(
@@ -148,7 +151,6 @@ class Query:
         after: str | None = None,
         kind: MediaKind | None = None,
     ) -> ExploreConnection | None:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         return await explore_connection(info, first, after, kind)
 
     @strawberry.field(
@@ -157,9 +159,8 @@ class Query:
         "(on posts of accounts you do not follow first); the same exclusions as explore."
     )
     async def trending_hashtags(
-        self, info: Info, first: int | None = 10
+        self, info: Info, first: int | None = TRENDING_HASHTAGS
     ) -> list[TrendingHashtag] | None:
-        first = 10 if first is None else first
         return await trending_hashtags_list(info, first)
 
     @strawberry.field(

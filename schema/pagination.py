@@ -111,22 +111,16 @@ def decode_cursor(cursor: str, of: ListOf, arg: str = "after") -> Position:
         raise bad_cursor(f"The '{arg}' cursor is not valid.") from None
 
 
-def check_first(first: int, max_page_size: int) -> int:
-    """Return ``first`` if 0 <= first <= max_page_size, else raise a BAD_USER_INPUT error."""
-    if first < 0 or first > max_page_size:
+def check_first(first: int | None, max_page_size: int, default: int = DEFAULT_PAGE_SIZE) -> int:
+    """The page size ``first`` asks for (null: ``default``); BAD_USER_INPUT outside
+    0 .. ``max_page_size``."""
+    size = default if first is None else first
+    if size < 0 or size > max_page_size:
         raise GraphQLError(
             f"'first' must be between 0 and {max_page_size}.",
             extensions={"code": "BAD_USER_INPUT"},
         )
-    return first
-
-
-def check_page(first: int, after: str | None, max_page_size: int, of: ListOf) -> Position | None:
-    """Check the arguments of the keyset connection ``of``: ``first`` as
-    :func:`check_first`, and ``after`` decoded (None for the first page). Raises
-    BAD_USER_INPUT for either (a cursor of another list included)."""
-    check_first(first, max_page_size)
-    return decode_cursor(after, of) if after else None
+    return size
 
 
 #: The descriptions of the backward paging arguments.
@@ -152,19 +146,21 @@ class Window:
 
 
 def check_window(
-    first: int,
+    first: int | None,
     after: str | None,
     last: int | None,
     before: str | None,
     max_page_size: int,
     of: ListOf,
+    default: int = DEFAULT_PAGE_SIZE,
 ) -> Window:
     """Check the Relay arguments of the keyset connection ``of``: forward (``first``,
     ``after``) unless ``last`` or ``before`` is given, then backward (``last``, its
-    null meaning ``first``, before ``before``; ``first`` is then ignored). Raises
+    null meaning ``first``, before ``before``; ``first`` is then ignored); a null size
+    is ``default``. Raises
     BAD_USER_INPUT for a size outside 0 .. ``max_page_size``, a cursor not of this
     list, or ``after`` together with ``before``/``last``."""
-    size, backward = check_direction(first, after, last, before, max_page_size)
+    size, backward = check_direction(first, after, last, before, max_page_size, default)
     if not backward:
         return Window(size, _decoded(after, of), False, after, None)
     position = decode_cursor(before, of, "before") if before else None
@@ -172,10 +168,16 @@ def check_window(
 
 
 def check_direction(
-    first: int, after: str | None, last: int | None, before: str | None, max_page_size: int
+    first: int | None,
+    after: str | None,
+    last: int | None,
+    before: str | None,
+    max_page_size: int,
+    default: int = DEFAULT_PAGE_SIZE,
 ) -> tuple[int, bool]:
     """``(size, backward)`` of a connection's Relay arguments, as :func:`check_window`
     reads them (its cursors left to the caller); BAD_USER_INPUT as there."""
+    first = default if first is None else first
     if last is None and before is None:
         return check_first(first, max_page_size), False
     if after is not None:

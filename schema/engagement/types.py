@@ -83,10 +83,11 @@ class Comment(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> CommentConnection:
-        first = REPLIES_PREVIEW if first is None else first
         ctx = info.context
         of = ("replies", self.comment_id)
-        window = check_window(first, after, last, before, ctx.limits.max_page_size, of)
+        window = check_window(
+            first, after, last, before, ctx.limits.max_page_size, of, REPLIES_PREVIEW
+        )
         if self.parent_id is not None:
             return await comment_connection(info, [], False, window, of)
         if window.position is None:  # the usual case, batched over every comment of the page

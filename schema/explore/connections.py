@@ -32,6 +32,9 @@ from schema.media.types import MediaKind
 from schema.pagination import bad_cursor, check_first, pack, page_info, unpack
 from schema.posts.types import PostEdge
 
+#: The page size of ``trendingHashtags`` when ``first`` is omitted or null.
+TRENDING_HASHTAGS = 10
+
 _PREFIX = "x1:"
 _WINDOW_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _KINDS: dict[Kind, str] = {None: "a", "image": "i", "video": "v"}
@@ -63,14 +66,14 @@ def decode_explore_cursor(cursor: str, kind: Kind) -> Position:
 
 
 async def explore_connection(
-    info: Info, first: int, after: str | None, kind: MediaKind | None
+    info: Info, first: int | None, after: str | None, kind: MediaKind | None
 ) -> ExploreConnection:
     """``Query.explore`` (see domain.explore.read_explore). Raises UNAUTHENTICATED without
     a viewer, BAD_USER_INPUT for bad arguments, CURSOR_EXPIRED for a window that is gone,
     SERVICE_UNAVAILABLE without a working Redis."""
     ctx = info.context
     viewer = ctx.require_viewer()
-    check_first(first, ctx.limits.max_page_size)
+    size = check_first(first, ctx.limits.max_page_size)
     k: Kind = None if kind is None else ("video" if kind is MediaKind.VIDEO else "image")
     position = decode_explore_cursor(after, k) if after else None
     stores = ctx.feed_stores()  # SERVICE_UNAVAILABLE without a configured Redis
@@ -82,7 +85,7 @@ async def explore_connection(
             ctx.feed_config,
             viewer,
             kind=k,
-            first=first,
+            first=size,
             after=position,
             visible=check,
             now=utcnow(),
@@ -111,13 +114,13 @@ def _unavailable() -> GraphQLError:
     )
 
 
-async def trending_hashtags_list(info: Info, first: int) -> list[TrendingHashtag]:
+async def trending_hashtags_list(info: Info, first: int | None) -> list[TrendingHashtag]:
     """``Query.trendingHashtags`` (see domain.explore.trending_hashtags). Raises
     UNAUTHENTICATED without a viewer, BAD_USER_INPUT for a bad ``first``,
     SERVICE_UNAVAILABLE without a working Redis."""
     ctx = info.context
     ctx.require_viewer()
-    check_first(first, ctx.limits.max_page_size)
+    size = check_first(first, ctx.limits.max_page_size, TRENDING_HASHTAGS)
     stores = ctx.feed_stores()
 
     async def visible(ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, bool]:
@@ -126,7 +129,7 @@ async def trending_hashtags_list(info: Info, first: int) -> list[TrendingHashtag
 
     try:
         trends = await trending_hashtags(
-            ctx.engine, stores, ctx.feed_config, first=first, visible=visible, now=utcnow()
+            ctx.engine, stores, ctx.feed_config, first=size, visible=visible, now=utcnow()
         )
     except StoreError:
         raise _unavailable() from None

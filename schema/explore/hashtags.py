@@ -80,14 +80,14 @@ def decode_hashtag_cursor(cursor: str, name: str) -> Position:
 
 
 async def ranked_hashtag_connection(
-    info: Info, name: str, first: int, after: str | None
+    info: Info, name: str, first: int | None, after: str | None
 ) -> PostConnection:
     """``Hashtag.posts(order: RANKED)``. Raises UNAUTHENTICATED without a viewer,
     BAD_USER_INPUT for bad arguments, CURSOR_EXPIRED for a window that is gone,
     SERVICE_UNAVAILABLE without a working Redis."""
     ctx = info.context
     viewer = ctx.require_viewer()
-    check_first(first, ctx.limits.max_page_size)
+    size = check_first(first, ctx.limits.max_page_size)
     position = decode_hashtag_cursor(after, name) if after else None
     stores = ctx.feed_stores()
     kept: dict[uuid.UUID, PostRecord] = {}
@@ -104,7 +104,7 @@ async def ranked_hashtag_connection(
             ctx.feed_config,
             viewer,
             name,
-            first=first,
+            first=size,
             after=position,
             visible=visible,
             now=utcnow(),
@@ -167,7 +167,6 @@ class Hashtag(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         if order is FeedOrder.RANKED:
             if last is not None or before is not None:
                 raise GraphQLError(

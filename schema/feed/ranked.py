@@ -72,7 +72,7 @@ def decode_ranked_cursor(cursor: str, arg: str = "after") -> Position:
 
 
 async def ranked_feed_connection(
-    info: Info, first: int, after: str | None, last: int | None, before: str | None
+    info: Info, first: int | None, after: str | None, last: int | None, before: str | None
 ) -> FeedConnection:
     """``viewer.feed(order: RANKED)`` (see domain.feed.read_ranked_feed, and
     domain.feed.read_ranked_feed_backward for ``last``/``before``). Raises

@@ -182,7 +182,6 @@ class Moderation:
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> ReportConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("reports", status.value)
         window = check_window(first, after, last, before, ctx.limits.max_page_size, of)

@@ -150,7 +150,6 @@ class Post(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> LikeConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         window = check_window(
             first, after, last, before, info.context.limits.max_page_size, ("likes", self.post_id)
         )
@@ -165,7 +164,6 @@ class Post(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> CommentConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         window = check_window(
             first,
             after,
@@ -188,7 +186,6 @@ class Post(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostRevisionConnection:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         ctx = info.context
         of = ("edits", self.post_id)
         window = check_window(first, after, last, before, ctx.limits.max_page_size, of)

@@ -69,11 +69,11 @@ def decode_rank_cursor(cursor: str, prefix: str) -> Position:
 
 
 async def search_users_connection(
-    info: Info, query: str, first: int, after: str | None
+    info: Info, query: str, first: int | None, after: str | None
 ) -> UserSearchConnection:
     """``Query.searchUsers``: see domain.search.search_users for the ranking."""
     ctx = info.context
-    check_first(first, ctx.limits.max_page_size)
+    size = check_first(first, ctx.limits.max_page_size)
     position = decode_rank_cursor(after, SEARCH) if after else None
     try:
         parsed = parse_query(query)
@@ -96,7 +96,7 @@ async def search_users_connection(
     owner = str(viewer) if viewer else None
     page = await ranked_page(
         RankedList("search", owner, fingerprint, rank),
-        first=first,
+        first=size,
         after=position,
         snapshots=ctx.ranked_snapshots,
         max_results=config.max_results,
@@ -111,11 +111,11 @@ async def search_users_connection(
 
 
 async def suggested_follows_connection(
-    info: Info, viewer_id: uuid.UUID, first: int, after: str | None
+    info: Info, viewer_id: uuid.UUID, first: int | None, after: str | None
 ) -> SuggestedFollowConnection:
     """``viewer.suggestedFollows``: see domain.search.suggested_follows."""
     ctx = info.context
-    check_first(first, ctx.limits.max_page_size)
+    size = check_first(first, ctx.limits.max_page_size)
     position = decode_rank_cursor(after, SUGGESTED) if after else None
     config = ctx.search
 
@@ -132,7 +132,7 @@ async def suggested_follows_connection(
     fingerprint = f"{config.suggest_followees}x{config.suggest_per_followee}"
     page = await ranked_page(
         RankedList("suggest", str(viewer_id), fingerprint, rank),
-        first=first,
+        first=size,
         after=position,
         snapshots=ctx.ranked_snapshots,
         max_results=config.max_results,

@@ -191,8 +191,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> PostConnection | None:
-
-        first = DEFAULT_PAGE_SIZE if first is None else first
         window = check_window(
             first, after, last, before, info.context.limits.max_page_size, ("posts", self.uid)
         )
@@ -218,8 +216,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> FeedConnection | None:
-
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "feed")
         if order is FeedOrder.RANKED:
             return await ranked_feed_connection(info, first, after, last, before)
@@ -237,8 +233,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> NotificationConnection | None:
-
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "notifications")
         window = check_window(
             first,
@@ -264,8 +258,6 @@ class User(relay.Node):
     async def suggested_follows(
         self, info: Info, first: int | None = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> SuggestedFollowConnection | None:
-
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "suggestedFollows")
         return await suggested_follows_connection(info, self.uid, first, after)
 
@@ -278,7 +270,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> BlockedUserConnection | None:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "blockedUsers")
         window = check_window(
             first, after, last, before, info.context.limits.max_page_size, ("blocked", self.uid)
@@ -294,7 +285,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> MutedUserConnection | None:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "mutedUsers")
         window = check_window(
             first, after, last, before, info.context.limits.max_page_size, ("muted", self.uid)
@@ -388,7 +378,6 @@ class User(relay.Node):
         last: Annotated[int | None, strawberry.argument(description=LAST)] = None,
         before: Annotated[str | None, strawberry.argument(description=BEFORE)] = None,
     ) -> FollowRequestConnection | None:
-        first = DEFAULT_PAGE_SIZE if first is None else first
         self._require_self(info, "followRequests")
         window = check_window(
             first,
@@ -432,7 +421,6 @@ class User(relay.Node):
         before: str | None,
     ) -> UserConnection:
         """``followers`` or ``following`` (``kind``): its page, or a closed list."""
-        first = DEFAULT_PAGE_SIZE if first is None else first
         window = check_window(
             first, after, last, before, info.context.limits.max_page_size, (kind, self.uid)
         )
