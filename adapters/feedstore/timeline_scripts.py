@@ -1,4 +1,4 @@
-"""The timelines' Lua scripts; a call's keys share one owner's slot per owner.
+"""The timelines' Lua scripts; an owner's keys share its ``{owner id}`` slot.
 
 The sentinel (member ``""``) scores ``-(2 * run + whole)``
 (domain.feed.timelines.entries). A timeline not whole is exact from its oldest entry
@@ -49,8 +49,8 @@ local function run_stamp()
 end
 """
 
-# KEYS: live timelines; ARGV: maxlen, ttl, pairs. EXPIRE doubles as the existence test.
-# Returns the 1-based indexes of the KEYS missing (or dropped).
+# KEYS: live timelines; ARGV: maxlen, ttl, pairs. Adds to each that exists (EXPIRE is
+# the existence test); returns the 1-based indexes of the KEYS missing (or dropped).
 _ADD_TO_LIVE = Script(
     _ADD
     + """

@@ -1,7 +1,7 @@
-"""The object store on S3-compatible storage (MEDIA_STORAGE=s3; docs/operations/media-storage.md
-"Media storage"). Upload URLs are signed locally by a botocore client on the public
-endpoint, so :meth:`S3ObjectStore.presign_upload` is synchronous; the rest uses one
-aioboto3 client, opened on first use.
+"""The object store on S3-compatible storage, MEDIA_STORAGE=s3
+(docs/operations/media-storage.md "Media storage"). Upload URLs are signed locally on
+the public endpoint, so :meth:`S3ObjectStore.presign_upload` is synchronous; the rest
+uses one aioboto3 client, opened on first use.
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ class S3ObjectStore:
     def presign_upload(
         self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
     ) -> UploadTarget:
-        """A SigV4 presigned ``PUT`` of ``key``; the client sends the headers returned."""
+        """A SigV4 presigned ``PUT`` of ``key`` signing its type, length and
+        (``if_none_match``) ``If-None-Match: *``; the client sends the headers returned."""
         raw_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
