@@ -1,21 +1,7 @@
-"""Firebase Cloud Messaging HTTP v1: a :class:`~domain.notifications.push.PushTransport`.
-
-Implements https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages/send
-with OAuth 2.0 access tokens of a service account (the JWT bearer grant, RFC 7523, as
-Google's "Using OAuth 2.0 for Server to Server Applications" describes): a JWT signed
-RS256 with the account's private key is exchanged at its ``token_uri`` for an access
-token, cached until a minute before it expires. The service account is the JSON key
-file that the Firebase console downloads (``FCM_CREDENTIALS_FILE``).
-
-Answers (docs/api/push.md "Push"):
-
-- 200: delivered.
-- 404 ``UNREGISTERED`` / ``NOT_FOUND``, 403 ``SENDER_ID_MISMATCH``: the token will never
-  work for this project again: ``invalid_token`` (the sender deletes it).
-- 401: the access token was refused: fetch a new one and try once more at once.
-- 429 ``QUOTA_EXCEEDED``, 500, 502, 503, 504, a timeout or a refused connection:
-  ``retry``, with the ``Retry-After`` header (seconds or an HTTP date) when given.
-- anything else (400 ``INVALID_ARGUMENT`` …): ``failed``, the token kept.
+"""Firebase Cloud Messaging HTTP v1 as a :class:`~domain.notifications.push.PushTransport`
+(https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages/send), with
+service-account tokens by the JWT bearer grant (RFC 7523). How answers map to outcomes:
+docs/api/push.md "Push".
 """
 
 from __future__ import annotations
@@ -59,8 +45,7 @@ class ServiceAccount:
 
     @classmethod
     def from_file(cls, path: Path, project_id: str | None = None) -> ServiceAccount:
-        """Read a key file (JSON); ``project_id`` overrides the file's. Raises
-        FcmConfigError when a field is missing or the file cannot be read."""
+        """Read a JSON key file (``project_id`` overrides); raises FcmConfigError."""
         try:
             info = json.loads(Path(path).read_text())
             return cls(
@@ -75,9 +60,8 @@ class ServiceAccount:
 
 
 class AccessTokens:
-    """OAuth 2.0 access tokens of a service account, cached until ``TOKEN_MARGIN_S``
-    before expiry; concurrent callers share one token request. ``clock`` (epoch
-    seconds) decides when a cached token is too old; assertions carry the real time."""
+    """Access tokens cached until ``TOKEN_MARGIN_S`` before expiry, one request shared by
+    concurrent callers. ``clock`` (epoch s) ages the cache; assertions use real time."""
 
     def __init__(
         self,
@@ -134,8 +118,7 @@ class AccessTokens:
 
 
 def retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date,
-    RFC 9110 §10.2.3); None when absent or unreadable."""
+    """Seconds from a ``Retry-After`` header (RFC 9110 §10.2.3); None if unreadable."""
     if not value:
         return None
     value = value.strip()
@@ -152,8 +135,7 @@ def retry_after(value: str | None, *, now: float | None = None) -> float | None:
 
 
 def fcm_message(device: DeviceRecord, message: PushMessage) -> dict[str, Any]:
-    """The ``message`` object of a send request: the text as a notification, the ids as
-    data (strings, as FCM requires), the kind as the collapse key per platform."""
+    """The send request's ``message``: data values are strings, as FCM requires."""
     data = {"kind": message.kind, **message.data}
     return {
         "token": device.token,

@@ -1,17 +1,7 @@
-"""Frozen ranked lists in Redis (:class:`domain.search.snapshots.RankedSnapshots`):
-what keeps a ranked connection's pages stable.
-
-A search or suggestion list is ranked once, on its first page, and the whole ranked
-list (at most ``SearchConfig.max_results`` entries) is kept for a few minutes under
-``ranked:{<owner>}:<kind>:<fingerprint>:<snapshot id>``; the next pages are slices of
-it. So a page never repeats or skips a user, even when follower counts, names or the
-graph change between two requests (the same idea as Elasticsearch's point in time).
-The key carries the owner (the viewer, or the snapshot id for an anonymous search) as
-its hash tag, and a fingerprint of what was ranked (the query), so a cursor replayed
-against another query finds nothing.
-
-A value is fixed-width records, :data:`RECORD` each: the user id (16 bytes), the score
-(int32) and the ranking signal (int64), big-endian: a page is one ``GETRANGE``.
+""":class:`domain.search.snapshots.RankedSnapshots` on Redis: a ranked list frozen on its
+first page, so later pages are stable slices. The key names the owner and the query's
+fingerprint; the value is big-endian records (user id, int32 score, int64 signal), so
+a page is one ``GETRANGE``.
 """
 
 from __future__ import annotations
@@ -47,9 +37,7 @@ def decode_entries(raw: bytes) -> list[Ranked]:
 
 
 class RedisRankedSnapshots:
-    """Saves and slices frozen ranked lists on one Redis (binary replies). Each call is
-    one round trip and raises :class:`domain.errors.StoreError` (from the RedisError)
-    when Redis fails (the caller ranks again from PostgreSQL)."""
+    """Calls raise :class:`domain.errors.StoreError` when Redis fails."""
 
     def __init__(self, redis: Redis, ttl: dt.timedelta) -> None:
         self.redis = redis
@@ -83,8 +71,7 @@ class RedisRankedSnapshots:
         offset: int,
         n: int,
     ) -> Slice | None:
-        """Entries ``[offset, offset + n)`` of a snapshot, or None when it is gone
-        (expired, or never made for this owner, kind and fingerprint)."""
+        """Entries ``[offset, offset + n)``, or None when the snapshot is gone."""
         key = self.key(owner, kind, fingerprint, snapshot_id)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.strlen(key)

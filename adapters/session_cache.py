@@ -1,27 +1,7 @@
-"""The session cache on Redis (:class:`domain.identity.session_store.SessionStore`):
-which sessions and accounts may act, kept in Redis so that a
-request costs one round trip to check its access token's session and to mark its user
-active (docs/api/sessions.md "Sessions"; docs/design.md "Decided in the second round").
-
-PostgreSQL is the source of truth (``sessions.revoked_at``, ``users.status``); Redis
-holds, per user, a hash ``roost:auth:{<user id>}`` with the account's status (field
-``st``) and one field per session (family id) seen lately, ``1`` live or ``0`` ended.
-The hash lives ``ttl_s`` (at least an access token's lifetime) from the last time a
-session of the user ended, or from when it was first filled, so a revoked session's
-marker outlives every access token issued for it. It shares its hash tag with the
-activity marker ``active:{<user id>}`` (domain.feed.activity), so one script touches
-one Redis Cluster slot:
-
-- :meth:`SessionStore.admit`: one script reads the status and the session's field and,
-  when both say yes, sets the activity marker (``SET NX``, an hour): one round trip.
-- A miss (the hash or the field is not there) reads PostgreSQL once and
-  :meth:`SessionStore.fill` writes what it read with ``HSETNX``, so a fill that read
-  before a concurrent log-out committed never overwrites the log-out's ``0``.
-- :meth:`SessionStore.end` (log-out, reuse of a rotated refresh token, ban, deletion,
-  later a password change) writes ``0`` over each ended session, or the new status,
-  resets the expiry and PUBLISHes a ``{"type": "session"}`` event on the user's
-  real-time channel in the same script, so every API process re-checks that user's open
-  WebSockets at once.
+""":class:`domain.identity.session_store.SessionStore` on Redis (docs/api/sessions.md
+"Sessions"). Per user, hash ``roost:auth:{<user id>}``: ``st`` the status, ``s:<id>``
+``1`` live / ``0`` ended; it lives ``ttl_s`` (>= an access token's lifetime) from the
+last end or first fill, and shares its hash tag with ``active:{<user id>}``.
 """
 
 from __future__ import annotations
@@ -94,14 +74,12 @@ def _reply(reply: Sequence[Any]) -> Verdict | None:
 
 
 def admit_reply(reply: Sequence[Any]) -> Verdict | None:
-    """The verdict in the reply of a queued admit (:meth:`SessionStore.queue_admit`);
-    None when the cache does not know (read PostgreSQL, then fill)."""
+    """The verdict of a queued admit's reply; None when the cache does not know."""
     return _reply(reply)
 
 
 class RedisSessionStore:
-    """The Redis side of sessions; see the module. Redis errors leave as
-    :class:`domain.errors.StoreError`: callers fall back to PostgreSQL."""
+    """Redis errors raise :class:`domain.errors.StoreError` (callers use PostgreSQL)."""
 
     def __init__(self, redis: Redis, *, ttl_s: int) -> None:
         self.redis = redis
@@ -113,9 +91,8 @@ class RedisSessionStore:
 
     @translated
     async def admit(self, user_id: uuid.UUID, session_id: uuid.UUID) -> Verdict | None:
-        """The cached verdict of the session, marking the user active when admitted
-        (one round trip); None when the cache does not know (read PostgreSQL, then
-        :meth:`fill`)."""
+        """The cached verdict, marking the user active when admitted; None when the
+        cache does not know (read PostgreSQL, then :meth:`fill`)."""
         reply = await self._admit(
             keys=[auth_key(user_id), activity_key(user_id)],
             args=[_field(session_id), self._activity_s],
@@ -123,9 +100,8 @@ class RedisSessionStore:
         return _reply(reply)
 
     def queue_admit(self, pipe: Any, user_id: uuid.UUID, session_id: uuid.UUID) -> None:
-        """Queue :meth:`admit` on ``pipe`` (a pipeline of the same Redis, so the check
-        shares a round trip with another command); :func:`admit_reply` reads its
-        reply. The script must be loaded (a ``NoScriptError`` reply: call :meth:`admit`)."""
+        """Queue :meth:`admit` on a pipeline of this Redis; :func:`admit_reply` reads
+        it. The script must be loaded (on ``NoScriptError`` call :meth:`admit`)."""
         pipe.evalsha(
             self._admit.sha,
             2,
@@ -161,8 +137,8 @@ class RedisSessionStore:
         *,
         status: str | None = None,
     ) -> None:
-        """Mark ``session_ids`` ended (and the account ``status``, if given) after
-        PostgreSQL committed it, and tell the user's open sockets (one round trip)."""
+        """After PostgreSQL committed, mark ``session_ids`` ended (and ``status``) and
+        publish a session event to the user's sockets, atomically."""
         event = json.dumps({"type": SESSION_EVENT}, separators=(",", ":"))
         await self._end(
             keys=[auth_key(user_id)],

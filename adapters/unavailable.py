@@ -1,7 +1,5 @@
-"""Which failures mean "a server Roost depends on is down" (PostgreSQL restarting, Redis
-unreachable, the mail server not taking mail) rather than a bug: those are answered
-``SERVICE_UNAVAILABLE`` (HTTP 503, ``Retry-After``) by the API and retried, never
-dead-lettered, by the worker."""
+"""Which failures mean a dependency is down, not a bug: the API answers
+``SERVICE_UNAVAILABLE``, the worker retries without dead-lettering."""
 
 from __future__ import annotations
 
@@ -13,9 +11,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from domain.mail.ports import MailUnavailableError
 
-#: SQLSTATEs of a server that is unreachable, shutting down, starting or full:
-#: class 08 (connection exception), admin/crash shutdown, cannot connect now, too many
-#: connections.
+#: SQLSTATEs (besides class 08) of a server shutting down, starting or full.
 _UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
 
 POSTGRES = "postgres"
@@ -24,9 +20,8 @@ SMTP = "smtp"
 
 
 def unavailable_dependency(exc: BaseException) -> str | None:
-    """``"postgres"``, ``"redis"`` or ``"smtp"`` when ``exc`` (or what it wraps: ``__cause__``,
-    ``__context__``, SQLAlchemy's ``orig``) says that server is unreachable or not
-    accepting work; None for anything else (a bug, bad data, a constraint)."""
+    """``"postgres"``, ``"redis"`` or ``"smtp"`` when ``exc`` or what it wraps says that
+    server is down; None otherwise."""
     seen: set[int] = set()
     stack: list[BaseException | None] = [exc]
     while stack:

@@ -1,6 +1,5 @@
 """The account lifecycle's periodic jobs (docs/api/account-lifecycle.md "Account
-lifecycle"): purging accounts whose deletion is due, deleting expired data exports and
-forgetting the usernames whose hold is over."""
+lifecycle")."""
 
 from __future__ import annotations
 
@@ -14,17 +13,13 @@ from workers.deps import deps_of
 
 log = logging.getLogger("roost.workers.accounts")
 
-#: Share of the job's time limit (JOB_TIMEOUT_S: the limit of every job, since arq keeps
-#: a crashed job's in-progress key for the longest limit plus 10 s) that a purge run
-#: spends starting batches; the next run (every minute) resumes where it stopped.
+#: Share of JOB_TIMEOUT_S a purge run spends starting batches; the next run resumes.
 PURGE_SHARE = 0.6
 
 
 async def purge_accounts(ctx: dict[str, Any]) -> int:
-    """Purge the personal data of accounts whose deletion is due (domain.accounts.purge)
-    for at most ``PURGE_SHARE`` of the job's time limit; return how many were purged to
-    the end. Idempotent and resumable: a run cut short (time, crash) is continued by the
-    next."""
+    """Purge accounts whose deletion is due, within ``PURGE_SHARE`` of the time limit;
+    return how many were purged to the end. Idempotent and resumable."""
     deps = deps_of(ctx)
     settings = deps.settings
     run = await purge_due_accounts(

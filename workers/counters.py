@@ -12,11 +12,8 @@ log = logging.getLogger("roost.workers.counters")
 
 
 async def compact_counters(ctx: dict[str, Any]) -> int:
-    """Fold every counter's shards into shard 0; return how many counters were folded.
-
-    Safe to run twice or beside writers: each batch is one transaction that keeps every
-    sum unchanged (see :func:`domain.counters.compact`).
-    """
+    """Fold every counter's shards into shard 0 (:func:`domain.counters.compact`);
+    return how many counters were folded."""
     folded = await compact(deps_of(ctx).engine)
     if folded:
         log.info("compacted %d counters", folded)

@@ -1,5 +1,4 @@
-"""The worker's typed dependencies in arq's ``ctx``: one key, one type
-(app.container.WorkerDeps, built once at the worker's start)."""
+"""The worker's typed dependencies in arq's ``ctx``."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from typing import Any
 
 from app.container import WorkerDeps
 
-#: The key of the worker's :class:`WorkerDeps` in arq's ``ctx`` (the only one Roost sets).
+#: The key of the worker's :class:`WorkerDeps` in arq's ``ctx``.
 DEPS = "deps"
 
 

@@ -1,12 +1,5 @@
-"""The outbox consumer job and the relay that re-drives undispatched events.
-
-``consume_outbox_event(ctx, event_id, consumer)`` runs one consumer of one event (the
-feed's fan-out, a notification, a real-time publish, …: domain.outbox.registry); its
-job id is derived from the pair (domain.outbox.jobs), so the post-commit enqueue and the
-relay never run a pair twice at once. Failures retry with exponential backoff and
-jitter; after the last attempt the pair becomes a dead letter that ``roost dlq replay``
-re-drives, and only that consumer runs again.
-"""
+"""The outbox consumer job and the relay that re-drives undispatched events; job ids
+come from the (event, consumer) pair, so a pair never runs twice at once."""
 
 from __future__ import annotations
 
@@ -42,19 +35,14 @@ BACKOFF_MAX_S = 3.0
 
 
 def backoff(attempt: int, rng: random.Random | None = None) -> float:
-    """Seconds to wait after failed attempt ``attempt`` (1-based): 0.2, 0.4, 0.8, 1.6,
-    then 3.0 at most, each with ±20 % jitter so retries of many jobs spread out."""
+    """Seconds after failed attempt ``attempt`` (1-based): 0.2 doubling to 3.0, ±20 %."""
     base = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** (attempt - 1))
     return base * (rng or random).uniform(0.8, 1.2)
 
 
 async def consume_outbox_event(ctx: dict[str, Any], event_id: str, consumer: str) -> str:
-    """Run ``consumer`` on one outbox event; retry, then dead-letter that pair, on failure.
-
-    A failure because PostgreSQL or Redis is down (adapters/unavailable.py) is retried
-    the same way but never dead-lettered: the event stays in the outbox, due again in a
-    second, and the relay re-drives it once the server is back ("deferred").
-    """
+    """Run ``consumer`` on one outbox event; retry, then dead-letter the pair. An outage
+    of PostgreSQL or Redis is never dead-lettered: the relay re-drives it ("deferred")."""
     deps = deps_of(ctx)
     attempt = ctx.get("job_try", 1)
     event = uuid.UUID(event_id)
@@ -90,9 +78,8 @@ async def consume_outbox_event(ctx: dict[str, Any], event_id: str, consumer: str
 
 
 async def relay_outbox(ctx: dict[str, Any]) -> int:
-    """Enqueue a job for each unfinished consumer of every due, undispatched outbox event
-    (crash recovery, replayed dead letters and events not dispatched after commit);
-    events nobody consumes are marked dispatched. Returns how many jobs were enqueued."""
+    """Enqueue each unfinished consumer of every due, undispatched event (events nobody
+    consumes are marked dispatched); return how many jobs were enqueued."""
     deps = deps_of(ctx)
     events = await claim_due_events(deps.engine)
     nobody: list[uuid.UUID] = []
@@ -119,9 +106,7 @@ async def relay_outbox(ctx: dict[str, Any]) -> int:
 
 
 async def relay_forever(ctx: dict[str, Any], every: float = 1.0) -> None:
-    """Run :func:`relay_outbox` every ``every`` seconds until cancelled (one per worker
-    process; ``SKIP LOCKED`` lets several workers relay side by side). Errors are logged
-    (an outage once a minute, without a traceback) and the loop goes on."""
+    """Run :func:`relay_outbox` every ``every`` s until cancelled; errors are logged."""
     while True:
         try:
             await relay_outbox(ctx)

@@ -1,5 +1,4 @@
-"""The media pipeline's worker side (docs/api/media.md "Media"): the loop of its own that runs the
-media consumer's jobs, and the hourly cleanup of unused uploads."""
+"""The media pipeline's worker side (docs/api/media.md "Media")."""
 
 from __future__ import annotations
 
@@ -22,9 +21,7 @@ log = logging.getLogger("roost.workers.media")
 
 
 def media_worker(settings: Settings, ctx: dict[str, Any], redis_settings: RedisSettings) -> Worker:
-    """An arq worker for the media queue (``<ARQ_QUEUE>:media``) sharing ``ctx``'s
-    dependencies: MEDIA_WORKER_JOBS jobs at once, each within MEDIA_JOB_TIMEOUT_S, with
-    the retries, backoff and dead letters of every outbox consumer."""
+    """An arq worker for ``<ARQ_QUEUE>:media`` sharing ``ctx``'s dependencies."""
     return Worker(
         functions=[
             func(
@@ -59,8 +56,7 @@ async def stop_media_worker(worker: Worker, task: asyncio.Task[None], within: fl
 
 
 async def cleanup_uploads_job(ctx: dict[str, Any]) -> int:
-    """Expire the uploads no post used within MEDIA_PENDING_TTL_S and delete their raw
-    objects (domain.media.cleanup_uploads); return how many expired."""
+    """Expire uploads unused past MEDIA_PENDING_TTL_S; return how many."""
     deps = deps_of(ctx)
     if deps.media is None:
         return 0

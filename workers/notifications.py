@@ -14,13 +14,8 @@ log = logging.getLogger("roost.workers.notifications")
 
 
 async def follow_digest(ctx: dict[str, Any], day: str | None = None) -> int:
-    """Send the follow digests of UTC day ``day`` (ISO date; default yesterday), then
-    prune per-event records past their retention; return how many digests were created.
-
-    Runs every hour (a worker down at midnight catches up within the hour); idempotent,
-    so the later runs of a day create nothing (see
-    :func:`domain.notifications.follows.send_follow_digests`).
-    """
+    """Send the follow digests of UTC ``day`` (ISO; default yesterday), idempotently,
+    and prune old records; return how many digests were created."""
     deps = deps_of(ctx)
     config = deps.settings.notification_config
     delivery = deps.delivery

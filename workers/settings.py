@@ -1,9 +1,5 @@
-"""arq worker configuration for ``roost worker`` (or ``arq workers.settings.WorkerSettings``).
-
-:func:`worker_options` builds the options from a :class:`Settings` (the tests run a
-real arq ``Worker`` from it); :class:`WorkerSettings` is the same, read from the
-environment at import (``roost worker`` sets DATABASE_URL/REDIS_URL in embedded mode).
-"""
+"""arq configuration for ``roost worker``: :func:`worker_options` from a
+:class:`Settings`; :class:`WorkerSettings`, the same from the environment at import."""
 
 from __future__ import annotations
 
@@ -40,16 +36,10 @@ log = logging.getLogger("roost.workers")
 
 
 def redis_settings_for(settings: Settings) -> RedisSettings:
-    """arq's RedisSettings for REDIS_URL (redis://, rediss:// or unix://), or arq's
-    default (localhost:6379) when it is unset.
-
-    While Redis is down (a restart) every queue command waits and retries, 50 ms to
-    1 s apart, for as long as it takes: the worker pauses and resumes by itself instead
-    of crashing on the first refused connection.
-    """
+    """arq's RedisSettings for REDIS_URL (unset: localhost:6379); while Redis is down,
+    queue commands retry forever, 50 ms to 1 s apart, instead of crashing the worker."""
     redis = RedisSettings.from_dsn(settings.redis_url) if settings.redis_url else RedisSettings()
-    # OSError too: a refused connection is retried as well (redis-py raises it as
-    # such from inside connect(), before wrapping it in its ConnectionError).
+    # OSError too: redis-py raises a refused connection as such inside connect().
     redis.retry = Retry(
         ExponentialBackoff(cap=1.0, base=0.05),
         retries=-1,
@@ -62,13 +52,8 @@ def redis_settings_for(settings: Settings) -> RedisSettings:
 
 
 def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
-    """Keyword arguments for ``arq.worker.Worker``: jobs, crons, hooks and limits.
-
-    A job runs at most JOB_TIMEOUT_S (5 s); arq re-runs the job of a SIGKILLed worker
-    once its in-progress key expires (timeout + 10 s), so within about 15 s. Results
-    are not kept, so an (event, consumer) job id is free again once it finished (the job
-    itself skips pairs already done). ``relay=False``: no outbox relay loop in
-    this worker (tests run a second worker on the same database without one).
+    """Keyword arguments for ``arq.worker.Worker``. Results are not kept, so an (event,
+    consumer) job id is free once finished. ``relay=False``: no outbox relay loop.
     """
 
     async def on_startup(ctx: dict[str, Any]) -> None:
@@ -76,25 +61,17 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             raise RuntimeError(
                 "DATABASE_URL or REDIS_URL is not set; start the worker with `roost worker`."
             )
-        # Everything is built once, by the composition root (app/container.py): the
-        # engine, the feed store's Redis (REDIS_URL's, or the Redis Cluster of
-        # FEED_REDIS_URL / FEED_REDIS_CLUSTER_NODES; arq stays on REDIS_URL), the push
-        # sender, the one Delivery and every outbox consumer of the registry.
         ctx[DEPS] = deps = build_worker(settings)
-        # The outbox relay: a loop of this process rather than a cron job, so that a
-        # poll every second does not fill the job log.
+        # A loop, not a cron job: a poll a second would fill the job log.
         if relay:
             deps.relay = asyncio.create_task(relay_forever(ctx))
-        # The media consumer's own loop, on its own queue (workers/media.py).
         if deps.media is not None:
-            # Temporary folders of media jobs of processes that were killed mid-job.
             swept = await asyncio.to_thread(sweep_work_dirs)
             if swept:
                 log.info("deleted %d temporary folders of interrupted media jobs", swept)
             deps.media_worker = media_worker(settings, ctx, redis_settings_for(settings))
             deps.media_task = asyncio.create_task(deps.media_worker.async_run())
-        # The liveness heartbeat (app/worker_health.py), on arq's own Redis connection;
-        # it stops when the relay loop died, so the health check fails.
+        # The heartbeat stops when the relay loop died, so the health check fails.
         relay_task = deps.relay
         deps.heartbeat = asyncio.create_task(
             heartbeat_forever(
@@ -105,7 +82,6 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
                 alive=lambda: relay_task is None or not relay_task.done(),
             )
         )
-        # The worker's own series (app/metrics.py) on METRICS_HOST:WORKER_METRICS_PORT.
         deps.metrics = WorkerMetrics(
             deps.engine, settings.metrics_host, settings.worker_metrics_port
         )
@@ -141,22 +117,15 @@ def worker_options(settings: Settings, *, relay: bool = True) -> dict[str, Any]:
             )
         ],
         "cron_jobs": [
-            # Every 10 minutes; unique (arq's default), so two workers never overlap.
+            # Unique (arq's default): two workers never overlap.
             cron(compact_counters, minute=set(range(0, 60, 10)), run_at_startup=False),
-            # Hourly: the digest of yesterday's follows past the cap (idempotent).
             cron(follow_digest, minute={15}, run_at_startup=False),
-            # Every 10 minutes and at start: people search's ranking signal.
-            # Within JOB_TIMEOUT_S like every job: arq holds a killed worker's jobs for the
-            # longest limit of any function + 10 s before another worker may run them.
+            # Every job stays within JOB_TIMEOUT_S: arq holds a killed worker's jobs for
+            # the longest limit of any function + 10 s before another may run them.
             cron(refresh_search_ranks_job, minute=set(range(5, 60, 10)), run_at_startup=True),
-            # Every minute: purge accounts whose deletion is due, a few seconds at a time
-            # (batched, resumable; within JOB_TIMEOUT_S like every job).
             cron(purge_accounts, second={40}, run_at_startup=False),
-            # Hourly: delete expired data export archives.
             cron(prune_data_exports, minute={35}, run_at_startup=False),
-            # Hourly: forget the purged accounts' usernames whose hold is over.
             cron(prune_released_names, minute={36}, run_at_startup=False),
-            # Hourly: expire the uploads no post used, deleting their bytes.
             cron(cleanup_uploads_job, minute={45}, run_at_startup=False),
         ],
         "on_startup": on_startup,

@@ -1,10 +1,5 @@
-"""The feed store: the Redis (standalone or Cluster) that holds timelines, author
-stores, presence and real-time pub/sub (docs/operations/scaling.md "Scaling out").
-
-``domain.feed`` and ``domain.realtime`` speak to a :class:`FeedRedis`; everything else
-that uses Redis (the arq queue, rate limits, idempotency, persisted queries) stays on
-``REDIS_URL``, a standalone Redis, since arq does not support Redis Cluster.
-"""
+"""The feed store (docs/operations/scaling.md "Scaling out"); all other Redis use stays
+on the standalone ``REDIS_URL`` (arq has no Redis Cluster support)."""
 
 from __future__ import annotations
 
@@ -31,9 +26,7 @@ __all__ = [
 def open_feed_redis(
     redis_url: str, *, cluster_url: str | None = None, cluster_nodes: Sequence[str] = ()
 ) -> FeedRedis:
-    """The feed store: the Redis Cluster that ``cluster_url`` (one node's URL) or
-    ``cluster_nodes`` (``host:port`` seeds) name, else the standalone Redis at
-    ``redis_url``. Binary replies; connects on first use."""
+    """The cluster of ``cluster_url`` / ``cluster_nodes``, else ``redis_url``'s Redis."""
     if cluster_url or cluster_nodes:
         return ClusterFeedRedis.connect(url=cluster_url, nodes=cluster_nodes)
     return FeedRedis(Redis.from_url(redis_url))

@@ -1,12 +1,7 @@
-"""The feed store on a Redis Cluster (redis-py's async ``RedisCluster``).
-
-``RedisCluster`` knows the cluster: it discovers the nodes and the slot map (CLUSTER
-SLOTS), follows redirections for single commands, and serves the rare single-key
-commands. Batches go through a plain connection pool per master, taken from that map,
-so that one round trip per node carries a whole page (redis-py's cluster pipeline
-refuses EVALSHA and packs each argument in Python). On a node failure only its
-calls fail; the map is re-read (at most once a second) in case the cluster failed the
-node over, and on ``MOVED`` at once.
+"""The feed store on a Redis Cluster. ``RedisCluster`` keeps the slot map and serves
+single commands; batches use a plain pool per master (redis-py's cluster pipeline
+refuses EVALSHA). A node failure fails only its calls and re-reads the map (at most
+once a second; at once on ``MOVED``).
 """
 
 from __future__ import annotations
@@ -45,14 +40,12 @@ _POOL_KWARGS = (
 
 
 class ClusterFeedRedis(FeedRedis):
-    """The feed store on a Redis Cluster: one script call per hash slot, one round trip
-    per master per batch."""
+    """One script call per hash slot, one round trip per master per batch."""
 
     is_cluster = True
 
     def __init__(self, client: RedisCluster, *, sharded_pubsub: bool | None = None) -> None:
-        # FeedRedis calls only commands that RedisCluster also has (typed as Redis there);
-        # what is cluster-only goes through ``self.cluster``.
+        # FeedRedis uses only commands RedisCluster also has; cluster-only: self.cluster.
         super().__init__(client)  # type: ignore[arg-type]
         self.cluster = client
         self._pools: dict[str, Redis] = {}
@@ -69,11 +62,9 @@ class ClusterFeedRedis(FeedRedis):
         nodes: Sequence[str] = (),
         sharded_pubsub: bool | None = None,
     ) -> ClusterFeedRedis:
-        """A client for the cluster that ``url`` (one node's ``redis://`` URL) or
-        ``nodes`` (``host:port`` seeds) name; it connects on first use. Missing slots
-        are no error: with ``cluster-require-full-coverage no`` the live masters keep
-        serving while one is down. ``sharded_pubsub=False`` keeps PUBLISH/SUBSCRIBE on
-        a Redis 7 cluster (None: sharded where the servers offer it)."""
+        """A lazy client for the cluster of ``url`` or ``nodes`` (``host:port``); missing
+        slots are no error (live masters keep serving). ``sharded_pubsub`` None: where
+        the servers offer it."""
         common = {"require_full_coverage": False, "socket_connect_timeout": 2.0}
         if url:
             return cls(RedisCluster.from_url(url, **common), sharded_pubsub=sharded_pubsub)
@@ -82,12 +73,10 @@ class ClusterFeedRedis(FeedRedis):
             raise ValueError("a Redis Cluster needs a URL or at least one host:port")
         return cls(RedisCluster(startup_nodes=seeds, **common), sharded_pubsub=sharded_pubsub)
 
-    # -- routing -----------------------------------------------------------------------
-
     def slot_groups(
         self, keys: Sequence[str], stride: int = 1
     ) -> list[tuple[int | None, list[int]]]:
-        """One group per hash slot (usually one owner each: every user has a slot)."""
+        """One group per hash slot."""
         groups: dict[int, list[int]] = {}
         for i in range(len(keys) // stride):
             groups.setdefault(slot_of(keys[i * stride]), []).append(i)
@@ -96,10 +85,8 @@ class ClusterFeedRedis(FeedRedis):
     async def eval_by_slot(
         self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
     ) -> list[tuple[list[int], Any]]:
-        """One call per owner, one round trip per master: the fan-out's hot path, built
-        in one pass over the keys (slot, master, bytes), without the per-call
-        bookkeeping of :meth:`execute`. Calls that meet NOSCRIPT, MOVED, ASK or a
-        failed master go through :meth:`execute` again, which deals with them."""
+        """The fan-out's hot path: one call per owner built in one pass, bypassing
+        :meth:`execute`, except for calls that fail (NOSCRIPT, MOVED, ASK, a node)."""
         if stride != 1:
             return await super().eval_by_slot(script, keys, stride, args)
         await self._ready()
@@ -184,8 +171,6 @@ class ClusterFeedRedis(FeedRedis):
     def _ask_node(self, error: AskError) -> Hashable:
         return f"{error.host}:{error.port}"
 
-    # -- the slot map ------------------------------------------------------------------
-
     async def _ready(self) -> None:
         if self._stale:
             await self._refresh(force=False)
@@ -201,7 +186,7 @@ class ClusterFeedRedis(FeedRedis):
         self._stale = True
 
     async def _refresh(self, *, force: bool) -> None:
-        """Re-read the slot map (CLUSTER SLOTS), at most once a second unless forced."""
+        """Re-read the slot map, at most once a second unless forced."""
         loop = asyncio.get_running_loop()
         self._lock = self._lock or asyncio.Lock()
         async with self._lock:
@@ -222,12 +207,11 @@ class ClusterFeedRedis(FeedRedis):
         return self._sharded
 
     def pubsub_pool(self, node: Hashable) -> Redis:
-        """The connection pool of one master (a pub/sub connection comes from it)."""
+        """The connection pool of one master."""
         return self._client_of(node)
 
     def node_of(self, route: str | None) -> str:
-        """The ``host:port`` of the master that owns ``route``'s slot (any master for
-        None). Raises ConnectionError if no master serves it."""
+        """The master owning ``route``'s slot (None: any); ConnectionError if none."""
         return str(self._node_of(route))
 
     async def refresh(self) -> None:
@@ -242,8 +226,7 @@ class ClusterFeedRedis(FeedRedis):
 
 
 def slot_of(key: str) -> int:
-    """The hash slot of ``key`` (CRC16 of its ``{tag}`` if it has one, as Redis Cluster
-    computes it; redis-py's ``key_slot`` without the bytes round trip)."""
+    """The Redis Cluster hash slot of ``key`` (CRC16 of its ``{tag}``)."""
     start = key.find("{")
     if start >= 0:
         end = key.find("}", start + 1)

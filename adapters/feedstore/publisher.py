@@ -1,5 +1,4 @@
-"""Publishing real-time events to Redis pub/sub (:class:`domain.realtime.ports.
-RealtimePublisher` on the feed store; any process: the API or the worker)."""
+""":class:`domain.realtime.ports.RealtimePublisher` on the feed store's pub/sub."""
 
 from __future__ import annotations
 
@@ -28,15 +27,8 @@ PUBLISH_CHUNK = 1_000
 
 
 class RedisPublisher:
-    """Publishes id-only events; subscribers re-read and re-check what they point to.
-
-    On a Redis Cluster with sharded pub/sub (Redis >= 7) events are SPUBLISHed, to the
-    master that owns the channel's slot only; otherwise PUBLISHed (a cluster without it
-    forwards every message to every node). Publishing is best effort (pub/sub keeps
-    nothing for absent subscribers); every method raises
-    :class:`~domain.errors.StoreError` (from the RedisError) when Redis fails, and
-    callers that must not fail on it (use cases after their commit) catch it.
-    """
+    """Publishes id-only events, best effort (SPUBLISH where sharded); methods raise
+    :class:`~domain.errors.StoreError` when Redis fails."""
 
     def __init__(self, redis: Redis | FeedRedis) -> None:
         self.store = as_feed_redis(redis)
@@ -53,10 +45,8 @@ class RedisPublisher:
     async def feed_item(
         self, post_id: uuid.UUID, author_id: uuid.UUID, recipients: Sequence[uuid.UUID]
     ) -> int:
-        """Tell the ``recipients`` with an open feed subscription (presence in
-        ``rt:online``) that ``post_id`` entered their feed; return how many were told.
-        One presence lookup per PUBLISH_CHUNK recipients, then, if any is online, one
-        batch of publishes."""
+        """Tell the online ``recipients`` that ``post_id`` entered their feed; return
+        how many were told."""
         event = encode_event(FEED_ITEM, post_id=post_id, author_id=author_id)
         now = now_ms()
         calls = [
@@ -76,8 +66,7 @@ class RedisPublisher:
     async def notification_created(
         self, recipient_id: uuid.UUID, notification_id: uuid.UUID
     ) -> None:
-        """Tell ``recipient_id``'s subscriptions that a notification was created (the
-        ``NotificationPublisher`` of domain.notifications)."""
+        """Tell ``recipient_id``'s subscriptions that a notification was created."""
         await self._publish(
             [
                 (
@@ -89,21 +78,19 @@ class RedisPublisher:
 
     @translated
     async def engagement_changed(self, post_id: uuid.UUID) -> None:
-        """Tell subscribers of ``post_id`` that its likes or comments changed (they read
-        the counts themselves, so an event that arrives late never shows old counts)."""
+        """Tell subscribers of ``post_id`` that its counts changed (they re-read them)."""
         await self._publish([(post_channel(post_id), encode_event(ENGAGEMENT, post_id=post_id))])
 
     @translated
     async def online_count(self) -> int:
-        """How many users have an open feed subscription now (ZCOUNT, O(log n))."""
+        """How many users have an open feed subscription now."""
         (n,) = await self.store.execute(
             [Call.of(ONLINE_KEY, "ZCOUNT", ONLINE_KEY, f"({now_ms()}", "+inf")]
         )
         return int(n)
 
     async def online_users(self, *, batch: int = 5_000) -> AsyncIterator[list[uuid.UUID]]:
-        """Yield the users with an open feed subscription, about ``batch`` at a time
-        (ZSCAN: never blocks Redis; a user may come twice, callers deduplicate)."""
+        """Yield online users about ``batch`` at a time (ZSCAN: may repeat a user)."""
         now = now_ms()
         cursor = b"0"
         while True:

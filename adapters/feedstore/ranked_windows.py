@@ -1,17 +1,6 @@
-"""Frozen ranked windows on the feed store (:class:`domain.feed.ports.RankedWindows` on
-Redis): what keeps the ranked feed's pages stable (docs/architecture/home-feed.md "Home
-feed", Ranked order).
-
-The first ranked page ranks the candidate window once and keeps the ranked order for a
-few minutes under ``rankwin:{<viewer>}:<window id>``; the next pages are slices of it,
-so a page never repeats or skips a post while scores change. Each read refreshes the
-TTL, so a viewer who keeps paging keeps their window. The key carries the viewer, so
-a cursor replayed by someone else finds nothing.
-
-A value is fixed-width records of :data:`RECORD` bytes, the entry's score (int64, µs)
-then the post id (16 bytes): record 0 is the *tail* (the oldest entry of the window,
-where the chronological continuation starts; score 0: the feed ended inside the
-window), then the window in rank order.
+""":class:`domain.feed.ports.RankedWindows` on the feed store (docs/architecture/home-feed.md
+"Ranked order"). A value is records (int64 µs score, 16-byte post id): record 0 the
+tail (score 0: none), then the window in rank order.
 """
 
 from __future__ import annotations
@@ -52,9 +41,7 @@ def decode_window(raw: bytes) -> Window:
 
 
 class RedisRankedWindows:
-    """Saves and loads frozen windows on the feed store (one command each, sent as the
-    store's batches are: no redis-py command machinery per page); raises
-    :class:`~domain.errors.StoreError` (from the RedisError) when it fails."""
+    """Calls raise :class:`~domain.errors.StoreError` when the store fails."""
 
     def __init__(self, store: FeedRedis, ttl: dt.timedelta) -> None:
         self.store = store
@@ -67,7 +54,7 @@ class RedisRankedWindows:
 
     @staticmethod
     def new_id() -> str:
-        """A fresh window id (12 URL-safe characters, 72 random bits)."""
+        """12 URL-safe characters (72 random bits)."""
         return secrets.token_urlsafe(9)
 
     @translated

@@ -1,22 +1,6 @@
-"""The ranked feed's signals in the feed store (:class:`domain.feed.ports.RankingSignals`
-on Redis; docs/architecture/home-feed.md "Home feed", Ranked order).
-
-Written by the like and comment consumers (:mod:`domain.feed.ranking_consumers`), read
-once per ranked window, all in one pipelined round trip. Every key has a TTL, so
-nothing needs sweeping, and carries its owner's ``{id}`` hash tag (Redis Cluster):
-
-- ``rank:v:{<post>}`` sorted set: the post's engagements of the last hour, member
-  ``l:<liker>`` or ``c:<comment>``, score the event's time (ms). Adding a member twice
-  changes nothing, so a consumer that runs twice counts once; an unlike or a comment
-  deletion removes its member. Trimmed to the hour at each write, read with ``ZCOUNT``.
-- ``rank:a:{<author>}`` hash ``{r, t}``: the author's engagement count decayed by
-  ``e`` every 24 hours, as of ``t`` (ms); ``r / 24`` is their average per hour
-  (:func:`domain.feed.ranking.decayed_rate`). Updated only when the post's set gained a
-  member, so a replayed event is not counted twice.
-- ``rank:p:{<viewer>}`` sorted set: authors the viewer liked or commented on, score
-  the last time (ms); trimmed to 30 days and to the 200 most recent authors.
-- ``rank:k:{<viewer>}`` sorted set: the media kinds of the viewer's last 20
-  interactions, member ``<kind>:<post>:<l|c>:<id>``, score the time (ms).
+""":class:`domain.feed.ports.RankingSignals` on the feed store: keys ``rank:v|a|p|k``
+with TTLs and their owner's ``{id}`` tag (docs/architecture/home-feed.md "Ranked order").
+Velocity members are ``l:<liker>`` / ``c:<comment>``, scored by event time (ms).
 """
 
 from __future__ import annotations
@@ -42,22 +26,22 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def velocity_key(post_id: uuid.UUID) -> str:
-    """The post's engagements of the last hour (a sorted set)."""
+    """The post's last-hour engagements (sorted set)."""
     return f"rank:v:{{{post_id}}}"
 
 
 def author_key(author_id: uuid.UUID) -> str:
-    """The author's decayed engagement count (a hash ``{r, t}``)."""
+    """The author's decayed engagement count (hash ``{r, t}``)."""
     return f"rank:a:{{{author_id}}}"
 
 
 def close_key(viewer_id: uuid.UUID) -> str:
-    """The authors the viewer engaged with in 30 days (a sorted set)."""
+    """Authors the viewer engaged with in 30 days (sorted set)."""
     return f"rank:p:{{{viewer_id}}}"
 
 
 def kinds_key(viewer_id: uuid.UUID) -> str:
-    """The media kinds of the viewer's last interactions (a sorted set)."""
+    """Media kinds of the viewer's last interactions (sorted set)."""
     return f"rank:k:{{{viewer_id}}}"
 
 
@@ -89,8 +73,8 @@ _VELOCITY = Script(
     """
 )
 
-# KEYS: the author's hash. ARGV: time ms, horizon ms, ttl s. Adds 1 to the decayed
-# count (an event older than the last update adds its own decayed weight).
+# KEYS: the author's hash. ARGV: time ms, horizon ms, ttl s. Adds 1 to the decayed count
+# (an event older than the last update adds its decayed weight).
 _AUTHOR = Script(
     """
     local now = tonumber(ARGV[1])
@@ -146,9 +130,7 @@ _RATES = Script(
 
 
 class RedisRankingSignals:
-    """Records engagements and reads a window's signals on the feed store. Every call
-    raises :class:`~domain.errors.StoreError` (from the RedisError) when the store
-    fails."""
+    """Calls raise :class:`~domain.errors.StoreError` when the store fails."""
 
     def __init__(self, store: FeedRedis, config: RankingConfig) -> None:
         self.store = store
@@ -156,9 +138,8 @@ class RedisRankingSignals:
 
     @translated
     async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
-        """Record one engagement (idempotent); return whether it counted as new in the
-        post's velocity (an engagement older than the velocity window only feeds the
-        viewer's proximity and preference)."""
+        """Record one engagement (idempotent); return whether it was new to the post's
+        velocity (one older than the window feeds only proximity and preference)."""
         cfg = self.config
         at_ms = ms_of(e.at)
         ttl_s = int(cfg.proximity_window.total_seconds())
@@ -196,21 +177,15 @@ class RedisRankingSignals:
 
     @translated
     async def forget_account(self, user_id: uuid.UUID) -> None:
-        """Delete what the ranked feed keeps of an account once it is purged
-        (docs/api/account-lifecycle.md "Account lifecycle": no personal data outlives
-        the purge): the authors it engaged with and the media kinds of its interactions
-        (as a viewer), and its engagement average (as an author). The three keys share
-        its hash tag: one call. Velocities (the last hour's engagements of a post, its
-        likers among them) expire on their own within the velocity window."""
+        """Delete a purged account's viewer and author keys (docs/api/account-lifecycle.md
+        "Account lifecycle"); velocities expire within their window."""
         keys = (close_key(user_id), kinds_key(user_id), author_key(user_id))
         await self.store.execute([Call.of(keys[0], "DEL", *keys)])
 
     @translated
     async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
-        """Take an engagement out of the post's velocity (an unlike, a deleted comment);
-        the author's average and the viewer's proximity keep it (it happened). Returns
-        when it was counted, or None if the velocity did not hold it (older than the
-        velocity window, or withdrawn already)."""
+        """Take an engagement out of the post's velocity only; return when it was
+        counted, or None if not held (too old, or withdrawn already)."""
         key = velocity_key(post_id)
         (at_ms,) = await self.store.execute([_WITHDRAW.call([key], [ref])])
         return None if at_ms is None else _EPOCH + dt.timedelta(milliseconds=int(float(at_ms)))
@@ -219,8 +194,7 @@ class RedisRankingSignals:
     async def read_viewer(
         self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """The viewer's proximity among ``authors`` and preferred kind: their two keys,
-        one pipelined round trip (explore re-scores with these alone)."""
+        """The viewer's proximity among ``authors`` and preferred kind."""
         cfg = self.config
         close, kinds = close_key(viewer_id), kinds_key(viewer_id)
         replies = await self.store.execute(
@@ -239,13 +213,9 @@ class RedisRankingSignals:
     async def read(
         self, viewer_id: uuid.UUID, authors: Mapping[uuid.UUID, uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """Every signal the score reads for the window ``authors`` ({post id: its author
-        id}) at ``now``: the posts' velocities, the averages of the authors whose posts
-        have one, and the viewer's proximity (among these authors, the only ones the
-        score asks about) and preferred kind. One round trip (one pipelined batch per
-        feed store node): the viewer's two keys, then the posts' and the authors' keys,
-        each family read by one script call on a standalone Redis (one per key's slot
-        on a cluster)."""
+        """Every signal for the window ``authors`` ({post id: author id}) at ``now``:
+        velocities, rates of authors with a velocity, the viewer's proximity and
+        preferred kind; one round trip."""
         cfg = self.config
         posts = list(authors)
         writers = list(dict.fromkeys(authors.values()))

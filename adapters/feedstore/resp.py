@@ -1,10 +1,4 @@
-"""Commands encoded once, in the Redis protocol (RESP2), for batches sent as they are.
-
-A fan-out page is a thousand script calls that differ only in their key: their shared
-arguments are encoded once per page (:meth:`Script.calls`), so the client's work per
-feed is a few byte joins rather than redis-py's per-argument packing (~10 µs a call in
-redis-py's cluster pipeline, ~1 µs here; see bench/README.md).
-"""
+"""Commands pre-encoded in RESP2; a batch's shared arguments are encoded once."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ Arg = bytes | str | int | float
 
 
 def bulk(value: Arg) -> bytes:
-    """One RESP bulk string: ``$<len>\\r\\n<bytes>\\r\\n`` (str as UTF-8, numbers as text)."""
+    """One RESP bulk string (str as UTF-8, numbers as text)."""
     if isinstance(value, bytes):
         data = value
     elif isinstance(value, str):
@@ -33,15 +27,13 @@ def bulk(value: Arg) -> bytes:
 
 
 def encode(*args: Arg) -> bytes:
-    """A whole command: ``*<n>\\r\\n`` and each argument as a bulk string."""
+    """A whole RESP command."""
     return b"*%d\r\n" % len(args) + b"".join(bulk(a) for a in args)
 
 
 class Call(NamedTuple):
-    """One command ready to send: ``data`` is its RESP bytes, ``route`` the key whose
-    hash slot decides the node (None: any node; ``slot``, when known, saves hashing it
-    again), ``script`` the script an EVALSHA runs (loaded on the node and sent again if
-    the node answers NOSCRIPT). A tuple: a fan-out page makes a thousand."""
+    """RESP ``data``; ``route`` the key choosing the node (None: any), ``slot`` its
+    slot if known, ``script`` the EVALSHA's script (loaded on NOSCRIPT)."""
 
     route: str | None
     data: bytes
@@ -55,8 +47,7 @@ class Call(NamedTuple):
 
 
 class Script:
-    """A Lua script run by SHA-1 (EVALSHA); every key of one call must share a hash
-    slot on Redis Cluster (the callers' keys of one user share the ``{user id}`` tag)."""
+    """A Lua script run by EVALSHA; one call's keys must share a cluster hash slot."""
 
     __slots__ = ("sha", "source")
 
@@ -92,9 +83,7 @@ class Script:
         stride: int,
         args: Sequence[Arg],
     ) -> list[Call]:
-        """One EVALSHA per ``(slot, owner indexes)`` group (see
-        ``FeedRedis.slot_groups``; owner ``i`` has keys ``keys[i*stride:(i+1)*stride]``),
-        all with the same ``args``, encoded once."""
+        """One EVALSHA per ``FeedRedis.slot_groups`` group, ``args`` encoded once."""
         tail = b"".join(bulk(a) for a in args)
         sha = b"$40\r\n%b\r\n" % self.sha.encode()
         # One key per call is the common case on a cluster: its head is shared too.

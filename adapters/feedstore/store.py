@@ -1,16 +1,7 @@
-"""The feed store port: where timelines, presence and real-time pub/sub live.
-
-:class:`FeedRedis` is what ``domain.feed`` and ``domain.realtime`` talk to. It sends
-batches of commands (:class:`~adapters.feedstore.resp.Call`) grouped by the node that
-owns their keys, one pipelined round trip per node, all nodes at once, and takes care
-of what a batch meets on the way: ``NOSCRIPT`` (the script is loaded on that node and
-the calls sent again), and on a cluster ``MOVED`` (the slot map is refreshed),
-``ASK`` (sent again to the importing node after ``ASKING``) and ``TRYAGAIN``.
-
-Two implementations, which differ only where a standalone Redis and a Redis Cluster
-must: how keys group into one script call (:meth:`FeedRedis.slot_groups`: all of a
-page on one Redis; one hash slot each on a cluster) and which node a call goes to.
-The cluster one is in :mod:`adapters.feedstore.cluster`.
+"""The feed store (timelines, presence, real-time pub/sub): :class:`FeedRedis` sends
+batches of :class:`~adapters.feedstore.resp.Call` as one pipelined round trip per node,
+all nodes at once, retrying ``NOSCRIPT``, ``MOVED``, ``ASK`` and ``TRYAGAIN``.
+Standalone here; the cluster in :mod:`adapters.feedstore.cluster`.
 """
 
 from __future__ import annotations
@@ -43,9 +34,8 @@ _RUN_ID = re.compile(rb"run_id:([0-9a-f]{13})")
 
 
 def run_stamp(run_id: bytes | str) -> int:
-    """The stamp of a Redis server run: the first 52 bits of its ``run_id`` (INFO
-    server), new at every start of the server (exact in a double; the timeline scripts
-    compute the same in Lua)."""
+    """A server run's stamp: the first 52 bits of ``run_id`` (exact in a double; the
+    timeline scripts compute the same in Lua)."""
     text = run_id.decode() if isinstance(run_id, bytes) else run_id
     return int(text[:13], 16)
 
@@ -59,11 +49,8 @@ def _run_of(info: bytes) -> int:
 
 
 class FeedRedis:
-    """A Redis (or Redis Cluster) holding the feed store; standalone by default.
-
-    ``client`` is the redis-py client (``Redis`` or ``RedisCluster``), for single
-    commands where nothing is batched; binary replies (no decoding).
-    """
+    """The feed store on a standalone Redis; ``client`` (binary replies) serves single
+    commands."""
 
     is_cluster = False
 
@@ -72,21 +59,15 @@ class FeedRedis:
         self._version: tuple[int, ...] | None = None
 
     def __getattr__(self, name: str) -> Any:
-        """Any other redis-py command (``zcard``, ``exists``, …): the client's, for the
-        single commands of tools and tests."""
+        """Other redis-py commands: the client's (tools, tests)."""
         if name.startswith("_") or name == "client":
             raise AttributeError(name)
         return getattr(self.client, name)
 
-    # -- what differs between a standalone Redis and a cluster -------------------------
-
     def slot_groups(
         self, keys: Sequence[str], stride: int = 1
     ) -> list[tuple[int | None, list[int]]]:
-        """Split owners into the groups one script call may take: owner ``i`` has keys
-        ``keys[i*stride:(i+1)*stride]`` (one hash slot). Returns ``(slot, owner
-        indexes)`` pairs; here a single group (slot None), since a standalone Redis
-        has no slots."""
+        """``(slot, owner indexes)`` per script call; owner ``i``: ``keys[i*stride:][:stride]``."""
         return [(None, list(range(len(keys) // stride)))] if keys else []
 
     def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:
@@ -96,12 +77,11 @@ class FeedRedis:
         return self.client
 
     async def ready(self) -> None:
-        """Connect enough to route: a cluster reads its slot map (raises RedisError if
-        no node answers); a standalone Redis does nothing."""
+        """Learn the routing (cluster: raises RedisError if no node answers)."""
         await self._ready()
 
     async def _ready(self) -> None:
-        """Make sure the node map is known (a cluster discovers its slots)."""
+        """Make sure the node map is known."""
 
     async def _moved(self) -> None:
         """Some slots moved: learn the new map."""
@@ -117,11 +97,8 @@ class FeedRedis:
         return tuple(int(x) for x in str(info["redis_version"]).split(".")[:2])
 
     async def sharded_pubsub(self) -> bool:
-        """Whether real-time events use sharded pub/sub (SPUBLISH/SSUBSCRIBE): only on a
-        cluster whose servers offer it (Redis >= 7)."""
+        """Whether to use SPUBLISH/SSUBSCRIBE (a cluster on Redis >= 7)."""
         return False
-
-    # -- batches -----------------------------------------------------------------------
 
     async def execute(
         self,
@@ -130,19 +107,12 @@ class FeedRedis:
         raise_on_error: bool = True,
         runs: list[int | None] | None = None,
     ) -> list[Any]:
-        """Send ``calls``, one pipelined round trip per node (all nodes concurrently),
-        and return their replies in order.
+        """Send ``calls`` and return their raw replies in order.
 
-        Replies are raw (bytes, ints, lists; no redis-py response callbacks). A node that
-        fails (connection refused, reset) fails its calls with ``ConnectionError``; the
-        other nodes' calls complete all the same. With ``raise_on_error`` the first
-        failed call's exception is raised once every node answered, otherwise the
-        exceptions take the place of their replies.
-
-        ``runs``, if given, is filled with the run stamp (:func:`run_stamp`
-        of INFO's ``run_id``) of the server that answered each call, None where it
-        failed: a connection learns its server's run once, when it (re)connects, so a
-        reply and its run always come from the same server run.
+        A failed node fails its calls with ``ConnectionError``; the others complete.
+        With ``raise_on_error`` the first error is raised once every node answered,
+        else errors stand in for replies. ``runs`` gets each reply's :func:`run_stamp`
+        (None where it failed), learned on (re)connect, so always the replying run's.
         """
         if runs is not None:
             runs[:] = [None] * len(calls)
@@ -209,9 +179,8 @@ class FeedRedis:
         results: list[Any],
         runs: list[int | None] | None = None,
     ) -> None:
-        """One round trip: every call of ``idxs`` to ``node`` in one write, then their
-        replies (and the server's run into ``runs``). A connection failure fails the
-        calls it left without a reply."""
+        """Send ``idxs`` to ``node`` in one write and store the replies; a connection
+        failure fails those left without one."""
         if asking:
             data = b"".join(_ASKING + calls[i].data for i in idxs)
         else:
@@ -233,18 +202,16 @@ class FeedRedis:
                 runs[i] = run
 
     async def _round_trip(self, node: Hashable, data: bytes, n: int) -> list[Any]:
-        """Write ``data`` (``n`` commands) to ``node`` at once and read the ``n``
-        replies (error replies as exception instances). Raises RedisError / OSError if
-        the connection fails; the connection is then dropped, never reused half-read."""
+        """Write ``n`` commands and read ``n`` replies (errors as instances). Raises
+        RedisError / OSError on failure, dropping the half-read connection."""
         replies, _ = await self._exchange(node, data, n, learn_run=False)
         return replies
 
     async def _exchange(
         self, node: Hashable, data: bytes, n: int, *, learn_run: bool
     ) -> tuple[list[Any], int | None]:
-        """:meth:`_round_trip`, and with ``learn_run`` the run stamp of the server the
-        connection talks to: learned with an ``INFO server`` sent ahead of the batch the
-        first time the connection is used after it (re)connected (its stream changed)."""
+        """:meth:`_round_trip`, with ``learn_run`` also the server's run stamp (an
+        ``INFO server`` ahead of the first batch after a (re)connect)."""
         pool = self._client_of(node).connection_pool
         conn = await pool.get_connection()
         try:
@@ -271,11 +238,9 @@ class FeedRedis:
     async def eval_by_slot(
         self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
     ) -> list[tuple[list[int], Any]]:
-        """Run ``script`` over the keys of many owners (owner ``i`` has
-        ``keys[i*stride:(i+1)*stride]``, one slot), as few calls as the store allows
-        (one on a standalone Redis; one per owner on a cluster), one round trip per
-        node. Returns ``(owner indexes, reply)`` per call, in no particular order.
-        Raises RedisError after every node answered if a call failed."""
+        """Run ``script`` over the owners' keys (as :meth:`slot_groups`) in as few calls
+        as possible; ``(owner indexes, reply)`` per call, unordered. Raises RedisError
+        once every node answered if a call failed."""
         groups = self.slot_groups(keys, stride)
         replies = await self.execute(script.grouped_calls(keys, groups, stride, args))
         return [(owners, r) for (_, owners), r in zip(groups, replies, strict=True)]
@@ -297,9 +262,8 @@ class FeedRedis:
         todo: list[int],
         groups: dict[tuple[Hashable, bool], list[int]],
     ) -> tuple[list[int], dict[int, Hashable]]:
-        """Which calls to send again, and where: NOSCRIPT after loading the script on
-        its node, MOVED after refreshing the slot map, ASK to the importing node,
-        TRYAGAIN after a short pause."""
+        """Calls to resend and where (NOSCRIPT: load it; MOVED: refresh; ASK: the
+        importing node; TRYAGAIN: pause)."""
         sent_to = {i: (node, ask) for (node, ask), idxs in groups.items() for i in idxs}
         again: list[int] = []
         asking: dict[int, Hashable] = {}
@@ -335,8 +299,7 @@ class FeedRedis:
         return again, asking
 
     async def node_health(self) -> dict[str, str]:
-        """``{node: "ok" | "error: <type>"}`` after a PING of every node (every master
-        of a cluster); never raises."""
+        """``{node: "ok" | "error: <type>"}`` by PING of every master; never raises."""
         try:
             await self._ready()
             nodes = self._all_nodes()
@@ -360,12 +323,8 @@ class FeedRedis:
 
 
 async def _read_replies(conn: Any, n: int) -> list[Any]:
-    """Read ``n`` replies; error replies come back as exception instances.
-
-    With hiredis (redis-py's parser when it is installed) the replies already read are
-    taken from its reader in one loop, not one coroutine per reply, which is most of a
-    thousand-call batch's client time; otherwise one ``read_response`` each.
-    """
+    """Read ``n`` replies (errors as instances); with hiredis in one loop, not one
+    coroutine per reply (most of a large batch's client time)."""
     parser = getattr(conn, "_parser", None)
     reader = getattr(parser, "_reader", None)
     if (

@@ -22,9 +22,7 @@ def feed_stores(
     *,
     rebuild_engine: AsyncEngine | None = None,
 ) -> FeedStores:
-    """Every store of the feed on one feed store (a standalone or cluster
-    :class:`FeedRedis`, or a plain ``Redis`` client; binary replies, decode_responses
-    off)."""
+    """Every store of the feed on one feed store (binary replies)."""
     store = as_feed_redis(redis)
     return FeedStores(
         feeds=RedisTimelines(store, "feed", max_len=config.max_len, ttl=config.ttl),
@@ -43,8 +41,7 @@ class RedisMarks:
     def __init__(self, store: FeedRedis) -> None:
         self.redis = store.client
 
-    # redis-py types the asyncio client's hash commands as "Awaitable[T] | T" (one
-    # signature for both clients): the [misc] ignores below are for that alone.
+    # redis-py types hash commands "Awaitable[T] | T": hence the [misc] ignores.
     @translated
     async def get(self, key: str) -> dict[str, str]:
         saved = await self.redis.hgetall(key)  # type: ignore[misc]

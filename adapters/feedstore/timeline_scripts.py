@@ -1,24 +1,16 @@
-"""The Lua scripts of the timelines. Every key of one call belongs to one owner (one
-``{owner id}`` hash tag, so one Redis Cluster slot); a call may take many owners on a
-standalone Redis, one on a cluster (adapters.feedstore groups them).
+"""The timelines' Lua scripts; an owner's keys share its ``{owner id}`` slot.
 
-The sentinel (member ``""``, rank 0) scores ``-(2 * run + whole)`` (see
-domain.feed.timelines.entries): ``run`` stamps the server run that built the timeline,
-``whole`` says it holds every post it should, with no lower bound. A timeline that is
-not whole is exact from its oldest entry up, so an entry older than that would open a
-gap: the add scripts leave such entries out (they stay in PostgreSQL, read past the
-window), and drop a timeline that is not whole and holds no entry (it bounds nothing;
-rebuilt on read). A trim that cuts entries makes a timeline not whole.
+The sentinel (member ``""``) scores ``-(2 * run + whole)``
+(domain.feed.timelines.entries). A timeline not whole is exact from its oldest entry
+up: adds leave older entries out, and drop it if empty. A cutting trim unsets whole.
 """
 
 from __future__ import annotations
 
 from adapters.feedstore.resp import Script
 
-# add(key, args): adds the score/member pairs of args (from index 3) to the timeline
-# ``key`` (which exists), keeping out those older than the oldest entry of a timeline
-# that is not whole; trims it to maxlen (args[1]) real entries. Returns false if the
-# timeline was dropped instead (no sentinel, or not whole and empty).
+# add(key, args): adds pairs args[3..] to the existing timeline (not below its floor if
+# not whole), trims to args[1]; false if dropped (no sentinel, or not whole and empty).
 _ADD = """
 local function add(key, args)
   local head = redis.call('ZRANGE', key, 0, 1, 'WITHSCORES')
@@ -57,10 +49,8 @@ local function run_stamp()
 end
 """
 
-# KEYS: live timelines; ARGV: maxlen, ttl, then score/member pairs.
-# The fast path of Timelines.add: adds the entries to each timeline that exists, trims
-# it and refreshes its TTL (EXPIRE doubles as the existence test).
-# Returns the 1-based indexes of the KEYS that do not exist (or were dropped).
+# KEYS: live timelines; ARGV: maxlen, ttl, pairs. Adds to each that exists (EXPIRE is
+# the existence test); returns the 1-based indexes of the KEYS missing (or dropped).
 _ADD_TO_LIVE = Script(
     _ADD
     + """
@@ -76,9 +66,8 @@ return missing
 """
 )
 
-# KEYS: pairs (timeline, its :build key); ARGV: maxlen, ttl, then score/member pairs.
-# Adds the entries to whichever of the pair exists (the live key first), as _ADD_TO_LIVE
-# does, and refreshes the TTL of a live key. Returns how many timelines were written.
+# KEYS: (timeline, :build) pairs; ARGV as _ADD_TO_LIVE. Adds to the live key, else the
+# :build key. Returns how many timelines were written.
 _ADD_IF_EXISTS = Script(
     _ADD
     + """
@@ -96,13 +85,9 @@ return written
 """
 )
 
-# KEYS: timeline, :build key, lock key, :gone key; ARGV: lock token, maxlen, ttl,
-# score/member pairs. Finishes a rebuild: adds the entries read from PostgreSQL to the
-# :build key (which may already hold entries that writers added meanwhile), except those
-# removed while the rebuild ran (the :gone set: the load may have read them before their
-# removal). A load of maxlen entries is exact only from its oldest one up: the timeline
-# is then not whole, and what writers added below that is dropped. Trims, swaps it in
-# (with the run stamp its start gave it), releases the lock.
+# KEYS: timeline, :build, lock, :gone; ARGV: token, maxlen, ttl, pairs. Adds the load to
+# :build except members in :gone (removed meanwhile); a full load unsets whole and drops
+# writes below its floor. Trims, renames over the timeline, releases the lock.
 _FINISH_REBUILD = Script("""
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if head[1] ~= '' then return 0 end
@@ -140,10 +125,8 @@ if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 return 1
 """)
 
-# KEYS: timeline, :build key, :gone key. Starts a rebuild: drops the timeline (one of
-# an earlier server run, or one another rebuild just finished), so that writers add to
-# a fresh :build key from now on, holding the sentinel of this server run, whole until
-# the load says otherwise, for a minute at most.
+# KEYS: timeline, :build, :gone. Drops the timeline so writers add to a fresh :build
+# (this run's whole sentinel, one minute TTL) until the rebuild finishes.
 _START_REBUILD = Script(
     _RUN
     + """
@@ -154,9 +137,7 @@ return 1
 """
 )
 
-# KEYS: timelines; ARGV: ttl. Creates each timeline that does not exist, empty and
-# whole, stamped with this server run (tests and tools: an owner known to have nothing
-# to show). Returns how many were created.
+# KEYS: timelines; ARGV: ttl. Creates missing ones empty and whole; returns the count.
 _CREATE_EMPTY = Script(
     _RUN
     + """
@@ -179,10 +160,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """)
 
-# KEYS: triples (timeline, its :build key, its :gone key); ARGV: members.
-# Removes the members from each timeline and from a rebuild in progress; there it also
-# records them in :gone, so the rebuild's load (possibly read before the removal) does
-# not bring them back. Returns how many entries were removed from the timelines.
+# KEYS: (timeline, :build, :gone) triples; ARGV: members. Removes them, and during a
+# rebuild records them in :gone so its load cannot bring them back. Returns the count.
 _REMOVE = Script("""
 local removed = 0
 for i = 1, #KEYS, 3 do

@@ -1,6 +1,5 @@
-"""The timelines on the feed store (:class:`domain.feed.ports.Timelines` on Redis): add,
-remove, page, drop and rebuild, each a few scripts or commands in one round trip (per
-cluster node). The layout of a timeline is :mod:`domain.feed.timelines`'s."""
+""":class:`domain.feed.ports.Timelines` on the feed store (layout:
+:mod:`domain.feed.timelines`); each operation is one round trip per node."""
 
 from __future__ import annotations
 
@@ -31,13 +30,9 @@ from domain.feed.timelines.entries import SENTINEL, Entry, sentinel_parts
 
 
 class RedisTimelines:
-    """One family of timelines (``<prefix>:{<owner id>}``) in the feed store.
-
-    ``max_len`` entries are kept (the sentinel aside); keys expire ``ttl`` after their
-    last write or read. ``redis`` is a :class:`~adapters.feedstore.FeedRedis` (standalone
-    or cluster) or a plain ``Redis`` client. All methods raise
-    :class:`~domain.errors.StoreError` (from the RedisError) when Redis fails.
-    """
+    """Timelines ``<prefix>:{<owner id>}`` of ``max_len`` entries (sentinel aside),
+    expiring ``ttl`` after the last write or read. Methods raise
+    :class:`~domain.errors.StoreError` when Redis fails."""
 
     def __init__(
         self, redis: Redis | FeedRedis, prefix: str, *, max_len: int, ttl: dt.timedelta
@@ -49,26 +44,17 @@ class RedisTimelines:
         self.ttl_s = int(ttl.total_seconds())
 
     def key(self, owner: uuid.UUID) -> str:
-        """``<prefix>:{<owner>}``: the hash tag keeps an owner's keys in one slot."""
+        """``<prefix>:{<owner>}``: one slot per owner."""
         return f"{self.prefix}:{{{owner}}}"
 
     @translated
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
-        """Add ``entries`` to the timelines of ``owners`` that exist (or are being
-        rebuilt); usually one round trip (per cluster node).
+        """Add ``entries`` (idempotent) to the owners' timelines that exist or are being
+        rebuilt; return how many were written (missing ones are rebuilt on read).
 
-        Idempotent (ZADD by post id). Returns how many timelines were written; owners
-        without a timeline are skipped (theirs is rebuilt on read). A timeline that is
-        not whole takes only the entries not older than its oldest one (see
-        :mod:`domain.feed.timelines`): merging an author's older posts below a short
-        window never opens a gap in it.
-
-        The first round names only the live keys (half the bytes of naming each with its
-        ``:build`` key too); the owners it found missing, usually none or a few, go
-        through a second round that adds to the live key or else to the ``:build`` key
-        of a rebuild in progress. Each owner's check-and-add is atomic in one script
-        call of one of the two rounds, both made after the entries' posts committed, so
-        a rebuild running meanwhile never loses an entry.
+        Round one names live keys only; owners missing there retry against the
+        ``:build`` key. Each check-and-add is one atomic script call made after the
+        posts committed, so a concurrent rebuild never loses an entry.
         """
         if not owners or not entries:
             return 0
@@ -87,17 +73,15 @@ class RedisTimelines:
         return len(keys) - len(missing) + written
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
-        """Remove posts from one owner's timeline (and from a rebuild in progress, which
-        will not bring them back); return how many the timeline held."""
+        """:meth:`remove_from_many` for one owner."""
         return await self.remove_from_many([owner], post_ids)
 
     @translated
     async def remove_from_many(
         self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
     ) -> int:
-        """Remove posts from the timelines of ``owners`` (and rebuilds in progress), in
-        one round trip (per cluster node); owners without a timeline are skipped.
-        Idempotent. Returns how many entries were removed."""
+        """Remove posts (idempotent) from the owners' timelines and rebuilds in
+        progress, which will not bring them back; return how many were removed."""
         if not owners or not post_ids:
             return 0
         keys: list[str] = []
@@ -110,8 +94,7 @@ class RedisTimelines:
     async def page(
         self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
     ) -> list[list[Entry] | None]:
-        """Return, per owner, up to ``count`` entries strictly before ``before`` (newest
-        first), or None where the timeline does not exist; one round trip for all."""
+        """Per owner, :func:`read_pages`' page (strict)."""
         return await read_pages([(self, o) for o in owners], before, count)  # type: ignore[return-value]
 
     async def read_pages(
@@ -138,9 +121,8 @@ class RedisTimelines:
 
     @translated
     async def create_empty(self, owners: Sequence[uuid.UUID]) -> int:
-        """Create an empty, whole timeline (stamped with the server's run) for each
-        owner that has none: for tests and tools, of owners known to have nothing to
-        show. Returns how many were created."""
+        """Create an empty, whole timeline for each owner without one (tests, tools);
+        return how many were created."""
         keys = [self.key(o) for o in owners]
         done = await self.store.eval_by_slot(_CREATE_EMPTY, keys, 1, [self.ttl_s])
         return sum(int(r) for _, r in done)
@@ -158,8 +140,7 @@ class RedisTimelines:
 
     @translated
     async def drop_many(self, owners: Sequence[uuid.UUID], *, with_builds: bool = True) -> int:
-        """Delete the timelines of ``owners`` (and their rebuilds in progress), one
-        UNLINK per slot group, one round trip (per cluster node); return keys deleted."""
+        """Delete the owners' timelines (and rebuilds); return the keys deleted."""
         suffixes = ("", ":build") if with_builds else ("",)
         keys = [self.key(o) + s for o in owners for s in suffixes]
         stride = len(suffixes)
@@ -173,11 +154,10 @@ class RedisTimelines:
     async def rebuild(
         self, owner: uuid.UUID, load: Callable[[], Awaitable[Sequence[Entry]]]
     ) -> bool:
-        """Rebuild one owner's timeline from ``load()`` (its newest ``max_len`` entries
-        from PostgreSQL); at most one rebuild per owner at a time.
+        """Rebuild the owner's timeline from ``load()`` (newest ``max_len`` entries).
 
-        Raises RebuildBusyError if another rebuild holds the owner's lock (30 s).
-        Returns False if the build key vanished midway (e.g. FLUSHALL), True otherwise.
+        Raises RebuildBusyError while another rebuild holds the owner's lock (30 s).
+        Returns False if the build key vanished midway (e.g. FLUSHALL).
         """
         key = self.key(owner)
         build, lock, gone = key + ":build", key + ":lock", key + ":gone"
@@ -195,7 +175,6 @@ class RedisTimelines:
             (done,) = await store.execute([_FINISH_REBUILD.call([key, build, lock, gone], args)])
             return bool(done)
         finally:
-            # Release the lock if _finish did not (load() failed, or the build vanished).
             await store.execute([_RELEASE.call([lock], [token])])
 
 
@@ -214,17 +193,10 @@ async def read_pages(
     *,
     strict: bool = True,
 ) -> list[list[Entry] | StoreError | None]:
-    """Read one page from each (timelines, owner) in one pipelined round trip (per
-    cluster node).
-
-    Per timeline: up to ``count`` entries strictly before ``before`` (newest first), or
-    None if the timeline does not exist or was built by another run of its server than
-    the one that answered (a restart or a failover since: it may have lost writes, so
-    it is rebuilt like a missing one). Reading refreshes the TTL. Entries tied with
-    ``before`` on score are fetched and filtered here, so no entry is skipped or
-    repeated across pages. All the timelines must be :class:`RedisTimelines` of one
-    feed store. Raises StoreError, unless ``strict`` is off: then a timeline whose node
-    failed gets the error in its place and the others are read all the same.
+    """Per (timelines, owner) of one store: up to ``count`` entries strictly before
+    ``before``, newest first, or None if missing or built by another server run (it
+    may have lost writes). Refreshes the TTL; ties with ``before`` are neither skipped
+    nor repeated. Raises StoreError, or with ``strict`` off puts it in place.
     """
     fetch = count + 8  # a few extra for entries tied with the cursor
     out: list[list[Entry] | StoreError | None] = []
@@ -253,14 +225,9 @@ async def read_rising(
     *,
     strict: bool = True,
 ) -> list[Rising | StoreError | None]:
-    """Read one rising page from each (timelines, owner) in one pipelined round trip (per
-    cluster node), as :func:`read_pages` reads a falling one (same TTL refresh, missing
-    and stale timelines, ties and errors).
-
-    Per timeline: up to ``count`` entries strictly newer than ``after`` (None: from its
-    oldest), oldest first, and whether they are exact (:class:`Rising`): the timeline
-    is whole, or ``after`` is not older than its oldest entry (a window is complete
-    from its oldest entry up).
+    """:func:`read_pages` rising: up to ``count`` entries strictly newer than ``after``
+    (None: from the oldest), oldest first, exact if the timeline is whole or ``after``
+    is not older than its oldest entry.
     """
     fetch = count + 8  # a few extra for entries tied with the cursor
     out: list[Rising | StoreError | None] = []
@@ -290,8 +257,7 @@ async def read_rising(
 
 
 class _Read:
-    """One timeline's replies of a :func:`_pipelined` read: whether it is whole, the
-    replies of its own calls, and how to read further at ties with the cursor."""
+    """One timeline's replies of a :func:`_pipelined` read."""
 
     def __init__(self, store: FeedRedis, key: str, whole: bool, replies: list[Any]) -> None:
         self.store, self.key, self.whole, self.replies = store, key, whole, replies
@@ -304,8 +270,8 @@ class _Read:
         count: int,
         fetch: int,
     ) -> list[Entry]:
-        """Up to ``count`` entries of ``rows``, read again with a wider range while a
-        full reply held too few past the cursor (many entries tied with it)."""
+        """Up to ``count`` entries, re-read wider while ties with the cursor fill a
+        full reply."""
         entries, n = entries_of(rows), fetch
         while len(entries) < count and len(rows) == 2 * n:
             n *= 4
@@ -319,10 +285,8 @@ async def _pipelined(
     calls_of: Callable[[str], list[Call]],
     strict: bool,
 ) -> list[_Read | StoreError | None]:
-    """Refresh the TTL of, check and read each (timelines, owner) with ``calls_of(key)``,
-    all in one pipelined round trip (per cluster node): per timeline, a :class:`_Read`,
-    the error of its node (``strict`` off; on, StoreError is raised), or None when it is
-    missing or was built by another run of its server (it may have lost writes)."""
+    """Refresh, check and read each timeline with ``calls_of(key)``: a :class:`_Read`,
+    its node's error (``strict`` off), or None if missing or of another server run."""
     if not wanted:
         return []
     family = [_redis(tl) for tl, _ in wanted]
@@ -364,7 +328,7 @@ def _rising_range(key: str, after: Entry | None, num: int) -> Call:
 
 
 def _entries(rows: list[bytes]) -> list[Entry]:
-    """Entries of a raw WITHSCORES reply (member, score, ...)."""
+    """Entries of a raw WITHSCORES reply."""
     return [
         Entry(int(float(s)), post_id_of(m)) for m, s in zip(rows[0::2], rows[1::2], strict=True)
     ]
@@ -383,7 +347,7 @@ def _range(key: str, before: Entry | None, num: int) -> Call:
 
 
 def _after(rows: list[bytes], before: Entry | None) -> list[Entry]:
-    """Entries of a raw WITHSCORES reply (member, score, ...), strictly before ``before``."""
+    """Entries of a raw WITHSCORES reply, strictly before ``before``."""
     entries = _entries(rows)
     return [e for e in entries if e < before] if before is not None else entries
 

@@ -1,22 +1,6 @@
-"""Trending posts in the feed store (:class:`domain.explore.ports.Trending` on Redis;
-docs/api/explore.md "Explore").
-
-Per family (``all``, ``video``), all keys under one hash tag ``{<namespace>}`` (one slot
-on Redis Cluster, so each script touches one):
-
-- ``{ns}:<family>:<hour>`` sorted set, one per hour (ms // 3,600,000): member the post
-  id (16 bytes), score its engagements counted in that hour; at most ``bucket_cap``
-  members: a post new to a full bucket takes the place and count of its least engaged
-  one (Space-Saving, Metwally et al. 2005: what gains engagement gets in; a count may
-  over-estimate by what it took over), expiring ``hours + 1`` hours after its last write.
-- ``{ns}:<family>`` sorted set, the *pool*: each post's sum over the last ``hours``
-  buckets (the current, partial, one included), trimmed to ``size`` members. A bump
-  sets the post's sum at once; the first script to run in a new hour (``{ns}:<family>:at``
-  holds the hour of the last) rebuilds the pool from the buckets (``ZUNIONSTORE``), so
-  counts older than the window leave it.
-
-Memory is bounded: ``2 × (hours × bucket_cap + size)`` members at most (~130 B each,
-docs/design.md "What was measured").
+""":class:`domain.explore.ports.Trending` on the feed store: hourly Space-Saving buckets
+``{ns}:<family>:<hour>`` summed into a pool ``{ns}:<family>``, one hash tag per family
+(docs/api/explore.md "Trending posts").
 """
 
 from __future__ import annotations
@@ -36,9 +20,8 @@ from domain.feed.ranking import ms_of
 
 _HOUR_MS = 3_600_000
 
-# Shared head of every script: KEYS[1] the pool, KEYS[2] its hour stamp, KEYS[3..] the
-# buckets, newest first; ARGV[1] the current hour, ARGV[2] the pool's size, ARGV[3] the
-# keys' TTL (s). Rebuilds the pool when the hour changed.
+# Every script's head: KEYS pool, hour stamp, buckets newest first; ARGV hour, size,
+# ttl s. Rebuilds the pool when the hour changed.
 _REFRESH = """
 local function refresh()
     if redis.call('GET', KEYS[2]) == ARGV[1] then return end
@@ -126,13 +109,12 @@ return out
 
 
 def hour_of(at: dt.datetime) -> int:
-    """The hour bucket of ``at`` (hours since the Unix epoch)."""
+    """Hours since the Unix epoch."""
     return ms_of(at) // _HOUR_MS
 
 
 class RedisTrending:
-    """The trending posts of :mod:`domain.explore` on the feed store; every call raises
-    :class:`~domain.errors.StoreError` (from the RedisError) when the store fails."""
+    """Trending posts; calls raise :class:`~domain.errors.StoreError` on store failure."""
 
     def __init__(self, store: FeedRedis, config: ExploreConfig) -> None:
         self.store = store
@@ -140,7 +122,7 @@ class RedisTrending:
         self.ttl_s = (config.hours + 1) * 3600
 
     def pool_key(self, family: Family) -> str:
-        """The family's pool: ``{<namespace>}:<family>``."""
+        """``{<namespace>}:<family>``."""
         return f"{{{self.config.namespace}}}:{family}"
 
     def keys(self, family: Family, now: dt.datetime) -> list[str]:
@@ -176,8 +158,7 @@ class RedisTrending:
 
     @translated
     async def bump(self, post_id: uuid.UUID, kind: str, at: dt.datetime, now: dt.datetime) -> None:
-        """Count one engagement at ``at`` in the ``all`` family (and ``video`` for a
-        video post); one round trip."""
+        """Count one engagement in ``all`` (and ``video`` for a video post)."""
         families: tuple[Family, ...] = FAMILIES if kind == "video" else ("all",)
         await self._change(post_id, families, at, now, 1)
 
@@ -188,7 +169,7 @@ class RedisTrending:
 
     @translated
     async def remove(self, post_ids: Sequence[uuid.UUID]) -> None:
-        """Forget ``post_ids`` in both families' pools and buckets (one round trip)."""
+        """Forget ``post_ids`` in every pool and bucket."""
         if not post_ids:
             return
         now = utcnow()
@@ -207,8 +188,7 @@ class RedisTrending:
     async def top(
         self, family: Family, count: int, now: dt.datetime
     ) -> list[tuple[uuid.UUID, int]]:
-        """Up to ``count`` ``(post id, engagements)`` of the family's pool, most engaged
-        first (one script call; the pool rebuilt first in a new hour)."""
+        """Up to ``count`` ``(post id, engagements)``, most engaged first."""
         if count <= 0:
             return []
         (flat,) = await self.store.execute(
@@ -218,8 +198,7 @@ class RedisTrending:
 
     @translated
     async def counts(self, post_ids: Sequence[uuid.UUID], now: dt.datetime) -> dict[uuid.UUID, int]:
-        """The engagements of those of ``post_ids`` in the ``all`` pool, one script
-        call."""
+        """Engagements of ``post_ids`` present in the ``all`` pool."""
         if not post_ids:
             return {}
         ids = list(post_ids)

@@ -1,5 +1,4 @@
-"""The SMTP sender: one connection per message through aiosmtplib (a mail is a few per
-account per hour; a pool would buy nothing)."""
+"""The SMTP sender: one aiosmtplib connection per message (too few for a pool)."""
 
 from __future__ import annotations
 
@@ -15,9 +14,8 @@ from domain.mail.ports import MailMessage, MailRejectedError, MailUnavailableErr
 
 @dataclass(frozen=True)
 class SmtpConfig:
-    """Where and how to hand mail over: ``smtp://[user:pass@]host[:port]`` (port 25,
-    STARTTLS when the server offers it) or ``smtps://…`` (TLS from the first byte, port
-    465), and the ``From`` address."""
+    """``smtp://[user:pass@]host[:port]`` (25, STARTTLS if offered) or ``smtps://`` (465,
+    TLS), and the ``From`` address."""
 
     host: str
     port: int
@@ -71,9 +69,8 @@ class SmtpSender:
         self.config = config
 
     async def send(self, message: MailMessage) -> None:
-        """Send ``message``: a 5xx answer is MailRejectedError; no connection, a timeout,
-        a 4xx answer or a missing or refused login is MailUnavailableError (retried
-        later)."""
+        """Send ``message``. Raises MailRejectedError on 5xx, MailUnavailableError (retried)
+        on no connection, timeout, 4xx or a login failure."""
         cfg = self.config
         try:
             await aiosmtplib.send(

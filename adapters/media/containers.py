@@ -1,14 +1,6 @@
-"""Where a source's container ends, and what may follow it.
-
-The rule: a file is exactly one container of its type, walked by its own structure
-(JPEG markers up to EOI, PNG chunks up to IEND, the RIFF size of WebP, the top-level
-boxes of HEIC/MP4/MOV), and nothing may follow it. A structure that runs past the end
-of the file is ``TRUNCATED``; bytes after its end (a ZIP, an HTML page, a script, a
-second container) make a polyglot, refused as ``POLYGLOT``. One exception, because
-phones write it: a JPEG may be followed by further complete JPEG images (the CIPA
-Multi-Picture Format of HDR gain maps and depth maps) and zero padding; a Motion Photo
-(a JPEG followed by an MP4) is refused. Reads are seeks and a C-speed marker scan over
-a memory map; nothing is loaded whole.
+"""A file must be exactly one container of its type, walked by its own structure: past
+the end is ``TRUNCATED``, anything after it ``POLYGLOT``; but a JPEG may be followed by
+further JPEGs (CIPA Multi-Picture Format) and zero padding. Nothing is loaded whole.
 """
 
 from __future__ import annotations
@@ -31,9 +23,7 @@ TOP_LEVEL_BOXES = frozenset(
 )  # fmt: skip
 
 #: Structure counts past which a file is refused (UNDECODABLE) before its walk costs
-#: seconds: real files have a few dozen JPEG segments, a handful of MPF images, some
-#: thousands of PNG chunks (IDAT split in small pieces) and at most a few thousand
-#: top-level boxes (a fragmented MP4: two a fragment).
+#: seconds; real files stay far below.
 MAX_JPEG_SEGMENTS = 10_000
 MAX_JPEG_IMAGES = 16
 MAX_BOXES = 100_000
@@ -55,8 +45,7 @@ def polyglot(what: str) -> MediaRejectedError:
 
 
 def check_container(path: Path, container: Container) -> None:
-    """Raise MediaRejectedError ``TRUNCATED`` or ``POLYGLOT`` unless ``path`` is exactly
-    one complete container of its type (see the module's rule)."""
+    """Raise MediaRejectedError ``TRUNCATED`` or ``POLYGLOT`` (the module's rule)."""
     size = path.stat().st_size
     if size == 0:
         raise truncated("empty")

@@ -1,7 +1,4 @@
-"""Writing still variants: WebP (the published format) and a JPEG fallback for the
-clients that cannot show WebP, both without any metadata (no EXIF, GPS, XMP, ICC:
-pixels are converted to sRGB first, the colour space a file without a profile is read
-in); and the sRGB conversion itself."""
+"""Still variants: WebP plus a JPEG fallback, in sRGB, without any metadata."""
 
 from __future__ import annotations
 
@@ -25,9 +22,7 @@ _SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB"))
 
 
 def to_srgb(image: Image.Image, icc_profile: bytes | None) -> Image.Image:
-    """``image`` (RGB, RGBA, L, LA, CMYK, P, ...) as RGB or RGBA pixels in sRGB: an
-    embedded ICC profile (Display P3 of phones, Adobe RGB, CMYK) is applied, then
-    dropped; a broken profile is ignored (the pixels are taken as sRGB)."""
+    """``image`` as RGB(A) in sRGB, its ICC profile applied (a broken one ignored)."""
     if image.mode == "I" or image.mode.startswith("I;16"):  # 16-bit greyscale PNG
         image = image.convert("I").point(lambda value: value / 256).convert("L")
     has_alpha = "A" in image.getbands() or "transparency" in image.info
@@ -54,15 +49,13 @@ def to_srgb(image: Image.Image, icc_profile: bytes | None) -> Image.Image:
 
 
 def bare(image: Image.Image) -> Image.Image:
-    """``image`` with no metadata carried along (``info`` holds EXIF, XMP, ICC, comments
-    that an encoder could write back)."""
+    """``image`` without the ``info`` an encoder could write back (EXIF, XMP, ICC)."""
     image.info = {}
     return image
 
 
 def write_still(image: Image.Image, out_dir: Path, name: str) -> list[Variant]:
-    """Write ``image`` as ``<name>.webp`` and ``<name>_jpeg.jpg`` (alpha over white) in
-    ``out_dir``; return both variants (WebP first). Neither file carries metadata."""
+    """Write ``<name>.webp`` and ``<name>_jpeg.jpg`` in ``out_dir``; WebP first."""
     width, height = image.size
     webp = out_dir / f"{name}.webp"
     jpeg = out_dir / f"{name}{FALLBACK_SUFFIX}.jpg"

@@ -1,6 +1,4 @@
-"""A source's fingerprints: its SHA-256 (streamed), the BlurHash placeholder and the
-64-bit perceptual hash (pHash: DCT of a 32×32 greyscale image, ``imagehash``) of the
-image or poster frame as published (after orientation)."""
+"""SHA-256, BlurHash and 64-bit pHash of a published image (after orientation)."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ def sha256_file(path: Path) -> str:
 
 
 def fingerprints(image: Image.Image) -> tuple[str, str]:
-    """The BlurHash and the pHash of ``image``, both from one downscale to at most
-    ``FINGERPRINT_SIDE`` pixels (each hash shrinks it further: 32 px)."""
+    """The BlurHash and pHash of ``image``, from one downscale."""
     small = (
         image.copy()
         if max(image.size) <= FINGERPRINT_SIDE
@@ -43,8 +40,7 @@ def _fit(size: tuple[int, int], side: int) -> tuple[int, int]:
 
 
 def blurhash_components(width: int, height: int) -> tuple[int, int]:
-    """BlurHash components along x and y: 4 on the long side, 3 on the short one (the
-    hash then says which way the image is longer)."""
+    """BlurHash components (x, y): 4 on the long side, 3 on the short."""
     return (4, 3) if width >= height else (3, 4)
 
 

@@ -1,12 +1,5 @@
-"""The known-bad list (port ``domain.media.ports.KnownBadMedia``) as a local hash list,
+"""``domain.media.ports.KnownBadMedia`` as a local hash list (``MEDIA_HASHLIST_PATH``),
 standing in for the PhotoDNA call of docs/seeds/chroma-architecture.md "Media pipeline".
-
-The file (``MEDIA_HASHLIST_PATH``) has one entry a line: ``sha256:<64 hex>`` (the exact
-source bytes) or ``phash:<16 hex>`` (a 64-bit perceptual hash, adapters.media.fingerprints);
-blank lines and ``#`` comments are skipped. A source matches on its SHA-256 (a set) or
-when its pHash is within ``max_distance`` bits (Hamming distance) of a listed one: one
-vectorised XOR and popcount over every listed hash (numpy), O(n) in C. The file is read
-once, when the list is built; a malformed line fails that start-up with its line number.
 """
 
 from __future__ import annotations
@@ -27,8 +20,7 @@ class HashListError(ValueError):
 
 
 class HashList:
-    """SHA-256 digests and perceptual hashes of known-bad media; ``max_distance``: the
-    largest Hamming distance (bits of 64) at which a pHash matches."""
+    """Known-bad SHA-256s and pHashes; a pHash matches within ``max_distance`` bits."""
 
     def __init__(self, sha256: Iterable[str], phash: Iterable[str], *, max_distance: int) -> None:
         if not 0 <= max_distance <= 64:
@@ -39,8 +31,7 @@ class HashList:
 
     @classmethod
     def from_file(cls, path: Path | None, *, max_distance: int) -> HashList:
-        """The list in the file at ``path`` (none: an empty list). Raises HashListError
-        for a malformed line, OSError when the file cannot be read."""
+        """The list at ``path`` (None: empty); raises HashListError or OSError."""
         sha256: list[str] = []
         phash: list[str] = []
         if path is not None:
@@ -75,6 +66,5 @@ class HashList:
         return bool(distances.min() <= self.max_distance)
 
     async def matches(self, *, sha256: str, phash: str) -> bool:
-        """The port's check (see :meth:`matches_now`); a few microseconds a thousand
-        hashes, so it runs on the event loop."""
+        """:meth:`matches_now` (microseconds: fine on the event loop)."""
         return self.matches_now(sha256=sha256, phash=phash)

@@ -1,21 +1,8 @@
-"""Photos (JPEG, PNG, WebP, HEIC/HEIF) into their published variants, with Pillow and
-pillow-heif.
+"""Photos (JPEG, PNG, WebP, HEIC/HEIF) into their variants (docs/api/media.md "Media").
 
-Order of work, so that a hostile file costs little: the header alone gives the pixel
-size, held against ``MediaLimits`` before a pixel is decoded (a 50 KB PNG that claims
-30,000 × 30,000 is refused at once). Pillow's own bomb guard (``Image.MAX_IMAGE_PIXELS``,
-left at its default) stays on as a second line and maps to the same ``TOO_MANY_PIXELS``.
-Truncated data is an error (``ImageFile.LOAD_TRUNCATED_IMAGES`` must stay False).
-Then ONE decode: JPEGs in draft mode (libjpeg scales by 1/2, 1/4 or 1/8 while decoding)
-to the smallest size still at least the largest variant; the EXIF orientation is applied
-(``ImageOps.exif_transpose``; HEIF's own ``irot``/``imir`` are applied by libheif); the
-largest variant is resized from the decoded pixels, converted to sRGB, and each smaller
-variant is resized from the one above it. Variants: ``full`` 1440 wide, ``feed`` 1080
-wide, ``thumbnail`` 150 × 150 cropped to the centre, none ever upscaled, each as WebP
-plus a ``<name>_jpeg`` JPEG fallback; no metadata is carried (no EXIF, GPS, XMP, ICC).
-An avatar gets squares instead, cropped to the centre: ``avatar_320``, ``avatar_150``
-and ``avatar_64`` (each at most the picture's shorter side), with their fallbacks.
-The first frame of an animated file is the photo.
+The header's pixel size is checked before any decode (Pillow's bomb guard stays on
+behind it); truncation is an error. One decode (JPEG in draft mode), EXIF orientation
+applied, each variant resized from the one above, sRGB, no metadata kept.
 """
 
 from __future__ import annotations
@@ -134,8 +121,7 @@ def _photo(image: ImageFile.ImageFile, out_dir: Path, limits: MediaLimits, avata
 
 
 def _avatar_size(width: int, height: int) -> tuple[int, int]:
-    """``(width, height)`` scaled so the shorter side is the largest avatar square's
-    (never up)."""
+    """Scaled so the shorter side is the largest avatar square (never up)."""
     side = min(width, height)
     target = min(AVATAR_SIDES[0][1], side)
     if target == side:

@@ -1,14 +1,5 @@
-"""The media processor (port ``domain.media.ports.MediaProcessor``): the checks every
-source goes through, in order, then the photo or video pipeline.
-
-1. size on disk against ``limits.max_bytes`` (``TOO_LARGE``);
-2. the type by the first bytes (``UNSUPPORTED_TYPE``), held against the declared kind
-   (``KIND_MISMATCH``);
-3. the container walked to its end (``TRUNCATED``, ``POLYGLOT``: adapters.media.containers);
-4. the SHA-256 of the source, streamed;
-5. photos: adapters.media.images; videos: adapters.media.video.
-
-A refusal leaves nothing in ``out_dir``: every file the call wrote there is removed.
+"""``domain.media.ports.MediaProcessor``: size, sniffed type, container walk and SHA-256,
+in that order, then the photo or video pipeline. A refusal leaves nothing in ``out_dir``.
 """
 
 from __future__ import annotations
@@ -24,8 +15,7 @@ from domain.media.ports import MediaKind, MediaLimits, MediaRejectedError, Proce
 
 
 class PillowAvProcessor:
-    """Photos with Pillow and pillow-heif, videos with PyAV (FFmpeg from its wheel), in
-    the calling thread (CPU-bound, blocking)."""
+    """Pillow and PyAV, in the calling thread (CPU-bound, blocking)."""
 
     def process(
         self,
@@ -36,9 +26,8 @@ class PillowAvProcessor:
         limits: MediaLimits,
         avatar: bool = False,
     ) -> ProcessedMedia:
-        """Check ``source`` and write its variants into ``out_dir`` (created when
-        missing; ``avatar``: an image's square avatar variants, a video refused as
-        ``KIND_MISMATCH``). Raises MediaRejectedError with one of the port's reasons."""
+        """Check ``source`` and write its variants into ``out_dir`` (``avatar``: squares;
+        a video is ``KIND_MISMATCH``). Raises MediaRejectedError."""
         out_dir.mkdir(parents=True, exist_ok=True)
         before = set(out_dir.iterdir())
         try:

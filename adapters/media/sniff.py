@@ -1,12 +1,5 @@
-"""The type of a source decided by its first bytes, never by what the client declared.
-
-``sniff(path)`` reads the magic number (JPEG, PNG, WebP) or, for the ISO base media file
-format, the ``ftyp`` box's major and compatible brands (HEIC/HEIF stills; MP4 and
-QuickTime MOV video) and returns a :class:`SourceType`; anything else is
-``UNSUPPORTED_TYPE``. :func:`check_kind` then holds it against the declared kind
-(``KIND_MISMATCH``). Brand lists: ISO/IEC 23008-12 (HEIF) and the MP4 registration
-authority's brands.
-"""
+"""A source's type by its first bytes (magic numbers, ``ftyp`` brands: ISO/IEC 23008-12
+and the MP4 registration authority), never by what the client declared."""
 
 from __future__ import annotations
 
@@ -34,8 +27,7 @@ VIDEO_BRANDS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class SourceType:
-    """What the bytes are: ``kind``, MIME type, Pillow's format name (images) or the
-    container family (``bmff`` for HEIC, MP4 and MOV) used to check the file's end."""
+    """``kind``, MIME type, container family, Pillow's format name (images)."""
 
     kind: MediaKind
     mime_type: str
@@ -54,8 +46,7 @@ _HEAD = 64
 
 
 def sniff(path: Path) -> SourceType:
-    """The type of the file at ``path`` by its first bytes. Raises MediaRejectedError
-    ``UNSUPPORTED_TYPE`` when they are none of JPEG, PNG, WebP, HEIC/HEIF, MP4, MOV."""
+    """The type of the file at ``path``; MediaRejectedError ``UNSUPPORTED_TYPE``."""
     with path.open("rb") as f:
         head = f.read(_HEAD)
         if head[4:8] == b"ftyp":
@@ -73,8 +64,7 @@ def sniff(path: Path) -> SourceType:
 
 
 def sniff_bytes(head: bytes) -> SourceType | None:
-    """The type that the first bytes ``head`` announce (the whole ``ftyp`` box for the
-    ISO base media format), or None."""
+    """The type ``head`` (the whole ``ftyp`` box for BMFF) announces, or None."""
     if head[:3] == b"\xff\xd8\xff":
         return JPEG
     if head[:8] == b"\x89PNG\r\n\x1a\n":
@@ -105,8 +95,7 @@ def _by_brand(ftyp: bytes) -> SourceType | None:
 
 
 def check_kind(found: SourceType, declared: MediaKind) -> None:
-    """Raise MediaRejectedError ``KIND_MISMATCH`` when the bytes are of the other kind
-    than the upload declared (a video sent as an image, or the reverse)."""
+    """Raise MediaRejectedError ``KIND_MISMATCH`` unless ``found`` is ``declared``."""
     if found.kind != declared:
         raise MediaRejectedError(
             "KIND_MISMATCH",

@@ -1,17 +1,9 @@
-"""Videos (MP4, MOV) into their published renditions, with PyAV (the FFmpeg its wheel
-ships).
+"""Videos (MP4, MOV) into renditions with PyAV (docs/api/media.md "Media").
 
-The container's header gives the duration and the video stream's pixel size, held
-against ``MediaLimits`` before a frame is decoded (``TOO_LONG``, ``TOO_MANY_PIXELS``);
-decoding stops as soon as a frame lies past the limit (a header that lies). Then ONE
-pass, packet by packet, never holding the file: each video frame is turned upright by
-its display matrix (FFmpeg's ``transpose``/``hflip``/``vflip`` filters, as ``ffmpeg``
-autorotates), capped at 30 frames a second, and encoded into ``720p`` (short side 720,
-the source's when smaller) and, when the source's short side is at least 1080, ``1080p``
-too: H.264 + AAC in MP4 (adapters.media.video_out). On the way: the ``poster`` (the
-frame at 1 s, or the last one of a shorter video; WebP + ``poster_jpeg``) and the
-``preview`` (the first 3 s as a small animated WebP). BlurHash and pHash are the
-poster's. The first video and the first audio stream are used; others are dropped.
+Limits are checked on the header, then again per decoded frame (a header may lie). One
+streaming pass turns frames upright, caps them at 30 fps and encodes 720p (and 1080p
+for a large enough source), the poster (frame at 1 s) and the preview. Only the first
+video and audio streams are used.
 """
 
 from __future__ import annotations
@@ -40,8 +32,7 @@ from adapters.media.video_out import (
 from domain.media.ports import MediaLimits, MediaRejectedError, Variant
 
 POSTER_AT_S = 1.0
-#: Frames a second a source may have (phones film slow motion at 240), which bounds the
-#: decoding work of a video within the length limit.
+#: Source frames a second allowed (slow motion: 240), bounding the decoding work.
 MAX_SOURCE_FPS = 240
 #: Sound decoded before the first picture is kept up to this many seconds.
 EARLY_AUDIO_S = 5.0
@@ -49,8 +40,7 @@ EARLY_AUDIO_S = 5.0
 
 @dataclass(frozen=True, slots=True)
 class Clip:
-    """A processed video: upright size, duration in seconds, BlurHash and pHash of the
-    poster, the variants."""
+    """Upright size, duration (s), the poster's BlurHash and pHash, the variants."""
 
     width: int
     height: int
@@ -72,9 +62,8 @@ def undecodable() -> MediaRejectedError:
 
 
 def process_video(source: Path, out_dir: Path, limits: MediaLimits) -> Clip:
-    """Probe ``source``, check ``limits`` and transcode it in one streaming pass into
-    ``out_dir``. Raises MediaRejectedError (TOO_LONG, TOO_MANY_PIXELS,
-    UNSUPPORTED_TYPE for a file without a video track, UNDECODABLE)."""
+    """Transcode ``source`` into ``out_dir``. Raises MediaRejectedError (TOO_LONG,
+    TOO_MANY_PIXELS, UNSUPPORTED_TYPE without a video track, UNDECODABLE)."""
     try:
         container = av.open(str(source), metadata_errors="ignore")
     except (av.FFmpegError, UnicodeDecodeError, ValueError) as exc:
@@ -87,8 +76,7 @@ def process_video(source: Path, out_dir: Path, limits: MediaLimits) -> Clip:
 
 
 def _rotation_filters(rotation: int) -> list[tuple[str, str | None]]:
-    """FFmpeg filters that turn a frame upright, from its display matrix's rotation
-    (degrees counter-clockwise, as ``av_display_rotation_get`` gives it)."""
+    """Filters turning a frame upright from its rotation (degrees counter-clockwise)."""
     by_turn: dict[int, list[tuple[str, str | None]]] = {
         0: [],
         1: [("transpose", "cclock")],
@@ -238,8 +226,8 @@ class _Transcode:
             self._write_audio(chunk)
 
     def _write_audio(self, chunk: av.AudioFrame) -> None:
-        """Encode ``chunk`` into every rendition; before the first picture (its decoder
-        is a few packets behind) keep it, up to ``EARLY_AUDIO_S`` of sound."""
+        """Encode ``chunk`` everywhere; before the first picture (the video decoder lags)
+        keep up to ``EARLY_AUDIO_S`` of it."""
         if not self.renditions:
             if len(self.early_audio) * chunk.samples < EARLY_AUDIO_S * chunk.sample_rate:
                 self.early_audio.append(chunk)

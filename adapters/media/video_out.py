@@ -1,7 +1,5 @@
-"""The files a video becomes, written as frames arrive (adapters.media.video feeds them):
-H.264/AAC MP4 renditions (``+faststart``: the index first, so playback starts before the
-download ends; ``bitexact``: no encoder tag; no source metadata is ever copied, so no
-location, title, dates or device) and the animated WebP preview."""
+"""A video's outputs, written as frames arrive: H.264/AAC MP4 renditions (faststart,
+no source metadata copied) and the animated WebP preview."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ def even_size(width: int, height: int, short_side: int) -> tuple[int, int]:
 
 
 class Rendition:
-    """One MP4 (``name``, e.g. ``720p``) of ``width`` × ``height``: H.264 (yuv420p) in the
-    source's time base, and AAC stereo when the source has sound."""
+    """One MP4 ``name``: H.264 yuv420p in the source's time base, AAC if it has sound."""
 
     def __init__(
         self,
@@ -107,9 +104,8 @@ def audio_resampler() -> AudioResampler:
 
 
 class Preview:
-    """The first ``PREVIEW_SECONDS`` at ``PREVIEW_FPS``, ``PREVIEW_SHORT_SIDE`` pixels on
-    the short side, as a looping animated WebP (what an ``<img>`` in a feed plays). It
-    holds at most 30 small frames (about 9 MB) until it is written."""
+    """The first ``PREVIEW_SECONDS`` as a looping animated WebP; holds at most 30 small
+    frames (about 9 MB) until written."""
 
     def __init__(self, size: tuple[int, int]) -> None:
         self.size = even_size(*size, PREVIEW_SHORT_SIDE)

@@ -1,12 +1,6 @@
-"""Whether the operation running in this task has committed a write to PostgreSQL.
-
-A mutation whose change committed and whose payload could not then be read (the server
-went away between the two) must not be answered as if nothing happened: a client told
-"retry" would make the change twice. :func:`watch` starts a :class:`Commits` record for
-the current task (an operation); every engine given to :func:`track` notes in it each
-transaction that ran anything but a plain read and committed. SQLAlchemy runs its
-listeners in the calling task's context, so the record is the operation's own.
-"""
+"""Whether this task's operation committed a write (a client told "retry" after one
+would repeat it). SQLAlchemy runs listeners in the calling task's context, so each
+record is its operation's own."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""Single read statements run directly on asyncpg, over a connection borrowed from the
-engine's pool (docs/design.md "GraphQL API conventions": a page costs a constant, small
-number of round trips): domain's :class:`domain.reads.RoundTrip`, installed by
-app/database.py.
-
-A read through an SQLAlchemy ``AsyncConnection`` costs three round trips (``BEGIN``,
-the statement, ``ROLLBACK``) and the Core's compile and result processing; one
-statement alone needs no transaction (it sees one snapshot), so a request's reads (the
-dataloaders' batches, the home feed's pull authors and hydration) run here instead:
-one round trip each (asyncpg keeps the statement prepared per connection), rows as
-``asyncpg.Record``. The connection comes from, and goes back to, the same pool, so
-replica routing (the engine is whichever ``ReadRouting`` picked), pool limits and
-pre-pings are the engine's own. Each statement is reported to the engine's
-``before_cursor_execute`` listeners as SQLAlchemy reports its own (``conn`` is a
-:class:`Borrowed`, ``cursor`` and ``context`` are None), so statement counts include
-them.
-"""
+""":class:`domain.reads.RoundTrip`: one read statement on asyncpg over a connection of
+the engine's pool, one round trip instead of SQLAlchemy's three (BEGIN, statement,
+ROLLBACK). Statements are reported to ``before_cursor_execute`` listeners (``conn`` a
+:class:`Borrowed`, ``cursor`` and ``context`` None)."""
 
 from __future__ import annotations
 
@@ -24,15 +11,12 @@ import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import greenlet_spawn
 
-#: SQLSTATE classes and codes after which the connection is not to be used again
-#: (connection exception; admin or crash shutdown; cannot connect now).
+#: SQLSTATEs after which a connection is not reused (08; 57P01-3 shutdown, no connect).
 _BROKEN = ("08", "57P01", "57P02", "57P03")
 
 
 class Borrowed:
-    """What ``before_cursor_execute`` listeners get as ``conn`` for a statement run here:
-    like SQLAlchemy's Connection, its ``connection`` is the pooled connection (with
-    ``driver_connection``, the asyncpg one) and ``engine`` the engine."""
+    """The listeners' ``conn``: ``connection`` the pooled one, ``engine`` the engine."""
 
     __slots__ = ("connection", "engine")
 
@@ -42,20 +26,11 @@ class Borrowed:
 
 
 async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Record]:
-    """Run one read-only statement (``$1``-style parameters) outside any transaction on a
-    pooled connection of ``engine``; return its rows.
+    """Run one read-only statement (``$1`` parameters) outside a transaction; return
+    its rows. A stale pooled connection is dropped and the read retried once.
 
-    A pooled connection found lost when the statement is sent (its backend terminated
-    while it sat in the pool: a restart, a failover, ``pg_terminate_backend``) is
-    dropped and the statement runs once more on a fresh connection: a read is safe to
-    repeat, and a stale connection is no reason to fail a request. Otherwise raises
-    what asyncpg raises (``asyncpg.PostgresError`` for a statement the server refuses,
-    OSError or ``asyncpg.InterfaceError`` when the server is gone: see
-    ``adapters.unavailable``) or SQLAlchemy's pool TimeoutError when no connection frees
-    up in time. A connection that fails other than by a refused statement, or whose
-    call is cancelled, is dropped rather than pooled again; a lost connection also
-    makes the pool recycle its other connections, as SQLAlchemy does on a disconnect
-    (:func:`_survived` tells them apart).
+    Raises asyncpg's errors (PostgresError, InterfaceError, OSError) or the pool's
+    TimeoutError. A broken or cancelled connection is dropped, not pooled again.
     """
     sync_engine = engine.sync_engine
     for attempt in (1, 2):
@@ -85,10 +60,7 @@ async def fetch(engine: AsyncEngine, sql: str, *args: Any) -> list[asyncpg.Recor
 
 
 def _lost(exc: Exception) -> bool:
-    """Whether ``exc``, raised by a statement on a pooled connection, says that
-    connection was lost (its backend gone, its socket closed or reset, its protocol left
-    mid-state by a goodbye read while it sat in the pool): the one failure after which
-    :func:`fetch` tries again, on a new connection."""
+    """Whether ``exc`` says the pooled connection was lost (the one retried failure)."""
     if isinstance(exc, TimeoutError):  # an OSError, but a slow statement: never twice
         return False
     if isinstance(exc, asyncpg.InternalClientError | asyncpg.InterfaceError | OSError):
@@ -98,11 +70,8 @@ def _lost(exc: Exception) -> bool:
 
 
 async def _give_back(pool: Any, fairy: Any) -> None:
-    """Return ``fairy`` to ``pool``. No transaction was begun, so its reset (a rollback)
-    sends nothing; while the pool has room for it (a QueuePool below its size),
-    putting it back does no I/O either and needs no greenlet (a spawn costs about as
-    much as asyncpg's own work for a small statement). A full pool closes it instead,
-    which does."""
+    """Return ``fairy`` to ``pool``; without a greenlet while the pool has room (no I/O
+    then: no transaction to roll back)."""
     size, checkedin = getattr(pool, "size", None), getattr(pool, "checkedin", None)
     if size is not None and checkedin is not None and checkedin() < size():
         fairy.close()
@@ -111,12 +80,9 @@ async def _give_back(pool: Any, fairy: Any) -> None:
 
 
 def _survived(fairy: Any, exc: BaseException) -> bool:
-    """Whether the connection is still fine after ``exc``: the server refused the
-    statement (or asyncpg an argument, or a listener failed) and the connection is
-    open; not after a cancellation, a socket error, an asyncpg interface error or an
-    asyncpg internal error (a backend that was terminated while the connection sat in
-    the pool leaves its protocol mid-state: "cannot switch to state …", raised before
-    the socket is seen closed)."""
+    """Whether the connection is still usable: a refused statement on an open one.
+    An InternalClientError means a backend terminated while pooled (raised before the
+    socket is seen closed)."""
     if not isinstance(exc, Exception) or isinstance(
         exc, OSError | TimeoutError | asyncpg.InterfaceError | asyncpg.InternalClientError
     ):

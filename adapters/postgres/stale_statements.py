@@ -1,23 +1,8 @@
-"""Statements whose cached plan went stale run once more on a fresh one.
-
-A warm connection keeps its statements prepared; when DDL changes what one of them
-returns (``ALTER TABLE posts ALTER COLUMN caption TYPE varchar(10000)`` during a rolling
-migration), PostgreSQL refuses its next execution with "cached plan must not change
-result type" (asyncpg's ``InvalidCachedStatementError``) before running it. Here, on
-every connection of an engine given to :func:`install`, such a statement is prepared
-again and run once more when that changes nothing the caller can see:
-
-- outside a transaction, or as the first statement of one (the transaction is begun
-  again);
-- in a READ COMMITTED transaction that has only read so far (``SELECT``/``WITH``/
-  ``VALUES``/``SHOW`` without ``FOR UPDATE``/``FOR SHARE``, advisory locks, sequences or
-  data-changing clauses): it is rolled back and begun again, and the statement runs in
-  the new one, with a new snapshot, as each statement of READ COMMITTED gets anyway.
-
-Otherwise (the transaction wrote or took locks, or it is REPEATABLE READ past its first
-statement) the error is raised as before: SQLAlchemy's dialect drops its cached plans,
-so the caller's next transaction succeeds. Reads through :mod:`adapters.postgres.fetch`
-run outside transactions, where asyncpg retries such a statement itself.
+"""A statement refused for a stale cached plan (``InvalidCachedStatementError``, after
+DDL) is prepared again and rerun when the caller cannot tell: outside a transaction, as
+its first statement, or in a READ COMMITTED one that has only read (rolled back and
+begun again: a new snapshot, as READ COMMITTED gives each statement anyway). Otherwise
+the error is raised; the dialect drops its plans, so the next transaction succeeds.
 """
 
 from __future__ import annotations
@@ -42,8 +27,7 @@ _NOT_ONLY_READ = re.compile(
     r"\b(?:INSERT|UPDATE|DELETE|MERGE|SHARE|pg_advisory\w*|nextval|setval|set_config)\b", re.I
 )
 
-#: Per asyncpg connection: the asyncpg transaction its last statement ran in, and whether
-#: that transaction has run anything but a plain read.
+#: Per asyncpg connection: its last statement's transaction, and whether that wrote.
 _state: weakref.WeakKeyDictionary[Any, tuple[object, bool]] = weakref.WeakKeyDictionary()
 
 
@@ -59,7 +43,7 @@ def _stale(exc: BaseException) -> bool:
 
 
 class _Retrying:
-    """The cursor behaviour described in the module docstring (a mixin of asyncpg's)."""
+    """The module's retry, mixed into asyncpg's cursors."""
 
     __slots__ = ()
 
@@ -74,7 +58,7 @@ class _Retrying:
             transaction, adapt._transaction = adapt._transaction, None
             if transaction is not None:
                 await transaction.rollback()
-            # Newer than every cached plan of this connection: prepared again, types reloaded.
+            # Newer than every cached plan: prepared again, types reloaded.
             setattr(self, "_invalidate_schema_cache_asof", time.time())  # noqa: B010
             await super()._prepare_and_execute(operation, parameters)  # type: ignore[misc]
         _note(adapt, operation)
@@ -120,6 +104,6 @@ def _adopt(dbapi_connection: Any, _record: Any) -> None:
 
 
 def install(engine: AsyncEngine) -> AsyncEngine:
-    """Give every connection ``engine`` opens from now on the behaviour above; return it."""
+    """Give every connection ``engine`` opens from now on the retry; return it."""
     event.listen(engine.sync_engine, "connect", _adopt)
     return engine

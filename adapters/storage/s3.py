@@ -1,19 +1,7 @@
-"""The object store on S3-compatible storage (MEDIA_STORAGE=s3): AWS S3, MinIO,
-Cloudflare R2, GCS through its S3 interoperability (HMAC keys), with aioboto3.
-
-Quarantine and delivery are two buckets, or one bucket whose keys' prefixes keep them
-apart (``raw/…`` and ``media/…``: adapters/storage/keys.py); only delivery is meant to
-be public (a CDN, or a bucket policy on ``media/*``). A client uploads with a SigV4
-presigned PUT that signs ``Content-Type``, ``Content-Length``, ``If-None-Match: *``
-and the host, valid until the upload's expiry: the storage refuses another type,
-another size or a second upload of the key (412), and nothing reaches Roost.
-
-The presigned URL is made by a plain botocore client on the endpoint clients reach
-(S3_PUBLIC_ENDPOINT_URL: compose's MinIO is ``minio:9000`` inside, ``127.0.0.1:9000``
-outside): signing is local computation, so :meth:`S3ObjectStore.presign_upload` stays
-synchronous (with static keys; keys from an instance role are fetched, and refreshed,
-by botocore on that path). Everything else goes through one aioboto3 client, opened on first use
-and closed by :meth:`S3ObjectStore.aclose`.
+"""The object store on S3-compatible storage, MEDIA_STORAGE=s3
+(docs/operations/media-storage.md "Media storage"). Upload URLs are signed locally on
+the public endpoint, so :meth:`S3ObjectStore.presign_upload` is synchronous; the rest
+uses one aioboto3 client, opened on first use.
 """
 
 from __future__ import annotations
@@ -54,13 +42,9 @@ _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 
 @dataclass(frozen=True, slots=True)
 class S3Config:
-    """Where the buckets are and how to reach them. ``endpoint_url``: None for AWS;
-    ``public_endpoint_url``: the endpoint clients upload to (unset: ``endpoint_url``);
-    credentials None: botocore's chain (environment, instance role, …);
-    ``public_base_url``: the URL delivery keys are under (unset: the delivery bucket's
-    URL on the public endpoint, or its AWS virtual-host URL); ``if_none_match``: sign
-    ``If-None-Match: *`` into upload URLs (AWS S3, MinIO, R2 refuse a second upload of
-    the key; off for a store that rejects the header)."""
+    """Buckets and endpoints. ``endpoint_url`` None: AWS; ``public_endpoint_url``: where
+    clients upload; credentials None: botocore's chain; ``if_none_match``: sign
+    ``If-None-Match: *`` (off for a store that rejects it)."""
 
     quarantine_bucket: str
     delivery_bucket: str
@@ -85,7 +69,7 @@ class S3Config:
 
 
 class S3ObjectStore:
-    """``domain.media.ports.ObjectStore`` on S3-compatible storage (module docstring)."""
+    """``domain.media.ports.ObjectStore`` on S3-compatible storage."""
 
     def __init__(self, config: S3Config) -> None:
         self.config = config
@@ -101,7 +85,7 @@ class S3ObjectStore:
             aws_secret_access_key=config.secret_access_key,
             region_name=config.region,
         )
-        # Built now (loading botocore's models takes ~0.1 s), not on a request's path.
+        # Built now: loading botocore's models (~0.1 s) stays off a request's path.
         self._signer: Any = botocore.session.get_session().create_client(
             "s3",
             region_name=config.region,
@@ -113,8 +97,6 @@ class S3ObjectStore:
         self._client: S3Client | None = None
         self._stack = contextlib.AsyncExitStack()
         self._lock = asyncio.Lock()
-
-    # --- clients ----------------------------------------------------------------------
 
     async def _s3(self) -> S3Client:
         client = self._client
@@ -138,14 +120,11 @@ class S3ObjectStore:
         await self._stack.aclose()
         self._stack = contextlib.AsyncExitStack()
 
-    # --- the port ---------------------------------------------------------------------
-
     def presign_upload(
         self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
     ) -> UploadTarget:
-        """A SigV4 presigned ``PUT`` of quarantine ``key`` signing the content type, the
-        length and (``if_none_match``) ``If-None-Match: *``; the client sends the
-        headers returned."""
+        """A SigV4 presigned ``PUT`` of ``key`` signing its type, length and
+        (``if_none_match``) ``If-None-Match: *``; the client sends the headers returned."""
         raw_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
@@ -167,8 +146,7 @@ class S3ObjectStore:
         return UploadTarget(url=url, method="PUT", headers=tuple(headers), expires_at=expires_at)
 
     async def stat_raw(self, key: str) -> StoredObject | None:
-        """The quarantined object's size and content type as the storage reports them
-        (None when no bytes arrived)."""
+        """The quarantined object's size and content type, or None."""
         s3 = await self._s3()
         try:
             head = await s3.head_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
@@ -179,9 +157,8 @@ class S3ObjectStore:
         return StoredObject(size=head["ContentLength"], content_type=head.get("ContentType"))
 
     async def download_raw(self, key: str, dest: Path, *, max_bytes: int) -> int:
-        """Stream the quarantined object to ``dest`` 1 MiB at a time; its size.
-        FileNotFoundError when it is gone, ValueError when it is (or grows) over
-        ``max_bytes`` (then ``dest`` is removed)."""
+        """Stream the quarantined object to ``dest``; return its size. Raises
+        FileNotFoundError, or ValueError over ``max_bytes`` (``dest`` removed)."""
         s3 = await self._s3()
         try:
             obj = await s3.get_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
@@ -218,8 +195,7 @@ class S3ObjectStore:
         await s3.delete_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))
 
     async def put_delivery(self, key: str, source: Path, *, content_type: str) -> None:
-        """Upload ``source`` to delivery ``key`` with its content type and
-        ``Cache-Control: public, max-age=31536000, immutable`` (multipart past 8 MiB)."""
+        """Upload ``source`` to delivery ``key``, immutable (:data:`IMMUTABLE`)."""
         delivery_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
@@ -233,8 +209,7 @@ class S3ObjectStore:
         )
 
     async def delete_delivery(self, keys: Sequence[str]) -> None:
-        """Delete delivered objects, a few at a time (one request each: GCS's XML API
-        has no multi-object delete); missing ones are no error."""
+        """Delete delivered objects, one request each (GCS has no multi-delete)."""
         for key in keys:
             delivery_key(key)
         s3 = await self._s3()

@@ -1,13 +1,5 @@
-"""The folders of the local store under its root, and the file operations they share::
-
-    <root>/quarantine/raw/<upload id>       raw uploads (never served)
-    <root>/delivery/media/<post>/<upload>/… published variants (GET /media/…)
-    <root>/meta/<key>                       each object's content type (JSON)
-    <root>/tombstones/<hour>/raw/<id>       uploads deleted while their URL still works
-    <root>/tmp/                             partial files (same file system: renames)
-
-Everything here blocks: callers run it in a thread.
-"""
+"""The local store's folders (quarantine, delivery, meta, tombstones, tmp: one file
+system, so renames are atomic) and their file operations; all blocking."""
 
 from __future__ import annotations
 
@@ -39,8 +31,7 @@ class Folders:
         return self.tmp / f"{uuid.uuid4().hex}.part"
 
     def tombstone(self, key: str, expires: int) -> Path:
-        """The tombstone of quarantine ``key`` whose upload URL expires at ``expires``
-        (Unix seconds): one folder an hour, removed whole once its hour has passed."""
+        """``key``'s tombstone in the folder of ``expires``' hour (Unix s)."""
         return self.tombstones / str(expires // 3600) / key
 
     def read_meta(self, key: str) -> dict[str, object]:
@@ -52,7 +43,7 @@ class Folders:
         return data if isinstance(data, dict) else {}
 
     def write_meta(self, key: str, meta: dict[str, object]) -> None:
-        """Keep ``meta`` beside ``key`` (written whole, then renamed into place)."""
+        """Keep ``meta`` beside ``key`` (atomically)."""
         path = self.meta / key
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.tmp_path()
@@ -68,8 +59,8 @@ class Folders:
 
 
 def copy_at_most(source: Path, dest: Path, max_bytes: int) -> int:
-    """Copy ``source`` to ``dest``; its size. ValueError (nothing written) when it is
-    over ``max_bytes``; FileNotFoundError when it is not there."""
+    """Copy ``source`` to ``dest``; its size. ValueError over ``max_bytes`` (nothing
+    written), FileNotFoundError."""
     with source.open("rb") as src:
         size = os.fstat(src.fileno()).st_size
         if size > max_bytes:

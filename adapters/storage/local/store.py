@@ -40,10 +40,8 @@ class DeliveredFile:
 
 
 class LocalObjectStore:
-    """``domain.media.ports.ObjectStore`` on the folder ``root``. ``signing_key`` signs
-    upload URLs under ``upload_base_url`` (Roost's origin, the route is
-    ``/uploads/<key>``); delivery objects are public under ``public_base_url``
-    (``<base>/<key>``: Roost's ``/media/…`` or a CDN in front)."""
+    """``domain.media.ports.ObjectStore`` on the folder ``root``: uploads to
+    ``<upload_base_url>/uploads/<key>``, delivery under ``public_base_url``."""
 
     def __init__(
         self,
@@ -64,14 +62,10 @@ class LocalObjectStore:
         self.upload_base_url = upload_base_url.rstrip("/")
         self.public_base_url = public_base_url.rstrip("/")
 
-    # --- uploads ----------------------------------------------------------------------
-
     def presign_upload(
         self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
     ) -> UploadTarget:
-        """``PUT <upload base>/uploads/<key>?type=…&size=…&expires=…&signature=…`` with
-        header ``Content-Type``. Raises InvalidKeyError / ValueError for a key, type or
-        size this store would never accept."""
+        """A signed ``PUT`` URL; raises InvalidKeyError / ValueError."""
         raw_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
@@ -94,15 +88,13 @@ class LocalObjectStore:
         return self.signer.check(key, query, now=now)
 
     def begin_upload(self, grant: UploadGrant) -> RawUpload:
-        """A receiver of ``grant``'s bytes. Raises UploadRefusedError("exists") when the
-        key was uploaded already (even if processed and deleted since)."""
+        """A receiver of ``grant``'s bytes; UploadRefusedError("exists") if the key was
+        ever uploaded."""
         if (self.quarantine / grant.key).exists() or self.folders.tombstone(
             grant.key, grant.expires
         ).exists():
             raise UploadRefusedError("exists")
         return RawUpload(self.folders, grant)
-
-    # --- the port ---------------------------------------------------------------------
 
     async def stat_raw(self, key: str) -> StoredObject | None:
         """The quarantined object's size and signed content type, or None."""
@@ -117,15 +109,12 @@ class LocalObjectStore:
         return StoredObject(size=st.st_size, content_type=ctype if isinstance(ctype, str) else None)
 
     async def download_raw(self, key: str, dest: Path, *, max_bytes: int) -> int:
-        """Copy the quarantined object to ``dest`` (in the file system, 1 MiB at a
-        time); its size. FileNotFoundError when it is gone, ValueError when it is over
-        ``max_bytes`` (then ``dest`` is not written)."""
+        """Copy the quarantined object to ``dest`` (:func:`copy_at_most`)."""
         source = self.quarantine / raw_key(key)
         return await asyncio.to_thread(copy_at_most, source, dest, max_bytes)
 
     async def delete_raw(self, key: str) -> None:
-        """Delete the quarantined object. While its upload URL still works, a tombstone
-        keeps the key from being uploaded again (tombstones go once their hour ends)."""
+        """Delete the quarantined object, tombstoned while its upload URL works."""
         await asyncio.to_thread(self._delete_raw, raw_key(key))
 
     def _delete_raw(self, key: str) -> None:
@@ -142,8 +131,7 @@ class LocalObjectStore:
         self.folders.sweep_tombstones(now)
 
     async def put_delivery(self, key: str, source: Path, *, content_type: str) -> None:
-        """Publish ``source`` at delivery ``key`` (copied, fsynced, renamed into place:
-        a reader sees the whole file or none; a retry writes the same key again)."""
+        """Publish ``source`` at ``key`` atomically (fsynced, renamed into place)."""
         delivery_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:
@@ -183,11 +171,8 @@ class LocalObjectStore:
         """``<public base>/<key>``."""
         return f"{self.public_base_url}/{quote(delivery_key(key))}"
 
-    # --- serving ----------------------------------------------------------------------
-
     def delivery_file(self, key: str) -> DeliveredFile | None:
-        """The published object at delivery ``key``, or None (no such object, or not a
-        delivery key). Blocking (two system calls): callers run it in a thread."""
+        """The published object at ``key``, or None. Blocking: run it in a thread."""
         try:
             delivery_key(key)
         except InvalidKeyError:

@@ -1,11 +1,4 @@
-"""Signed upload URLs of the local store, and the receiving of an upload's bytes.
-
-A URL is ``<origin>/uploads/<key>?type=…&size=…&expires=…&signature=…``: the signature
-is HMAC-SHA256 over the method, key, content type, byte size and expiry, under the
-store's signing key (:class:`UploadSigner`). :class:`RawUpload` takes the bytes as they
-arrive, refuses any past the signed size, and makes them visible at the key only when
-all have arrived: fsynced, then linked (never over an object that is there).
-"""
+"""The local store's signed upload URLs (HMAC-SHA256) and the receiving of uploads."""
 
 from __future__ import annotations
 
@@ -32,8 +25,7 @@ Refusal = Literal["bad", "forged", "expired", "exists"]
 
 
 class UploadRefusedError(Exception):
-    """An upload this store does not take: ``bad`` (malformed URL or key), ``forged``
-    (signature), ``expired``, ``exists`` (the key was already uploaded)."""
+    """``reason``: ``bad`` (malformed), ``forged``, ``expired``, ``exists``."""
 
     def __init__(self, reason: Refusal) -> None:
         super().__init__(reason)
@@ -46,8 +38,7 @@ class UploadTooLargeError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class UploadGrant:
-    """What a genuine, unexpired upload URL allows: ``size`` bytes of
-    ``content_type`` at quarantine ``key``, until ``expires`` (Unix seconds)."""
+    """``size`` bytes of ``content_type`` at ``key`` until ``expires`` (Unix s)."""
 
     key: str
     content_type: str
@@ -78,9 +69,8 @@ class UploadSigner:
         }
 
     def check(self, key: str, query: Mapping[str, str], *, now: float | None = None) -> UploadGrant:
-        """The grant of an upload URL's ``key`` and query. Raises UploadRefusedError:
-        ``bad`` (malformed), ``forged`` (signature, compared in constant time; checked
-        before the expiry, so a forged URL learns nothing), ``expired``."""
+        """The grant of an upload URL; raises UploadRefusedError. The signature is
+        checked (in constant time) before the expiry: a forged URL learns nothing."""
         try:
             raw_key(key)
         except InvalidKeyError:
@@ -105,9 +95,8 @@ class UploadSigner:
 
 
 class RawUpload:
-    """The bytes of one upload as they arrive: :meth:`write` chunks (UploadTooLargeError
-    past the grant's size), then :meth:`commit` or :meth:`discard`. Holds at most
-    CHUNK_BYTES in memory; nothing is visible at the key before commit."""
+    """One upload's bytes: :meth:`write`, then :meth:`commit` or :meth:`discard`; at
+    most CHUNK_BYTES in memory, nothing visible before commit."""
 
     def __init__(self, folders: Folders, grant: UploadGrant) -> None:
         self.folders = folders
@@ -133,9 +122,8 @@ class RawUpload:
         self._file.write(data)
 
     async def commit(self) -> None:
-        """Make the upload visible at its key (fsynced, then linked: never over an
-        object already there). Raises UploadRefusedError("exists") when another upload
-        of the key won, ValueError when fewer bytes arrived than signed."""
+        """Fsync, then link at the key (never over one there). Raises
+        UploadRefusedError("exists") or ValueError (fewer bytes than signed)."""
         if self.received != self.grant.size:
             await self.discard()
             raise ValueError("fewer bytes than the signed size")
