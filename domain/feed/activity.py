@@ -15,8 +15,7 @@ ACTIVITY_GRANULARITY = dt.timedelta(hours=1)
 
 
 def activity_key(user_id: uuid.UUID) -> str:
-    """``active:{<user id>}``, set NX for ACTIVITY_GRANULARITY by the user's first request of the
-    period."""
+    """``active:{<user id>}``, set NX for ACTIVITY_GRANULARITY per period."""
     return f"active:{{{user_id}}}"
 
 

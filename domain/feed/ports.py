@@ -39,8 +39,7 @@ class Timelines(Protocol):
         ...
 
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
-        """Add ``entries`` to the existing (or rebuilding) timelines of ``owners``; returns
-        timelines written."""
+        """Add ``entries`` to existing (or rebuilding) timelines; return how many written."""
         ...
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
