@@ -1,7 +1,5 @@
-"""What bulk data a database holds: one row per dataset loaded (the follow graph, the
-seeded posts), with its file and time; ``roost run`` decides from these rows whether to
-load or seed.
-"""
+"""One row per bulk dataset loaded (graph, seeded posts); ``roost run`` decides from it whether to
+load or seed."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ data_loads = Table(
 
 @dataclass(frozen=True)
 class DataLoad:
-    """A recorded load: which ``dataset``, from which ``source`` (and its ``md5``),
-    what it reported, and when (UTC)."""
+    """A recorded load: ``dataset``, ``source`` (and ``md5``), its report, when (UTC)."""
 
     dataset: str
     source: str

@@ -1,8 +1,4 @@
-"""Shared table metadata, identifiers and clock for every domain area.
-
-Primary keys are UUIDv7 (time-ordered, docs/design.md "Data"); timestamps are
-``timestamptz`` in UTC.
-"""
+"""Shared table metadata, UUIDv7 ids (docs/design.md "Data") and the UTC clock."""
 
 from __future__ import annotations
 

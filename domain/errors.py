@@ -53,5 +53,4 @@ class PermissionDeniedError(DomainError):
 
 
 class StoreError(Exception):
-    """A store behind one of domain's ports failed; the driver's error is its
-    ``__cause__``. Callers fall back or let it propagate."""
+    """A store behind a port failed (the driver's error is ``__cause__``)."""

@@ -1,6 +1,5 @@
-"""The one keyset position of Roost's lists, ``(time, id)``: a page continues strictly
-past its last row's position; ``schema.pagination`` makes it the opaque cursor.
-"""
+"""The keyset position ``(time, id)`` of Roost's lists; ``schema.pagination`` makes it the
+cursor."""
 
 from __future__ import annotations
 
@@ -12,10 +11,8 @@ Position = tuple[dt.datetime, uuid.UUID]
 
 
 def walk(columns: str, *, newest_first: bool, backward: bool) -> tuple[str, str]:
-    """The keyset condition (on ``:ts``, ``:id``) and ``ORDER BY`` of a page of a list
-    ordered by ``columns`` (``"created_at, id"``), newest first or oldest first: forward
-    (strictly past the bound, in the list's order) or ``backward`` (strictly before it,
-    in the reverse order: the caller reverses the rows it reads)."""
+    """The keyset condition (``:ts``, ``:id``) and ``ORDER BY`` over ``columns``: forward strictly
+    past the bound, or ``backward`` strictly before it in reverse order (the caller reverses)."""
     ascending = newest_first == backward
     direction = "" if ascending else " DESC"
     order = ", ".join(f"{c.strip()}{direction}" for c in columns.split(","))

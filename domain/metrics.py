@@ -1,5 +1,4 @@
-"""What the domain measures, behind a port (Prometheus in app/metrics.py); until one is
-installed (:func:`install`) every report is a no-op."""
+"""What the domain measures, behind a port (app/metrics.py); a no-op until :func:`install`."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ class Metrics(Protocol):
     """The events the domain reports. Implementations must be cheap and never raise."""
 
     def feed_timelines_read(self, hits: int, misses: int) -> None:
-        """A feed read found ``hits`` timelines (the viewer's feed, pull authors'
-        stores) cached in Redis and ``misses`` missing (rebuilt from PostgreSQL)."""
+        """A feed read found ``hits`` timelines cached and ``misses`` rebuilt."""
 
     def feed_rebuilt(self, family: str) -> None:
         """A missing timeline of ``family`` (``feed``, ``posts``) was rebuilt."""
@@ -20,8 +18,7 @@ class Metrics(Protocol):
         """A feed page was served from PostgreSQL because Redis failed."""
 
     def fanout_done(self, lag_seconds: float, feeds_written: int) -> None:
-        """A post's fan-out finished ``lag_seconds`` after its commit, having written
-        ``feeds_written`` follower feeds."""
+        """A fan-out finished ``lag_seconds`` after commit, writing ``feeds_written`` feeds."""
 
     def realtime_dropped(self) -> None:
         """A subscriber's queue was full: its oldest event was dropped."""
@@ -56,8 +53,7 @@ _current: Metrics = NoMetrics()
 
 
 def install(metrics: Metrics) -> None:
-    """Make ``metrics`` receive every report of this process (the API and the worker
-    install their adapter at start-up)."""
+    """Make ``metrics`` receive this process's reports."""
     global _current
     _current = metrics
 

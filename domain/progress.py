@@ -1,6 +1,4 @@
-"""How long-running domain work (bulk loads, seeding, rebuilds, verification) reports
-its progress, without knowing who shows it: the command line draws a bar on a terminal
-and logs a line every few seconds otherwise (``app/cli/progress.py``)."""
+"""How long domain work reports progress, without knowing who shows it (``app/cli/progress.py``)."""
 
 from __future__ import annotations
 
@@ -11,8 +9,7 @@ T = TypeVar("T")
 
 
 class Progress(Protocol):
-    """Called as work advances: phase ``step``, ``done`` of ``total`` (None: unknown) in
-    ``unit``. Cheap, never raises; may run in a worker thread."""
+    """``(step, done, total | None, unit)`` as work advances; cheap, never raises, any thread."""
 
     def __call__(self, step: str, done: int, total: int | None, unit: str = "rows") -> None: ...
 
@@ -30,8 +27,7 @@ def counted(
     unit: str = "rows",
     every: int = 10_000,
 ) -> Iterator[T]:
-    """Yield ``items``, reporting ``(step, n, total)`` to ``progress`` every ``every``
-    items and once at the end."""
+    """Yield ``items``, reporting to ``progress`` every ``every`` and at the end."""
     n = 0
     progress(step, 0, total, unit)
     for item in items:

@@ -1,6 +1,5 @@
-"""Reads of one statement, and the :class:`RoundTrip` port that runs them on an engine
-in one round trip, without a transaction (``adapters.postgres.fetch``).
-"""
+"""One-statement reads, and the :class:`RoundTrip` port running them on an engine
+(``adapters.postgres.fetch``)."""
 
 from __future__ import annotations
 
@@ -11,9 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
 class RoundTrip(Protocol):
-    """Runs one read-only statement (``$1``-style parameters) outside any transaction on
-    a pooled connection of ``engine`` in one round trip; rows answer indexing and
-    unpacking. Raises the driver's errors (a statement refused, the server gone)."""
+    """Runs a read-only ``$1``-style statement outside a transaction, one round trip."""
 
     async def __call__(self, engine: AsyncEngine, sql: str, *args: Any) -> Sequence[Any]: ...
 
@@ -28,9 +25,8 @@ def use_round_trip(round_trip: RoundTrip) -> None:
 
 
 async def fetch_rows(db: AsyncConnection | AsyncEngine, sql: str, *args: Any) -> Sequence[Any]:
-    """Run one read statement (``$1`` parameters) on ``db``: an engine through the
-    installed :class:`RoundTrip` (RuntimeError if none), a connection through SQLAlchemy.
-    Rows answer indexing and unpacking, not attributes."""
+    """Run a read statement on ``db``: an engine via the :class:`RoundTrip` (RuntimeError if none),
+    a connection via SQLAlchemy; rows index and unpack."""
     if isinstance(db, AsyncEngine):
         if _round_trip is None:
             raise RuntimeError("no RoundTrip installed: import app.database, which does")

@@ -1,5 +1,4 @@
-"""Imports every table module so :data:`domain.db.metadata` holds the whole schema
-(Alembic's environment and the migration test read it)."""
+"""Imports every table module so :data:`domain.db.metadata` holds the whole schema."""
 
 import domain.accounts.models
 import domain.counters.models

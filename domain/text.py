@@ -1,8 +1,6 @@
-"""Normalisation and limits for user-supplied text (docs/design.md "Decided details").
-Limits count code points after NFC; a NUL or text over its limit raises
-:class:`~domain.errors.ValidationError`. Display names also refuse UAX #9's
-bidirectional controls; free text keeps them.
-"""
+"""Normalisation and limits of user text (docs/design.md "Decided details"): code points after NFC;
+NUL or over-limit raises :class:`~domain.errors.ValidationError`. Only display names refuse
+UAX #9 bidirectional controls."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ COMMENT_MAX = 2200
 EMAIL_MAX = 254
 PASSWORD_MIN = 8
 PASSWORD_MAX = 256
-#: UAX #9 explicit directional formatting characters and marks: LRM, RLM, ALM,
-#: LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI.
+#: UAX #9 explicit directional formatting characters and marks.
 BIDI_CONTROLS = frozenset(
     "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
@@ -28,8 +25,8 @@ _EMAIL_RE = re.compile(r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s\x00]+$")
 
 
 def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str:
-    """Return ``value`` NFC-normalised; raise ValidationError on NUL or a length outside
-    ``[min_len, max_len]`` code points (after normalisation)."""
+    """``value`` NFC-normalised; ValidationError on NUL or a length outside ``[min_len,
+    max_len]``."""
     if "\x00" in value:
         raise ValidationError(field, f"{field} must not contain a NUL character.")
     value = unicodedata.normalize("NFC", value)
@@ -62,8 +59,7 @@ TOMBSTONE_PREFIX = "deleted."
 
 
 def new_username(value: str, field: str = "username") -> str:
-    """:func:`normalize_username` for a username being chosen (sign-up, a change): also
-    refuses the ``deleted.`` prefix, which names purged accounts."""
+    """:func:`normalize_username`, also refusing the ``deleted.`` prefix."""
     canonical = normalize_username(value, field)
     if canonical.startswith(TOMBSTONE_PREFIX):
         raise ValidationError(
@@ -74,8 +70,7 @@ def new_username(value: str, field: str = "username") -> str:
 
 
 def clean_display_name(value: str) -> str:
-    """Return the NFC display name (free Unicode, 1–50 code points, no NUL, no
-    bidirectional control character)."""
+    """The NFC display name (1–50, no NUL, no bidirectional control)."""
     value = clean_text("displayName", value.strip(), max_len=DISPLAY_NAME_MAX, min_len=1)
     if not BIDI_CONTROLS.isdisjoint(value):
         raise ValidationError(

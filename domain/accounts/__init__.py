@@ -1,3 +1,2 @@
-"""The account lifecycle (docs/api/account-lifecycle.md "Account lifecycle"): deleting an
-account (a grace period, then a purge of its personal data by the worker), cancelling
-that, and exporting one's data as a JSON archive."""
+"""The account lifecycle (docs/api/account-lifecycle.md "Account lifecycle"): deletion with a grace
+period and purge, cancellation, data export."""

@@ -1,7 +1,5 @@
-"""Use case (the worker's): prepare a data export's archive, one gzip-compressed JSON
-document (docs/api/account-lifecycle.md "Account lifecycle"). PostgreSQL renders each
-section (``json_agg``); the worker only joins and compresses them.
-"""
+"""Use case (the worker's): prepare a data export, one gzip JSON document rendered section by
+section in PostgreSQL (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -23,12 +21,11 @@ FORMAT = "roost-export/1"
 
 
 def _ts(column: str) -> str:
-    """A timestamptz column as RFC 3339 in UTC with microseconds (docs/api/README.md "The API")."""
+    """A timestamptz column as RFC 3339 UTC with µs (docs/api/README.md "The API")."""
     return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 
-#: section -> (its rows with camelCase columns, their order); each reads one account's
-#: rows through an index.
+#: section -> (rows with camelCase columns, their order), each read through an index.
 SECTIONS: dict[str, tuple[str, str]] = {
     "posts": (
         f'SELECT id, caption, state, media, {_ts("created_at")} AS "createdAt",'
@@ -145,13 +142,10 @@ async def collect_data(
     *,
     public_url: Callable[[str], str] | None = None,
 ) -> bytes | None:
-    """The account's data as one UTF-8 JSON document (None if there is no such
-    account), read in the caller's snapshot: ``{"format", "exportedAt", "profile",
-    "posts", "comments", "likes", "following", "followers", "blocks", "mutes",
-    "notifications", "media"}``; ``media``: every variant of the account's published
-    uploads, ``{"postId", "kind", "mimeType", "width", "height", "altText", "variants":
-    [{"name", "url", "mimeType", "width", "height"}]}``, its URLs from ``public_url``
-    (a delivery key to its public URL; None: no media section)."""
+    """The account's data as one UTF-8 JSON document (None: no account) in the caller's snapshot:
+    ``format``, ``exportedAt``, ``profile``, ``posts``, ``comments``, ``likes``, ``following``,
+    ``followers``, ``blocks``, ``mutes``, ``notifications`` and ``media`` (published variants
+    with URLs from ``public_url``; None: no media section)."""
     profile = await conn.scalar(
         text(f"SELECT to_jsonb(t)::text FROM ({_PROFILE}) t"), {"u": user_id}
     )
@@ -175,10 +169,8 @@ async def build_export(
     keep: dt.timedelta,
     public_url: Callable[[str], str] | None = None,
 ) -> bool:
-    """Prepare ``export_id``'s archive if still pending (one REPEATABLE READ snapshot,
-    kept until now + ``keep``); True if prepared now. Idempotent (the row is locked).
-    Raises DBAPIError.
-    """
+    """Prepare ``export_id``'s archive if pending (one REPEATABLE READ snapshot, kept until now +
+    ``keep``); True if prepared now. Idempotent. Raises DBAPIError."""
     async with engine.begin() as conn:
         user_id = await conn.scalar(_LOCK_PENDING, {"id": export_id})
         if user_id is None:

@@ -1,5 +1,4 @@
-"""Use case: the owner cancels the deletion of their account within its grace period,
-and is signed in again (docs/api/account-lifecycle.md "Account lifecycle")."""
+"""Use case: the owner cancels their account's deletion within the grace period and signs in."""
 
 from __future__ import annotations
 
@@ -27,11 +26,8 @@ async def cancel_account_deletion(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> AuthResult:
-    """Restore the account ``username`` before its purge is due, if ``password`` checks,
-    and open a session as logIn does (the status change, ``account.deletion_cancelled``
-    and the session in one transaction). Raises InvalidCredentialsError, the same answer
-    in the same time, for every refusal.
-    """
+    """Restore ``username`` before its purge is due if ``password`` checks, and open a session as
+    logIn does, in one transaction. Raises InvalidCredentialsError (uniform for every refusal)."""
     found = await check_credentials(engine, username, password)
     if found is None:
         raise InvalidCredentialsError()

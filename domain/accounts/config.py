@@ -1,5 +1,4 @@
-"""The account lifecycle's knobs (docs/operations/configuration.md "Configuration",
-"Account lifecycle")."""
+"""The account lifecycle's knobs (docs/operations/configuration.md "Configuration")."""
 
 from __future__ import annotations
 
@@ -9,10 +8,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class AccountsConfig:
-    """``deletion_grace`` before the purge, ``export_link_ttl``, ``export_retention`` of
-    an archive, ``purge_batch`` rows per transaction, ``public_base_url`` of download
-    links (None: the request's), ``username_hold``: how long a purged account's username
-    stays reserved (nobody may sign up with it)."""
+    """``deletion_grace``, ``export_link_ttl``, ``export_retention``, ``purge_batch`` rows per
+    transaction, ``public_base_url`` of links (None: the request's), ``username_hold`` of a
+    purged name."""
 
     deletion_grace: dt.timedelta = dt.timedelta(days=30)
     export_link_ttl: dt.timedelta = dt.timedelta(minutes=15)

@@ -18,9 +18,7 @@ def accounts_consumer(
     config: AccountsConfig,
     public_url: Callable[[str], str] | None = None,
 ) -> Consumer:
-    """The ``accounts`` consumer (domain.outbox.registry): DataExportRequested prepares
-    the archive (idempotent: a prepared one is left alone), its media URLs from
-    ``public_url`` (the object store's)."""
+    """The ``accounts`` consumer: DataExportRequested prepares the archive (idempotent)."""
 
     async def prepare(e: DataExportRequested, _: uuid.UUID) -> None:
         await build_export(engine, e.export_id, keep=config.export_retention, public_url=public_url)

@@ -1,6 +1,4 @@
-"""Use case: the owner deletes their account. It is hidden at once and restorable for a
-grace period; then the worker purges its personal data (docs/api/account-lifecycle.md
-"Account lifecycle")."""
+"""Use case: the owner deletes their account: hidden at once, purged after a grace period."""
 
 from __future__ import annotations
 
@@ -34,11 +32,8 @@ async def delete_account(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> dt.datetime:
-    """Mark ``user_id``'s account ``pending_deletion`` once ``password`` checks, in one
-    status change (hidden everywhere, counters moved, sessions ended,
-    ``account.deletion_requested``); return when the purge is due (now + ``grace``).
-    Raises WrongPasswordError or AccountUnavailableError (not active).
-    """
+    """Mark the account ``pending_deletion`` once ``password`` checks (one status change); return
+    when the purge is due. Raises WrongPasswordError or AccountUnavailableError."""
     async with engine.connect() as conn:
         stored = await conn.scalar(_HASH, {"x": user_id})
     if stored is None:

@@ -1,7 +1,5 @@
-"""Signed, expiring download links of data exports (docs/api/account-lifecycle.md
-"Account lifecycle"): ``/exports/<export id>?expires=<unix seconds>&signature=<hex>``,
-HMAC-SHA256 over ``"<export id>.<expires>"`` under a key derived from the signing secret.
-"""
+"""Signed export links ``/exports/<id>?expires=<unix s>&signature=<hex>``: HMAC-SHA256 of
+``"<id>.<expires>"`` under a key derived from the secret."""
 
 from __future__ import annotations
 
@@ -39,8 +37,7 @@ class ExportLinkSigner:
     def check(
         self, export_id: uuid.UUID, expires: int, signature: str, *, now: float | None = None
     ) -> str | None:
-        """None if the link is genuine and not expired, else why not: ``forged`` or
-        ``expired`` (compared in constant time)."""
+        """None if genuine and unexpired, else ``forged`` or ``expired`` (constant time)."""
         if not hmac.compare_digest(self.signature(export_id, expires), signature):
             return "forged"
         if (time.time() if now is None else now) >= expires:

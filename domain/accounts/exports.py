@@ -1,5 +1,4 @@
-"""Reads of data exports: the owner's latest, the download (in slices), and pruning
-expired archives (docs/api/account-lifecycle.md "Account lifecycle")."""
+"""Reads of data exports: the latest, the download in slices, pruning."""
 
 from __future__ import annotations
 
@@ -20,8 +19,8 @@ CHUNK_BYTES = 256 * 1024
 
 @dataclass(frozen=True, slots=True)
 class ExportRecord:
-    """A data export: ``status`` ``pending`` (being prepared) or ``ready`` (downloadable
-    until ``expires_at``); ``size_bytes`` of the gzip archive once ready."""
+    """A data export: ``status`` ``pending`` or ``ready`` (until ``expires_at``); ``size_bytes``
+    once ready."""
 
     id: uuid.UUID
     user_id: uuid.UUID
@@ -55,8 +54,7 @@ async def latest_export(conn: AsyncConnection, user_id: uuid.UUID) -> ExportReco
 async def exports_of_user(
     conn: AsyncConnection, user_id: uuid.UUID, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, ExportRecord]:
-    """The exports among ``ids`` that belong to ``user_id`` and have not expired, by id
-    (one statement)."""
+    """The unexpired exports among ``ids`` of ``user_id``, by id."""
     if not ids:
         return {}
     rows = (
@@ -89,9 +87,8 @@ async def downloadable_export(engine: AsyncEngine, export_id: uuid.UUID) -> Expo
 async def archive_chunks(
     engine: AsyncEngine, export_id: uuid.UUID, *, chunk: int = CHUNK_BYTES
 ) -> AsyncIterator[bytes]:
-    """The archive's bytes, ``chunk`` at a time: each slice is one ``substring`` read of
-    the column (stored uncompressed out of line, so PostgreSQL reads only that slice).
-    Ends early if the export is deleted meanwhile."""
+    """The archive's bytes, ``chunk`` at a time, one ``substring`` read each (stored uncompressed
+    out of line); stops if deleted."""
     offset = 1
     while True:
         async with engine.connect() as conn:

@@ -1,6 +1,4 @@
-"""The ``data_exports`` table: a user's archive of their data, prepared by the worker
-and downloaded through a signed, expiring link (docs/api/account-lifecycle.md "Account
-lifecycle")."""
+"""The ``data_exports`` table (docs/api/account-lifecycle.md "Account lifecycle")."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ data_exports = Table(
     # The archive is deleted after this (DATA_EXPORT_RETENTION_HOURS after ready_at).
     Column("expires_at", DateTime(timezone=True), nullable=True),
     Column("size_bytes", BigInteger, nullable=True),
-    # gzip-compressed JSON; stored uncompressed by PostgreSQL (STORAGE EXTERNAL, migration
-    # 0011) so the download reads it slice by slice.
+    # gzip JSON, STORAGE EXTERNAL (migration 0011) so downloads read slices.
     Column("archive", LargeBinary, nullable=True),
     CheckConstraint("status IN ('pending', 'ready')", name="status_known"),
     Index("data_exports_user_recent_idx", "user_id", text("requested_at DESC")),

@@ -1,9 +1,6 @@
-"""Use case: purge the personal data of an account whose deletion is due
-(docs/api/account-lifecycle.md "Account lifecycle"); the worker runs
-:func:`purge_due_accounts` periodically. Idempotent and resumable: each step is one
-batch in its own transaction, the Redis step runs first and keeps its place, and only
-the last transaction marks the account purged.
-"""
+"""Use case: purge a due account's personal data (docs/api/account-lifecycle.md "Account
+lifecycle"). Resumable: each step is one batch in its own transaction; only the last marks it
+purged."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ from domain.text import TOMBSTONE_PREFIX
 
 log = logging.getLogger("roost.accounts")
 
-#: An account is due when its deletion was asked (or an operator deleted it while it
-#: was) and its grace period is over, until its purge finished.
+#: Deletion asked (or by an operator meanwhile), grace over, purge not finished.
 _DUE = """
     deletion_due_at <= now() AND purged_at IS NULL
     AND status IN ('pending_deletion', 'deleted')
@@ -42,9 +38,7 @@ _DUE_ACCOUNTS = text(f"SELECT id FROM users WHERE {_DUE} ORDER BY deletion_due_a
 _IS_DUE = text(f"SELECT EXISTS (SELECT 1 FROM users WHERE id = :u AND {_DUE})")
 _LOCK_DUE = text(f"SELECT status FROM users WHERE id = :u AND {_DUE} FOR UPDATE")
 
-#: What is left of the account: a row that keeps the ids others' history may name, with
-#: placeholders for everything personal. Its username is held (released_usernames) for
-#: ``AccountsConfig.username_hold``, then free again for anyone.
+#: The tombstone: ids kept, personal fields replaced; the username is held.
 _SCRUB = text(
     """
     WITH held AS (
@@ -65,16 +59,14 @@ _PRUNE_RELEASED = text("DELETE FROM released_usernames WHERE reserved_until <= n
 
 
 async def prune_released_usernames(engine: AsyncEngine) -> int:
-    """Forget the usernames whose hold is over (sign-up no longer asks about them);
-    return how many."""
+    """Forget usernames whose hold is over; return how many."""
     async with engine.begin() as conn:
         result = await conn.execute(_PRUNE_RELEASED)
     return result.rowcount or 0
 
 
 def placeholder_username(user_id: uuid.UUID) -> str:
-    """``deleted.<22 hex digits of the id>``: a valid username (30 characters) that
-    names nobody; sign-up refuses the ``deleted.`` prefix (domain.text.new_username)."""
+    """``deleted.<22 hex of the id>``: a valid username nobody can sign up with."""
     return TOMBSTONE_PREFIX + user_id.hex[-22:]
 
 
@@ -82,10 +74,8 @@ _TAKEN = text("SELECT EXISTS (SELECT 1 FROM users WHERE username = :n AND id <> 
 
 
 async def _free_placeholder(conn: AsyncConnection, user_id: uuid.UUID) -> str:
-    """The account's placeholder username, or, when another row holds it (an account
-    signed up with it before the prefix was reserved, or two ids sharing their last 22
-    hex digits), ``deleted.`` and 22 random hex digits that no row holds. The caller
-    holds the status-change lock, under which every purge renames."""
+    """The placeholder username, or ``deleted.`` + 22 random hex when a row holds it. The caller
+    holds the status-change lock."""
     name = placeholder_username(user_id)
     while await conn.scalar(_TAKEN, {"n": name, "u": user_id}):
         name = TOMBSTONE_PREFIX + uuid.uuid4().hex[:22]
@@ -94,9 +84,7 @@ async def _free_placeholder(conn: AsyncConnection, user_id: uuid.UUID) -> str:
 
 @dataclass(frozen=True)
 class PurgeRun:
-    """What one run of :func:`purge_due_accounts` did: accounts purged to the end,
-    whether it stopped at its deadline with work left, and the accounts whose purge
-    failed (retried by the next run)."""
+    """One run: accounts purged, whether the deadline stopped it, accounts that failed."""
 
     purged: list[uuid.UUID]
     unfinished: bool
@@ -114,9 +102,8 @@ async def purge_due_accounts(
     limit: int = 100,
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
-    """Purge up to ``limit`` due accounts, oldest due first, until ``deadline``
-    (``time.monotonic()``; None: none). An account's failure is logged, listed in
-    ``failed`` and skipped. Raises DBAPIError for the list itself."""
+    """Purge up to ``limit`` due accounts, oldest first, until ``deadline`` (monotonic). Failures
+    are logged and listed; raises DBAPIError for the list."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []
@@ -154,10 +141,8 @@ async def purge_account(
     deadline: float | None = None,
     media_store: ObjectStore | None = None,
 ) -> bool:
-    """Purge one account if its deletion is due: Redis feeds (``stores``), media
-    (``media_store``), its rows batch by batch, then the tombstone and ``user.purged``
-    in one transaction. True when purged (or not due), False when ``deadline`` passed
-    first (call again to resume)."""
+    """Purge one due account: feeds, media, rows by batch, then tombstone and ``user.purged``. True
+    when purged (or not due), False when ``deadline`` passed first."""
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True
@@ -208,8 +193,7 @@ async def _finish(
         previous = await conn.scalar(_LOCK_DUE, {"u": user_id})
         if previous is None:
             return  # finished by a run beside this one
-        # Nothing should be left that it notified anyone of; if a write raced the
-        # status change, this takes it back with the unread counters.
+        # Take back any notification a racing write left, with unread counters.
         await add_deltas(conn, await forget_actor(conn, user_id), shards=counter_shards)
         await rows.finish_rows(conn, user_id, shards=counter_shards)
         placeholder = await _free_placeholder(conn, user_id)

@@ -1,5 +1,4 @@
-"""The Redis part of an account's purge: its posts out of its followers' cached feeds,
-its own timelines gone (docs/api/account-lifecycle.md "Account lifecycle", "Home feed")."""
+"""The Redis part of a purge: the account's posts out of followers' feeds, its timelines gone."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ PROGRESS_TTL_S = 86_400
 
 
 def progress_key(author_id: uuid.UUID) -> str:
-    """``purge:{<author id>}``: where a purge cut short keeps its place (the hash tag
-    puts it beside the author's other keys)."""
+    """``purge:{<author id>}``: a cut-short purge's place, beside the author's keys."""
     return f"purge:{{{author_id}}}"
 
 
@@ -33,11 +31,9 @@ async def purge_author_feeds(
     *,
     deadline: float | None = None,
 ) -> bool:
-    """Remove the author's newest ``2 × max_len`` posts from the feeds of their active
-    followers, then delete the author's own feed and recent-posts store. True when done,
-    False when ``deadline`` (``time.monotonic()``) passed first: the place is kept in
-    :func:`progress_key` for the next call. Idempotent; raises DBAPIError / StoreError.
-    """
+    """Remove the author's newest ``2 × max_len`` posts from active followers' feeds, then its own
+    timelines. True when done, False past ``deadline`` (place kept). Raises DBAPIError /
+    StoreError."""
     key = progress_key(author_id)
     state = await stores.marks.get(key)
     if "done" not in state:
@@ -71,5 +67,5 @@ async def purge_author_feeds(
 
 
 async def forget_progress(stores: FeedStores, author_id: uuid.UUID) -> None:
-    """Once the purge finished: its place in the followers is no longer needed."""
+    """Drop the purge's saved place."""
     await stores.marks.delete(progress_key(author_id))

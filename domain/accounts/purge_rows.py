@@ -1,10 +1,6 @@
-"""The PostgreSQL part of an account's purge (docs/api/account-lifecycle.md "Account
-lifecycle"): each step deletes one batch in its own transaction and returns how many
-rows it took, so the purge resumes after any batch. Others' counters already leave the
-inactive account out; what does move (unread counts of deleted notifications, the
-account's posts' counters) moves in the same transaction, so ``roost counts verify``
-stays clean after every step.
-"""
+"""The PostgreSQL part of a purge (docs/api/account-lifecycle.md "Account lifecycle"): one batch per
+transaction, returning rows taken; counters move in the same transaction, so ``roost counts
+verify`` stays clean."""
 
 from __future__ import annotations
 
@@ -44,8 +40,7 @@ _OWN_COMMENTS = text(
 )
 # ... and every reply under them (a thread goes with its top-level comment).
 _REPLIES_TO = text("SELECT id FROM comments WHERE parent_id = ANY(CAST(:ids AS uuid[]))")
-# The account's follows, either side, live or ended (the partial indexes of each),
-# locked: their deletion moves the account's own counters.
+# The account's follows either side, locked: deleting them moves its counters.
 _FOLLOWS = text(
     f"""
     WITH picked AS (
@@ -81,10 +76,7 @@ _POST_ROWS = [
     "DELETE FROM posts WHERE id = ANY(CAST(:posts AS uuid[]))",
 ]
 
-#: Rows that only belong to the account (or to it and someone whose counters leave it
-#: out already): one bounded DELETE each, repeated while it fills its batch. Each picks
-#: its rows through an index (the follows' live and "gone" partial indexes, likes_user_id,
-#: the primary keys and side indexes of blocks, mutes and follow requests, …).
+#: Rows that only belong to the account: one bounded DELETE each, through an index.
 _SIMPLE: dict[str, str] = {
     "likes": "DELETE FROM likes WHERE (post_id, user_id) IN"
     " (SELECT post_id, user_id FROM likes WHERE user_id = :u LIMIT :n)",
@@ -122,9 +114,7 @@ _OWN_NOTIFICATIONS = text(
 _NAMING_ACTOR = text(
     "DELETE FROM notifications WHERE actor_id = :u RETURNING recipient_id, count, read_at"
 )
-#: Once, at the end: what no index finds by the account but stays small (reports it
-#: resolved keep their outcome without naming it; the per-event notification records
-#: are pruned after 7 days anyway).
+#: Once, at the end: small leftovers no index finds by the account.
 _ONCE = [
     "UPDATE reports SET resolved_by = NULL WHERE resolved_by = :u",
     "DELETE FROM notification_sources WHERE actor_id = :u OR recipient_id = :u",
@@ -137,10 +127,8 @@ def _unread_deltas(rows: Iterable[AnyRow]) -> list[Delta]:
 
 
 async def purge_posts(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
-    """Delete one batch of the account's posts, with everything on them: likes, comments
-    (anyone's), hashtag links, reports, their counters, and the notifications that point
-    at them or at those comments (with their recipients' unread counters). Returns how
-    many posts went (fewer than ``batch``: none are left)."""
+    """Delete a batch of the account's posts with their likes, comments, links, reports, counters
+    and notifications; returns posts deleted."""
     async with engine.begin() as conn:
         found = (await conn.execute(_POSTS, {"u": user_id, "n": batch})).all()
         if not found:
@@ -159,11 +147,8 @@ async def purge_posts(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, sh
 async def purge_own_comments(
     engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int
 ) -> int:
-    """Delete one batch of the account's comments on other people's posts, with the
-    replies under them (a thread goes with its top-level comment) and the notifications
-    that point at any of them. No ``comments`` counter moves: none of these counts
-    while the account is not active. Returns how many of the account's own comments
-    went."""
+    """Delete a batch of the account's comments on others' posts, with replies and notifications (no
+    counter moves: inactive). Returns comments deleted."""
     async with engine.begin() as conn:
         mine = [r[0] for r in await conn.execute(_OWN_COMMENTS, {"u": user_id, "n": batch})]
         if not mine:
@@ -178,8 +163,8 @@ async def purge_own_comments(
 
 
 async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int) -> int:
-    """Delete one batch of the account's follows, either side, live or ended, with its
-    own counters' corrections (others' leave it out already); return how many went."""
+    """Delete a batch of the account's follows, either side, correcting its own counters; return how
+    many."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_FOLLOWS, {"u": user_id, "n": batch})).all()
         if not rows:
@@ -203,8 +188,7 @@ async def purge_follows(engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, 
 
 
 async def purge_simple(engine: AsyncEngine, user_id: uuid.UUID, table: str, *, batch: int) -> int:
-    """Delete one batch of the account's rows of ``table`` (a key of :data:`_SIMPLE`);
-    return how many."""
+    """Delete a batch of the account's rows of ``table`` (:data:`_SIMPLE`); return how many."""
     async with engine.begin() as conn:
         result = await conn.execute(text(_SIMPLE[table]), {"u": user_id, "n": batch})
     return result.rowcount or 0
@@ -213,8 +197,7 @@ async def purge_simple(engine: AsyncEngine, user_id: uuid.UUID, table: str, *, b
 async def purge_own_notifications(
     engine: AsyncEngine, user_id: uuid.UUID, *, batch: int, shards: int
 ) -> int:
-    """Delete one batch of the account's own notifications (their people go with them),
-    with its unread counter. Returns how many."""
+    """Delete a batch of the account's notifications with its unread counter; return how many."""
     async with engine.begin() as conn:
         rows = (await conn.execute(_OWN_NOTIFICATIONS, {"u": user_id, "n": batch})).all()
         await add_deltas(conn, _unread_deltas(rows), shards=shards)
@@ -222,10 +205,8 @@ async def purge_own_notifications(
 
 
 async def finish_rows(conn: AsyncConnection, user_id: uuid.UUID, *, shards: int) -> None:
-    """In the caller's (final) transaction: what is left once the batches are done, and
-    the account's own counters (zero by now: its posts, follows and notifications are
-    gone). Like notifications that nobody is behind any more still name their last
-    liker: those naming the account go (they show to nobody: no unread count moves)."""
+    """In the final transaction: the rest, the account's counters, and like notifications naming
+    it."""
     rows = await conn.execute(_NAMING_ACTOR, {"u": user_id})
     await add_deltas(conn, _unread_deltas(rows), shards=shards)
     for sql in _ONCE:

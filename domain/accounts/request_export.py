@@ -1,5 +1,5 @@
-"""Use case: ask for an archive of one's data; the worker prepares it
-(docs/api/account-lifecycle.md "Account lifecycle")."""
+"""Use case: ask for an archive of one's data (docs/api/account-lifecycle.md "Account
+lifecycle")."""
 
 from __future__ import annotations
 
@@ -32,18 +32,15 @@ _OLDER = text("DELETE FROM data_exports WHERE user_id = :u AND status = 'ready'"
 async def request_export(
     engine: AsyncEngine, user_id: uuid.UUID, *, dispatcher: Dispatcher | None = None
 ) -> ExportRecord:
-    """Ask for a new archive of ``user_id``'s data (a ``data_exports`` row and
-    ``data_export.requested``; earlier archives deleted) and return its record. While one
-    is being prepared, asking again returns it.
-    """
+    """Ask for a new archive (earlier ones deleted) and return its record; while one is pending,
+    return it."""
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
         for _ in range(3):
             row = (await conn.execute(_INSERT, {"id": new_id(), "u": user_id})).first()
             if row is not None:
                 break
-            # One is in preparation already, or was a moment ago (READ COMMITTED: each
-            # statement sees what committed before it began).
+            # Pending already, or a moment ago (READ COMMITTED: each statement sees prior commits).
             pending = (await conn.execute(_PENDING, {"u": user_id})).first()
             if pending is not None:
                 return to_export(pending)

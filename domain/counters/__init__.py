@@ -1,7 +1,5 @@
-"""Exact, contention-free counters (docs/architecture/counters.md): a write adds to one
-random shard of K in the transaction of the row it counts, a read sums at most K rows,
-a compaction folds them into shard 0.
-"""
+"""Exact, contention-free counters (docs/architecture/counters.md): writes add to a random shard of
+K, reads sum at most K rows."""
 
 from domain.counters.store import (
     Delta,

@@ -15,8 +15,7 @@ counter_shards = Table(
     Column("entity_id", Uuid, nullable=False),  # the user (or later post) being counted
     Column("kind", Text, nullable=False),
     Column("shard", SmallInteger, nullable=False),  # 0 .. K-1; 0 also holds compacted totals
-    # A single shard may go below zero (a follow lands on shard 3, its unfollow on
-    # shard 5); only the sum over all shards is meaningful, and it is exact.
+    # A shard may go negative; only the sum over all shards is meaningful (and exact).
     Column("value", BigInteger, nullable=False),
     PrimaryKeyConstraint("entity_id", "kind", "shard"),
 )

@@ -1,4 +1,4 @@
-"""Writes, reads and compaction of sharded counters (see the package docstring)."""
+"""Writes, reads and compaction of sharded counters."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ class Delta(NamedTuple):
 def shard_rows(
     deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
 ) -> dict[str, list[Any]]:
-    """Merge ``deltas`` per counter, pick a random shard for each, and return the columns
-    as arrays (``entity_ids``, ``kinds``, ``shards``, ``amounts``) in (entity_id, kind)
-    order, the lock order every writer keeps. Feed them to :func:`upsert_rows_sql`."""
+    """Merge ``deltas`` per counter onto random shards; return column arrays in (entity_id, kind)
+    order, the lock order, for :func:`upsert_rows_sql`."""
     merged: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
     for d in deltas:
         merged[(d.entity_id, d.kind)] += d.amount
@@ -41,9 +40,8 @@ def shard_rows(
 
 
 def upsert_rows_sql(condition: str = "") -> str:
-    """The shard upsert of :func:`shard_rows` params as SQL text, optionally only
-    ``WHERE <condition>``: for a statement of its own, or a data-modifying CTE of a larger
-    one (``WITH f AS (…), c AS (<this>) …``) that saves the use case a round trip."""
+    """The shard upsert of :func:`shard_rows` params, optionally ``WHERE <condition>``, also usable
+    as a CTE."""
     where = f"WHERE {condition}" if condition else ""
     return f"""
         INSERT INTO counter_shards (entity_id, kind, shard, value)
@@ -60,9 +58,7 @@ _UPSERT = text(upsert_rows_sql())
 async def add_deltas(
     conn: AsyncConnection, deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
 ) -> None:
-    """Add every delta to a random shard of ``shards`` in one atomic statement in the
-    caller's transaction, locking rows in (entity_id, kind) order as every writer and
-    :func:`compact` do (no deadlock)."""
+    """Add every delta in one statement in the caller's transaction, in the shared lock order."""
     params = shard_rows(deltas, shards=shards, rng=rng)
     if params["entity_ids"]:
         await conn.execute(_UPSERT, params)
@@ -71,8 +67,7 @@ async def add_deltas(
 async def read_counts(
     conn: AsyncConnection, entity_ids: Sequence[uuid.UUID], kinds: Sequence[str]
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """``{(entity_id, kind): count}`` for every requested pair (0 when absent), in one
-    statement through the primary key, in the caller's snapshot."""
+    """``{(entity_id, kind): count}`` (0 when absent), one statement, the caller's snapshot."""
     out = {(e, k): 0 for e in entity_ids for k in kinds}
     if not entity_ids:
         return out
@@ -122,9 +117,8 @@ _COMPACT_BATCH = text(
 
 
 async def compact(engine: AsyncEngine, *, batch: int = 5000, max_retries: int = 5) -> int:
-    """Fold every counter's shards into shard 0, ``batch`` counters per transaction (a
-    read sums the same total throughout; a deadlocked batch is retried up to
-    ``max_retries`` times); return how many were folded."""
+    """Fold shards into shard 0, ``batch`` counters per transaction (deadlocks retried
+    ``max_retries``); return how many."""
     folded = 0
     while True:
         for attempt in range(max_retries + 1):

@@ -1,5 +1,4 @@
-"""Check every sharded counter against ``count(*)`` of the rows it counts (docs/design.md
-"Data")."""
+"""Check every sharded counter against ``count(*)`` (docs/design.md "Data")."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.progress import Progress, no_progress
 from domain.visibility.predicates import is_active, is_live
 
-#: kind -> the query of its true values, ``SELECT entity_id, count(*) … GROUP BY 1``:
-#: what each counter counts (docs/architecture/counters.md "Counters").
+#: kind -> ``SELECT entity_id, count(*) … GROUP BY 1`` (docs/architecture/counters.md "Counters").
 ACTUAL: dict[str, str] = {
     "followers": (
         "SELECT f.followee_id, count(*) FROM follows f"
@@ -72,8 +70,7 @@ class Drift:
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """``checked`` counters compared (per kind in ``by_kind``); ``drift`` lists every
-    mismatch (empty = exact)."""
+    """``checked`` counters (``by_kind``) and every ``drift`` (empty: exact)."""
 
     checked: int
     drift: list[Drift]

@@ -27,8 +27,7 @@ device_tokens = Table(
     metadata,
     Column("id", Uuid, primary_key=True),  # UUIDv7
     Column("user_id", Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    # The session of the access token that registered it: log-out of that session
-    # removes the token. Not a foreign key: a session row is revoked, never deleted.
+    # Log-out of this session removes the token; not a foreign key (sessions are never deleted).
     Column("session_id", Uuid, nullable=False),
     Column("platform", Text, nullable=False),
     Column("token", Text, nullable=False),

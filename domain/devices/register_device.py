@@ -33,9 +33,7 @@ _REGISTER = text(
 
 
 def clean_token(token: str) -> str:
-    """Return the token if it is 1-4096 printable ASCII characters without spaces (FCM
-    registration tokens, APNs hex tokens and Web Push endpoints all are), else raise
-    ValidationError (field ``token``)."""
+    """The token if 1-4096 printable ASCII without spaces, else ValidationError (``token``)."""
     if not token:
         raise ValidationError("token", "token must not be empty.")
     if len(token) > TOKEN_MAX:
@@ -57,10 +55,8 @@ async def register_device(
     platform: str,
     token: str,
 ) -> DeviceRecord:
-    """Register ``token`` on ``platform`` for the user's session and return the device:
-    one upsert (a token moves to its latest account) that evicts devices beyond the
-    :data:`MAX_DEVICES_PER_USER` most recent. Raises ValidationError.
-    """
+    """Upsert ``token`` for the user's session (it moves to its latest account), keeping
+    :data:`MAX_DEVICES_PER_USER`. Raises ValidationError."""
     if platform not in PLATFORMS:
         raise ValidationError("platform", f"platform must be one of {', '.join(PLATFORMS)}.")
     token = clean_token(token)

@@ -1,5 +1,4 @@
-"""Reads and writes of ``device_tokens`` that other use cases call in their own
-transaction: the devices to push to, and the session hooks of log-out and refresh."""
+"""``device_tokens`` reads and writes in callers' transactions."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A registered device: its push ``token`` on ``platform`` (ios, android, web), for
-    ``user_id``, registered by the access token of ``session_id``."""
+    """A device: ``token`` on ``platform`` for ``user_id``, from session ``session_id``."""
 
     id: uuid.UUID
     user_id: uuid.UUID
@@ -47,9 +45,8 @@ async def devices_of(conn: AsyncConnection, user_id: uuid.UUID) -> list[DeviceRe
 
 
 async def forget_token(conn: AsyncConnection, device_id: uuid.UUID, token: str) -> bool:
-    """Delete a device whose token the push provider refused as invalid for good; True
-    if it was still there. Matches id and token, so a row the token moved to since (a
-    new registration) is left alone."""
+    """Delete a device whose token was refused for good; True if still there (id and token must
+    match)."""
     result = await conn.execute(
         text("DELETE FROM device_tokens WHERE id = :id AND token = :token"),
         {"id": device_id, "token": token},
@@ -58,8 +55,7 @@ async def forget_token(conn: AsyncConnection, device_id: uuid.UUID, token: str) 
 
 
 async def end_session_devices(conn: AsyncConnection, session_ids: Sequence[uuid.UUID]) -> int:
-    """Delete the devices registered in ``session_ids`` (sessions that just ended: a
-    log-out, or every session of a user); return how many. In the caller's transaction."""
+    """Delete devices of ended ``session_ids`` in the caller's transaction; return how many."""
     if not session_ids:
         return 0
     result = await conn.execute(

@@ -11,8 +11,7 @@ from domain.devices.register_device import clean_token
 
 
 async def unregister_device(engine: AsyncEngine, user_id: uuid.UUID, token: str) -> bool:
-    """Forget the user's device of ``token``; True if it was theirs (another account's is
-    left alone). Raises ValidationError."""
+    """Forget the user's device of ``token``; True if theirs. Raises ValidationError."""
     token = clean_token(token)
     async with engine.begin() as conn:
         result = await conn.execute(

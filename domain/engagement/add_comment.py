@@ -45,11 +45,8 @@ async def add_comment(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> CommentRecord:
-    """Add a comment (or a reply to ``parent_id``) with its counter and
-    ``comment.created`` in one transaction, the accounts and parent under ``FOR KEY
-    SHARE`` (docs/architecture/counters.md "Counters"). Raises ValidationError (body, or a
-    parent that is not a visible top-level comment of the post) or PostNotFoundError.
-    """
+    """Add a comment (or reply to ``parent_id``) with its counter and ``comment.created``, accounts
+    and parent ``FOR KEY SHARE``. Raises ValidationError or PostNotFoundError."""
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():
         raise ValidationError("body", "A comment cannot be empty.")

@@ -21,8 +21,7 @@ from domain.visibility.predicates import is_live
 
 @dataclass(frozen=True, slots=True)
 class CommentDeletion:
-    """What a deletion did: ``deleted`` comments now (0 when it already was) under the
-    post ``post_id``."""
+    """``deleted`` comments now (0: already) under ``post_id``."""
 
     deleted: int
     post_id: uuid.UUID
@@ -36,10 +35,8 @@ async def delete_comment(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> CommentDeletion:
-    """Soft-delete a comment (and a top-level one's replies) by its author or the post's,
-    with the counter and ``comment.deleted``; return how many were deleted now (0:
-    already) and the post's id. Raises CommentNotFoundError or NotCommentModeratorError.
-    """
+    """Soft-delete a comment (with a top-level one's replies) by its or the post's author, with
+    counter and ``comment.deleted``. Raises CommentNotFoundError or NotCommentModeratorError."""
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
         row = (
@@ -80,16 +77,13 @@ async def delete_comment(
 async def _counted(
     conn: AsyncConnection, deleted: Sequence[AnyRow], parent_author: uuid.UUID | None
 ) -> int:
-    """How many of the ``deleted`` rows (id, author_id, parent_id) the ``comments``
-    counter counted: by an active account, and for a reply, under a top-level comment
-    by an active account (``parent_author`` for a reply deleted alone; the deleted
-    top-level comment's author for its replies)."""
+    """How many of the ``deleted`` rows the ``comments`` counter counted (active authors, under an
+    active parent)."""
     if not deleted:
         return 0
     top = next((r.author_id for r in deleted if r.parent_id is None), parent_author)
     ids = {r.author_id for r in deleted} | ({top} if top else set())
-    # Under FOR KEY SHARE: a concurrent ban of one of them either waits for this deletion
-    # or is seen by it, so the counter drops by exactly what it counted.
+    # FOR KEY SHARE: a concurrent ban waits or is seen, so the counter drops by what it counted.
     active = await lock_active(conn, ids)
     return sum(
         1 for r in deleted if r.author_id in active and (r.parent_id is None or top in active)

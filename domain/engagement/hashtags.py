@@ -1,7 +1,5 @@
-"""Hashtag extraction (docs/design.md "Decided details", Hashtags): UAX #31 hashtag
-identifiers outside URLs, folded NFKC + casefold; at most 30 distinct tags per post, each
-at most 50 code points.
-"""
+"""Hashtag extraction (docs/design.md "Decided details", Hashtags): UAX #31 identifiers outside
+URLs, NFKC + casefold; ≤ 30 per post, ≤ 50 code points."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ JOINERS = frozenset("\u200c\u200d")
 
 
 def _tag_end(text: str, start: int) -> int:
-    """The end of the tag body that starts at ``start``: tag characters, and a joiner
-    with a tag character on each side."""
+    """The end of the tag body at ``start`` (joiners only between tag characters)."""
     j, n = start, len(text)
     while j < n:
         if _is_tag_char(text[j]):
@@ -48,9 +45,7 @@ def fold_tag(tag: str) -> str:
 
 
 def tag_named(name: str) -> str | None:
-    """The folded tag that ``name`` is (``#`` optional, any case: ``#Café`` and ``café``
-    are ``café``), or None when ``name`` is not exactly one tag: empty, longer than
-    MAX_TAG_LEN, or holding a character no tag has (``no such tag``, ``tag.``)."""
+    """The folded tag ``name`` is (``#`` optional), or None if not exactly one tag."""
     body = name.removeprefix("#")
     if not body or len(body) > MAX_TAG_LEN or _tag_end(body, 0) != len(body):
         return None
@@ -58,8 +53,7 @@ def tag_named(name: str) -> str | None:
 
 
 def _in_url(text: str, hash_pos: int) -> bool:
-    """True if the ``#`` at ``hash_pos`` sits inside a whitespace-delimited token that is a
-    URL (``scheme://…`` or ``www.…``)."""
+    """Whether the ``#`` at ``hash_pos`` sits in a URL token."""
     start = hash_pos
     while start > 0 and not text[start - 1].isspace():
         start -= 1
@@ -68,8 +62,7 @@ def _in_url(text: str, hash_pos: int) -> bool:
 
 
 def extract_hashtags(text: str) -> list[str]:
-    """The distinct folded tags of ``text`` in order of first appearance (a ``#`` after a
-    word character or inside a URL starts none)."""
+    """The distinct folded tags of ``text`` in order of first appearance."""
     tags: list[str] = []
     seen: set[str] = set()
     i, n = 0, len(text)
@@ -98,8 +91,7 @@ def extract_hashtags(text: str) -> list[str]:
 async def tag_post(
     conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
 ) -> list[str]:
-    """Record a new post's hashtags in the caller's transaction (create the new ones,
-    then link them all, read afresh); return them."""
+    """Record a new post's hashtags in the caller's transaction; return them."""
     names = extract_hashtags(caption)
     if not names:
         return []
@@ -125,9 +117,8 @@ async def tag_post(
 async def retag_post(
     conn: AsyncConnection, post_id: uuid.UUID, created_at: dt.datetime, caption: str
 ) -> list[str]:
-    """Make the post's hashtags those of its edited ``caption``, in the caller's
-    transaction; return them. The links of tags it lost go, new ones are added at the
-    post's ``created_at`` (a tag's page keeps the post where it was)."""
+    """Make the post's hashtags those of ``caption`` in the caller's transaction; new links at the
+    post's ``created_at``."""
     names = extract_hashtags(caption)
     await conn.execute(
         text(

@@ -13,8 +13,7 @@ from domain.outbox.events import LikeCreated, LikeRemoved
 from domain.outbox.unit_of_work import outbox_insert_sql, unit_of_work
 from domain.posts.visibility import require_visible_post
 
-# The like row, its outbox event and the post's counter in one statement; the event and
-# the counter only if a row was inserted (a second like changes nothing).
+# Row, event and counter in one statement; event and counter only on insert.
 _LIKE = text(
     f"""
     WITH l AS (
@@ -43,9 +42,7 @@ _UNLIKE = text(
 )
 
 
-# The post's author and the unliker's status, read under FOR KEY SHARE: a ban of the
-# unliker either waits for this unlike or is seen by it (only active accounts' likes
-# are counted, so an inactive account's unlike must not subtract).
+# Author and unliker FOR KEY SHARE: an inactive account's unlike must not subtract.
 _UNLIKER = text(
     """
     SELECT p.author_id, u.status FROM posts p JOIN users u ON u.id = :u
@@ -62,10 +59,8 @@ async def like_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Like a post the user can see, with ``like.created`` and the counter in one
-    transaction; True if new. Raises PostNotFoundError (not there, not visible, or the
-    user inactive).
-    """
+    """Like a visible post with ``like.created`` and the counter; True if new. Raises
+    PostNotFoundError (also for an inactive user)."""
     return await _write(
         engine,
         _LIKE,
@@ -87,8 +82,7 @@ async def unlike_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Remove the user's like; True if there was one (the DELETE matches once). An
-    inactive account unlikes nothing. Raises PostNotFoundError as a like does."""
+    """Remove the user's like; True if there was one. Raises PostNotFoundError as a like does."""
     return await _write(
         engine,
         _UNLIKE,
@@ -120,8 +114,7 @@ async def _write(
             post = await require_visible_post(conn, post_id, user_id, write=True)
             author_id = post.author_id
         else:
-            # An unlike is engagement too: on a post the user may no longer see
-            # (deleted, blocked, private and unfollowed) it changes nothing.
+            # An unlike of a post no longer visible changes nothing.
             await require_visible_post(conn, post_id, user_id, lock=True)
             row = (await conn.execute(_UNLIKER, {"p": post_id, "u": user_id})).first()
             if row is None or row.status != "active":

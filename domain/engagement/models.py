@@ -26,10 +26,8 @@ likes = Table(
     Column("user_id", Uuid, ForeignKey("users.id"), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("post_id", "user_id"),  # one like per user and post
-    # Post.likes: who liked, newest first.
     Index("likes_post_recent_idx", "post_id", text("created_at DESC"), text("user_id DESC")),
-    # An account's likes: what its ban or reinstatement takes out of (puts back in) the
-    # posts' counters.
+    # An account's likes: what its ban takes out of the counters.
     Index("likes_user_id_idx", "user_id"),
 )
 
@@ -45,7 +43,6 @@ comments = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
     CheckConstraint("parent_id IS NULL OR parent_id <> id", name="not_own_parent"),
-    # Post.comments: top-level comments in order; replies under their parent.
     Index(
         "comments_post_top_idx",
         "post_id",
@@ -60,17 +57,14 @@ comments = Table(
         "id",
         postgresql_where=text(f"parent_id IS NOT NULL AND {is_live()}"),
     ),
-    # An account's live comments per post: what a block hides from one viewer's
-    # commentCount, and what a ban takes out of the counters.
+    # An account's live comments per post: block-hidden counts and bans.
     Index(
         "comments_author_post_idx",
         "author_id",
         "post_id",
         postgresql_where=text(f"{is_live()}"),
     ),
-    # The foreign keys of a hard delete (an account's purge): the comments of a post and
-    # the replies of a comment, live or not, found (and checked) by index, and an
-    # account's deleted comments.
+    # Hard-delete (purge) foreign keys, found by index.
     Index("comments_post_id_idx", "post_id"),
     Index("comments_parent_id_idx", "parent_id", postgresql_where=text("parent_id IS NOT NULL")),
     Index(

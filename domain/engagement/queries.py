@@ -1,7 +1,4 @@
-"""Reads of likes, comments and hashtags, including the batch reads of dataloaders.
-
-Every list is keyset-paginated on (created_at, id) through its own index.
-"""
+"""Reads of likes, comments and hashtags, keyset-paginated on (created_at, id)."""
 
 from __future__ import annotations
 
@@ -29,9 +26,8 @@ async def likers_page(
     viewer_id: uuid.UUID | None = None,
     backward: bool = False,
 ) -> tuple[list[tuple[uuid.UUID, dt.datetime]], bool]:
-    """Who liked the post, newest first: ``[(user_id, liked_at)]`` and has_next, leaving
-    out likers ``viewer_id`` may not list (rules.account_listed); ``backward``: the
-    ``first`` just before ``after``, still newest first."""
+    """Likers newest first ``[(user_id, liked_at)]`` and has_next, without those ``viewer_id`` may
+    not list; ``backward``: before ``after``."""
     condition, order = walk("l.created_at, l.user_id", newest_first=True, backward=backward)
     where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"post": post_id, "limit": first + 1, "viewer": viewer_id}
@@ -63,9 +59,7 @@ async def top_comments_page(
     after: Position | None,
     backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """The post's live top-level comments, oldest first (a conversation reads down);
-    ``backward``: the ``first`` just before ``after`` (the newest without it), still
-    oldest first, and whether more come before them."""
+    """Live top-level comments, oldest first; ``backward``: the page before ``after``."""
     return await _comments_page(
         conn,
         "post_id = :key AND parent_id IS NULL",
@@ -84,8 +78,7 @@ async def replies_page(
     after: Position | None,
     backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """Live replies to one comment, oldest first (``backward``: the page before
-    ``after``, still oldest first)."""
+    """Live replies to a comment, oldest first (``backward``: before ``after``)."""
     return await _comments_page(
         conn, "parent_id = :key", parent_id, first=first, after=after, backward=backward
     )
@@ -100,8 +93,7 @@ async def _comments_page(
     after: Position | None,
     backward: bool = False,
 ) -> tuple[list[CommentRecord], bool]:
-    """Live comments matching ``where`` (on ``:key``), oldest first, keyset after
-    ``after`` (``backward``: before it, the page still oldest first)."""
+    """Live comments matching ``where`` (``:key``), oldest first, keyset after ``after``."""
     condition, order = walk("created_at, id", newest_first=False, backward=backward)
     params: dict[str, Any] = {"key": key, "limit": first + 1}
     if after:
@@ -127,9 +119,8 @@ async def first_replies(
     first: int,
     from_end: bool = False,
 ) -> dict[uuid.UUID, tuple[list[CommentRecord], bool]]:
-    """The first ``first`` live replies of each parent (``from_end``: the last ones,
-    still oldest first) and whether more exist, for many parents in one statement (a
-    window per parent)."""
+    """The first (``from_end``: last) ``first`` replies of each parent and whether more exist, one
+    statement."""
     order = "created_at DESC, id DESC" if from_end else "created_at, id"
     rows = await fetch_rows(
         db,
@@ -168,8 +159,7 @@ async def comments_by_ids(
 async def liked_among(
     db: AsyncConnection | AsyncEngine, user_id: uuid.UUID, post_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The subset of ``post_ids`` the user has liked (one statement, a probe of the
-    ``likes`` primary key per post)."""
+    """The ``post_ids`` the user liked, one statement."""
     rows = await fetch_rows(
         db,
         "SELECT k.id FROM unnest(CAST($2 AS uuid[])) AS k(id) CROSS JOIN LATERAL ("
@@ -188,9 +178,7 @@ async def hashtag_posts_page(
     after: Position | None,
     backward: bool = False,
 ) -> tuple[list[uuid.UUID], bool]:
-    """Post ids tagged ``name`` (folded like on write), newest first, and has_next.
-    Deleted posts are left out here; visibility is the caller's (dataloaders).
-    ``backward``: the ``first`` just before ``after``, still newest first."""
+    """Live post ids tagged ``name``, newest first, and has_next; visibility is the caller's."""
     condition, order = walk("ph.created_at, ph.post_id", newest_first=True, backward=backward)
     where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"name": fold_tag(name), "limit": first + 1}

@@ -1,5 +1,4 @@
-"""Explore's knobs (docs/api/explore.md "Explore"; docs/seeds/chroma-architecture.md
-"Explore and the Reels discovery feed")."""
+"""Explore's knobs (docs/api/explore.md "Explore")."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ExploreConfig:
-    """Sizes are posts; durations are timedeltas. ``namespace`` is the hash tag of the
-    trending keys (``{<namespace>}:all``...): one slot, so every script touches one."""
+    """Sizes are posts, durations timedeltas; ``namespace`` hash-tags the trending keys into one
+    slot."""
 
     namespace: str = "trend"
     hours: int = 24  # the trending window, in hourly buckets (the current one partial)

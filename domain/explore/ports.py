@@ -1,10 +1,5 @@
-"""The port of explore's candidates: the trending posts of the last ``hours`` hours, by
-engagement, in the feed store (``adapters.feedstore.trending``; docs/api/explore.md "Explore").
-
-Two families: ``all`` (every post) and ``video`` (posts holding a video, the design's
-trending Reels). Every method raises :class:`domain.errors.StoreError` when the store
-fails.
-"""
+"""The trending-posts port (``adapters.feedstore.trending``; docs/api/explore.md "Explore"):
+families ``all`` and ``video``; every method raises :class:`domain.errors.StoreError`."""
 
 from __future__ import annotations
 
@@ -18,8 +13,8 @@ FAMILIES: tuple[Family, ...] = ("all", "video")
 
 
 class Trending(Protocol):
-    """Engagement counts of posts over the trending window, bounded in size (the pool of
-    each family trimmed to ``size``, each hourly bucket to ``bucket_cap``)."""
+    """Engagement counts over the trending window; pools trimmed to ``size``, buckets to
+    ``bucket_cap``."""
 
     async def bump(self, post_id: uuid.UUID, kind: str, at: dt.datetime, now: dt.datetime) -> None:
         """Count one engagement of the post (of media ``kind``) at ``at``."""
@@ -40,6 +35,5 @@ class Trending(Protocol):
         ...
 
     async def counts(self, post_ids: Sequence[uuid.UUID], now: dt.datetime) -> dict[uuid.UUID, int]:
-        """The engagements of those of ``post_ids`` in the ``all`` pool (others are
-        absent)."""
+        """Engagements of ``post_ids`` in the ``all`` pool (others absent)."""
         ...

@@ -1,5 +1,4 @@
-"""Reads of explore in PostgreSQL: what ranking needs of each trending candidate, and the
-hashtags of posts (docs/api/explore.md "Explore")."""
+"""Explore's PostgreSQL reads: candidate facts and hashtags of posts."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from domain.visibility.predicates import is_live
 
 
 class CandidateFacts(NamedTuple):
-    """A live, published candidate: its entry (``created_at`` µs, id), author, media
-    kind (``image``, ``video``, ``text``) and whether the viewer follows its author."""
+    """A live published candidate: entry (µs, id), author, media kind, whether followed."""
 
     entry: Entry
     author_id: uuid.UUID
@@ -26,8 +24,7 @@ class CandidateFacts(NamedTuple):
     followed: bool
 
 
-# One row of arrays (decoded in C): a walk's window costs one row. The follow probe is
-# the pair's partial unique index, as in domain.feed.hydration.
+# One row of arrays (decoded in C); the follow probe uses the pair's partial unique index.
 _FACTS = (
     "SELECT array_agg(p.id), array_agg(p.author_id), array_agg("
     + KIND_SQL
@@ -38,8 +35,7 @@ _FACTS = (
     " AND p.state = 'published'"
 )
 
-# A tag's posts newest first by (tagged at = the post's created_at, id): the index
-# post_hashtags_recent_idx. $1 the folded tag, $2/$3 the position before (NULL: newest).
+# A tag's posts newest first (post_hashtags_recent_idx); $1 tag, $2/$3 the position before.
 _TAG_ENTRIES = (
     "SELECT ph.post_id, (extract(epoch FROM ph.created_at) * 1000000)::bigint"
     " FROM hashtags h JOIN post_hashtags ph ON ph.hashtag_id = h.id"
@@ -57,9 +53,8 @@ _TAGS = (
 async def candidate_facts(
     db: AsyncEngine | AsyncConnection, viewer_id: uuid.UUID, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CandidateFacts]:
-    """``{post id: CandidateFacts}`` of the live published posts among ``ids`` (others
-    are absent), in one statement. Decides nothing about visibility: each page asks the
-    rule (domain.visibility.rules.in_explore). Raises what the driver raises."""
+    """``{post id: CandidateFacts}`` of the live published posts among ``ids``, one statement;
+    visibility is the caller's."""
     if not ids:
         return {}
     ((post_ids, authors, kinds, times, follows),) = await fetch_rows(
@@ -76,8 +71,7 @@ async def candidate_facts(
 async def hashtags_of(
     db: AsyncEngine | AsyncConnection, post_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, list[str]]:
-    """``{post id: its hashtags (folded)}`` for ``post_ids`` (posts without any are
-    absent), in one statement."""
+    """``{post id: folded hashtags}`` for ``post_ids`` (untagged absent), one statement."""
     if not post_ids:
         return {}
     out: dict[uuid.UUID, list[str]] = {}
@@ -89,9 +83,8 @@ async def hashtags_of(
 async def tag_entries(
     db: AsyncEngine | AsyncConnection, tag: str, before: Entry | None, count: int
 ) -> tuple[list[Entry], bool]:
-    """Up to ``count`` entries of the live posts tagged ``tag`` (folded) strictly before
-    ``before`` (None: the newest), newest first, and whether more follow; one statement.
-    Visibility is the caller's."""
+    """Up to ``count`` entries of live posts tagged ``tag`` before ``before``, newest first, and
+    whether more follow; visibility is the caller's."""
     at = None if before is None else time_of(before.score)
     pid = None if before is None else before.post_id
     rows = await fetch_rows(db, _TAG_ENTRIES, tag, at, pid, count + 1)

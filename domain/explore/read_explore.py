@@ -1,17 +1,6 @@
-"""Use case: read a page of the viewer's explore feed, or its video variant (README
-"Explore"; docs/seeds/chroma-architecture.md "Explore and the Reels discovery feed").
-
-Assembled at read time, nothing precomputed per viewer: the first page takes the top
-``window`` posts of the trending pool (the ``Trending`` port; ``video`` for the video
-variant), what ranking needs of them (one statement), the viewer's ranking signals (one
-feed store round trip: proximity and preference), ranks them
-(:mod:`domain.explore.scoring`) and freezes the order (the ``RankedWindows`` port), as
-the ranked home feed does; later pages are slices of the frozen window, so no post is
-repeated or skipped while scores move. The caller's ``visible`` check (the one rule,
-``in_explore``) drops, page by page, what the viewer may not see in explore now (their
-own posts, muted, blocked, banned, deleted, private and not followed), and the page
-scans on past it. The walk ends with the window.
-"""
+"""Use case: a page of the viewer's explore feed or its video variant (README "Explore"): the first
+page ranks the trending pool's top ``window`` and freezes it, later pages slice it; the
+``visible`` check (``in_explore``) drops posts page by page."""
 
 from __future__ import annotations
 
@@ -59,9 +48,8 @@ async def read_explore(
     visible: Visible,
     now: dt.datetime,
 ) -> RankedPage:
-    """The explore page of ``first`` posts after ``after`` (None: the top, which ranks
-    and freezes a new window). Raises RankedWindowExpiredError for a position whose
-    window is gone or not the viewer's, StoreError when the feed store fails."""
+    """The explore page of ``first`` posts after ``after`` (None: rank and freeze). Raises
+    RankedWindowExpiredError or StoreError."""
 
     async def nothing(_: Entry | None, __: int) -> RankedPage:
         return RankedPage([], False)

@@ -1,14 +1,5 @@
-"""Use case: a page of a hashtag's posts ranked for the viewer, the way explore ranks
-(docs/api/explore.md "Hashtags ranked").
-
-The first page takes the tag's newest ``window`` posts, what ranking needs of them (one
-statement), their engagements in the trending pool and the viewer's proximity and
-preference (one feed store round trip each), scores them as explore does
-(:func:`domain.explore.scoring.rank_explore` without its follow tiers: a tag's page
-shows everyone it may) and freezes the order (``RankedWindows``); later pages slice the
-window, then go on newest first from the window's oldest post, as the ranked home feed
-does. The caller's ``visible`` check drops what the viewer may not see.
-"""
+"""Use case: a hashtag's posts ranked as explore ranks, without follow tiers (docs/api/explore.md
+"Hashtags ranked"): a frozen window of the tag's newest posts, then newest first past it."""
 
 from __future__ import annotations
 
@@ -47,9 +38,8 @@ async def read_ranked_hashtag(
     visible: Visible,
     now: dt.datetime,
 ) -> RankedPage:
-    """The ranked page of ``first`` posts tagged ``tag`` after ``after`` (None: the top,
-    which ranks and freezes a window). Raises RankedWindowExpiredError for a window
-    position whose window is gone, StoreError when the feed store fails."""
+    """The ranked page of ``first`` posts tagged ``tag`` after ``after`` (None: rank and freeze).
+    Raises RankedWindowExpiredError or StoreError."""
     name = fold_tag(tag)
 
     async def chronological(before: Entry | None, n: int) -> RankedPage:

@@ -1,22 +1,7 @@
-"""Explore's order for one viewer: a pure function of the trending candidates, the
-viewer's ranking signals and a clock (docs/api/explore.md "Explore";
-docs/seeds/chroma-architecture.md "Explore and the Reels discovery feed": the trending
-score, then a lightweight re-scoring with the proximity and preference signals).
-
-``score = (1 + engagements) × 2 ** (-age / half_life) × proximity × preference``:
-
-- **engagements**: the post's likes and comments in the trending window (24 hours);
-- **age** of the post (half-life 24 hours; a post "from the future" counts as age 0);
-- **proximity** ×1.5 when the viewer liked or commented on a post of the author in the
-  last 30 days, **preference** ×1.2 when the post's media kind is the one most of the
-  viewer's last 20 interactions were: the ranked home feed's signals and boosts
-  (:mod:`domain.feed.ranking`).
-
-Posts of accounts the viewer does not follow come first (the discovery part), then
-those of accounts they follow (the fallback, so a viewer who follows everyone still
-gets a page while posts trend); within each, highest score first, equal scores newest
-first.
-"""
+"""Explore's order for one viewer (docs/api/explore.md "Explore"):
+``(1 + engagements) × 2 ** (-age / half_life) × proximity × preference``, with the ranked home
+feed's boosts (:mod:`domain.feed.ranking`); unfollowed authors first, then followed, each by
+score, ties newest first."""
 
 from __future__ import annotations
 
@@ -52,8 +37,7 @@ def rank_explore(
     config: ExploreConfig,
     boosts: RankingConfig,
 ) -> list[CandidateFacts]:
-    """``candidates`` in explore order: not followed before followed, then by score,
-    highest first, equal scores newest first."""
+    """``candidates`` in explore order: unfollowed first, then score, ties newest first."""
     scored = _scorer(engagements, signals, viewer_id, now, config, boosts)
     return sorted(candidates, key=lambda c: (not c.followed, scored(c), c.entry), reverse=True)
 

@@ -1,13 +1,6 @@
-"""Use case: the hashtags trending for one viewer (docs/api/explore.md "Explore"): the
-tags of the trending posts the viewer may see in explore, by those posts' engagements of
-the trending window.
-
-Counted at read time from the pool's top ``window`` posts, after the caller's
-``visible`` check (the explore rule: so the same exclusions, and a post deleted or an
-author banned drops out at once): a tag's engagements from posts of accounts the viewer
-does not follow rank it first, then its engagements from those they follow (the
-fallback, as in explore). Three reads: the pool, the check, the posts' tags.
-"""
+"""Use case: hashtags trending for one viewer (docs/api/explore.md "Explore"): tags of the pool's
+top posts the viewer may see in explore, ranked by engagements from unfollowed then followed
+authors."""
 
 from __future__ import annotations
 
@@ -21,16 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.explore.queries import hashtags_of
 from domain.feed.config import FeedConfig, FeedStores
 
-#: For candidate post ids, the visible ones: ``{post id: whether the viewer follows its
-#: author}``.
+#: Visible candidate ids: ``{post id: viewer follows its author}``.
 Followed = Callable[[Sequence[uuid.UUID]], Awaitable[dict[uuid.UUID, bool]]]
 
 
 @dataclass(frozen=True, slots=True)
 class TagTrend:
-    """A trending tag for one viewer: ``posts`` trending posts they may see carry it,
-    with ``engagements`` likes and comments in the window (``discovery`` of them on
-    posts of accounts they do not follow)."""
+    """A tag: ``posts`` visible trending posts carry it, ``engagements`` in the window
+    (``discovery`` from unfollowed)."""
 
     name: str
     posts: int
@@ -47,8 +38,7 @@ async def trending_hashtags(
     visible: Followed,
     now: dt.datetime,
 ) -> list[TagTrend]:
-    """Up to ``first`` tags, most trending first (ties by name). Raises StoreError when
-    the feed store fails."""
+    """Up to ``first`` tags, most trending first (ties by name). Raises StoreError."""
     if first <= 0:
         return []
     pooled = dict(await stores.trending.top("all", config.explore.window, now))

@@ -15,17 +15,15 @@ ACTIVITY_GRANULARITY = dt.timedelta(hours=1)
 
 
 def activity_key(user_id: uuid.UUID) -> str:
-    """``active:{<user id>}``: set (NX, for ACTIVITY_GRANULARITY) by the user's first
-    request of the period; the session check sets it in the same round trip
-    (adapters.session_cache)."""
+    """``active:{<user id>}``, set NX for ACTIVITY_GRANULARITY per period."""
     return f"active:{{{user_id}}}"
 
 
 async def note_active(
     engine: AsyncEngine, stores: FeedStores, config: FeedConfig, user_id: uuid.UUID
 ) -> None:
-    """When the activity marker was newly set: update ``users.last_active_at``, and drop
-    the cached feed of a user back after more than ``active_window`` (it missed pushes)."""
+    """On a newly set marker: update ``users.last_active_at``; drop the feed of a user idle over
+    ``active_window``."""
     async with engine.begin() as conn:
         previous = (
             await conn.execute(

@@ -1,5 +1,4 @@
-"""The feed's knobs (docs/design.md "Home feed"; docs/seeds/feed-fan-out.md "The numbers we
-hold to")."""
+"""The feed's knobs (docs/seeds/feed-fan-out.md "The numbers we hold to")."""
 
 from __future__ import annotations
 
@@ -30,10 +29,8 @@ class FeedConfig:
 
 @dataclass(frozen=True)
 class FeedStores:
-    """The feed's stores (:mod:`domain.feed.ports`): home feeds (``feed:{user}``),
-    authors' recent posts (``posts:{author}``), ranking signals, ranked windows, the
-    trending posts explore starts from (:mod:`domain.explore.ports`) and the saved
-    places of long jobs."""
+    """The feed's stores (:mod:`domain.feed.ports`): home feeds, authors' recent posts, ranking
+    signals, ranked windows, trending posts and long jobs' saved places."""
 
     feeds: Timelines
     author_posts: Timelines
@@ -41,6 +38,5 @@ class FeedStores:
     windows: RankedWindows
     marks: Marks
     trending: Trending
-    #: Where rebuilds load from (the primary; None: the reader's engine). A replica
-    #: could lag behind a post whose fan-out already skipped the missing timeline.
+    #: Where rebuilds load from (None: the reader's engine); a lagging replica would lose posts.
     rebuild_engine: AsyncEngine | None = None

@@ -27,8 +27,7 @@ def feed_consumer(
     config: FeedConfig,
     listener: FeedListener | None = None,
 ) -> Consumer:
-    """The ``feed`` consumer: fan-out, removal, merge and purge, each idempotent;
-    ``listener`` hears where each new post went."""
+    """The ``feed`` consumer: fan-out, removal, merge and purge, each idempotent."""
 
     async def post_created(e: PostCreated, _: uuid.UUID) -> None:
         result = await fan_out_post(engine, stores, config, e.post_id, listener)

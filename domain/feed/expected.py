@@ -1,5 +1,4 @@
-"""The posts a home feed must hold, computed in SQL from the follow graph: what audits
-compare a feed walked through the API with (the soak, the feed tests)."""
+"""The posts a home feed must hold, computed in SQL from the follow graph (for audits)."""
 
 from __future__ import annotations
 
@@ -10,9 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.visibility.predicates import is_active, is_live
 
-#: The user's own live posts and those of every account they follow now, whose author
-#: is active and neither blocks nor is blocked by nor is muted by the user (the feed's
-#: visibility rule, README "Who sees what").
+#: Own and followees' live posts by active authors, minus blocks and mutes (README "Who sees what").
 _EXPECTED_FEED_SQL = text(
     f"""
     SELECT p.id FROM posts p JOIN users a ON a.id = p.author_id

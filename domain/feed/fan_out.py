@@ -1,5 +1,5 @@
-"""Use case: fan one new post out to its author's followers (docs/seeds/feed-fan-out.md
-"What the worker does with each event")."""
+"""Use case: fan a new post out to its author's followers (docs/seeds/feed-fan-out.md "What the
+worker does with each event")."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from domain.visibility.predicates import is_live
 
 @dataclass(frozen=True)
 class FanOutResult:
-    """What one fan-out did: the author's mode, follower pages read, feeds written,
-    and the seconds from the post's commit to the last page written (the lag)."""
+    """One fan-out: the author's mode, follower pages read, feeds written, and the
+    commit-to-last-write lag (s)."""
 
     post_id: uuid.UUID
     mode: Mode | None  # None: the post is gone (deleted or never committed)
@@ -38,8 +38,7 @@ class FanOutResult:
 
 
 class FeedListener(Protocol):
-    """Told where a post went, after the feeds are written (real-time delivery).
-    Implementations do not raise: a listener's failure must not repeat the fan-out."""
+    """Told where a post went after the feeds are written; must not raise."""
 
     async def entered_feeds(
         self, post_id: uuid.UUID, author_id: uuid.UUID, owners: Sequence[uuid.UUID]
@@ -55,12 +54,9 @@ async def fan_out_post(
     post_id: uuid.UUID,
     listener: FeedListener | None = None,
 ) -> FanOutResult:
-    """Deliver ``post_id`` to the feeds it belongs in; safe to run twice. Always the
-    author's stores; a push author's post also goes to the existing feeds of followers
-    active within ``config.active_window``, one Redis round trip per page (mode by
-    :func:`next_mode`). ``listener`` hears of each write. Raises StoreError / DBAPIError
-    (the job retries) once every feed on the nodes still up is written.
-    """
+    """Deliver ``post_id`` to its feeds; idempotent. Push authors' posts go to followers active
+    within ``config.active_window``, one Redis round trip per page. Raises StoreError /
+    DBAPIError once every reachable feed is written."""
     async with engine.connect() as conn:
         row = (
             await conn.execute(
@@ -72,9 +68,7 @@ async def fan_out_post(
         return FanOutResult(post_id, None)
     author_id, created_at = row
     entry = Entry.of(created_at, post_id)
-    # A feed store node that fails does not stop the others' writes: every reachable
-    # feed gets the post now, and the first failure is raised at the end (the job
-    # retries, which rewrites everything idempotently, then dead-letters).
+    # A failing store node does not stop the others; the first failure is raised at the end.
     failures: list[StoreError] = []
 
     async def write(targets: list[uuid.UUID]) -> int:
@@ -100,9 +94,7 @@ async def fan_out_post(
         _raise_first(failures)
         return FanOutResult(post_id, "pull", lag_seconds=_lag(created_at))
 
-    # Each page's Redis write runs while the next page is read from PostgreSQL, and is
-    # sent before waiting for the previous page's (at most two in flight), so Redis
-    # never idles between pages: the lag is about the Redis time alone.
+    # Pipelined: a page's Redis write overlaps the next page's read (at most two in flight).
     pages = written = 0
     after = None
     active_since = utcnow() - config.active_window
@@ -140,8 +132,7 @@ def _raise_first(failures: list[StoreError]) -> None:
         raise failures[0]
 
 
-#: On a flip back to push, posts from this long before the pull period began are pushed
-#: too: a job of an earlier post that ran late (retries) may have found the author pull.
+#: A flip back to push also pushes posts this long before the pull period (late jobs).
 FLIP_MARGIN = dt.timedelta(minutes=5)
 
 
@@ -152,10 +143,8 @@ async def _settle_mode(
     author_id: uuid.UUID,
     post_created_at: dt.datetime,
 ) -> Mode:
-    """The author's mode for this post, flipped under a per-author lock when the count
-    crossed a threshold, without losing a post: pull -> push pushes the pull-time posts
-    (and FLIP_MARGIN before) before the mode row says push.
-    """
+    """The author's mode for this post, flipped under a per-author lock; pull -> push pushes the
+    pull-time posts before the mode row says push."""
     async with engine.begin() as conn:
         counts = await read_counts(conn, [author_id], ["followers"])
         followers = counts[(author_id, "followers")]

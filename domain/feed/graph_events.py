@@ -1,9 +1,6 @@
-"""Consumers of follow-graph events that keep cached feeds right
-(docs/architecture/home-feed.md "Home feed", Graph changes). The merge (after a follow)
-and the purge (after an unfollow or a block) of one pair commute: each takes the pair's
-advisory lock and acts on whether the follow is live *now*, so the last job writes the
-final state whatever order they ran in.
-"""
+"""Follow-graph consumers of cached feeds (docs/architecture/home-feed.md "Home feed"). Merge and
+purge of a pair commute: each takes the pair's advisory lock and acts on whether the follow is
+live now."""
 
 from __future__ import annotations
 
@@ -26,10 +23,8 @@ async def merge_author_into_feed(
     follower_id: uuid.UUID,
     author_id: uuid.UUID,
 ) -> int:
-    """After a follow still live: add the author's newest ``max_len`` live posts to the
-    follower's cached feed if it exists (pull authors too, should they flip to push).
-    Idempotent; returns the entries offered. Raises DBAPIError / StoreError.
-    """
+    """After a live follow: add the author's newest ``max_len`` posts to the follower's feed if
+    cached. Idempotent; returns the entries offered; raises DBAPIError / StoreError."""
     async with engine.begin() as conn:
         await advisory_xact_lock(conn, PAIR_LOCK, follower_id, author_id)
         if not await follows_now(conn, follower_id, author_id):
@@ -46,10 +41,8 @@ async def remove_author_from_feed(
     follower_id: uuid.UUID,
     author_id: uuid.UUID,
 ) -> int:
-    """After an unfollow or a block, unless followed again by now: remove the author's
-    posts from the follower's feed and any rebuild in progress. Returns the entries
-    removed. Raises DBAPIError / StoreError.
-    """
+    """After an unfollow or block, unless followed again: remove the author's posts from the
+    follower's feed and rebuild. Returns entries removed; raises DBAPIError / StoreError."""
     async with engine.begin() as conn:
         await advisory_xact_lock(conn, PAIR_LOCK, follower_id, author_id)
         if await follows_now(conn, follower_id, author_id):

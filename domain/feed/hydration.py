@@ -1,12 +1,5 @@
-"""Use case: hydrate a page of feed posts for one viewer in one statement (docs/design.md
-"Home feed", Read).
-
-For each post: the post, its author, the viewer's relations to the author the
-visibility rule decides on and, when asked, the author's and post's counts as the viewer
-sees them (domain.visibility.readers.counts_seen_by) and whether the viewer liked it.
-Every per-author and per-post fact is a primary-key or partial-index probe (a LATERAL
-... LIMIT 1 each), so the plan costs the same however many accounts the viewer follows.
-"""
+"""Use case: hydrate a page of feed posts for one viewer in one statement (docs/design.md "Home
+feed", Read); every fact is a key or partial-index probe, so cost does not grow with followees."""
 
 from __future__ import annotations
 
@@ -32,8 +25,7 @@ from domain.visibility.sql import (
 
 @dataclass(frozen=True, slots=True)
 class Wanted:
-    """The optional facts to load beside posts, authors and the viewer's relations:
-    ``user_counts`` (the authors' followers, following, posts), ``post_counts`` (likes,
+    """Optional facts: ``user_counts`` (followers, following, posts), ``post_counts`` (likes,
     comments), ``viewer_liked``."""
 
     user_counts: bool = False
@@ -43,10 +35,8 @@ class Wanted:
 
 @dataclass(frozen=True, slots=True)
 class HydratedPost:
-    """One post and what a page decides about it for one viewer: ``author`` (None if
-    gone), ``blocked`` (either way), ``followed``, ``muted``; ``author_counts``
-    (followers, following, posts), ``post_counts`` (likes, comments) and ``liked``, each
-    None unless asked for (:class:`Wanted`)."""
+    """A post for one viewer: ``author`` (None if gone), ``blocked`` (either way), ``followed``,
+    ``muted``; counts and ``liked`` None unless :class:`Wanted`."""
 
     post: PostRecord
     author: UserRecord | None
@@ -59,8 +49,7 @@ class HydratedPost:
 
 
 def _counts(entity: str, alias: str, kinds: Sequence[str]) -> str:
-    """A LATERAL of one row: ``kind`` columns summing the counter shards of ``entity``
-    (one range scan of the ``counter_shards`` primary key)."""
+    """A one-row LATERAL summing ``entity``'s counter shards per ``kind``."""
     sums = ", ".join(
         f"coalesce(sum(value) FILTER (WHERE kind = '{k}'), 0)::bigint AS {k}" for k in kinds
     )
@@ -77,10 +66,8 @@ def _hidden(expr: str) -> str:
 
 
 def _statement(wanted: Wanted) -> str:
-    """The hydration statement: $1 the viewer (NULL: anonymous), $2 the post ids.
-
-    Aliases are ``h*`` so that the hidden-count expressions of domain.visibility.sql,
-    which bring their own (``u``, ``f``, ``l``, ``c``...), never capture them."""
+    """The hydration statement: $1 the viewer (NULL: anonymous), $2 the post ids. Aliases are ``h*``
+    so domain.visibility.sql's expressions never capture them."""
     author_cols, author_out, author_joins, post_cols, post_joins = "", "", "", "", ""
     if wanted.user_counts:
         author_cols = (
@@ -145,8 +132,7 @@ async def hydrate_posts(
     post_ids: Sequence[uuid.UUID],
     wanted: Wanted = Wanted(),
 ) -> dict[uuid.UUID, HydratedPost]:
-    """``{post id: HydratedPost}`` for the ids that exist (deleted ones too), in one
-    statement; the caller's rule decides what shows."""
+    """``{post id: HydratedPost}`` for the ids that exist (deleted too), one statement."""
     if not post_ids:
         return {}
     sql = _STATEMENTS.get(wanted)

@@ -8,8 +8,7 @@ Mode = Literal["push", "pull"]
 
 
 def next_mode(current: Mode, followers: int, *, pull_at: int, push_under: int) -> Mode:
-    """The author's mode for the post fanned out now: pull at ``followers >= pull_at``,
-    push again only under ``push_under`` (hysteresis)."""
+    """Pull at ``followers >= pull_at``; push again only under ``push_under``."""
     if current == "push":
         return "pull" if followers >= pull_at else "push"
     return "push" if followers < push_under else "pull"

@@ -1,7 +1,5 @@
-"""The ports of the feed (timelines, ranking signals, ranked windows, a job's saved
-place), on Redis in ``adapters.feedstore``. Every method raises
-:class:`domain.errors.StoreError` when the store fails.
-"""
+"""The feed's ports (on Redis in ``adapters.feedstore``); every method raises
+:class:`domain.errors.StoreError` when the store fails."""
 
 from __future__ import annotations
 
@@ -22,18 +20,16 @@ class RebuildBusyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Rising:
-    """A rising page of a timeline: ``entries`` oldest first, and whether they are
-    ``exact`` (every entry newer than the bound is in the timeline: it is whole, or the
-    bound is not older than its oldest entry); else the page is PostgreSQL's to read."""
+    """A rising page: ``entries`` oldest first; ``exact`` when every entry newer than the bound is
+    present, else PostgreSQL must read it."""
 
     entries: list[Entry]
     exact: bool
 
 
 class Timelines(Protocol):
-    """One family of timelines (``<prefix>:{<owner id>}``): sorted sets of
-    :class:`Entry`, ``max_len`` kept, complete for their window when they exist
-    (docs/design.md "Home feed"; see :mod:`domain.feed.timelines`)."""
+    """A family of timelines ``<prefix>:{<owner id>}``: sorted sets of :class:`Entry`, ``max_len``
+    kept, complete for their window when they exist."""
 
     prefix: str
     max_len: int
@@ -43,8 +39,7 @@ class Timelines(Protocol):
         ...
 
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
-        """Add ``entries`` to the timelines of ``owners`` that exist (or are being
-        rebuilt); idempotent; returns how many timelines were written."""
+        """Add ``entries`` to existing (or rebuilding) timelines; return how many written."""
         ...
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
@@ -54,15 +49,13 @@ class Timelines(Protocol):
     async def remove_from_many(
         self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
     ) -> int:
-        """Remove posts from the timelines of ``owners`` (and rebuilds in progress);
-        idempotent; returns how many entries were removed."""
+        """Remove posts from ``owners``' timelines and rebuilds; returns entries removed."""
         ...
 
     async def page(
         self, owners: Sequence[uuid.UUID], before: Entry | None, count: int
     ) -> list[list[Entry] | None]:
-        """Per owner, up to ``count`` entries strictly before ``before`` (newest first),
-        or None where the timeline does not exist."""
+        """Per owner, up to ``count`` entries before ``before``, newest first; None if absent."""
         ...
 
     async def read_pages(
@@ -73,9 +66,8 @@ class Timelines(Protocol):
         *,
         strict: bool = True,
     ) -> list[list[Entry] | StoreError | None]:
-        """One page of each ``(timelines, owner)`` (families of this one's store) in one
-        round trip, as :meth:`page`; reading refreshes the TTL. Unless ``strict``, a
-        timeline whose store node failed gets the StoreError in its place."""
+        """One :meth:`page` per ``(timelines, owner)`` in one round trip, refreshing TTLs; unless
+        ``strict``, a failed node's StoreError stands in its place."""
         ...
 
     async def read_rising(
@@ -86,8 +78,8 @@ class Timelines(Protocol):
         *,
         strict: bool = True,
     ) -> list[Rising | StoreError | None]:
-        """As :meth:`read_pages`, upward: per timeline up to ``count`` entries strictly
-        newer than ``after`` (None: from its oldest), oldest first, as a :class:`Rising`."""
+        """As :meth:`read_pages`, upward: entries newer than ``after``, oldest first, as
+        :class:`Rising`."""
         ...
 
     async def exists(self, owner: uuid.UUID) -> bool:
@@ -99,23 +91,20 @@ class Timelines(Protocol):
         ...
 
     async def drop_many(self, owners: Sequence[uuid.UUID], *, with_builds: bool = True) -> int:
-        """Delete the timelines of ``owners`` (and rebuilds in progress); return keys
-        deleted."""
+        """Delete the timelines of ``owners`` (and rebuilds); return keys deleted."""
         ...
 
     async def rebuild(
         self, owner: uuid.UUID, load: Callable[[], Awaitable[Sequence[Entry]]]
     ) -> bool:
-        """Rebuild one owner's timeline from ``load()`` (its newest ``max_len``
-        entries); at most one rebuild per owner at a time. Raises RebuildBusyError when
-        another holds it; False if the build vanished midway."""
+        """Rebuild a timeline from ``load()``, one at a time per owner; raises RebuildBusyError if
+        held; False if the build vanished."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Engagement:
-    """One like or comment: ``actor`` engaged with ``post_id`` (by ``author_id``, of
-    media ``kind``) at ``at``; ``ref`` is ``l:<liker>`` or ``c:<comment>``."""
+    """One like or comment on ``post_id``; ``ref`` is ``l:<liker>`` or ``c:<comment>``."""
 
     actor: uuid.UUID
     post_id: uuid.UUID
@@ -126,52 +115,45 @@ class Engagement:
 
 
 class RankingSignals(Protocol):
-    """The ranked feed's signals (docs/architecture/home-feed.md "Home feed", Ranked
-    order): recorded by the like and comment consumers, read once per ranked window."""
+    """The ranked feed's signals (docs/architecture/home-feed.md "Home feed"), read once per ranked
+    window."""
 
     async def record(self, e: Engagement, *, now: dt.datetime) -> bool:
-        """Record one engagement (idempotent); whether it counted as new in the post's
-        velocity."""
+        """Record one engagement (idempotent); whether it was new in the velocity."""
         ...
 
     async def withdraw(self, post_id: uuid.UUID, ref: str) -> dt.datetime | None:
-        """Take an engagement out of the post's velocity (an unlike, a deleted
-        comment); return when it was counted (None: the velocity did not hold it)."""
+        """Take an engagement out of the velocity; return when it was counted (None: not held)."""
         ...
 
     async def read(
         self, viewer_id: uuid.UUID, authors: Mapping[uuid.UUID, uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """Every signal the score reads for the window ``authors`` ({post id: author
-        id}) at ``now``, in one round trip."""
+        """Every signal the score reads for ``authors`` ({post id: author id}), one round trip."""
         ...
 
     async def read_viewer(
         self, viewer_id: uuid.UUID, authors: Iterable[uuid.UUID], now: dt.datetime
     ) -> Signals:
-        """The viewer's signals alone (which of ``authors`` they engaged with, their
-        preferred kind; no velocity nor average), in one round trip."""
+        """The viewer's signals alone (close authors, preferred kind), one round trip."""
         ...
 
     async def forget_account(self, user_id: uuid.UUID) -> None:
-        """Delete what the ranked feed keeps of a purged account (as viewer and
-        author)."""
+        """Delete a purged account's ranking data (as viewer and author)."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A frozen ranked window: ``entries`` in rank order, and the ``tail`` entry older
-    posts continue from (None: the feed has nothing older)."""
+    """A frozen ranked window: ``entries`` in rank order; ``tail`` the entry older posts continue
+    from."""
 
     entries: list[Entry]
     tail: Entry | None
 
 
 class RankedWindows(Protocol):
-    """Frozen ranked windows, kept for a TTL each read refreshes
-    (docs/architecture/home-feed.md "Home feed", Ranked order); a window is only found
-    with its viewer's id."""
+    """Frozen ranked windows with a TTL each read refreshes; found only with the viewer's id."""
 
     def new_id(self) -> str:
         """A fresh window id."""
@@ -187,8 +169,7 @@ class RankedWindows(Protocol):
 
 
 class Marks(Protocol):
-    """Small records of strings beside the timelines (a long job's saved place), each
-    with a TTL."""
+    """Small string records with a TTL (a long job's saved place)."""
 
     async def get(self, key: str) -> dict[str, str]:
         """The record under ``key`` (empty when there is none)."""

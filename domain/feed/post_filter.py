@@ -1,7 +1,5 @@
-"""The visibility check of candidate posts over their hydration (domain.feed.hydration):
-one statement per batch, then a rule of domain.visibility.rules (``in_home_feed`` for
-both orders of the home feed, ``in_explore`` for explore). An instance is the
-:data:`domain.feed.read_feed.Visible` port and keeps what it let through."""
+"""The visibility check of candidate posts: one hydration statement per batch, then a rule of
+domain.visibility.rules."""
 
 from __future__ import annotations
 
@@ -20,10 +18,8 @@ PostRule = Callable[[Viewer, PostFacts | None, AccountFacts | None], bool]
 
 
 class PostFilter:
-    """``await check(entries) -> [visible?]`` in order (the ``Visible`` port), or
-    ``await check.hydrate(ids)``: one statement for the posts, their authors, the
-    viewer's blocks, follows and mutes of those authors and what ``wanted`` asks for,
-    then ``rule``. ``kept`` holds the posts let through so far, hydrated, by id."""
+    """The ``Visible`` port: ``await check(entries) -> [visible?]``, or ``await
+    check.hydrate(ids)``; ``kept`` holds the hydrated posts let through, by id."""
 
     def __init__(
         self,

@@ -1,12 +1,7 @@
-"""The ranked home feed's score, a pure function of a post, the viewer's signals and a
-clock (docs/architecture/home-feed.md "Ranked order"):
-
-``score = (recency + engagement_weight * engagement) * proximity * preference`` with
-recency ``2 ** (-age / half_life)`` (age >= 0), engagement ``n / (1 + n)`` for
-``n = velocity / (author_rate + rate_prior)`` (:func:`decayed_rate`), proximity 1.5 when
-the viewer engaged with the author in 30 days (never for their own posts), preference
-1.2 for the viewer's :func:`preferred_kind`. Equal scores order newest first.
-"""
+"""The ranked home feed's score (docs/architecture/home-feed.md "Ranked order"):
+``(recency + engagement_weight * engagement) * proximity * preference``, recency
+``2 ** (-age / half_life)``, proximity for authors engaged with in 30 days (never one's own
+posts), preference for :func:`preferred_kind`; ties newest first."""
 
 from __future__ import annotations
 
@@ -33,9 +28,7 @@ def time_of_uuid7(value: uuid.UUID) -> dt.datetime:
     return _EPOCH + dt.timedelta(milliseconds=value.int >> 80)
 
 
-#: The media kinds a post can be: ``video`` if it holds a video, else ``image`` if it
-#: holds media, else ``text`` (domain.feed.ranking_queries.KIND_SQL). Preferences are
-#: only ever for a media kind.
+#: ``video`` if it holds a video, else ``image`` with media, else ``text``.
 MEDIA_KINDS = ("image", "video")
 TEXT = "text"
 
@@ -50,8 +43,7 @@ class RankingConfig:
     half_life: dt.timedelta = dt.timedelta(hours=6)
     engagement_weight: float = 0.5
     velocity_window: dt.timedelta = dt.timedelta(hours=1)
-    #: Time constant of the author's decayed engagement count (its average rate is the
-    #: count divided by this).
+    #: Time constant of the author's decayed engagement count.
     author_rate_horizon: dt.timedelta = dt.timedelta(hours=24)
     rate_prior: float = 1.0  # engagements per hour added to every author's average
     proximity_boost: float = 1.5
@@ -65,9 +57,7 @@ class RankingConfig:
 
 
 class Candidate(NamedTuple):
-    """A post of the candidate window: its timeline entry (``created_at`` µs, id), its
-    author and its media kind (``image``, ``video`` or ``text``). A tuple: a window
-    makes 100 per first page."""
+    """A candidate post: its entry (``created_at`` µs, id), author and media kind."""
 
     entry: Entry
     author_id: uuid.UUID
@@ -76,9 +66,8 @@ class Candidate(NamedTuple):
 
 @dataclass(frozen=True)
 class Signals:
-    """What the score reads besides the post: ``velocity`` (engagements in the last
-    hour), ``author_rate`` (per hour), ``close_authors`` (30 days) and ``preferred``
-    media kind; missing keys count 0."""
+    """What the score reads besides the post: ``velocity`` (last hour), ``author_rate`` (per hour),
+    ``close_authors``, ``preferred``; missing keys count 0."""
 
     velocity: Mapping[uuid.UUID, int] = field(default_factory=dict)
     author_rate: Mapping[uuid.UUID, float] = field(default_factory=dict)
@@ -87,9 +76,8 @@ class Signals:
 
 
 def preferred_kind(kinds: Sequence[str], config: RankingConfig) -> str | None:
-    """The media kind that strictly more than half of the viewer's last interactions
-    (``kinds``, at most ``preference_sample`` of them) were, or None: too few
-    interactions (< ``preference_min``), no majority, or a majority of text posts."""
+    """The media kind of over half the viewer's last interactions; None under ``preference_min``,
+    without a majority, or for text."""
     recent = list(kinds)[-config.preference_sample :]
     if len(recent) < config.preference_min:
         return None
@@ -103,16 +91,14 @@ def recency(age: dt.timedelta, half_life: dt.timedelta) -> float:
 
 
 def engagement(velocity: float, author_rate: float, rate_prior: float) -> float:
-    """``n / (1 + n)`` with ``n = velocity / (author_rate + rate_prior)``: 0 without
-    engagement, 0.5 when the last hour matched the author's average (plus the prior),
-    approaching 1 for a burst far above it."""
+    """``n / (1 + n)`` with ``n = velocity / (author_rate + rate_prior)``, in [0, 1)."""
     n = max(velocity, 0.0) / (max(author_rate, 0.0) + rate_prior)
     return n / (1.0 + n)
 
 
 def decayed_rate(count: float, at: dt.datetime, now: dt.datetime, horizon: dt.timedelta) -> float:
-    """The author's engagements per hour: ``count`` (as of ``at``, decaying by ``e``
-    every ``horizon``) decayed to ``now``, over ``horizon`` in hours."""
+    """Engagements per hour: ``count`` at ``at`` decayed (e-fold per ``horizon``) to ``now``, over
+    ``horizon``."""
     return decayed_rate_us(count, score_of(at), score_of(now), horizon // _MICROSECOND)
 
 
@@ -144,8 +130,7 @@ def rank(
 def _scorer(
     signals: Signals, viewer_id: uuid.UUID, now: dt.datetime, config: RankingConfig
 ) -> Callable[[Candidate], float]:
-    """:func:`score` with its constants computed once (ages in µs, as entries hold
-    them): a window scores 100 candidates."""
+    """:func:`score` with its constants precomputed (ages in µs)."""
     now_us = score_of(now)
     half_life_us = config.half_life / dt.timedelta(microseconds=1)
     velocity, rates, close = signals.velocity, signals.author_rate, signals.close_authors

@@ -1,12 +1,5 @@
-"""The ranked feed's signal consumers (docs/architecture/home-feed.md "Ranked order")
-and explore's trending posts (docs/api/explore.md "Explore"): likes and comments are
-recorded, unlikes and deletions withdrawn, each idempotently at its outbox event's time;
-deleted posts and the posts of banned or leaving accounts leave the trending posts.
-
-An engagement counts in the trending posts when the velocity first records it, so a job
-run again never counts it twice (and may miss it after a failure in between: the
-design's accepted loss for counters, docs/seeds/chroma-architecture.md "Explore and the
-Reels discovery feed")."""
+"""The ranked feed's signal consumers and explore's trending posts (docs/api/explore.md "Explore").
+An engagement counts when the velocity first records it, so a rerun never counts twice."""
 
 from __future__ import annotations
 
@@ -33,9 +26,7 @@ from domain.outbox.process import Consumer
 from domain.reads import fetch_rows
 from domain.visibility.predicates import is_live
 
-# The post's media kind, if the engagement is still there: a like or comment job that
-# runs after its unlike or deletion (jobs run in any order), or after the actor's
-# account was purged, records nothing.
+# Nothing recorded if the engagement is gone (jobs run in any order).
 _LIKED_KIND = text(
     f"SELECT {KIND_SQL} FROM posts WHERE id = :post"
     " AND EXISTS (SELECT 1 FROM likes WHERE post_id = :post AND user_id = :ref)"
@@ -46,18 +37,14 @@ _COMMENTED_KIND = text(
 )
 
 
-# The posts of an author among the trending ones.
 _AUTHORS_POSTS = "SELECT id FROM posts WHERE author_id = $1 AND id = ANY($2::uuid[])"
 
 
 def ranking_consumer(
     engine: AsyncEngine, signals: RankingSignals, trending: Trending | None = None
 ) -> Consumer:
-    """The ``ranking`` consumer (domain.outbox.registry): LikeCreated, LikeRemoved,
-    CommentCreated and CommentDeleted; a creation reads the post's media and whether
-    the like or comment is still there (one statement). PostDeleted, UserStatusChanged
-    and AccountDeletionRequested take posts out of ``trending`` (None: no trending
-    posts kept, those events do nothing)."""
+    """The ``ranking`` consumer: likes and comments recorded or withdrawn; PostDeleted,
+    UserStatusChanged and AccountDeletionRequested drop posts from ``trending`` (if kept)."""
 
     async def record(
         still_there: TextClause,

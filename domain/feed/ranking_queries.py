@@ -1,5 +1,4 @@
-"""Reads of the ranked feed in PostgreSQL: what the score needs of each candidate post
-(docs/architecture/home-feed.md "Home feed", Ranked order)."""
+"""What the ranked score reads of each candidate post in PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.reads import fetch_rows
 from domain.visibility.predicates import is_live
 
-#: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT): ``video`` if any file
-#: is a video, else ``image`` if it has any file, else ``text``.
+#: A post's media kind (domain.feed.ranking.MEDIA_KINDS or TEXT).
 KIND_SQL = (
     "CASE WHEN media @> '[{\"kind\": \"video\"}]' THEN 'video'"
     " WHEN media <> '[]'::jsonb THEN 'image' ELSE 'text' END"
@@ -28,8 +26,7 @@ _FACTS = (
 async def live_post_facts(
     db: AsyncEngine | AsyncConnection, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
-    """``{post id: (author id, media kind)}`` of the live posts among ``ids``, in one
-    statement."""
+    """``{post id: (author id, media kind)}`` of the live posts among ``ids``."""
     if not ids:
         return {}
     ((post_ids, authors, kinds),) = await fetch_rows(db, _FACTS, list(ids))

@@ -1,10 +1,5 @@
-"""Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read).
-
-The cached feed merged with followed pull authors' stores, newest first by
-``(created_at, id)``; past a source's window, PostgreSQL. ``visible`` drops what the
-viewer may not see and the read scans on until the page is full or the feed ends.
-When Redis fails, PostgreSQL gives the same order and cursors.
-"""
+"""Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read): cached feed
+merged with pull authors, PostgreSQL past the window or when Redis fails, same cursors."""
 
 from __future__ import annotations
 
@@ -32,20 +27,16 @@ log = logging.getLogger(__name__)
 
 #: Decides, for a batch of candidate entries, which the viewer may see (same order).
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
-#: The pull authors the viewer follows (domain.feed.sources.followed_pull_authors).
 PullAuthors = Callable[[], Awaitable[list[uuid.UUID]]]
 
-#: Most candidates per refill round; each round asks twice the last, so N filtered
-#: entries cost O(log N) rounds.
+#: Most candidates per refill round; each round doubles, so N filtered cost O(log N).
 _MAX_BATCH = 1024
 
 
 @dataclass(frozen=True)
 class FeedPage:
-    """Up to ``first`` visible entries, newest first (fewer only where the feed ends);
-    ``has_next`` exact: whether a visible entry lies past the page in the direction it
-    was read (older; newer for a page read ``rising``); ``source`` ``redis`` or
-    ``postgres``."""
+    """Up to ``first`` visible entries, newest first; ``has_next`` exact in the read direction;
+    ``source`` ``redis`` or ``postgres``."""
 
     entries: list[Entry]
     has_next: bool
@@ -64,10 +55,8 @@ async def read_home_feed(
     pull_authors: PullAuthors | None = None,
     rising: bool = False,
 ) -> FeedPage:
-    """The page of ``first`` entries after ``before`` (None: newest); ``rising``: the
-    ``first`` entries just newer than ``before`` (None: the oldest of the feed), still
-    newest first. Redis trouble is served from PostgreSQL, never raised.
-    ``pull_authors``: the followed pull authors (default: a statement of its own)."""
+    """The ``first`` entries after ``before`` (None: newest), or with ``rising`` just newer than it,
+    newest first. Redis trouble falls back to PostgreSQL, never raised."""
     try:
         source = _RedisSource(engine, stores, config, viewer_id, pull_authors, rising=rising)
         return await _fill(source, first, before, visible, "redis", rising)
@@ -90,9 +79,7 @@ async def _fill(
     name: Literal["redis", "postgres"],
     rising: bool = False,
 ) -> FeedPage:
-    """Scan candidates past ``bound`` (the source's way) until ``first`` + 1 visible
-    ones are found (the extra one tells ``has_next``) or the source ends; never gives
-    up midway. A rising page is turned newest first."""
+    """Scan past ``bound`` until ``first`` + 1 visible entries or the source ends."""
     kept: list[Entry] = []
     cursor = bound
     want = first + 1
@@ -109,8 +96,7 @@ async def _fill(
 
 
 class _SqlSource:
-    """Fan-out-on-read from PostgreSQL: the fallback, and the feed past its window;
-    ``rising``: upward (oldest first, strictly newer than the bound)."""
+    """Fan-out-on-read from PostgreSQL (fallback and beyond the window)."""
 
     def __init__(self, engine: AsyncEngine, viewer_id: uuid.UUID, *, rising: bool) -> None:
         self.engine = engine
@@ -124,12 +110,8 @@ class _SqlSource:
 
 
 class _RedisSource:
-    """The viewer's cached feed merged with followed pull authors' stores:
-    ``candidates(bound, count)`` is the newest ``count`` before the bound, exactly (a
-    source that runs out of its window hands over to PostgreSQL); fewer means the end.
-    ``rising``: the oldest ``count`` newer than the bound, oldest first (a source whose
-    window does not reach down to the bound hands over to PostgreSQL).
-    """
+    """The cached feed merged with pull authors' stores: ``candidates(bound, count)``, exactly; a
+    source past its window hands over to PostgreSQL."""
 
     def __init__(
         self,
@@ -186,11 +168,8 @@ class _RedisSource:
         bound: Entry | None,
         count: int,
     ) -> list[tuple[list[Entry], bool]]:
-        """Read the feed and every pull author's store in one round trip; rebuild what
-        is missing (one rebuild per key at a time; if busy, read that part in SQL).
-        Each part comes with whether it is exact: read from PostgreSQL, or (falling) as
-        many as asked or a whole timeline, or (rising) a window reaching down to
-        ``bound``."""
+        """Read the feed and pull authors' stores in one round trip, rebuilding what is missing;
+        each part with whether it is exact."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages: Sequence[Rising | list[Entry] | StoreError | None]
@@ -205,8 +184,7 @@ class _RedisSource:
             if isinstance(page, StoreError):
                 if timelines is feeds:
                     raise page  # the viewer's own feed: the whole page from PostgreSQL
-                # A pull author's store on a feed store node that is down: as if its
-                # window ended here, so that author alone is read from PostgreSQL.
+                # A pull author's node is down: read that author alone from PostgreSQL.
                 out.append(([], False))
             elif page is None:
                 out.append(await self._rebuilt(timelines, owner, bound, count))
@@ -215,8 +193,7 @@ class _RedisSource:
         return out
 
     def _exact(self, page: Rising | list[Entry], count: int) -> tuple[list[Entry], bool]:
-        """A timeline's page and whether it is exact: rising, as the store says; falling,
-        when it is as long as asked (a shorter one may stop where the window does)."""
+        """A page and whether it is exact (falling: as long as asked)."""
         if isinstance(page, Rising):
             return page.entries, page.exact
         return page, len(page) >= count
@@ -224,8 +201,7 @@ class _RedisSource:
     async def _rebuilt(
         self, timelines: Timelines, owner: uuid.UUID, bound: Entry | None, count: int
     ) -> tuple[list[Entry], bool]:
-        """Rebuild a missing timeline from PostgreSQL, then read its page; while another
-        process rebuilds it, read that page from PostgreSQL instead (exact)."""
+        """Rebuild a missing timeline and read its page; if busy, read it from PostgreSQL."""
         is_feed = timelines is self.stores.feeds
         limit = self.config.max_len
 

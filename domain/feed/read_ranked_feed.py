@@ -1,12 +1,6 @@
-"""Use case: read a page of the viewer's ranked home feed (docs/architecture/home-feed.md
-"Ranked order").
-
-The first page scores the newest ``window`` candidates of the chronological read
-(:mod:`domain.feed.ranking`) and freezes the order (the ``RankedWindows`` port); later
-pages slice it, then go on chronologically from its oldest post (the *tail*). Posts that
-became invisible are dropped and the page scans on. When Redis fails the page is ranked
-by recency, or is the chronological one, with cursors valid either way.
-"""
+"""Use case: read a page of the ranked home feed (docs/architecture/home-feed.md "Ranked order"):
+the first page freezes a scored window, later pages slice it then go on chronologically from its
+tail."""
 
 from __future__ import annotations
 
@@ -37,16 +31,13 @@ Chronological = Callable[[Entry | None, int], Awaitable["RankedPage"]]
 
 
 class RankedWindowExpiredError(Exception):
-    """The cursor names a frozen window that is gone (idle longer than its TTL) or was
-    never the viewer's: the client starts again from the first page."""
+    """The cursor's frozen window is gone or not the viewer's: start again."""
 
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where an edge sits: in frozen window ``window_id`` (``offset`` entries of it up
-    to and including this edge), or, with ``window_id`` None, in the chronological
-    continuation at ``entry``: past the window ``walk`` (its tail), or of a walk
-    without one (``walk`` None: the chronological feed)."""
+    """An edge's place: in window ``window_id`` at ``offset``, or (``window_id`` None) in the
+    chronological continuation at ``entry``."""
 
     window_id: str | None
     offset: int
@@ -56,8 +47,7 @@ class Position:
 
 @dataclass(frozen=True)
 class RankedPage:
-    """Up to ``first`` visible entries with their positions, in feed order;
-    ``has_next`` if a visible entry follows (exact, like the chronological page)."""
+    """Up to ``first`` visible entries with positions, in feed order; ``has_next`` exact."""
 
     items: list[tuple[Entry, Position]]
     has_next: bool
@@ -75,9 +65,8 @@ async def read_ranked_feed(
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
 ) -> RankedPage:
-    """The ranked page of ``first`` entries after ``after`` (None: the top, freezing a new
-    window). Raises RankedWindowExpiredError when the position's window is gone or
-    unreadable; no other Redis trouble raises."""
+    """The ranked page after ``after`` (None: the top, freezing a window). Raises
+    RankedWindowExpiredError; no other Redis trouble raises."""
     windows = stores.windows
 
     def chronological(walk: str | None) -> Chronological:
@@ -128,8 +117,7 @@ async def read_ranked_feed(
 
 
 async def load_window(stores: FeedStores, viewer_id: uuid.UUID, window_id: str) -> Window:
-    """The viewer's frozen window ``window_id``; RankedWindowExpiredError when it is gone,
-    not the viewer's or unreadable."""
+    """The viewer's window ``window_id``; raises RankedWindowExpiredError if gone or unreadable."""
     try:
         window = await stores.windows.load(viewer_id, window_id)
     except StoreError:  # as good as gone: the walk starts again
@@ -149,10 +137,8 @@ async def rank_window(
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
 ) -> Window | None:
-    """A new ranked window of the viewer's feed, not yet frozen (None: the feed is
-    empty). Its candidates unfiltered: each is checked when a page reaches it (the
-    first page included), so the rule is checked for the ~20 posts a page shows, not
-    for the whole window on every first page."""
+    """A new unfrozen ranked window (None: empty feed); candidates unfiltered, checked when a page
+    reaches them."""
     cfg = config.ranking
     found = await read_home_feed(
         engine,
@@ -198,9 +184,8 @@ async def slice_window(
     visible: Visible,
     chronological: Chronological,
 ) -> RankedPage:
-    """The page of ``first`` visible entries of the window from ``offset``, then of the
-    chronological continuation from the window's tail when the window runs out (also
-    explore's pages, domain.explore.read_explore, whose windows have no tail)."""
+    """``first`` visible entries of the window from ``offset``, then of the continuation past its
+    tail."""
     items: list[tuple[Entry, Position]] = []
     at = max(offset, 0)
     want = first + 1

@@ -1,14 +1,5 @@
-"""Use case: read a page of the viewer's ranked home feed backward (``last``/``before``;
-docs/architecture/home-feed.md "Ranked order").
-
-The ranked list is a frozen window in rank order, then its chronological continuation
-older than the window's tail (domain.feed.read_ranked_feed). Backward from a place in
-the window: the visible entries just above it in the window. From a place in the
-continuation: the visible continuation entries newer than it (and older than the tail),
-then the window's last ones. From the end (no place): a new window is frozen, as a first
-page does, and the list's last entries are read. A continuation of a walk without a
-window (its window could not be frozen) is the chronological feed, read upward.
-"""
+"""Use case: read the ranked home feed backward (``last``/``before``; docs/architecture/home-feed.md
+"Ranked order"); from the end, a new window is frozen."""
 
 from __future__ import annotations
 
@@ -47,17 +38,14 @@ async def read_ranked_feed_backward(
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
 ) -> RankedPage:
-    """The ranked page of the ``last`` entries just before ``before`` (None: the end of
-    a newly frozen window's list), in feed order; ``has_next``: exactly whether a
-    visible entry comes before them. Raises RankedWindowExpiredError when the
-    position's window is gone or unreadable."""
+    """The ``last`` entries before ``before`` (None: the end of a new window), in feed order;
+    ``has_next`` exact. Raises RankedWindowExpiredError."""
 
     async def rising(
         after: Entry | None, below: Entry | None, n: int, walk: str | None
     ) -> tuple[list[tuple[Entry, Position]], bool]:
-        """Up to ``n`` visible entries of the chronological feed just newer than
-        ``after`` and older than ``below`` (None: no bound), newest first; and whether
-        more lie between."""
+        """Up to ``n`` visible entries newer than ``after``, older than ``below``, newest first; and
+        whether more lie between."""
         page = await read_home_feed(
             engine,
             stores,
@@ -114,8 +102,7 @@ async def read_ranked_feed_backward(
 async def slice_backward(
     window: Window, window_id: str, end: int, last: int, visible: Visible
 ) -> RankedPage:
-    """The last ``last`` visible entries of the window's first ``end``, in rank order;
-    ``has_next``: exactly whether a visible one comes before them."""
+    """The last ``last`` visible entries of the window's first ``end``; ``has_next`` exact."""
     found: list[tuple[Entry, Position]] = []  # nearest first
     at = min(max(end, 0), len(window.entries))
     want = last + 1

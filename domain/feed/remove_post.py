@@ -1,5 +1,5 @@
-"""Use case: take a deleted post out of every cached timeline it may be in (the fan-out
-of the removal; docs/architecture/home-feed.md "Home feed", Deletes)."""
+"""Use case: take a deleted post out of every cached timeline (docs/architecture/home-feed.md "Home
+feed", Deletes)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,8 @@ async def remove_post_from_feeds(
     author_id: uuid.UUID,
     post_id: uuid.UUID,
 ) -> int:
-    """After ``post_id`` was deleted: remove it from the author's stores and from the
-    feeds (and rebuilds) of followers active within ``config.active_window``, whatever
-    the author's mode. Idempotent; returns the entries removed. Raises DBAPIError /
-    StoreError, the latter once every reachable feed is done.
-    """
+    """Remove ``post_id`` from the author's stores and active followers' feeds. Idempotent; returns
+    entries removed; raises DBAPIError / StoreError after every reachable feed."""
     failures: list[StoreError] = []  # a node down fails its feeds only; raised at the end
 
     async def attempt(removal: Awaitable[int]) -> int:

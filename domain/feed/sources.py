@@ -1,5 +1,5 @@
-"""PostgreSQL reads of the feed: fan-out targets, rebuild sources, pull authors, and
-the SQL home feed (fallback and beyond the cached window)."""
+"""PostgreSQL reads of the feed: fan-out targets, rebuild sources, pull authors, the SQL home
+feed."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ async def active_followers_page(
     after: Position | None,
     limit: int,
 ) -> tuple[list[uuid.UUID], Position | None]:
-    """Up to ``limit`` followers of ``author_id`` active since ``active_since`` and the
-    keyset position to continue from (None when done)."""
+    """Up to ``limit`` followers active since ``active_since``, and the keyset to continue (None:
+    done)."""
     where = "AND (f.created_at, f.id) < (:ts, :id)" if after else ""
     params: dict[str, object] = {"author": author_id, "since": active_since, "limit": limit}
     if after:
@@ -57,8 +57,8 @@ async def author_recent_entries(
     since: dt.datetime | None = None,
     before: Entry | None = None,
 ) -> list[Entry]:
-    """The author's newest ``limit`` live posts, optionally only those created since
-    ``since`` and strictly before ``before`` (``posts_author_live_idx``)."""
+    """The author's newest ``limit`` live posts, optionally since ``since`` and before
+    ``before``."""
     sql = f"SELECT created_at, id FROM posts WHERE author_id = :a AND {is_live()}"
     params: dict[str, object] = {"a": author_id, "limit": limit}
     if since is not None:
@@ -96,8 +96,8 @@ _AUTHORS_SQL = f"""
 
 
 def _walk(sql: str, bound: Entry | None, rising: bool) -> tuple[str, tuple[object, ...]]:
-    """``sql`` (either statement above) strictly past ``bound`` ($3, $4), newest first,
-    or ``rising``: strictly newer than it, oldest first; and the bound's arguments."""
+    """``sql`` past ``bound`` ($3, $4), newest first, or ``rising`` oldest first; and its
+    arguments."""
     args: tuple[object, ...] = ()
     condition = ""
     if bound is not None:
@@ -114,10 +114,8 @@ async def home_entries_sql(
     limit: int,
     rising: bool = False,
 ) -> list[Entry]:
-    """The newest ``limit`` live posts of the viewer and their followees strictly before
-    ``before``, in the Redis feed's order; ``rising``: the oldest ``limit`` strictly
-    newer than ``before`` (None: the oldest of all), oldest first. One statement (a
-    LATERAL top-N per followee); ``db``: a connection, or an engine (one round trip)."""
+    """The newest ``limit`` live posts of the viewer and followees before ``before`` (``rising``:
+    oldest newer, oldest first). One statement; ``db`` a connection or engine."""
     sql, args = _walk(_HOME_SQL, before, rising)
     rows = await fetch_rows(db, sql, viewer_id, limit, *args)
     return [Entry.of(ts, pk) for ts, pk in rows]
@@ -131,10 +129,8 @@ async def authors_entries_sql(
     limit: int,
     rising: bool = False,
 ) -> list[Entry]:
-    """The newest ``limit`` live posts of ``author_ids`` together, strictly before
-    ``before``, newest first (``rising``: as :func:`home_entries_sql`): the part of
-    :func:`home_entries_sql` that those authors contribute. One statement (a LATERAL
-    top-N per author, merged)."""
+    """The newest ``limit`` live posts of ``author_ids`` before ``before`` (``rising`` as
+    :func:`home_entries_sql`), one statement."""
     sql, args = _walk(_AUTHORS_SQL, before, rising)
     rows = await fetch_rows(db, sql, list(author_ids), limit, *args)
     return [Entry.of(ts, pk) for ts, pk in rows]
@@ -151,7 +147,7 @@ _PULL_AUTHORS_SQL = (
 async def followed_pull_authors(
     db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
 ) -> list[uuid.UUID]:
-    """The pull authors the viewer follows (a few dozen at most, by construction)."""
+    """The pull authors the viewer follows."""
     rows = await fetch_rows(db, _PULL_AUTHORS_SQL, viewer_id)
     return [r[0] for r in rows]
 
@@ -159,8 +155,7 @@ async def followed_pull_authors(
 async def viewer_and_pull_authors(
     db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
 ) -> tuple[UserRecord | None, list[uuid.UUID]]:
-    """The viewer's account (None if the row is gone) and :func:`followed_pull_authors`,
-    in one statement: what a home feed page reads before its candidates."""
+    """The viewer's account (None if gone) and :func:`followed_pull_authors`, one statement."""
     rows = await fetch_rows(
         db,
         "SELECT id, username, display_name, bio, status, created_at, is_private,"

@@ -15,8 +15,8 @@ from domain.identity.tokens import AccessClaims
 async def session_state(
     engine: AsyncEngine, user_id: uuid.UUID, session_id: uuid.UUID
 ) -> tuple[str | None, bool]:
-    """From PostgreSQL, in one statement: the account's status (None if there is no
-    such account) and whether the session (refresh-token family) has a live token."""
+    """The account's status (None: no account) and whether the session has a live token, one
+    statement."""
     live = exists().where(
         sessions.c.family_id == session_id,
         sessions.c.user_id == user_id,
@@ -32,11 +32,9 @@ async def session_state(
 async def admit_session(
     engine: AsyncEngine, store: SessionStore | None, claims: AccessClaims
 ) -> Verdict:
-    """The verdict on a valid access token's session: admitted (and whether the user
-    was marked active), ended, or the account unavailable. One Redis round trip when
-    cached, else a PostgreSQL read that fills the cache (``store`` None: PostgreSQL
-    alone). Raises :class:`domain.errors.StoreError` when the cache fails.
-    """
+    """The verdict on a valid access token's session: admitted (and whether marked active), ended,
+    or unavailable. Cached in Redis, else read from PostgreSQL (``store`` None: PostgreSQL
+    alone). Raises :class:`domain.errors.StoreError`."""
     if store is not None:
         verdict = await store.admit(claims.user_id, claims.session_id)
         if verdict is not None:

@@ -1,5 +1,4 @@
-"""Use case: change one's e-mail address (confirmed by the password); the new address
-is unverified until its code is used."""
+"""Use case: change one's e-mail address (confirmed by the password)."""
 
 from __future__ import annotations
 
@@ -35,14 +34,9 @@ async def change_email(
     password: str,
     dispatcher: Dispatcher | None = None,
 ) -> UserRecord:
-    """Set ``user_id``'s address to ``email`` after checking ``password``; the address is
-    unverified and the worker mails it a verification code (``user.updated`` and
-    ``user.email_verification_requested`` events). The same address again changes
-    nothing.
-
-    Raises ValidationError (``email``), WrongPasswordError (``password``),
-    EmailTakenError or AccountUnavailableError.
-    """
+    """Set ``user_id``'s address to ``email`` after checking ``password``; it is unverified and a
+    code is mailed. The same address changes nothing. Raises ValidationError (``email``),
+    WrongPasswordError, EmailTakenError or AccountUnavailableError."""
     email = clean_email(email)
     async with engine.connect() as conn:
         row = (await conn.execute(_ACCOUNT, {"u": user_id})).first()

@@ -19,8 +19,7 @@ from domain.visibility.predicates import is_active
 
 _HASH = text(f"SELECT password_hash FROM users WHERE id = :x AND {is_active()}")
 
-# Compare-and-set: the hash verified above must still be the account's, so of two
-# concurrent changes with the same current password only one succeeds.
+# Compare-and-set on the verified hash: of two concurrent changes only one succeeds.
 _SET = text(
     "UPDATE users SET password_hash = :new WHERE id = :x AND password_hash = :old"
     f" AND {is_active()} RETURNING true"
@@ -41,12 +40,10 @@ async def change_password(
     new_password: str,
     sessions: SessionStore | None = None,
 ) -> int:
-    """Replace ``user_id``'s password once ``current_password`` checks (only if the
-    verified hash is still stored) and end every other session than ``session_id``, in
-    one transaction, then tell the session cache; return how many ended. Raises
-    ValidationError (``newPassword``), WrongPasswordError (also when a concurrent change
-    won) or AccountUnavailableError.
-    """
+    """Replace the password once ``current_password`` checks and end every session but
+    ``session_id``, in one transaction; return how many ended. Raises ValidationError
+    (``newPassword``), WrongPasswordError (also when a concurrent change won) or
+    AccountUnavailableError."""
     clean_text("newPassword", new_password, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
     async with engine.connect() as conn:
         old_hash = await conn.scalar(_HASH, {"x": user_id})

@@ -24,9 +24,8 @@ class Credited:
 
 
 async def check_credentials(engine: AsyncEngine, username: str, password: str) -> Credited | None:
-    """The account of ``username`` (case-insensitive) if ``password`` is its password,
-    whatever its status; None otherwise. The same work and time for every refusal: an
-    unknown name or a name or password that cannot be valid verify against a dummy hash."""
+    """The account of ``username`` (case-insensitive) if ``password`` is its password, whatever its
+    status; else None, after the same work for every refusal."""
     try:
         canonical = normalize_username(username)
     except ValidationError:

@@ -1,7 +1,5 @@
-"""The single-use tokens of e-mail verification and password reset:
-``base64url(HMAC-SHA256(key, purpose:id))`` of the row's id, so a retried mail sends the
-same token; the row keeps only its SHA-256, address, expiry and use.
-"""
+"""Single-use e-mail tokens: ``base64url(HMAC-SHA256(key, purpose:id))`` of the row's id, so a
+retried mail sends the same token; the row keeps its SHA-256."""
 
 from __future__ import annotations
 
@@ -56,9 +54,8 @@ async def issue_token(
     ttl: dt.timedelta,
     per_hour: int,
 ) -> str | None:
-    """The token to mail for ``token_id`` (the same again for a retried job), its row
-    written in the caller's transaction under the user's row lock; None when it was used
-    or the hour's ``per_hour`` budget of this ``purpose`` is spent."""
+    """The token to mail for ``token_id``, its row written under the user's row lock; None when used
+    or over the hour's ``per_hour`` budget."""
     existing = (await conn.execute(_EXISTING, {"id": token_id})).first()
     if existing is not None:
         return None if existing.used_at is not None else derive_token(key, purpose, token_id)
@@ -96,9 +93,8 @@ _USE = text("UPDATE email_tokens SET used_at = now() WHERE id = :id")
 
 
 async def redeem_token(conn: AsyncConnection, token: str, purpose: str) -> RedeemedToken:
-    """Mark ``token`` of ``purpose`` used in the caller's transaction and return its
-    row. Raises InvalidTokenError (``INVALID_TOKEN``) for a token that is malformed,
-    unknown (tampered, or of the other purpose), expired or used already."""
+    """Mark ``token`` of ``purpose`` used in the caller's transaction; raises InvalidTokenError when
+    malformed, unknown, expired or used."""
     if not token or len(token) > TOKEN_MAX_CHARS or not token.isascii():
         raise InvalidTokenError("That token is not one of ours.")
     row = (await conn.execute(_FIND, {"hash": token_hash(token), "p": purpose})).first()

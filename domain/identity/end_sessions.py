@@ -1,6 +1,5 @@
-"""Ending sessions: revoke refresh-token families in PostgreSQL, then tell the session
-cache so their access tokens are refused on the next request and the user's open
-sockets close (docs/api/sessions.md "Sessions")."""
+"""Ending sessions: revoke refresh-token families in PostgreSQL, then tell the session cache
+(docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ log = logging.getLogger("roost.sessions")
 async def revoke_families(
     conn: AsyncConnection, user_id: uuid.UUID, family_ids: Iterable[uuid.UUID] | None = None
 ) -> list[uuid.UUID]:
-    """Revoke every live refresh token of ``family_ids`` of ``user_id`` (all of the
-    user's when None), and forget the push devices registered in them, in the caller's
-    transaction; return the families ended now."""
+    """Revoke ``user_id``'s live tokens of ``family_ids`` (None: all) and their push devices, in the
+    caller's transaction; return the families ended."""
     stmt = update(sessions).where(sessions.c.user_id == user_id, sessions.c.revoked_at.is_(None))
     if family_ids is not None:
         stmt = stmt.where(sessions.c.family_id.in_(list(family_ids)))
@@ -42,9 +40,8 @@ async def announce_ended(
     *,
     status: str | None = None,
 ) -> None:
-    """After the commit: mark the sessions (or the account ``status``) ended in the
-    session cache and tell the user's sockets. Never raises: when Redis fails, the
-    cache still expires within its lifetime (an access token's), and is logged."""
+    """After the commit: mark the sessions (or ``status``) ended in the cache and tell the sockets;
+    never raises (the cache expires anyway)."""
     family_ids = list(family_ids)
     if store is None or (not family_ids and status is None):
         return

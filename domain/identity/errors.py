@@ -8,8 +8,7 @@ from domain.errors import AuthenticationError, ConflictError, DomainError
 
 
 class UsernameTakenError(ConflictError):
-    """Another account already has this username (compared case-insensitively), or
-    ``held``: a purged account had it, and it is reserved for a while."""
+    """The username is taken (case-insensitively), or ``held`` for a purged account."""
 
     code = "USERNAME_TAKEN"
 
@@ -50,8 +49,7 @@ class InvalidTokenError(AuthenticationError):
 
 
 class AccountUnavailableError(AuthenticationError):
-    """The acting account is banned or deleted (a use case that checks its actor found
-    it so): the request is refused as unauthenticated, whatever the operation."""
+    """The acting account is banned or deleted: refused as unauthenticated."""
 
     code = "UNAUTHENTICATED"
 
@@ -60,8 +58,7 @@ class AccountUnavailableError(AuthenticationError):
 
 
 class WrongPasswordError(AuthenticationError):
-    """The password given to confirm a sensitive change (changePassword, deleteAccount)
-    is not the account's."""
+    """The password confirming a sensitive change is not the account's."""
 
     code = "WRONG_PASSWORD"
 
@@ -71,9 +68,8 @@ class WrongPasswordError(AuthenticationError):
 
 
 class AccountPendingDeletionError(AuthenticationError):
-    """The password is right, but the owner asked to delete the account: it signs in
-    again only by cancelling the deletion (cancelAccountDeletion) before
-    ``deletion_due_at`` (docs/api/account-lifecycle.md "Account lifecycle")."""
+    """Right password, but deletion is pending: sign in only via cancelAccountDeletion
+    (docs/api/account-lifecycle.md "Account lifecycle")."""
 
     code = "ACCOUNT_PENDING_DELETION"
 
@@ -94,8 +90,7 @@ class EmailAlreadyVerifiedError(DomainError):
 
 
 class TooManyMailsError(DomainError):
-    """The account received its hourly budget of mails of this kind
-    (MAIL_PER_ACCOUNT_PER_HOUR); ``retry_after_seconds`` until the next may go out."""
+    """Hourly mail budget spent (MAIL_PER_ACCOUNT_PER_HOUR); see ``retry_after_seconds``."""
 
     code = "RATE_LIMITED"
 

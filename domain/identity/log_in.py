@@ -16,10 +16,8 @@ from domain.identity.tokens import TokenConfig
 async def log_in(
     engine: AsyncEngine, config: TokenConfig, *, username: str, password: str
 ) -> AuthResult:
-    """Verify an active account's password (username case-insensitive) and open a
-    session. Raises InvalidCredentialsError (the same answer in the same time for every
-    refusal) or, with the right password, AccountPendingDeletionError.
-    """
+    """Verify an active account's password and open a session. Raises InvalidCredentialsError
+    (uniform for every refusal) or AccountPendingDeletionError."""
     found = await check_credentials(engine, username, password)
     if found is not None and found.deletion_due_at is not None:
         if in_grace_period(found.user.status, found.deletion_due_at):
@@ -31,8 +29,7 @@ async def log_in(
 
 
 def in_grace_period(status: str, deletion_due_at: dt.datetime | None) -> bool:
-    """Whether an account of ``status`` is being deleted by its owner and may still be
-    restored: ``pending_deletion`` and its purge not yet due."""
+    """Whether ``status`` is ``pending_deletion`` and the purge not yet due."""
     return (
         status == "pending_deletion" and deletion_due_at is not None and deletion_due_at > utcnow()
     )

@@ -19,9 +19,8 @@ async def log_out(
     refresh_token: str | None,
     store: SessionStore | None = None,
 ) -> int:
-    """End the viewer's session of ``refresh_token`` (all of them when None), with its
-    push devices, then tell the session cache (``store``); return how many ended now.
-    """
+    """End the session of ``refresh_token`` (None: all) with its push devices; return how many
+    ended."""
     async with engine.begin() as conn:
         families = None
         if refresh_token is not None:

@@ -16,8 +16,7 @@ from domain.outbox.process import Consumer
 def mail_consumer(
     engine: AsyncEngine, sender: MailSender, config: MailConfig, key: bytes
 ) -> Consumer:
-    """The ``mail`` consumer (domain.outbox.registry), its tokens derived with ``key``.
-    A mail server that cannot take a message now fails the job, which retries."""
+    """The ``mail`` consumer, tokens derived with ``key``; a refusing mail server fails the job."""
 
     async def verification(e: EmailVerificationRequested, event_id: uuid.UUID) -> None:
         await send_verification_mail(engine, sender, config, key, event_id, e)

@@ -1,6 +1,5 @@
-"""Tables of the identity area: ``users``, ``sessions`` (refresh tokens, chained by
-rotation into families: one family is one signed-in session) and ``email_tokens`` (the
-single-use tokens of e-mail verification and password reset)."""
+"""Identity tables: ``users``, ``sessions`` (refresh tokens; a family is one signed-in session) and
+``email_tokens``."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from domain.db import metadata
 
-#: Account states; only ``active`` accounts are seen or may act. ``pending_deletion``: the
-#: owner asked to delete it; hidden like a ban until the purge
-#: (docs/api/account-lifecycle.md "Account lifecycle").
+#: Account states; only ``active`` accounts are seen or act (docs/api/account-lifecycle.md
+#: "Account lifecycle").
 USER_STATUSES = ("active", "banned", "pending_deletion", "deleted")
 
 users = Table(
@@ -45,16 +43,12 @@ users = Table(
     Column("last_active_at", DateTime(timezone=True), nullable=True),
     # Private accounts: only approved followers see their posts and follow lists.
     Column("is_private", Boolean, nullable=False, server_default=false()),
-    # Account deletion (domain.accounts): when the purge of its personal data may run,
-    # and when it finished.
+    # Account deletion (domain.accounts): when the purge may run, and when it finished.
     Column("deletion_due_at", DateTime(timezone=True), nullable=True),
     Column("purged_at", DateTime(timezone=True), nullable=True),
     # The moderator role (``roost admin grant-moderator``): reads reports, bans, removes.
     Column("is_moderator", Boolean, nullable=False, server_default=false()),
-    # Profile: an http(s) link (domain.identity.website), and the avatar, an image
-    # upload the media worker turned into square variants: {"uploadId", "blurhash",
-    # "variants": [{"name", "key", "mimeType", "width", "height"}]}; null: none.
-    # ``avatar_upload_id`` names the upload being processed to replace it (null: none).
+    # website: domain.identity.website; avatar: {"uploadId", "blurhash", "variants"} or null.
     Column("website", Text, nullable=True),
     Column("avatar", JSONB, nullable=True),
     Column("avatar_upload_id", Uuid, nullable=True),
@@ -81,8 +75,7 @@ sessions = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
-    # The sign-in this refresh token descends from (the first row's id): access tokens
-    # carry it as ``sid``; ending the session revokes the whole family.
+    # The family (first row's id), the access token's ``sid``; ending a session revokes it.
     Column("family_id", Uuid, nullable=False),
     # When this token was exchanged for its successor (refresh_session.py).
     Column("rotated_at", DateTime(timezone=True), nullable=True),
@@ -91,8 +84,7 @@ sessions = Table(
     Index("sessions_family_id_idx", "family_id"),
 )
 
-#: What an e-mail token proves: the address (``verify_email``) or the right to set a new
-#: password (``reset_password``).
+#: What an e-mail token proves: ``verify_email`` or ``reset_password``.
 EMAIL_TOKEN_PURPOSES = ("verify_email", "reset_password")
 
 email_tokens = Table(
@@ -114,8 +106,7 @@ email_tokens = Table(
     Index("email_tokens_user_id_purpose_created_at_idx", "user_id", "purpose", "created_at"),
 )
 
-#: Usernames of purged accounts, held for ``AccountsConfig.username_hold`` after the purge
-#: (as Mastodon holds them): sign-up refuses one until ``reserved_until``.
+#: Usernames of purged accounts, refused by sign-up until ``reserved_until``.
 released_usernames = Table(
     "released_usernames",
     metadata,

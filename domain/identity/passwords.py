@@ -9,8 +9,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 _hasher = PasswordHasher()
 
-#: A valid hash of an unguessable password, verified when the username is unknown so
-#: that a wrong username costs as long as a wrong password (no user enumeration by timing).
+#: Verified for unknown usernames, so a wrong name costs as long as a wrong password.
 _DUMMY_HASH = _hasher.hash("roost-timing-equaliser")
 
 
@@ -25,8 +24,7 @@ async def hash_password(password: str) -> str:
 
 
 async def verify_password(password_hash: str | None, password: str) -> bool:
-    """Return True if ``password`` matches ``password_hash``; with no hash, spend the same
-    time and return False."""
+    """Whether ``password`` matches ``password_hash``; with no hash, the same time and False."""
 
     def _verify() -> bool:
         try:

@@ -72,8 +72,7 @@ def to_record(row: AnyRow) -> UserRecord:
 async def users_by_ids(
     db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, UserRecord]:
-    """Return ``{id: UserRecord}`` for the ids that exist, in one statement (on an
-    engine: one round trip, domain.reads)."""
+    """``{id: UserRecord}`` for the ids that exist, one statement."""
     if not ids:
         return {}
     rows = await fetch_rows(
@@ -99,8 +98,7 @@ class EmailState:
 
 
 async def email_state(db: AsyncConnection | AsyncEngine, user_id: uuid.UUID) -> EmailState:
-    """The e-mail address of ``user_id`` and whether it is verified (no address for an
-    account that does not exist)."""
+    """The address of ``user_id`` and whether verified (none for a missing account)."""
     rows = await fetch_rows(
         db, "SELECT email, email_verified_at IS NOT NULL FROM users WHERE id = $1", user_id
     )
@@ -109,8 +107,7 @@ async def email_state(db: AsyncConnection | AsyncEngine, user_id: uuid.UUID) -> 
 
 @dataclass(frozen=True, slots=True)
 class AvatarUploadState:
-    """The avatar upload an account chose last and that is not its avatar (yet):
-    ``processing``, or ``failed`` with the refusal's ``failure_reason`` code."""
+    """The pending avatar upload: ``processing``, or ``failed`` with ``failure_reason``."""
 
     upload_id: uuid.UUID
     state: str

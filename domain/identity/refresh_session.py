@@ -1,5 +1,4 @@
-"""Use case: rotate a refresh token into a new token pair, with a grace window for
-concurrent duplicates (docs/api/sessions.md "Sessions")."""
+"""Use case: rotate a refresh token into a new pair (docs/api/sessions.md "Sessions")."""
 
 from __future__ import annotations
 
@@ -29,12 +28,9 @@ async def refresh_session(
     refresh_token: str,
     store: SessionStore | None = None,
 ) -> AuthResult:
-    """Exchange a refresh token for its one successor (derived from it:
-    :func:`~domain.identity.tokens.successor_refresh_token`) and a new access token.
-    Within ``config.refresh_grace`` of the rotation the same token gets the same
-    successor; later its family is revoked as stolen (docs/api/sessions.md "Sessions").
-    Raises InvalidTokenError (unknown, expired, revoked, replayed, account inactive).
-    """
+    """Exchange a refresh token for its one successor and a new access token; within
+    ``config.refresh_grace`` the same successor, later the family is revoked as stolen. Raises
+    InvalidTokenError."""
     digest = hash_refresh_token(refresh_token)
     now = utcnow()
     successor = successor_refresh_token(config, refresh_token)

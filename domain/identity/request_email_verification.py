@@ -24,8 +24,7 @@ from domain.visibility.predicates import is_active
 _ACCOUNT = text(
     f"SELECT email, email_verified_at FROM users WHERE id = :u AND {is_active()} FOR UPDATE"
 )
-#: The account's mails of this kind in the last hour: how many, and when the oldest
-#: leaves the window (seconds from now).
+#: The account's mails of this kind in the last hour, and seconds until the oldest leaves.
 _BUDGET = text(
     "SELECT count(*) AS n,"
     " extract(epoch FROM min(created_at) + interval '1 hour' - now()) AS free_in"
@@ -41,14 +40,9 @@ async def request_email_verification(
     config: MailConfig,
     dispatcher: Dispatcher | None = None,
 ) -> str:
-    """Ask the worker to mail ``user_id``'s address a new verification code (a
-    ``user.email_verification_requested`` event); return the address.
-
-    Raises EmailAlreadyVerifiedError, ValidationError (``email``: the account has no
-    address), TooManyMailsError (``config.per_account_per_hour`` codes were mailed in
-    the last hour; the worker also holds the limit for requests racing this check) or
-    AccountUnavailableError.
-    """
+    """Ask the worker to mail a new verification code; return the address. Raises
+    EmailAlreadyVerifiedError, ValidationError (``email``: none), TooManyMailsError or
+    AccountUnavailableError."""
     async with unit_of_work(engine, dispatcher) as uow:
         row = (await uow.conn.execute(_ACCOUNT, {"u": user_id})).first()
         if row is None:

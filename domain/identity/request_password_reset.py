@@ -1,5 +1,4 @@
-"""Use case: ask for a password reset by e-mail address or username, without learning
-whether such an account exists."""
+"""Use case: ask for a password reset by address or username, revealing nothing."""
 
 from __future__ import annotations
 
@@ -23,13 +22,9 @@ async def request_password_reset(
     username: str | None = None,
     dispatcher: Dispatcher | None = None,
 ) -> None:
-    """Append a ``user.password_reset_requested`` event for exactly one of ``email`` or
-    ``username``; the worker looks the account up and mails it a reset code if there is
-    one. The same work, and the same return, whether or not an account matches.
-
-    Raises ValidationError (neither or both given, or a malformed value: the shape alone,
-    never whether an account has it).
-    """
+    """Append ``user.password_reset_requested`` for exactly one of ``email`` or ``username``, with
+    the same work and return whether or not an account matches. Raises ValidationError (the shape
+    alone)."""
     if (email is None) == (username is None):
         raise ValidationError("email", "Give an e-mail address or a username (one of them).")
     if email is not None:

@@ -1,5 +1,4 @@
-"""Use case: set a new password with the code a reset mail carried; every session of
-the account ends."""
+"""Use case: set a new password with a reset code; every session ends."""
 
 from __future__ import annotations
 
@@ -36,16 +35,9 @@ async def reset_password(
     new_password: str,
     sessions: SessionStore | None = None,
 ) -> int:
-    """Use the reset code ``token`` to set ``new_password`` (the sign-up rules: 8–256
-    code points, no NUL) and end every session of the account; return how many ended.
-
-    One transaction: the code and the account's other reset codes used, the new argon2id
-    hash, the revoked sessions (with their push devices) and a ``user.password_changed``
-    event; then the session cache learns it, so the old tokens are refused from the next
-    request on. Raises ValidationError (``newPassword``; the code stays unused) or
-    InvalidTokenError (a code that is malformed, tampered, of a verification, expired or
-    used, or of an account that is no longer active).
-    """
+    """Use reset code ``token`` to set ``new_password`` and end every session, in one transaction;
+    return how many ended. Raises ValidationError (``newPassword``; the code stays unused) or
+    InvalidTokenError (bad, expired or used code, or an inactive account)."""
     clean_text("newPassword", new_password, max_len=PASSWORD_MAX, min_len=PASSWORD_MIN)
     new_hash = await hash_password(new_password)
     async with unit_of_work(engine) as uow:

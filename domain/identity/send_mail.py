@@ -1,6 +1,5 @@
-"""Worker use cases of the ``mail`` consumer: mail a verification or password reset
-token, the row written under the account's lock before sending (a retry sends the same
-token)."""
+"""Worker use cases of the ``mail`` consumer; the token row is written under the account's lock
+before sending."""
 
 from __future__ import annotations
 
@@ -49,9 +48,8 @@ async def send_verification_mail(
     event_id: uuid.UUID,
     event: EmailVerificationRequested,
 ) -> bool:
-    """Mail ``event``'s verification token unless the account is gone, its address
-    changed or verified, or its hourly budget spent; True if sent. Raises
-    MailUnavailableError."""
+    """Mail ``event``'s verification token unless the account is gone, changed, verified or over
+    budget; True if sent. Raises MailUnavailableError."""
     async with engine.begin() as conn:
         user = (await conn.execute(_USER, {"u": event.user_id})).first()
         if user is None or user.email != event.email or user.email_verified_at is not None:
@@ -82,8 +80,8 @@ async def send_reset_mail(
     event_id: uuid.UUID,
     event: PasswordResetRequested,
 ) -> bool:
-    """Mail a reset token to the active account of ``event``'s address or username (none
-    for nobody's, or past the hourly budget); True if sent. Raises MailUnavailableError."""
+    """Mail a reset token to the active account of ``event``'s address or username; True if sent.
+    Raises MailUnavailableError."""
     async with engine.begin() as conn:
         if event.email is not None:
             user = (await conn.execute(_BY_EMAIL, {"e": event.email})).first()

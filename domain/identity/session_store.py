@@ -1,8 +1,5 @@
-"""The session cache's port: which sessions and accounts may act, answered in one round
-trip per request (docs/api/sessions.md "Sessions"). PostgreSQL is the source of truth
-(``sessions.revoked_at``, ``users.status``); the cache (``adapters.session_cache`` on
-Redis) is told after each commit that ends a session or changes an account's status.
-"""
+"""The session cache's port (docs/api/sessions.md "Sessions"): PostgreSQL is the truth; the cache is
+told after each commit that ends a session or changes a status."""
 
 from __future__ import annotations
 
@@ -26,36 +23,32 @@ class Admission(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """An admission and whether this request was the user's first in the activity
-    period (then ``users.last_active_at`` is due: domain.feed.activity)."""
+    """An admission and whether this request first marked the user active (domain.feed.activity)."""
 
     admission: Admission
     marked_active: bool = False
 
 
 def verdict_of(status: str | None, live: bool, marked: bool = False) -> Verdict:
-    """The verdict for an account ``status`` (None: no such account) and whether the
-    session is ``live``."""
+    """The verdict for ``status`` (None: no account) and a ``live`` session."""
     if status != "active":
         return Verdict(Admission.UNAVAILABLE)
     return Verdict(Admission.ADMITTED if live else Admission.ENDED, marked)
 
 
 class SessionStore(Protocol):
-    """The session cache. Every method raises :class:`domain.errors.StoreError` when the
-    cache fails: callers fall back to PostgreSQL."""
+    """The session cache; every method raises :class:`domain.errors.StoreError` when it fails."""
 
     async def admit(self, user_id: uuid.UUID, session_id: uuid.UUID) -> Verdict | None:
-        """The cached verdict of the session, marking the user active when admitted
-        (``SET NX`` of the activity marker, domain.feed.activity); None when the cache
-        does not know (read PostgreSQL, then :meth:`fill`)."""
+        """The cached verdict, marking the user active when admitted; None when unknown (read
+        PostgreSQL, then :meth:`fill`)."""
         ...
 
     async def fill(
         self, user_id: uuid.UUID, session_id: uuid.UUID, status: str | None, live: bool
     ) -> Verdict:
-        """Cache what PostgreSQL said (without overwriting an ended session or a status
-        written meanwhile) and return the verdict then in the cache."""
+        """Cache PostgreSQL's answer (never over a newer end or status); return the cached
+        verdict."""
         ...
 
     async def end(
@@ -65,7 +58,6 @@ class SessionStore(Protocol):
         *,
         status: str | None = None,
     ) -> None:
-        """Mark ``session_ids`` ended (and the account ``status``, if given) after
-        PostgreSQL committed it, and tell the user's open sockets (a
-        :data:`SESSION_EVENT` on their channel)."""
+        """Mark ``session_ids`` (and ``status``) ended after the commit and send
+        :data:`SESSION_EVENT`."""
         ...

@@ -17,8 +17,7 @@ from domain.identity.tokens import TokenConfig, issue_access_token, new_refresh_
 
 @dataclass(frozen=True)
 class AuthResult:
-    """What sign-up, log-in and refresh return: the user, a fresh token pair and the
-    session (refresh-token family) they belong to."""
+    """What sign-up, log-in and refresh return: the user, a token pair and the session."""
 
     user: UserRecord
     access_token: str
@@ -34,9 +33,8 @@ async def open_session(
     family_id: uuid.UUID | None = None,
     refresh: tuple[str, bytes] | None = None,
 ) -> AuthResult:
-    """Insert a refresh-token row in the caller's transaction and return the token pair:
-    a sign-in starts a family, a rotation passes its ``family_id`` and ``refresh``; the
-    access token's ``sid`` is the family."""
+    """Insert a refresh-token row in the caller's transaction; return the pair. A rotation passes
+    ``family_id`` and ``refresh``; ``sid`` is the family."""
     row_id = new_id()
     family_id = family_id or row_id
     token, digest = refresh or new_refresh_token()
@@ -55,9 +53,8 @@ async def open_session(
 async def open_sessions(
     engine: AsyncEngine, config: TokenConfig, user_ids: Sequence[uuid.UUID]
 ) -> list[str]:
-    """Open one session for each of ``user_ids`` (in one statement) and return their
-    access tokens, in order; the refresh tokens are not handed out. For trusted tooling
-    (benchmarks, an operator's script): every access token must name a live session."""
+    """Open a session per ``user_ids`` in one statement; return their access tokens in order (for
+    trusted tooling)."""
     opened = [(new_id(), u) for u in user_ids]  # (session id = its family id, user id)
     expires_at = utcnow() + config.refresh_ttl
     rows = [

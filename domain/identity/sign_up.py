@@ -35,11 +35,8 @@ async def sign_up(
     display_name: str,
     dispatcher: Dispatcher | None = None,
 ) -> AuthResult:
-    """Create a user (argon2id hash) with ``user.email_verification_requested``; return
-    it with a token pair. Raises ValidationError (docs/design.md "Decided details"),
-    UsernameTakenError (also for a purged account's username while it is held) or
-    EmailTakenError, writing nothing.
-    """
+    """Create a user and return it with a token pair. Raises ValidationError (docs/design.md
+    "Decided details"), UsernameTakenError (also while held) or EmailTakenError, writing nothing."""
     canonical = new_username(username)
     email = clean_email(email)
     check_password(password)
@@ -63,8 +60,7 @@ async def sign_up(
                 )
             ).one()
             user = to_record(row)
-            # After the insert: a purge that freed the name has committed by now (the
-            # insert waited on its row), so its reservation is seen.
+            # After the insert (it waited on the row): a purge freeing the name has committed.
             if await conn.scalar(_HELD, {"u": canonical}):
                 raise UsernameTakenError(canonical, held=True)
             await uow.record(UserCreated(user.id))
@@ -72,7 +68,6 @@ async def sign_up(
             auth = await open_session(conn, config, user)
         return auth
     except IntegrityError as exc:
-        # Name the field that collided; the pre-check below only shapes the message.
         async with engine.connect() as conn:
             taken = await conn.scalar(select(users.c.id).where(users.c.username == canonical))
         if taken is not None or "users_username_key" in str(exc.orig):

@@ -1,7 +1,5 @@
-"""Access tokens (JWT, HS256, naming their session ``sid``; signed by the
-:class:`AccessTokenCodec` port) and opaque 256-bit refresh tokens whose SHA-256 is
-stored in ``sessions``.
-"""
+"""Access tokens (JWT HS256 with ``sid``, via :class:`AccessTokenCodec`) and opaque 256-bit refresh
+tokens stored as SHA-256."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ _REQUIRED = ("exp", "iat", "sub", "iss", "sid")
 
 
 class TokenRejectedError(Exception):
-    """The codec refused a token: malformed, forged (bad signature or algorithm), of
-    another issuer, or missing a required claim."""
+    """The codec refused a token: malformed, forged, another issuer, or missing a claim."""
 
 
 class TokenExpiredError(TokenRejectedError):
@@ -43,9 +40,8 @@ class AccessTokenCodec(Protocol):
     def verify(
         self, token: str, secret: str, *, issuer: str, required: Sequence[str]
     ) -> dict[str, Any]:
-        """The claims of a token signed under ``secret`` by ``issuer``, unexpired and
-        holding every ``required`` claim; raises TokenExpiredError or
-        TokenRejectedError."""
+        """The claims of a token by ``issuer`` under ``secret``, unexpired with every ``required``;
+        raises TokenExpiredError or TokenRejectedError."""
         ...
 
 
@@ -77,8 +73,7 @@ def issue_access_token(config: TokenConfig, user_id: uuid.UUID, session_id: uuid
 
 @dataclass(frozen=True, slots=True)
 class AccessClaims:
-    """What a valid access token says: its user, its session (the refresh-token family
-    it was issued for) and when it expires (epoch seconds)."""
+    """A valid access token's user, session and expiry (epoch seconds)."""
 
     user_id: uuid.UUID
     session_id: uuid.UUID
@@ -90,17 +85,14 @@ def decode_access_token(config: TokenConfig, token: str) -> uuid.UUID:
     return decode_access_claims(config, token).user_id
 
 
-#: Valid access tokens remembered per process (LRU): verifying one costs more than the
-#: rest of a small request.
+#: Valid access tokens remembered per process (LRU): verifying costs more than a small request.
 VERIFIED_TOKENS_MAX = 4096
 _verified: OrderedDict[tuple[str, str], AccessClaims] = OrderedDict()
 
 
 def decode_access_claims(config: TokenConfig, token: str) -> AccessClaims:
-    """The claims of a valid access token (its session is domain.identity.session_store's
-    question). A valid token is remembered by its exact text until it expires; the
-    expiry is checked on every call. Raises :class:`InvalidTokenError`.
-    """
+    """The claims of a valid access token (cached by text until expiry, re-checked each call).
+    Raises :class:`InvalidTokenError`."""
     key = (config.secret, token)
     claims = _verified.get(key)
     if claims is not None:
@@ -139,8 +131,8 @@ def new_refresh_token() -> tuple[str, bytes]:
 
 
 def successor_refresh_token(config: TokenConfig, token: str) -> tuple[str, bytes]:
-    """The one refresh token rotating ``token`` gives, and its digest: HMAC-SHA-256 of it
-    under the signing secret, so a repeated rotation gets the same successor."""
+    """The one successor of ``token`` and its digest: HMAC-SHA-256 under the secret, so
+    deterministic."""
     mac = hmac.new(config.secret.encode(), b"roost-refresh:" + token.encode(), hashlib.sha256)
     successor = base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
     return successor, hash_refresh_token(successor)

@@ -43,20 +43,11 @@ async def update_profile(
     counter_shards: int = 16,
     dispatcher: Dispatcher | None = None,
 ) -> UserRecord:
-    """Set whichever of ``display_name`` (1–50), ``bio`` (0–150 code points, NFC),
-    ``website`` (domain.identity.website: an http(s) link; ``""`` clears it) and
-    ``is_private`` are given, with ``user.updated``; return the user.
-
-    ``avatar_upload_id``: one of the user's pending image uploads, its bytes arrived in
-    ``store`` at the declared size, becomes the avatar once the media worker made its
-    squares (``avatar.uploaded``; until then the old avatar stays and the upload is
-    ``processing``); :data:`REMOVE` removes the avatar (its objects are deleted after the
-    commit, best effort). ``is_private=False`` also accepts every pending follow
-    request in the same transaction (accept_pending_requests).
-
-    Raises ValidationError (also for a video as avatar, or no store), UploadNotFoundError,
-    UploadUnusableError or NotFoundError. Nothing changes when one is raised.
-    """
+    """Set whichever of ``display_name`` (1–50), ``bio`` (0–150, NFC), ``website`` (``""`` clears)
+    and ``is_private`` are given; return the user. ``avatar_upload_id``: a pending image upload
+    that becomes the avatar once processed, or :data:`REMOVE`. ``is_private=False`` accepts
+    pending requests. Raises ValidationError, UploadNotFoundError, UploadUnusableError or
+    NotFoundError, changing nothing."""
     values: dict[str, Any] = {}
     if display_name is not None:
         values["display_name"] = clean_display_name(display_name)
@@ -113,8 +104,7 @@ async def _check_avatar(
 
 
 async def _choose_avatar(uow: UnitOfWork, user_id: uuid.UUID, upload: uuid.UUID) -> None:
-    """Again, locked (a post naming the same upload takes turns with this): the upload
-    goes ``processing`` and the media worker is told."""
+    """Under the upload's lock: the upload goes ``processing`` and the media worker is told."""
     conn = uow.conn
     rows = await read_uploads(conn, [upload], user_id, lock=True)
     check_uploads([upload], rows, utcnow())

@@ -20,9 +20,8 @@ _VERIFY = text(
 
 
 async def verify_email(engine: AsyncEngine, token: str) -> UserRecord:
-    """Use ``token`` (a verification code, no sign-in needed) and mark the address it was
-    mailed to verified, in one transaction; return the account. Raises InvalidTokenError
-    for a bad, expired or used code, or one whose address is no longer the account's."""
+    """Use verification code ``token`` and mark its address verified; return the account. Raises
+    InvalidTokenError (bad, expired, used, or the address changed)."""
     async with unit_of_work(engine) as uow:
         conn = uow.conn
         used = await redeem_token(conn, token, VERIFY_EMAIL)

@@ -11,19 +11,14 @@ from domain.errors import ValidationError
 
 WEBSITE_MAX = 200
 
-# A host name of DNS labels (letters, digits, hyphens; IDNA's xn-- form included), with
-# at least one dot: "localhost" or a bare word is no public website.
+# DNS labels (IDNA xn-- included) with at least one dot: no "localhost".
 _HOST = re.compile(r"(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}")
 
 
 def clean_website(value: str) -> str | None:
-    """``value`` as stored: an absolute ``http``/``https`` URL of at most 200 characters
-    on a public host name, with its scheme and host lower-cased; ``""`` (or blanks)
-    clears the link (None). Raises ValidationError("website") for anything else: another
-    scheme (``javascript:``, ``data:``, ``ftp:``), no host, credentials, an IP address,
-    ``localhost``, whitespace, control or formatting characters (bidirectional overrides
-    included) inside, a non-ASCII host that is not
-    in its ``xn--`` form, a port that is not a number."""
+    """``value`` as stored: an absolute http(s) URL (≤ 200 chars) on a public host, scheme and host
+    lower-cased; blank clears (None). Raises ValidationError("website") otherwise (credentials,
+    IPs, localhost, control characters, non-``xn--`` hosts, bad ports)."""
     url = value.strip()
     if not url:
         return None

@@ -1,2 +1,1 @@
-"""E-mail: the sender port, its configuration and the messages Roost sends
-(docs/api/email.md "E-mail")."""
+"""E-mail: the sender port, its configuration and messages (docs/api/email.md "E-mail")."""

@@ -1,5 +1,4 @@
-"""The knobs of the e-mail flows (verification and password reset), from
-app/settings.py."""
+"""The e-mail flows' knobs."""
 
 from __future__ import annotations
 
@@ -17,11 +16,9 @@ LIMITED_ACTIONS: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class MailConfig:
-    """Token lifetimes, mail budgets, links and what an unverified account may not do.
-    ``verification_link`` / ``reset_link``: URL templates holding ``{token}`` (None: the
-    token alone); ``per_account_per_hour``: mails of one kind per account per rolling
-    hour; ``require_verified_for``: names of :data:`LIMITED_ACTIONS`.
-    """
+    """Token lifetimes, budgets, links and limits: link templates hold ``{token}`` (None: code
+    alone); ``per_account_per_hour`` per kind; ``require_verified_for`` names
+    :data:`LIMITED_ACTIONS`."""
 
     verification_ttl: dt.timedelta = dt.timedelta(hours=48)
     reset_ttl: dt.timedelta = dt.timedelta(minutes=60)

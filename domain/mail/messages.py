@@ -23,8 +23,7 @@ def _lasts(ttl: dt.timedelta) -> str:
 def verification_mail(
     to: str, username: str, token: str, *, link: str | None, ttl: dt.timedelta
 ) -> MailMessage:
-    """The mail that asks ``username`` to confirm ``to``: the link of the ``link``
-    template (if any) and the code, valid for ``ttl``."""
+    """The mail asking ``username`` to confirm ``to``: link (if any) and code, valid ``ttl``."""
     url = _link(link, token)
     lines = [
         f"Hello {username},",
@@ -47,8 +46,7 @@ def verification_mail(
 def reset_mail(
     to: str, username: str, token: str, *, link: str | None, ttl: dt.timedelta
 ) -> MailMessage:
-    """The mail that lets ``username`` set a new password: the link of the ``link``
-    template (if any) and the code, valid for ``ttl``."""
+    """The password reset mail: link (if any) and code, valid ``ttl``."""
     url = _link(link, token)
     lines = [
         f"Hello {username},",

@@ -1,5 +1,4 @@
-"""The port every e-mail goes out through (adapters/mail: SMTP, or a logging sender in
-development)."""
+"""The port every e-mail goes out through (adapters/mail)."""
 
 from __future__ import annotations
 
@@ -17,19 +16,16 @@ class MailMessage:
 
 
 class MailUnavailableError(Exception):
-    """The mail server could not take the message now (unreachable, timed out, a 4xx
-    reply): sending it again later may succeed, so the job retries."""
+    """The server cannot take the message now (unreachable, 4xx): retry."""
 
 
 class MailRejectedError(Exception):
-    """The mail server refused the message for good (a 5xx reply: no such mailbox, a
-    malformed address): sending it again will not help."""
+    """The server refused the message for good (5xx)."""
 
 
 class MailSender(Protocol):
     """Hands messages to a mail server."""
 
     async def send(self, message: MailMessage) -> None:
-        """Send ``message``; raises MailUnavailableError (retry later) or
-        MailRejectedError (never deliverable)."""
+        """Send; raises MailUnavailableError or MailRejectedError."""
         ...

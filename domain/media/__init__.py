@@ -1,3 +1,2 @@
-"""Media of posts: uploads reserved by the client, processed by the media worker into
-variants, published with their post (docs/seeds/chroma-architecture.md
-"Media pipeline")."""
+"""Media of posts: uploads processed by the media worker into variants
+(docs/seeds/chroma-architecture.md "Media pipeline")."""

@@ -32,8 +32,7 @@ _START = (dt.datetime.min.replace(tzinfo=dt.UTC), uuid.UUID(int=0))
 
 @dataclass(frozen=True)
 class Cleanup:
-    """``expired``: uploads marked expired with their raw object deleted; ``failed``:
-    uploads whose object could not be deleted (left pending: the next run retries)."""
+    """``expired`` uploads (raw deleted); ``failed``: left pending for the next run."""
 
     expired: int
     failed: int
@@ -47,9 +46,8 @@ async def cleanup_uploads(
     now: dt.datetime | None = None,
     max_batches: int | None = None,
 ) -> Cleanup:
-    """Expire the uploads still ``pending`` after MEDIA_PENDING_TTL_S,
-    ``config.cleanup_batch`` at a time: delete each raw object (a failure is logged and
-    skipped), then mark them ``expired``."""
+    """Expire uploads ``pending`` past MEDIA_PENDING_TTL_S, a batch at a time: delete raws, then
+    mark ``expired``."""
     cutoff = (now or utcnow()) - config.pending_ttl
     after = _START
     expired = failed = batches = 0

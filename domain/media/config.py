@@ -16,13 +16,9 @@ CONTENT_TYPES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class MediaConfig:
-    """``upload_ttl``: how long a signed upload target is valid (15 minutes);
-    ``pending_ttl``: after how long an upload no post named is expired and its bytes
-    deleted (1 hour); ``max_image_bytes`` / ``max_video_bytes``: the largest declared
-    size of each kind; ``max_pixels`` / ``max_side``: decoded image limits;
-    ``max_video_seconds``; ``url_allowed_hosts``: the https hosts an external media
-    URL may name (none: uploads only); ``alt_text_max``: code points of alt text;
-    ``cleanup_batch``: uploads the cleanup handles per statement."""
+    """Media limits: ``upload_ttl`` of a target, ``pending_ttl`` before an unused upload expires,
+    ``max_*`` sizes and decode limits, ``url_allowed_hosts`` for external URLs, ``alt_text_max``
+    code points, ``cleanup_batch``."""
 
     upload_ttl: dt.timedelta = dt.timedelta(minutes=15)
     pending_ttl: dt.timedelta = dt.timedelta(hours=1)
@@ -36,7 +32,7 @@ class MediaConfig:
     cleanup_batch: int = 200
 
     def max_bytes(self, kind: str) -> int:
-        """The largest declared (and accepted) size of an upload of ``kind``, in bytes."""
+        """The largest accepted size of an upload of ``kind``, in bytes."""
         return self.max_video_bytes if kind == "video" else self.max_image_bytes
 
     def limits(self, kind: MediaKind) -> MediaLimits:
@@ -55,7 +51,5 @@ def raw_key(upload_id: object) -> str:
 
 
 def delivery_key(owner_id: object, upload_id: object, variant: str, ext: str) -> str:
-    """The delivery key of one variant of one of a post's media (``owner_id``: the
-    post's id), or of an avatar (the account's id; UUIDv7s of posts and accounts never
-    meet)."""
+    """The delivery key of a variant of a post's media or an avatar (``owner_id``)."""
     return f"media/{owner_id}/{upload_id}/{variant}.{ext}"

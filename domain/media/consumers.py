@@ -21,9 +21,8 @@ def media_consumer(
     counter_shards: int,
     dispatcher: Dispatcher | None,
 ) -> Consumer:
-    """``post.media_uploaded``: process and publish (or fail) the post; ``post.deleted``:
-    delete its media objects; ``avatar.uploaded``: make the account's avatar of it (or
-    record why not). Each idempotent (the job may run twice)."""
+    """``post.media_uploaded``: process and publish or fail; ``post.deleted``: delete media;
+    ``avatar.uploaded``: make the avatar. Each idempotent."""
 
     async def uploaded(e: PostMediaUploaded, _: uuid.UUID) -> None:
         await process_post_media(

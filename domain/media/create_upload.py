@@ -35,9 +35,8 @@ _NOUN = {"image": "an image", "video": "a video"}
 def check_upload(
     config: MediaConfig, kind: str, content_type: str, byte_size: int, sha256: str | None
 ) -> tuple[str, str, str | None]:
-    """Return (kind, content type, sha256) normalised; raise ValidationError for an
-    unknown kind, a content type that kind does not take, a size below 1 or over the
-    kind's limit, or a SHA-256 that is not 64 hex digits."""
+    """(kind, content type, sha256) normalised; raises ValidationError for a bad kind, type, size or
+    SHA-256."""
     kind = kind.lower()
     if kind not in CONTENT_TYPES:
         raise ValidationError("kind", "Media kind must be IMAGE or VIDEO.")
@@ -72,9 +71,8 @@ async def create_upload(
     config: MediaConfig,
     now: dt.datetime | None = None,
 ) -> ReservedUpload:
-    """Reserve an upload of ``byte_size`` bytes of ``content_type`` for ``owner_id``;
-    return the signed target accepting exactly those bytes at ``raw/<id>``. Raises
-    ValidationError (:func:`check_upload`, ``altText``) or AccountUnavailableError."""
+    """Reserve an upload; return the signed target for exactly those bytes at ``raw/<id>``. Raises
+    ValidationError or AccountUnavailableError."""
     kind, content_type, sha256 = check_upload(config, kind, content_type, byte_size, sha256)
     alt_text = clean_text("altText", alt_text, max_len=config.alt_text_max).strip()
     upload_id = new_id()

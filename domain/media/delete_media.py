@@ -1,5 +1,4 @@
-"""Use case: delete a deleted post's media objects (the ``post.deleted`` consumer: an
-author's deletion or a moderator's removal)."""
+"""Use case: delete a deleted post's media objects (the ``post.deleted`` consumer)."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from domain.media.process_post_media import delivery_keys
 
 
 async def delete_post_media(engine: AsyncEngine, store: ObjectStore, post_id: uuid.UUID) -> int:
-    """Delete a deleted post's variants and raw objects; return the keys asked to go.
-    Idempotent."""
+    """Delete a deleted post's objects; return the keys asked to go. Idempotent."""
     async with engine.connect() as conn:
         row = (
             await conn.execute(

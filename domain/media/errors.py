@@ -8,9 +8,8 @@ from domain.errors import DomainError
 
 
 class UploadUnusableError(DomainError):
-    """An upload a post names cannot be used: ``reason`` is ``USED`` (another post has
-    it, or this one twice), ``EXPIRED`` (its target expired, or it was cleaned up),
-    ``NOT_UPLOADED`` (no bytes arrived, or not the declared number) or ``FAILED``."""
+    """An upload a post names is unusable: ``reason`` ``USED``, ``EXPIRED``, ``NOT_UPLOADED`` or
+    ``FAILED``."""
 
     code = "UPLOAD_UNUSABLE"
 
@@ -33,8 +32,7 @@ class UploadNotFoundError(DomainError):
 
 
 class MediaUrlNotAllowedError(DomainError):
-    """An external media URL whose host is not in MEDIA_URL_ALLOWED_HOSTS (or not https):
-    media come from uploads."""
+    """An external media URL not https on a MEDIA_URL_ALLOWED_HOSTS host."""
 
     code = "MEDIA_URL_NOT_ALLOWED"
 

@@ -19,10 +19,7 @@ from sqlalchemy import (
 
 from domain.db import metadata
 
-#: pending (reserved, bytes maybe sent) -> attached (named by a post; the worker takes
-#: it from there) | expired (unused for an hour: its raw object deleted) | failed (its
-#: bytes were refused). ``uploaded``/``processing`` are reserved for stores that report
-#: arrival and for a worker's progress.
+#: pending -> attached (named by a post) | expired (raw deleted) | failed (bytes refused).
 UPLOAD_STATES = ("pending", "uploaded", "processing", "attached", "failed", "expired")
 
 uploads = Table(
@@ -47,9 +44,7 @@ uploads = Table(
         name="state_known",
     ),
     CheckConstraint("byte_size > 0", name="byte_size_positive"),
-    # The cleanup cron's walk: pending uploads, oldest first.
     Index("uploads_pending_created_idx", "created_at", postgresql_where=text("state = 'pending'")),
-    # A post's uploads (the worker, deletions) and an account's (purge, export).
     Index("uploads_post_id_idx", "post_id", postgresql_where=text("post_id IS NOT NULL")),
     Index("uploads_owner_id_idx", "owner_id"),
 )

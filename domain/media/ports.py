@@ -1,7 +1,5 @@
-"""The ports of the media pipeline: object storage, decoding and the known-bad list.
-Keys are chosen by the domain, never by a client: ``raw/<upload id>`` in quarantine,
-``media/<post id>/<upload id>/<variant>.<ext>`` for delivery.
-"""
+"""The media pipeline's ports. Keys are the domain's: ``raw/<upload id>`` in quarantine,
+``media/<post id>/<upload id>/<variant>.<ext>`` for delivery."""
 
 from __future__ import annotations
 
@@ -16,9 +14,8 @@ MediaKind = Literal["image", "video"]
 
 @dataclass(frozen=True, slots=True)
 class UploadTarget:
-    """Where and how a client sends an upload's bytes: ``method`` (PUT or POST) to
-    ``url`` with ``headers`` (and, for a POST form, ``fields`` before the file), until
-    ``expires_at``."""
+    """Where a client sends the bytes: ``method`` to ``url`` with ``headers`` (and ``fields`` for a
+    POST form), until ``expires_at``."""
 
     url: str
     method: Literal["PUT", "POST"]
@@ -41,8 +38,8 @@ class ObjectStore(Protocol):
     def presign_upload(
         self, key: str, *, content_type: str, byte_size: int, expires_at: dt.datetime
     ) -> UploadTarget:
-        """A signed target that accepts exactly ``byte_size`` bytes of ``content_type``
-        at quarantine ``key`` until ``expires_at``; nothing is written yet."""
+        """A signed target for exactly ``byte_size`` bytes of ``content_type`` at ``key`` until
+        ``expires_at``."""
         ...
 
     async def stat_raw(self, key: str) -> StoredObject | None:
@@ -50,9 +47,8 @@ class ObjectStore(Protocol):
         ...
 
     async def download_raw(self, key: str, dest: Path, *, max_bytes: int) -> int:
-        """Stream the quarantined object to the local file ``dest`` (never whole in
-        memory); return its size. Raises FileNotFoundError when it is gone and
-        ValueError when it is larger than ``max_bytes``."""
+        """Stream the object to ``dest``; return its size. Raises FileNotFoundError if gone,
+        ValueError over ``max_bytes``."""
         ...
 
     async def delete_raw(self, key: str) -> None:
@@ -74,8 +70,7 @@ class ObjectStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class MediaLimits:
-    """What the worker accepts: bytes of the source, decoded pixels (width × height),
-    the longest side in pixels, seconds of video."""
+    """Source bytes, decoded pixels, longest side, video seconds."""
 
     max_bytes: int
     max_pixels: int
@@ -85,9 +80,8 @@ class MediaLimits:
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """One rendition written by the processor: ``name`` (``thumbnail``, ``feed``,
-    ``full``, ``poster``, ``preview``, ``720p``, ``1080p``, …), a local file, its MIME
-    type and pixel size."""
+    """One rendition: ``name`` (``thumbnail``, ``feed``, ``full``, ``720p``…), file, MIME type,
+    pixel size."""
 
     name: str
     path: Path
@@ -98,10 +92,8 @@ class Variant:
 
 @dataclass(frozen=True, slots=True)
 class ProcessedMedia:
-    """What the processor found and made: the kind and MIME type decided from the bytes,
-    pixel size after EXIF orientation, a BlurHash, video duration in seconds, the
-    source's SHA-256 (hex) and a 64-bit perceptual hash (hex) of the image or poster
-    frame, and the variants (every one stripped of metadata)."""
+    """What the processor found: kind and MIME type by the bytes, size after EXIF orientation,
+    BlurHash, duration, SHA-256 and 64-bit perceptual hash (hex), stripped variants."""
 
     kind: MediaKind
     mime_type: str
@@ -116,8 +108,8 @@ class ProcessedMedia:
 
 
 class MediaRejectedError(Exception):
-    """The source is not media Roost publishes (final): ``reason`` a stable code
-    (docs/api/media.md "Media"), ``message`` what the author reads."""
+    """Not publishable (final): ``reason`` a stable code (docs/api/media.md "Media"), ``message``
+    for the author."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -126,8 +118,7 @@ class MediaRejectedError(Exception):
 
 
 class MediaProcessor(Protocol):
-    """Decodes a source file and writes its variants (CPU-bound and blocking: the
-    caller runs it off the event loop)."""
+    """Decodes a source and writes variants (blocking: run off the event loop)."""
 
     def process(
         self,
@@ -138,9 +129,8 @@ class MediaProcessor(Protocol):
         limits: MediaLimits,
         avatar: bool = False,
     ) -> ProcessedMedia:
-        """Decide the type by the bytes, check ``limits``, and write the variants into
-        ``out_dir`` (``avatar``: a photo's square avatar variants instead of a post's).
-        Raises MediaRejectedError."""
+        """Check ``limits`` and write the variants to ``out_dir`` (``avatar``: square avatar
+        variants). Raises MediaRejectedError."""
         ...
 
 
@@ -148,6 +138,5 @@ class KnownBadMedia(Protocol):
     """The hash list checked before anything is published."""
 
     async def matches(self, *, sha256: str, phash: str) -> bool:
-        """Whether the source is on the list (exact SHA-256, or a perceptual hash within
-        the list's Hamming distance)."""
+        """Whether the source is listed (exact SHA-256, or phash within the list's distance)."""
         ...

@@ -1,9 +1,5 @@
-"""Use case: the media worker's run of one avatar upload (docs/api/profiles.md
-"Avatars"): download the raw object, render the square variants off the event loop,
-check the known-bad list, put them to delivery, then one transaction makes them the
-account's avatar if the upload is still the one it chose; last the raw object and the
-previous avatar's objects go. Refused bytes record why on the upload and leave the
-avatar as it was; a store failure raises (the job retries)."""
+"""Use case: the media worker's run of an avatar upload (docs/api/profiles.md "Avatars"); refused
+bytes record why, a store failure raises (the job retries)."""
 
 from __future__ import annotations
 
@@ -40,10 +36,8 @@ _LOCK = text("SELECT avatar_upload_id, avatar FROM users WHERE id = :u FOR UPDAT
 async def process_avatar(
     engine: AsyncEngine, user_id: uuid.UUID, upload_id: uuid.UUID, media: MediaServices
 ) -> str:
-    """Process the avatar upload ``upload_id`` of ``user_id``: ``published`` (it is the
-    avatar now), ``failed`` (the bytes were refused: the upload records the reason,
-    ``users.avatar_upload_id`` keeps naming it for the owner to read) or ``skipped``
-    (another upload replaced it, or it was handled already). Idempotent."""
+    """Process avatar upload ``upload_id``: ``published``, ``failed`` (reason on the upload) or
+    ``skipped`` (replaced or handled). Idempotent."""
     async with engine.connect() as conn:
         row = (await conn.execute(_CURRENT, {"u": user_id, "up": upload_id})).first()
     if row is None or row.avatar_upload_id != upload_id or row.state != "processing":
@@ -93,8 +87,8 @@ async def _render(tmp: Path, upload: PostUpload, media: MediaServices) -> Proces
 async def _publish(
     engine: AsyncEngine, user_id: uuid.UUID, upload_id: uuid.UUID, item: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """Make ``item`` the avatar if ``upload_id`` is still the chosen one; return the
-    avatar it replaced ({} for none), or None when the upload was replaced meanwhile."""
+    """Make ``item`` the avatar if ``upload_id`` is still chosen; return the replaced avatar ({}:
+    none), or None if replaced."""
     async with engine.begin() as conn:
         row = (await conn.execute(_LOCK, {"u": user_id})).first()
         if row is None or row.avatar_upload_id != upload_id:

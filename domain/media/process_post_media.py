@@ -1,11 +1,5 @@
-"""Use case: the media worker's run of one PROCESSING post (docs/api/media.md "Media").
-
-Each step is safe to run again: download the raw objects, render the variants off the
-event loop, check the known-bad list, put the variants to delivery, then one transaction
-publishes the post (only if still PROCESSING) with ``post.created`` and
-``post.processed``; last the raw objects go. Refused bytes fail the post; a known-bad
-match removes it and files a report; a store failure raises (the job retries).
-"""
+"""Use case: the media worker's run of a PROCESSING post (docs/api/media.md "Media"), each step safe
+to rerun. Refused bytes fail the post, a known-bad match removes it, a store failure raises."""
 
 from __future__ import annotations
 
@@ -64,8 +58,7 @@ class PostUpload:
 
 @dataclass(frozen=True)
 class MediaServices:
-    """What the media use cases work with: the object store, the processor, the
-    known-bad list and the knobs."""
+    """The object store, processor, known-bad list and knobs."""
 
     store: ObjectStore
     processor: MediaProcessor
@@ -73,9 +66,7 @@ class MediaServices:
     config: MediaConfig
 
 
-#: The temporary folders of a run: ``roost-media-<pid>-…`` in the system's temporary
-#: directory, so a worker starting sweeps those of processes that are gone (killed
-#: mid-job) and never a live one's (:func:`sweep_work_dirs`).
+#: Temporary folders are ``roost-media-<pid>-…``, so a starting worker sweeps dead processes'.
 WORK_PREFIX = "roost-media-"
 
 
@@ -85,8 +76,7 @@ def work_prefix() -> str:
 
 
 def sweep_work_dirs(root: Path | None = None) -> int:
-    """Delete the temporary folders left by media runs of processes that no longer
-    exist (a worker killed mid-job); return how many went."""
+    """Delete temporary folders of media runs of dead processes; return how many."""
     base = Path(root or tempfile.gettempdir())
     swept = 0
     for folder in base.glob(f"{WORK_PREFIX}*-*"):
@@ -128,8 +118,7 @@ async def delete_raws(store: ObjectStore, uploads: Sequence[PostUpload]) -> None
 def media_item(
     post_id: uuid.UUID, upload: PostUpload, processed: ProcessedMedia
 ) -> tuple[dict[str, Any], list[tuple[str, Path, str]]]:
-    """The ``posts.media`` entry of one processed upload, and the (delivery key, local
-    file, MIME type) of each of its variants."""
+    """The ``posts.media`` entry of a processed upload, and (key, file, MIME type) per variant."""
     variants = []
     puts = []
     for v in processed.variants:
@@ -179,9 +168,8 @@ async def process_post_media(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> str:
-    """Process, check and publish the PROCESSING post ``post_id``: ``published``,
-    ``failed``, ``removed`` (known-bad) or ``skipped`` (no longer PROCESSING). Raises on
-    transient errors, leaving the post PROCESSING."""
+    """Process and publish PROCESSING post ``post_id``: ``published``, ``failed``, ``removed`` or
+    ``skipped``. Raises on transient errors."""
     async with engine.connect() as conn:
         post = (await conn.execute(_POST, {"id": post_id})).first()
     uploads = await post_uploads(engine, post_id)

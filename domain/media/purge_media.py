@@ -1,5 +1,4 @@
-"""A step of an account's purge: its media objects and upload rows
-(docs/api/account-lifecycle.md "Account lifecycle")."""
+"""A purge step: the account's media objects and upload rows."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ _BATCH = text(
 async def purge_owner_media(
     engine: AsyncEngine, store: ObjectStore, owner_id: uuid.UUID, *, batch: int
 ) -> int:
-    """Delete one batch of ``owner_id``'s uploads, objects before rows; return how many
-    went (fewer than ``batch``: none left)."""
+    """Delete a batch of ``owner_id``'s uploads, objects first; return how many."""
     async with engine.connect() as conn:
         found = (await conn.execute(_BATCH, {"u": owner_id, "n": batch})).all()
     if not found:

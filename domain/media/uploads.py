@@ -1,7 +1,5 @@
-"""Checks of the uploads a request names (a post's ``uploadIds``, a profile's
-``avatarUploadId``): the caller's own, pending, not expired, their bytes arrived at the
-declared size. Each raises UploadNotFoundError or UploadUnusableError with the upload's
-``index`` in the request's list."""
+"""Checks of the uploads a request names: the caller's, pending, unexpired, arrived at the declared
+size; raising UploadNotFoundError or UploadUnusableError with ``index``."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ _UPLOADS = """
 
 
 def check_uploads(ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any], now: dt.datetime) -> None:
-    """Each of ``ids`` among ``rows`` (:func:`read_uploads`), pending and unexpired at
-    ``now``; else the error of the first that is not."""
+    """Each of ``ids`` in ``rows``, pending and unexpired at ``now``; else the first's error."""
     for i, upload_id in enumerate(ids):
         row = rows.get(upload_id)
         if row is None:
@@ -47,8 +44,7 @@ def check_uploads(ids: Sequence[uuid.UUID], rows: dict[uuid.UUID, Any], now: dt.
 async def read_uploads(
     conn: AsyncConnection, ids: Sequence[uuid.UUID], owner: uuid.UUID, *, lock: bool
 ) -> dict[uuid.UUID, Any]:
-    """``{id: row}`` of those of ``ids`` that ``owner`` reserved (``lock``: under FOR
-    UPDATE, in id order, so two requests naming one upload take turns)."""
+    """``{id: row}`` of ``ids`` that ``owner`` reserved (``lock``: FOR UPDATE in id order)."""
     sql = _UPLOADS + (" ORDER BY id FOR UPDATE" if lock else "")
     rows = await conn.execute(text(sql), {"ids": list(ids), "owner": owner})
     return {r.id: r for r in rows}

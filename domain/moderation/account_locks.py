@@ -1,8 +1,5 @@
-"""The lock that keeps counters exact while accounts change status
-(docs/architecture/counters.md "Counters"): a counted write reads its accounts under
-``FOR KEY SHARE`` and ``set_user_status`` takes ``FOR UPDATE``, so a write in flight is
-seen by the status change and a later one sees the new status.
-"""
+"""The lock keeping counters exact across status changes (docs/architecture/counters.md "Counters"):
+counted writes take ``FOR KEY SHARE``, ``set_user_status`` ``FOR UPDATE``."""
 
 from __future__ import annotations
 
@@ -18,8 +15,7 @@ _STATUSES = text(
 
 
 async def lock_statuses(conn: AsyncConnection, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
-    """``{id: status}`` of the accounts among ``ids``, held under ``FOR KEY SHARE`` (in
-    id order) until the caller's transaction ends."""
+    """``{id: status}`` of ``ids`` under ``FOR KEY SHARE`` (id order) until the transaction ends."""
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}

@@ -1,6 +1,5 @@
-"""Use case: a moderator bans an account (docs/api/moderation.md "Reports and moderation"): the same
-status change as an operator's (domain.moderation.set_user_status), which hides it
-through the visibility rule, corrects every count and ends its sessions."""
+"""Use case: a moderator bans an account (docs/api/moderation.md "Reports and moderation") via the
+operator's status change."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ from domain.outbox.unit_of_work import unit_of_work
 
 @dataclass(frozen=True)
 class Ban:
-    """``banned``: the account was active and is banned now; ``resolved_reports``: open
-    reports of it and its posts marked actioned."""
+    """``banned``: it was active and is banned now; ``resolved_reports`` actioned."""
 
     banned: bool
     resolved_reports: int
@@ -37,14 +35,11 @@ async def ban_user(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> Ban:
-    """Ban ``user_id`` as a moderator: the status change and its open reports actioned in
-    one transaction, then the session cache told. Idempotent. Raises NotModeratorError
-    (also for a moderator target), ValidationError (oneself, deleting or deleted) or
-    NotFoundError."""
+    """Ban ``user_id`` and action its open reports in one transaction, then tell the session cache.
+    Idempotent. Raises NotModeratorError, ValidationError or NotFoundError."""
     async with unit_of_work(engine) as uow:
         conn = uow.conn
-        # The status-change lock first (change_status takes it again): a status change of
-        # the moderator waits for it rather than for the moderator's row in a cycle.
+        # The status-change lock first, so a status change of the moderator cannot deadlock.
         await advisory_xact_lock(conn, "user-status")
         await require_moderator(conn, moderator_id)  # the role before any of the input
         if user_id == moderator_id:

@@ -1,5 +1,4 @@
-"""The ``reports`` table: what people report for moderation (docs/api/moderation.md "Reports and
-moderation")."""
+"""The ``reports`` table (docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ REASONS = (
 )
 #: Reasons only Roost itself files (no reporter): the media worker's known-bad match.
 SYSTEM_REASONS = ("known_bad_media",)
-#: ``open`` until a moderator acts on it (``actioned``: a ban or a removal) or dismisses it.
+#: ``open`` until ``actioned`` (ban or removal) or ``dismissed``.
 REPORT_STATUSES = ("open", "actioned", "dismissed")
 
 _REASONS_SQL = ", ".join(f"'{r}'" for r in (*REASONS, *SYSTEM_REASONS))
@@ -52,7 +51,6 @@ reports = Table(
     Column("note", Text, nullable=False, server_default=""),
     Column("status", Text, nullable=False, server_default="open"),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    # The last time the reporter changed the reason or note (reporting again).
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("resolved_at", DateTime(timezone=True), nullable=True),
     Column("resolved_by", Uuid, ForeignKey("users.id"), nullable=True),
@@ -75,7 +73,6 @@ reports = Table(
         unique=True,
         postgresql_where=text("status = 'open' AND post_id IS NULL"),
     ),
-    # The moderators' queue: by status, oldest first (keyset on created_at, id).
     Index("reports_queue_idx", "status", "created_at", "id"),
     # A ban resolves the reports of the account and its posts; a purge deletes them.
     Index("reports_user_id_idx", "user_id"),

@@ -1,5 +1,4 @@
-"""The moderator role, a column of ``users`` set by ``roost admin`` and read on every
-moderator action (docs/api/moderation.md "Reports and moderation")."""
+"""The moderator role, a ``users`` column set by ``roost admin``."""
 
 from __future__ import annotations
 
@@ -25,16 +24,13 @@ async def is_moderator(conn: AsyncConnection, user_id: uuid.UUID | None) -> bool
 
 
 async def require_moderator(conn: AsyncConnection, user_id: uuid.UUID) -> None:
-    """In a moderator action's transaction: check the role, reading the account under
-    ``FOR KEY SHARE`` (its ban or deletion waits for the action). Raises
-    NotModeratorError."""
+    """Check the role, reading the account ``FOR KEY SHARE``; raises NotModeratorError."""
     if not await conn.scalar(_LOCK, {"x": user_id}):
         raise NotModeratorError()
 
 
 async def set_moderator(engine: AsyncEngine, username: str, on: bool) -> bool | None:
-    """Grant (``on``) or revoke the role of the account ``username`` (canonical form);
-    return True if it changed, False if it already was so, None if there is no such
+    """Grant or revoke the role of ``username``; True if changed, False if not, None if no
     account."""
     async with engine.begin() as conn:
         if await conn.scalar(_SET, {"on": on, "name": username}) is not None:

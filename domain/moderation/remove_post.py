@@ -1,5 +1,5 @@
-"""Use case: a moderator removes a post (docs/api/moderation.md "Reports and moderation"):
-a deletion like the author's own, fanned out of every cached feed the same way."""
+"""Use case: a moderator removes a post (docs/api/moderation.md "Reports and moderation"), as the
+author's deletion."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from domain.posts.errors import PostNotFoundError
 
 @dataclass(frozen=True)
 class Removal:
-    """``removed``: the post was live and is deleted now; ``resolved_reports``: open
-    reports of it marked actioned."""
+    """``removed``: live and deleted now; ``resolved_reports`` actioned."""
 
     removed: bool
     resolved_reports: int
@@ -33,9 +32,8 @@ async def remove_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> Removal:
-    """Delete ``post_id`` as a moderator (mark_deleted, ``by: moderator``) and action its
-    open reports, in one transaction. Idempotent. Raises NotModeratorError or
-    PostNotFoundError."""
+    """Delete ``post_id`` as a moderator and action its reports, one transaction. Idempotent. Raises
+    NotModeratorError or PostNotFoundError."""
     removed = False
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn

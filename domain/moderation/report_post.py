@@ -16,9 +16,8 @@ from domain.posts.visibility import require_visible_post
 async def report_post(
     engine: AsyncEngine, reporter_id: uuid.UUID, post_id: uuid.UUID, *, reason: str, note: str
 ) -> ReportRecord:
-    """File (or, while open, update) ``reporter_id``'s report of ``post_id``, a post they
-    see and did not write, with ``report.filed``; return it. Raises ValidationError or
-    PostNotFoundError."""
+    """File or update ``reporter_id``'s open report of a visible post not theirs; return it. Raises
+    ValidationError or PostNotFoundError."""
     note = check_report(reason, note)
     async with unit_of_work(engine) as uow:
         conn = uow.conn

@@ -16,9 +16,8 @@ from domain.outbox.unit_of_work import unit_of_work
 async def report_user(
     engine: AsyncEngine, reporter_id: uuid.UUID, user_id: uuid.UUID, *, reason: str, note: str
 ) -> ReportRecord:
-    """File (or, while open, update) ``reporter_id``'s report of the active account
-    ``user_id`` (not oneself; across a block too), with ``report.filed``; return it.
-    Raises ValidationError or NotFoundError."""
+    """File or update the report of active account ``user_id`` (not oneself); return it. Raises
+    ValidationError or NotFoundError."""
     note = check_report(reason, note)
     if user_id == reporter_id:
         raise ValidationError("id", "You cannot report yourself.")

@@ -1,5 +1,4 @@
-"""Reads and shared writes of reports: the record, the moderators' queue, and closing the
-open reports of an account or a post when a moderator acts on it."""
+"""Reports: the record, the moderators' queue, and closing an account's or post's open reports."""
 
 from __future__ import annotations
 
@@ -26,9 +25,8 @@ COLUMNS = (
 
 @dataclass(frozen=True, slots=True)
 class ReportRecord:
-    """A report: who reported (``reporter_id``) which ``subject`` (``post``: ``post_id``,
-    by ``user_id``; ``user``: the account ``user_id``), why, and what became of it
-    (``status`` open, actioned or dismissed; by ``resolved_by`` at ``resolved_at``)."""
+    """A report of a ``subject`` (``post``: ``post_id`` by ``user_id``; ``user``), its reason and
+    ``status`` (open, actioned, dismissed)."""
 
     id: uuid.UUID
     reporter_id: uuid.UUID | None  # None: filed by Roost (moderation.models.SYSTEM_REASONS)
@@ -62,9 +60,8 @@ async def reports_page(
     after: Position | None = None,
     backward: bool = False,
 ) -> tuple[list[ReportRecord], bool]:
-    """Up to ``first`` reports of ``status``, oldest first (a queue), and whether more
-    follow: keyset on (created_at, id) through ``reports_queue_idx``, one statement.
-    ``backward``: the ``first`` just before ``after``, still oldest first."""
+    """Up to ``first`` reports of ``status``, oldest first, and whether more follow (keyset, one
+    statement). ``backward``: before ``after``."""
     condition, order = walk("created_at, id", newest_first=False, backward=backward)
     where = f"AND {condition}" if after else ""
     params: dict[str, object] = {"status": status, "limit": first + 1}
@@ -104,9 +101,8 @@ async def close_reports(
     user_id: uuid.UUID | None = None,
     post_id: uuid.UUID | None = None,
 ) -> int:
-    """In the caller's transaction: mark ``actioned`` every open report of the account
-    ``user_id`` (about it or any of its posts) or of the post ``post_id``; return how
-    many."""
+    """Mark ``actioned`` the open reports of account ``user_id`` (and its posts) or of ``post_id``;
+    return how many."""
     column, value = ("user_id", user_id) if user_id is not None else ("post_id", post_id)
     result = await conn.execute(
         text(
@@ -123,15 +119,13 @@ NOTE_MAX = 1_000
 
 
 def check_report(reason: str, note: str) -> str:
-    """Return the cleaned note (NFC, at most :data:`NOTE_MAX` code points, no NUL);
-    raises ValidationError for a bad note or an unknown reason."""
+    """The cleaned note (NFC, ≤ :data:`NOTE_MAX`, no NUL); raises ValidationError."""
     if reason not in REASONS:
         raise ValidationError("reason", f"The reason is one of {', '.join(REASONS)}.")
     return clean_text("note", note, max_len=NOTE_MAX)
 
 
-#: Reporting again while one's report of the same target is open updates its reason and
-#: note (one open report per reporter and target; the partial unique indexes).
+#: Reporting again while open updates the reason and note (partial unique indexes).
 _FILE = {
     "post": f"""
         INSERT INTO reports (id, reporter_id, subject, user_id, post_id, reason, note)
@@ -163,8 +157,7 @@ async def file_report(
     reason: str,
     note: str,
 ) -> ReportRecord:
-    """In the caller's transaction: the reporter's open report of the post (or, with no
-    ``post_id``, the account), created or updated."""
+    """Create or update the reporter's open report of the post (or account)."""
     row = (
         await conn.execute(
             text(_FILE["post" if post_id is not None else "user"]),
@@ -184,8 +177,7 @@ async def file_report(
 async def file_system_report(
     conn: AsyncConnection, *, user_id: uuid.UUID, post_id: uuid.UUID, reason: str, note: str
 ) -> uuid.UUID:
-    """In the caller's transaction: an open report of the post filed by Roost itself (no
-    reporter; ``reason`` one of SYSTEM_REASONS); return its id."""
+    """File Roost's own open report of the post (``reason`` in SYSTEM_REASONS); return its id."""
     report_id = new_id()
     await conn.execute(
         text(

@@ -30,10 +30,9 @@ _READ = text(f"SELECT {COLUMNS} FROM reports WHERE id = :id")
 async def resolve_report(
     engine: AsyncEngine, moderator_id: uuid.UUID, report_id: uuid.UUID, status: str
 ) -> ReportRecord:
-    """Close the open report ``report_id`` as ``actioned`` (something was done about it)
-    or ``dismissed``; return it. Idempotent: a closed report is returned as it is.
-    One transaction with a ``report.resolved`` outbox event. Raises NotModeratorError,
-    ValidationError (another status) or ReportNotFoundError."""
+    """Close open report ``report_id`` as ``actioned`` or ``dismissed`` with ``report.resolved``;
+    return it (a closed one as is). Raises NotModeratorError, ValidationError or
+    ReportNotFoundError."""
     async with unit_of_work(engine) as uow:
         conn = uow.conn
         await require_moderator(conn, moderator_id)  # the role before any of the input

@@ -1,7 +1,5 @@
-"""Use case: ban, reinstate or delete an account, correcting in the same transaction
-every counter it is part of (counters count only what active accounts did:
-docs/architecture/counters.md "Counters") and removing what it notified others of.
-"""
+"""Use case: ban, reinstate or delete an account, correcting its counters
+(docs/architecture/counters.md "Counters") and notifications in the same transaction."""
 
 from __future__ import annotations
 
@@ -24,22 +22,17 @@ from domain.visibility.predicates import is_active, is_live
 
 Status = Literal["active", "banned", "pending_deletion", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "banned", "pending_deletion", "deleted")
-#: What an operator or a moderator may set; ``pending_deletion`` is the owner's
-#: (domain.accounts.delete_account), with its due date.
+#: What an operator or moderator may set (``pending_deletion`` is the owner's).
 OPERATOR_STATUSES: tuple[Status, ...] = ("active", "banned", "deleted")
 
-# FOR UPDATE conflicts with the FOR KEY SHARE that every counted write takes on the
-# accounts it involves (follow, unfollow, like, unlike, comment, reply, delete comment,
-# block): those in flight finish first and are seen below; later ones see the status.
+# FOR UPDATE waits out every counted write's FOR KEY SHARE; later writes see the status.
 _LOCK = text("SELECT status, deletion_due_at > now() AS grace FROM users WHERE id = :x FOR UPDATE")
 
 _FOLLOWEES = text(f"SELECT followee_id FROM follows WHERE follower_id = :x AND {is_live()}")
 _FOLLOWERS = text(f"SELECT follower_id FROM follows WHERE followee_id = :x AND {is_live()}")
 _LIKED = text("SELECT post_id FROM likes WHERE user_id = :x")
 
-# The live comments the ``comments`` counters count while :x is active and that :x is
-# part of: its own, and the replies under its top-level comments (by index: the
-# author's comments, then their replies).
+# The live comments :x is part of that the counters count: its own and replies to it.
 _COMMENTS = text(
     f"""
     WITH involved AS (
@@ -70,11 +63,8 @@ async def set_user_status(
     counter_shards: int,
     sessions: SessionStore | None = None,
 ) -> bool:
-    """Set the account's status (``banned``, ``active`` or ``deleted``) in one
-    :func:`change_status` transaction, then tell the session cache (``sessions``);
-    True if it changed. Raises NotFoundError or ValidationError (an unknown status, a
-    deleted account, or a pending deletion set to anything but active or deleted).
-    """
+    """Set ``banned``, ``active`` or ``deleted`` via :func:`change_status`, then tell ``sessions``;
+    True if changed. Raises NotFoundError or ValidationError."""
     if status not in OPERATOR_STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(OPERATOR_STATUSES)}.")
     async with unit_of_work(engine) as uow:
@@ -85,8 +75,7 @@ async def set_user_status(
 
 @dataclass(frozen=True)
 class StatusChange:
-    """What :func:`change_status` did: whether the status changed, from what, and the
-    sessions it ended (to announce once the transaction committed)."""
+    """Whether the status changed, from what, and the sessions ended."""
 
     user_id: uuid.UUID
     status: str
@@ -99,8 +88,7 @@ class StatusChange:
         return self.previous != self.status
 
     async def announce(self, sessions: SessionStore | None) -> None:
-        """After the commit: tell the session cache the new status and the ended
-        sessions (never raises; see domain.identity.end_sessions.announce_ended)."""
+        """After the commit: tell the session cache (never raises)."""
         if self.changed:
             await announce_ended(sessions, self.user_id, self.ended, status=self.status)
 
@@ -108,12 +96,9 @@ class StatusChange:
 async def change_status(
     uow: UnitOfWork, user_id: uuid.UUID, status: Status, *, counter_shards: int
 ) -> StatusChange:
-    """Change the account's status in the caller's transaction: ±1 on every counter it
-    is part of, what it notified removed, its sessions ended when it stops being active,
-    and ``user.status_changed``. One change at a time (an advisory lock; ``FOR UPDATE``
-    on the row). The caller announces it after commit (:meth:`StatusChange.announce`).
-    Raises NotFoundError or ValidationError (see :func:`set_user_status`).
-    """
+    """Change the status in the caller's transaction: ±1 on its counters, notifications removed,
+    sessions ended, ``user.status_changed``; one at a time. Raises NotFoundError or
+    ValidationError."""
     if status not in STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
     conn = uow.conn
@@ -152,10 +137,8 @@ async def change_status(
 
 
 async def counted_part(conn: AsyncConnection, user_id: uuid.UUID, *, sign: int) -> list[Delta]:
-    """The counter deltas of ``user_id`` turning active (``sign`` +1) or inactive (-1):
-    what the counters count of theirs while they are active. Four statements through
-    the follows' partial indexes, ``likes_user_id_idx`` and ``comments_author_post_idx``.
-    """
+    """The counter deltas of ``user_id`` turning active (``sign`` +1) or inactive (-1), four
+    statements."""
     params = {"x": user_id}
     deltas = [Delta(r[0], "followers", sign) for r in await conn.execute(_FOLLOWEES, params)]
     deltas += [Delta(r[0], "following", sign) for r in await conn.execute(_FOLLOWERS, params)]

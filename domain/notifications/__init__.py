@@ -1,2 +1,2 @@
-"""Notifications: in-app records written by outbox consumers, read by the viewer, pushed
-to devices through a pluggable sender (docs/api/notifications.md "Notifications")."""
+"""Notifications: in-app records written by outbox consumers, pushed to devices
+(docs/api/notifications.md "Notifications")."""

@@ -1,8 +1,5 @@
-"""Use cases: notify of comments, replies and ``@mentions``: each person once per event,
-by the most specific kind (REPLY, COMMENT, MENTION), never the writer, never across a
-block, only who can see the post. A caption's mentions notify on ``post.created`` and,
-for the people an edit adds, on ``post.edited``: nobody twice for one post's captions.
-"""
+"""Use cases: notify of comments, replies and ``@mentions``: each person once per event, by the most
+specific kind, never the writer, never across a block, only who sees the post."""
 
 from __future__ import annotations
 
@@ -37,8 +34,8 @@ _COMMENT = text(
 
 
 async def mentioned_users(conn: AsyncConnection, body: str, *, limit: int) -> list[uuid.UUID]:
-    """The ids of the active users ``body`` mentions, in order, at most ``limit`` (for
-    ``@alice.`` the user ``alice.`` if one exists, else ``alice``)."""
+    """The active users ``body`` mentions, in order, at most ``limit`` (``@alice.``: ``alice.`` if
+    it exists, else ``alice``)."""
     mentions = extract_mentions(body, limit=limit)
     found = await users_by_usernames(conn, [c for m in mentions for c in m])
     out: list[uuid.UUID] = []
@@ -52,8 +49,7 @@ async def mentioned_users(conn: AsyncConnection, body: str, *, limit: int) -> li
 async def notify_comment(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, comment_id: uuid.UUID
 ) -> Changes:
-    """Handle ``comment.created``: REPLY, COMMENT and MENTION notifications in one
-    transaction; nothing if the comment or post is gone. Idempotent."""
+    """Handle ``comment.created``: REPLY, COMMENT and MENTION in one transaction; idempotent."""
     async with engine.begin() as conn:
         row = (await conn.execute(_COMMENT, {"id": comment_id})).first()
         if row is None:
@@ -90,12 +86,9 @@ _TOLD = text(
 async def notify_post_mentions(
     engine: AsyncEngine, config: NotificationConfig, event: EventRef, post_id: uuid.UUID
 ) -> Changes:
-    """Handle ``post.created`` {post_id, author_id} and ``post.edited`` {post_id,
-    author_id}: a MENTION for every user the caption mentions (read from the posts
-    table, so as it is when the job runs; nothing if the post was deleted meanwhile)
-    whom no caption of this post mentioned before (an edit tells only the people it
-    adds). One transaction, idempotent per event; a transaction-scoped advisory lock on
-    the post serialises the jobs of its creation and edits, so nobody is told twice."""
+    """Handle ``post.created`` / ``post.edited``: a MENTION for each user the caption mentions whom
+    no caption of the post mentioned before. Idempotent; the post's advisory lock serialises its
+    jobs, so nobody is told twice."""
     async with engine.begin() as conn:
         row = (await conn.execute(_CAPTION, {"id": post_id})).first()
         if row is None or "@" not in row.caption:

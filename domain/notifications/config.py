@@ -8,11 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class NotificationConfig:
-    """Caps and windows (timedeltas): ``follow_daily_cap`` follows notified one by one
-    per recipient and UTC day, ``like_window`` for coalescing likes, ``max_mentions``
-    per text, ``source_retention`` of per-event records, ``counter_shards`` of the
-    unread counter.
-    """
+    """``follow_daily_cap`` per recipient and UTC day, ``like_window`` of coalescing,
+    ``max_mentions`` per text, ``source_retention``, ``counter_shards`` of the unread counter."""
 
     follow_daily_cap: int = 20
     like_window: dt.timedelta = dt.timedelta(minutes=10)

@@ -1,5 +1,4 @@
-"""The notifications' outbox consumer: the events that notify someone, wired to their use
-cases. ``follow.removed`` (unfollow) is not consumed: an unfollow never notifies."""
+"""The notifications' outbox consumer (an unfollow never notifies)."""
 
 from __future__ import annotations
 
@@ -37,10 +36,8 @@ from domain.outbox.process import Consumer, Handler
 def notification_consumer(
     engine: AsyncEngine, config: NotificationConfig, delivery: Delivery
 ) -> Consumer:
-    """The ``notifications`` consumer of the events the registry routes to it; each
-    handler is idempotent per event id, and ``delivery`` publishes and pushes what it
-    created after its commit (best effort).
-    """
+    """The ``notifications`` consumer; handlers are idempotent per event id, and ``delivery``
+    publishes and pushes after the commit."""
 
     def handler(use_case: Callable[..., Awaitable[Changes]], *names: str) -> Handler:
         async def handle(event: Any, event_id: uuid.UUID) -> None:

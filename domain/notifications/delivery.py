@@ -18,17 +18,13 @@ log = logging.getLogger("roost.notifications")
 
 #: Seconds the real-time publishing of one delivery may take before it is abandoned.
 DELIVERY_TIMEOUT_S = 2.0
-#: Seconds its pushes may take (lookups, provider calls and their retries): under the
-#: consumer job's time limit (JOB_TIMEOUT_S, 5 s by default).
+#: Seconds its pushes may take, under the job's time limit (JOB_TIMEOUT_S).
 PUSH_TIMEOUT_S = 4.0
 
 
 class Delivery:
-    """Publishes and pushes what a use case committed; never raises (best effort).
-
-    ``push`` None sends no pushes; ``publisher`` None publishes nothing. Publishing has
-    ``timeout`` seconds, then pushing ``push_timeout`` (the messages concurrently).
-    """
+    """Publishes (``timeout`` s) then pushes (``push_timeout`` s) what a use case committed; never
+    raises. ``push`` / ``publisher`` None: skipped."""
 
     def __init__(
         self,
@@ -46,8 +42,7 @@ class Delivery:
         self.push_timeout = push_timeout
 
     async def deliver(self, changes: Changes) -> None:
-        """Publish every created or updated notification, then push the created ones;
-        errors and overruns are logged, never raised."""
+        """Publish created and updated notifications, then push the created ones; never raises."""
         if not changes:
             return
         try:

@@ -1,7 +1,5 @@
-"""Use cases: notify of a follow (the first ``follow_daily_cap`` per recipient and UTC
-day one by one, the rest as ``overflow`` for the next day's FOLLOW_DIGEST), of a follow
-request, and of its approval.
-"""
+"""Use cases: notify of a follow (past ``follow_daily_cap`` per UTC day, via the next day's
+FOLLOW_DIGEST), a follow request, and its approval."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ DIGEST_NAMESPACE = uuid.UUID("7d0c2a4e-5b1f-4c8e-9a36-0f6f1e3b9d52")
 
 
 def digest_event_id(day: dt.date) -> uuid.UUID:
-    """The source_event_id of the follow digests of ``day`` (the same on every run, so a
-    second run of the digest job finds the first run's rows)."""
+    """The source_event_id of ``day``'s follow digests (stable across runs)."""
     return uuid.uuid5(DIGEST_NAMESPACE, f"follow-digest:{day.isoformat()}")
 
 
@@ -63,10 +60,9 @@ async def notify_follow(
     follower_id: uuid.UUID,
     followee_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow.created``: a FOLLOW notification, or past the day's cap an overflow
-    record, in one transaction (under the cap, a (recipient, day) lock keeps the count
-    exact). Nothing for a follow gone, an inactive side, a block or a handled event.
-    """
+    """Handle ``follow.created``: FOLLOW, or an overflow record past the cap (a (recipient, day)
+    lock keeps the count exact). Nothing for a gone follow, inactive side, block or handled
+    event."""
     kind = "follow"
     async with engine.begin() as conn:
         live = await conn.scalar(
@@ -116,8 +112,7 @@ async def notify_follow_request(
     requester_id: uuid.UUID,
     target_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow_request.created``: a FOLLOW_REQUEST notification for the target,
-    once per event, while the request is pending and nothing stands between them."""
+    """Handle ``follow_request.created``: FOLLOW_REQUEST for the target, once, while pending."""
     async with engine.begin() as conn:
         pending = await conn.scalar(
             text(
@@ -144,8 +139,8 @@ async def notify_follow_request_approved(
     requester_id: uuid.UUID,
     target_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``follow_request.approved``: a FOLLOW_REQUEST_APPROVED notification for the
-    requester, once per event, while the follow is live and both sides active."""
+    """Handle ``follow_request.approved``: FOLLOW_REQUEST_APPROVED for the requester, once, while
+    live."""
     async with engine.begin() as conn:
         live = await conn.scalar(
             text(
@@ -190,10 +185,8 @@ _DIGEST = text(
 async def send_follow_digests(
     engine: AsyncEngine, config: NotificationConfig, day: dt.date
 ) -> Changes:
-    """Create one FOLLOW_DIGEST per active recipient with overflow on UTC day ``day``;
-    return those created. Idempotent (one source id per day; a late overflow corrects
-    the count in place).
-    """
+    """One FOLLOW_DIGEST per active recipient with overflow on ``day``; return those created.
+    Idempotent."""
     async with engine.begin() as conn:
         groups = (await conn.execute(_OVERFLOW, {"day": day})).all()
         if not groups:

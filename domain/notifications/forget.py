@@ -1,7 +1,5 @@
-"""Removing what an account notified others of when a block, ban or mute hides it
-(docs/api/visibility.md "Who sees what"), in the caller's transaction; each returns the
-unread-counter deltas for the caller to add. Nothing removed comes back.
-"""
+"""Removing what an account notified others of when a block, ban or mute hides it, in the caller's
+transaction; each returns unread-counter deltas."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ _ONE_WAY = "n.recipient_id = :b AND {actor} = :a"
 
 
 def _statements(who: str) -> tuple[str, str]:
-    # Notifications with one actor (follow, request, comment, reply, mention) go; like
-    # notifications lose that person, and are recounted.
+    # Single-actor notifications go; like notifications lose that person and are recounted.
     deleted = f"""
         DELETE FROM notifications n
         WHERE n.kind <> 'like' AND ({who.format(actor="n.actor_id")})
@@ -41,22 +38,19 @@ _FROM_TO = tuple(text(s) for s in _statements(_ONE_WAY))
 
 
 async def forget_between(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> list[Delta]:
-    """Remove what ``a`` notified ``b`` of and what ``b`` notified ``a`` of (a block
-    between them); return the unread-counter deltas."""
+    """Remove what ``a`` and ``b`` notified each other of; return the deltas."""
     return await _forget(conn, _BETWEEN, {"a": a, "b": b})
 
 
 async def forget_actor(conn: AsyncConnection, actor_id: uuid.UUID) -> list[Delta]:
-    """Remove what ``actor_id`` notified anyone of (their account is banned or deleted);
-    return the unread-counter deltas."""
+    """Remove what ``actor_id`` notified anyone of; return the deltas."""
     return await _forget(conn, _OF_ACTOR, {"a": actor_id})
 
 
 async def forget_from(
     conn: AsyncConnection, actor_id: uuid.UUID, recipient_id: uuid.UUID
 ) -> list[Delta]:
-    """Remove what ``actor_id`` notified ``recipient_id`` of (the recipient muted them:
-    docs/api/mute-and-block.md "Mute and blocked list"); return the unread-counter deltas."""
+    """Remove what ``actor_id`` notified ``recipient_id`` of (a mute); return the deltas."""
     return await _forget(conn, _FROM_TO, {"a": actor_id, "b": recipient_id})
 
 

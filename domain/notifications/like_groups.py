@@ -1,7 +1,5 @@
-"""The people behind a like notification (``notification_actors``): its ``count`` (those
-not withdrawn; at 0 it shows to nobody), its ``actor`` (the latest) and unread state,
-recounted by :func:`refresh_like_groups` after every membership change.
-"""
+"""The people behind a like notification: ``count`` (not withdrawn; 0 shows to nobody), ``actor``
+(the latest), recounted by :func:`refresh_like_groups`."""
 
 from __future__ import annotations
 
@@ -15,8 +13,7 @@ from domain.counters import Delta
 from domain.db import AnyRow
 from domain.notifications.queries import COLUMNS, UNREAD_KIND, NotificationRecord, to_notification
 
-# Lock the groups (id order: every writer of several groups takes them alike) and read
-# what they showed before the change.
+# Lock in id order (every multi-group writer does) and read what they showed before.
 _LOCK = text(
     "SELECT id, count, read_at FROM notifications"
     " WHERE id = ANY(CAST(:ids AS uuid[])) ORDER BY id FOR UPDATE"
@@ -43,24 +40,20 @@ _RECOUNT = text(
 
 
 def shows_unread(count: int, read_at: object) -> bool:
-    """Whether a notification counts in its recipient's unread count: someone is behind
-    it and it is not read."""
+    """Whether it counts as unread: someone behind it and not read."""
     return count > 0 and read_at is None
 
 
 def row_shows_unread(row: AnyRow) -> bool:
-    """:func:`shows_unread` of a row with ``count`` and ``read_at`` columns (by name:
-    ``row.count`` is the tuple's method to a type checker)."""
+    """:func:`shows_unread` of a row (by column name)."""
     return shows_unread(row._mapping["count"], row._mapping["read_at"])
 
 
 async def refresh_like_groups(
     conn: AsyncConnection, ids: Collection[uuid.UUID], *, unread_again: Sequence[uuid.UUID] = ()
 ) -> tuple[list[NotificationRecord], list[Delta]]:
-    """Recount the like notifications ``ids`` in the caller's transaction (rows locked
-    first, in id order), making ``unread_again`` ones unread; return the rows now and
-    their recipients' unread-counter deltas.
-    """
+    """Recount like notifications ``ids`` (locked in id order), making ``unread_again`` unread;
+    return the rows and unread deltas."""
     if not ids:
         return [], []
     ordered = sorted(set(ids), key=lambda i: i.bytes)

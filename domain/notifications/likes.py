@@ -1,10 +1,6 @@
-"""Use cases: notify a post's author of likes, coalesced over ``like_window`` (10
-minutes) into one LIKE notification whose ``count`` is the distinct people behind it
-(``notification_actors``) and whose actor is the newest; take a withdrawn like back out
-(docs/api/notifications.md "Notifications", Likes). Only a new notification is pushed.
-Both consumers re-read the like under a per-(author, post) lock, so the notification
-matches the likes whatever order the jobs run in.
-"""
+"""Use cases: coalesce likes over ``like_window`` into one LIKE notification per post, and take a
+withdrawn like out (docs/api/notifications.md "Notifications"). A per-(author, post) lock makes
+the result order-independent."""
 
 from __future__ import annotations
 
@@ -78,11 +74,8 @@ async def notify_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.created``: create the author's LIKE notification or add the liker
-    to the open one, in one transaction under the (author, post) lock. Nothing for a
-    like gone or of one's own post, a deleted post, a block, a liker already behind it,
-    or an event handled already (``notification_sources``).
-    """
+    """Handle ``like.created``: create the LIKE notification or join the open one, under the lock.
+    Nothing for a gone or own like, a block, or a repeat."""
     async with engine.begin() as conn:
         author_id = await conn.scalar(
             text(f"SELECT author_id FROM posts WHERE id = :post AND {is_live()}"),
@@ -163,8 +156,7 @@ async def withdraw_like(
     post_id: uuid.UUID,
     liker_id: uuid.UUID,
 ) -> Changes:
-    """Handle ``like.removed``: take the liker out of the post's like notifications
-    unless they like it again by now; publishes nothing. Idempotent."""
+    """Handle ``like.removed``: take the liker out unless they like it again; idempotent."""
     async with engine.begin() as conn:
         author_id = await conn.scalar(
             text("SELECT author_id FROM posts WHERE id = :post"), {"post": post_id}

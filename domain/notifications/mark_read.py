@@ -19,10 +19,8 @@ async def mark_notifications_read(
     *,
     counter_shards: int,
 ) -> int:
-    """Mark ``ids`` of ``recipient_id``'s notifications read (all when None or empty),
-    with the unread counter, in one transaction; return the unread count after. Other
-    users', unknown, read and hidden ids are ignored.
-    """
+    """Mark ``ids`` (None or empty: all) read with the unread counter, in one transaction; return
+    the unread count after. Foreign or unknown ids are ignored."""
     where = "AND id = ANY(CAST(:ids AS uuid[]))" if ids else ""
     params: dict[str, object] = {"r": recipient_id}
     if ids:

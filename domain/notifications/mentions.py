@@ -1,8 +1,5 @@
-"""``@username`` mentions in captions and comments: ``@`` and a username (docs/design.md
-"Decided details"), not after a letter, digit or one of ``_ . @ / : + - =``, not inside
-a URL, not followed by ``@``. A trailing dot is punctuation unless the name with it
-exists (:func:`extract_mentions` returns both).
-"""
+"""``@username`` mentions (docs/design.md "Decided details"): not after a letter, digit or ``_ . @ /
+: + - =``, not in a URL, not followed by ``@``."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ _NOT_BEFORE = set("_.@/:+-=")
 
 
 def _in_url(text: str, at: int) -> bool:
-    """True if position ``at`` sits in a whitespace-delimited token that is a URL."""
+    """Whether position ``at`` sits in a URL token."""
     start = at
     while start > 0 and not text[start - 1].isspace():
         start -= 1
@@ -24,9 +21,8 @@ def _in_url(text: str, at: int) -> bool:
 
 
 def extract_mentions(text: str, *, limit: int = 20) -> list[tuple[str, ...]]:
-    """The mentions of ``text`` in order of first appearance, at most ``limit``, each a
-    tuple of candidate usernames, longest first (``("alice.", "alice")`` for
-    ``@alice.``)."""
+    """Mentions of ``text`` in order, at most ``limit``, each a tuple of candidates longest first
+    (``("alice.", "alice")``)."""
     out: list[tuple[str, ...]] = []
     seen: set[str] = set()
     for m in _MENTION.finditer(text):

@@ -34,9 +34,7 @@ KINDS = (
     "post_failed",  # to the author: the post could not be published
 )
 
-#: What a consumer did with one (event, recipient, kind): created a notification,
-#: coalesced it into one (likes), counted it for the daily digest (follows past the cap),
-#: or dropped it as a repeat (the same follower again on the same day).
+#: What a consumer did with an (event, recipient, kind).
 OUTCOMES = ("notified", "merged", "overflow", "repeat")
 
 _KINDS_SQL = ", ".join(f"'{k}'" for k in KINDS)
@@ -51,26 +49,21 @@ notifications = Table(
     Column("actor_id", Uuid, ForeignKey("users.id"), nullable=True),  # null for digests
     Column("post_id", Uuid, ForeignKey("posts.id"), nullable=True),
     Column("comment_id", Uuid, ForeignKey("comments.id"), nullable=True),
-    # People behind it: the likers of a like notification (its notification_actors not
-    # withdrawn; 0 when all withdrew: then nobody sees it), the followers of a digest.
+    # People behind it (likers not withdrawn; 0: nobody sees it), or a digest's followers.
     Column("count", Integer, nullable=False, server_default=text("1")),
-    # The outbox event that created it (a derived UUID for digests): the idempotency key.
+    # The creating outbox event (derived for digests): the idempotency key, and its time.
     Column("source_event_id", Uuid, nullable=False),
-    # The time of that event (of the first like of a coalesced group), not of the job.
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("read_at", DateTime(timezone=True), nullable=True),
     CheckConstraint(f"kind IN ({_KINDS_SQL})", name="kind_known"),
     CheckConstraint("count >= 0", name="count_not_negative"),
-    # A job that runs twice creates nothing twice.
     Index("notifications_source_key", "source_event_id", "recipient_id", "kind", unique=True),
-    # viewer.notifications: newest first, keyset on (created_at, id).
     Index(
         "notifications_recipient_recent_idx",
         "recipient_id",
         text("created_at DESC"),
         text("id DESC"),
     ),
-    # markNotificationsRead (all) and the unread-counter check touch unread rows only.
     Index(
         "notifications_unread_idx",
         "recipient_id",
@@ -85,8 +78,7 @@ notifications = Table(
     ),
     # What an account notified others of: removed when it is blocked, banned or deleted.
     Index("notifications_actor_id_idx", "actor_id", postgresql_where=text("actor_id IS NOT NULL")),
-    # What points at a post or a comment: removed with them when an account is purged
-    # (and the foreign-key checks of those deletes read these).
+    # What points at a post or comment: removed with them on a purge.
     Index("notifications_post_id_idx", "post_id", postgresql_where=text("post_id IS NOT NULL")),
     Index(
         "notifications_comment_id_idx",
@@ -95,10 +87,7 @@ notifications = Table(
     ),
 )
 
-#: The people behind a like notification, one row each (docs/api/notifications.md
-#: "Notifications"): its ``count`` is the number of rows not withdrawn, so a repeat like
-#: adds nobody and an unlike takes its liker out again. A block or a ban deletes the
-#: account's rows.
+#: The people behind a like notification; ``count`` is the rows not withdrawn.
 notification_actors = Table(
     "notification_actors",
     metadata,
@@ -109,7 +98,6 @@ notification_actors = Table(
         nullable=False,
     ),
     Column("actor_id", Uuid, ForeignKey("users.id"), nullable=False),
-    # The time of the like that brought them in (the event's, not the job's).
     Column("created_at", DateTime(timezone=True), nullable=False),
     # Set when the like is withdrawn (unlike); cleared if the same person likes again.
     Column("withdrawn_at", DateTime(timezone=True), nullable=True),
@@ -117,9 +105,7 @@ notification_actors = Table(
     Index("notification_actors_actor_id_idx", "actor_id"),
 )
 
-#: One row per (event, recipient, kind) of the kinds that aggregate (follows, likes): the
-#: idempotency record of a coalesced like or a follow past the daily cap, which create
-#: no row of their own, and what the follow cap and the daily digest count.
+#: One row per aggregated (event, recipient, kind): idempotency, follow cap and digest.
 notification_sources = Table(
     "notification_sources",
     metadata,
@@ -133,20 +119,17 @@ notification_sources = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("source_event_id", "recipient_id", "kind"),
     CheckConstraint(f"outcome IN ({_OUTCOMES_SQL})", name="outcome_known"),
-    # The follow cap: who was notified of a follow on that day (at most the cap + a few).
     Index(
         "notification_sources_follows_notified_idx",
         "recipient_id",
         "day",
         postgresql_where=text("kind = 'follow' AND outcome = 'notified'"),
     ),
-    # The daily digest: follows past the cap, by day.
     Index(
         "notification_sources_overflow_idx",
         "day",
         "recipient_id",
         postgresql_where=text("outcome = 'overflow'"),
     ),
-    # Pruning past the retention window.
     Index("notification_sources_day_idx", "day"),
 )

@@ -23,8 +23,8 @@ async def notify_post_processed(
     author_id: uuid.UUID,
     state: str,
 ) -> Changes:
-    """Handle ``post.processed``: a POST_PUBLISHED or POST_FAILED notification for the
-    active author of a post still there, idempotent per event."""
+    """Handle ``post.processed``: POST_PUBLISHED or POST_FAILED for the active author,
+    idempotent."""
     kind = KIND_OF_STATE.get(state)
     if kind is None:
         return Changes()

@@ -1,7 +1,4 @@
-"""Publishing notifications for subscriptions: consumers call
-:meth:`NotificationPublisher.notification_created` after a notification is created or
-unread again, best effort.
-"""
+"""Publishing notifications for subscriptions, best effort, after a create or unread-again."""
 
 from __future__ import annotations
 

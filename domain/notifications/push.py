@@ -1,10 +1,5 @@
-"""Push delivery to devices, best effort (docs/api/push.md "Push"): one
-:class:`PushMessage` per new notification, after its commit; a sender's failure is
-logged, never fails the job. :class:`DevicePushSender` sends it to each of the
-recipient's devices through a :class:`PushTransport`, deletes tokens the provider calls
-invalid, and retries transient refusals with backoff (at least ``Retry-After``) within a
-budget that fits the job's time limit.
-"""
+"""Push delivery to devices, best effort (docs/api/push.md "Push"): a sender's failure is logged,
+never fails the job."""
 
 from __future__ import annotations
 
@@ -29,10 +24,7 @@ EXCERPT_MAX = 80
 
 @dataclass(frozen=True, slots=True)
 class PushMessage:
-    """One push: who gets it, the notification it opens, and its text.
-
-    ``data`` carries ids for the app's deep link (``notification_id``, ``post_id``).
-    """
+    """One push: recipient, notification, text; ``data`` holds deep-link ids."""
 
     recipient_id: uuid.UUID
     notification_id: uuid.UUID
@@ -65,8 +57,7 @@ class LoggingPushSender:
 
 
 def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = None) -> str:
-    """The push text of a notification (``alice and 2 others liked your post.``);
-    ``actor`` None for a digest or a gone actor, ``excerpt`` cut to EXCERPT_MAX."""
+    """A notification's push text; ``actor`` None for a digest, ``excerpt`` cut to EXCERPT_MAX."""
     who = actor or "Someone"
     others = count - 1
     if others > 0:
@@ -101,8 +92,8 @@ def push_text(kind: str, actor: str | None, count: int, excerpt: str | None = No
 
 @dataclass(frozen=True, slots=True)
 class PushOutcome:
-    """What a provider answered for one device: ``delivered``, ``invalid_token`` (forget
-    it), ``retry`` (not before ``retry_after`` s) or ``failed``; ``detail`` for the log."""
+    """A provider's answer per device: ``delivered``, ``invalid_token``, ``retry`` (after
+    ``retry_after`` s) or ``failed``."""
 
     kind: str
     detail: str = ""
@@ -126,8 +117,8 @@ class PushOutcome:
 
 
 class PushTransport(Protocol):
-    """Sends one message to one device, once; answers with a :class:`PushOutcome`
-    rather than raising for anything the provider says."""
+    """Sends one message to one device once; answers a :class:`PushOutcome`, never raises for the
+    provider."""
 
     async def deliver(self, device: DeviceRecord, message: PushMessage) -> PushOutcome: ...
 
@@ -154,9 +145,8 @@ class LoggingTransport:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``max_attempts`` per device and message; backoff ``base_s`` x 2^(n-1) (±20 %
-    jitter) up to ``max_backoff_s``, or the provider's Retry-After when longer; every
-    wait must end within ``budget_s`` of the first attempt, else the push is given up."""
+    """``max_attempts`` per device; backoff ``base_s`` x 2^(n-1) ±20 % up to ``max_backoff_s`` or
+    Retry-After; all within ``budget_s``."""
 
     max_attempts: int = 3
     base_s: float = 0.2
@@ -171,10 +161,8 @@ class RetryPolicy:
 
 
 class DevicePushSender:
-    """A :class:`PushSender` that sends to every device of the recipient through
-    ``transport``, concurrently, retrying transient refusals (:class:`RetryPolicy`) and
-    deleting tokens the provider says are gone. Never raises for one device's failure.
-    """
+    """Sends to every device concurrently, retrying (:class:`RetryPolicy`) and deleting dead tokens;
+    never raises per device."""
 
     def __init__(
         self,
@@ -192,8 +180,7 @@ class DevicePushSender:
         self.rng = rng or random.Random()
 
     async def send(self, message: PushMessage) -> list[PushOutcome]:
-        """Push ``message`` to each of the recipient's devices; return the outcomes (in
-        the order of the devices, most recently registered first)."""
+        """Push to each device; return outcomes, newest-registered device first."""
         async with self.engine.connect() as conn:
             devices = await devices_of(conn, message.recipient_id)
         if not devices:

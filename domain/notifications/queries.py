@@ -54,10 +54,8 @@ async def notifications_page(
     after: Position | None = None,
     backward: bool = False,
 ) -> tuple[list[NotificationRecord], bool]:
-    """Return up to ``first`` notifications of ``recipient_id``, newest first, and whether
-    more follow (keyset on (created_at, id), served by notifications_recipient_recent_idx).
-    Like notifications whose every liker withdrew (``count`` 0) are left out.
-    ``backward``: the ``first`` just before ``after``, still newest first."""
+    """Up to ``first`` notifications, newest first, and whether more follow (keyset (created_at,
+    id)); ``count`` 0 likes left out. ``backward``: the ``first`` before ``after``."""
     condition, order = walk("created_at, id", newest_first=True, backward=backward)
     where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"r": recipient_id, "limit": first + 1}
@@ -90,8 +88,7 @@ async def notifications_by_ids(
 
 
 async def unread_notification_count(conn: AsyncConnection, recipient_id: uuid.UUID) -> int:
-    """The exact number of unread notifications of ``recipient_id``: a sum of at most K
-    counter shard rows (O(1), whatever the backlog of a user who never reads)."""
+    """The exact unread count: a sum of at most K counter shards."""
     counts = await read_counts(conn, [recipient_id], [UNREAD_KIND])
     return counts[(recipient_id, UNREAD_KIND)]
 
@@ -106,9 +103,8 @@ class UnreadDrift:
 
 
 async def verify_unread_counts(engine: AsyncEngine) -> list[UnreadDrift]:
-    """Compare every unread counter with ``count(*)`` of unread notifications that show
-    (``count`` > 0) in one REPEATABLE READ snapshot; return the mismatches (none when
-    exact)."""
+    """Unread counters differing from ``count(*)`` of shown unread rows, one REPEATABLE READ
+    snapshot."""
     async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ")
         rows = (

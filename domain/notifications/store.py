@@ -1,5 +1,5 @@
-"""Writes shared by the notification use cases: the event a consumer handles, who may be
-notified, the idempotent insert (with the unread counter) and the per-event records."""
+"""Writes shared by the notification use cases: eligibility, the idempotent insert with the unread
+counter, per-event records."""
 
 from __future__ import annotations
 
@@ -27,9 +27,7 @@ from domain.visibility.sql import muted_sql
 
 
 def event_time(event_id: uuid.UUID) -> dt.datetime:
-    """The time inside a UUIDv7 (RFC 9562: the first 48 bits are Unix milliseconds), so
-    every run of a job sees the same time for its event. Another version of UUID (never
-    written by Roost) falls back to the current time."""
+    """The time inside a UUIDv7 (RFC 9562), so every run sees the same; other versions: now."""
     if event_id.version != 7:
         return utcnow()
     ms = event_id.int >> 80
@@ -68,8 +66,7 @@ class Draft:
 
 @dataclass
 class Changes:
-    """What a use case did: notifications ``created`` (to push and publish) and
-    ``updated`` (coalesced into, and unread again: to publish, not to push)."""
+    """Notifications ``created`` (push and publish) and ``updated`` (publish only)."""
 
     created: list[NotificationRecord] = field(default_factory=list)
     updated: list[NotificationRecord] = field(default_factory=list)
@@ -101,8 +98,7 @@ async def insert_notifications(
     counter_shards: int,
     ids: Sequence[uuid.UUID] | None = None,
 ) -> list[NotificationRecord]:
-    """Insert ``drafts`` for ``event`` in the caller's transaction, +1 unread each, in one
-    idempotent statement; return the rows inserted. ``ids`` may fix their ids."""
+    """Insert ``drafts`` idempotently, +1 unread each, in one statement; return rows inserted."""
     if not drafts:
         return []
     rows = (
@@ -128,11 +124,8 @@ async def insert_notifications(
     return created
 
 
-# Before the checks (a statement of their own, so the checks' snapshot comes after the
-# waits): the pair locks that block_user takes, and the actor's account under FOR KEY
-# SHARE. A block (or a ban of the actor) that commits meanwhile is then seen by the
-# checks, or waits until this notification is written and then removes it with the rest
-# (domain.notifications.forget): never a notification across a block.
+# Locks first, in their own statement, so the checks' snapshot follows the waits: a block or
+# ban is seen, or waits and then removes this notification (domain.notifications.forget).
 _SERIALISE = text(
     """
     SELECT (SELECT count(pg_advisory_xact_lock(k))
@@ -162,10 +155,8 @@ async def eligible_recipients(
     *,
     post_id: uuid.UUID | None = None,
 ) -> set[uuid.UUID]:
-    """The ``candidates`` that may be notified of what ``actor_id`` did: not the actor,
-    active, no block either way, not muting the actor, and able to see ``post_id`` when
-    given. Takes each (actor, candidate) pair lock and the actor under ``FOR KEY SHARE``
-    until the caller commits, so a block, ban or mute cannot miss what it writes."""
+    """The ``candidates`` that may be notified of ``actor_id``'s act: active, no block, no mute,
+    seeing ``post_id``. Holds the pair locks and actor ``FOR KEY SHARE`` until commit."""
     wanted = list(dict.fromkeys(c for c in candidates if c != actor_id))
     if not wanted:
         return set()
@@ -222,8 +213,7 @@ async def record_source(
     outcome: str,
     notification_id: uuid.UUID | None = None,
 ) -> bool:
-    """Record (event, recipient, kind) as done; False if it already was (the caller then
-    changes nothing)."""
+    """Record (event, recipient, kind) done; False if it already was."""
     inserted = await conn.scalar(
         text(
             "INSERT INTO notification_sources"

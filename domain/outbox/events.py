@@ -1,7 +1,5 @@
-"""Roost's domain events: one frozen dataclass per outbox topic, with its ``topic``, the
-``aggregate`` field its row is keyed by and its payload encoding (:meth:`Event.payload`,
-:meth:`Event.from_payload`). Consumers: :mod:`domain.outbox.registry`.
-"""
+"""Roost's domain events: one frozen dataclass per outbox topic, with its ``topic``, ``aggregate``
+key field and payload encoding. Consumers: :mod:`domain.outbox.registry`."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-#: Roost's event classes by topic (filled as the classes below are defined; an event
-#: class declared elsewhere, e.g. by a test, is known only to the Registry it is put in).
+#: Event classes by topic (one declared elsewhere is known only to its Registry).
 EVENT_TYPES: dict[str, type[Event]] = {}
 
 
@@ -25,9 +22,8 @@ class EventPayloadError(ValueError):
 
 @dataclass(frozen=True)
 class Event:
-    """Base of the event classes: ``topic`` names the event, ``aggregate`` the field
-    whose id keys its outbox row by default. Subclasses are frozen dataclasses whose
-    fields are the payload."""
+    """Base of the event classes: ``topic`` names the event, ``aggregate`` the field keying its
+    outbox row; subclasses are frozen dataclasses of the payload."""
 
     topic: ClassVar[str]
     aggregate: ClassVar[str]
@@ -48,8 +44,7 @@ class Event:
         return value
 
     def payload(self) -> dict[str, Any]:
-        """The JSON payload: every field by name, UUIDs and datetimes as strings; an
-        optional field left at its default None is left out (``reason`` of an unfollow)."""
+        """The JSON payload by field name (UUIDs, datetimes as strings; None defaults left out)."""
         payload = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -60,9 +55,8 @@ class Event:
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> Self:
-        """The event a stored payload encodes (unknown keys are ignored, so an old row
-        with an extra key still decodes); raises EventPayloadError when a field without a
-        default is missing or malformed."""
+        """Decode a stored payload (unknown keys ignored); raises EventPayloadError when a required
+        field is missing or malformed."""
         hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; Self hides it
         values: dict[str, Any] = {}
         try:
@@ -111,9 +105,6 @@ def _decode(hint: Any, value: Any) -> Any:
 _UnionType = type(int | None)
 
 
-# --- accounts and identity ---------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class UserCreated(Event):
     """Someone signed up (domain.identity.sign_up)."""
@@ -145,8 +136,7 @@ class PasswordChanged(Event):
 
 @dataclass(frozen=True)
 class EmailVerificationRequested(Event):
-    """``email`` of ``user_id`` is to be verified (sign-up, an e-mail change, or
-    requestEmailVerification): the ``mail`` consumer sends the link."""
+    """``email`` of ``user_id`` is to be verified; the ``mail`` consumer sends the link."""
 
     topic = "user.email_verification_requested"
     aggregate = "user_id"
@@ -166,10 +156,8 @@ class EmailVerified(Event):
 
 @dataclass(frozen=True)
 class PasswordResetRequested(Event):
-    """Someone asked for a password reset of the account with this ``email`` or
-    ``username`` (as typed, maybe nobody's): the ``mail`` consumer looks it up and, if
-    there is one, sends a reset link. Keyed by ``request_id``, not an account, so the
-    request reveals nothing."""
+    """A reset was asked for this ``email`` or ``username`` (as typed, maybe nobody's); keyed by
+    ``request_id`` so it reveals no account."""
 
     topic = "user.password_reset_requested"
     aggregate = "request_id"
@@ -228,13 +216,9 @@ class DataExportRequested(Event):
     user_id: uuid.UUID
 
 
-# --- the follow graph -----------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class FollowCreated(Event):
-    """A live follow began (follow, an approval, a switch to public); keyed by the
-    ``follows`` row's id."""
+    """A live follow began (follow, approval, switch to public); keyed by the follow's id."""
 
     topic = "follow.created"
     aggregate = "followee_id"
@@ -286,8 +270,7 @@ class FollowRequestRejected(Event):
 
 @dataclass(frozen=True)
 class FollowRequestApproved(Event):
-    """The private account's owner (``target_id``) approved the request of
-    ``requester_id``, now a follower; keyed by the ``follows`` row's id."""
+    """``target_id`` approved ``requester_id``'s request; keyed by the ``follows`` row's id."""
 
     topic = "follow_request.approved"
     aggregate = "target_id"
@@ -335,9 +318,6 @@ class MuteRemoved(Event):
     muted_id: uuid.UUID
 
 
-# --- posts and engagement ---------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class PostCreated(Event):
     """A post was published: fanned out to feeds, its caption's mentions notified."""
@@ -350,8 +330,7 @@ class PostCreated(Event):
 
 @dataclass(frozen=True)
 class AvatarUploaded(Event):
-    """``user_id`` chose the image upload ``upload_id`` as their avatar: the media worker
-    makes its square variants, then makes it the avatar (or records why not)."""
+    """``user_id`` chose upload ``upload_id`` as avatar; the media worker makes its variants."""
 
     topic = "avatar.uploaded"
     aggregate = "user_id"
@@ -361,8 +340,7 @@ class AvatarUploaded(Event):
 
 @dataclass(frozen=True)
 class PostEdited(Event):
-    """The author edited the caption of ``post_id``: its new mentions are notified and
-    its subscribers told (postEngagementChanged)."""
+    """The author edited ``post_id``'s caption (new mentions notified, subscribers told)."""
 
     topic = "post.edited"
     aggregate = "post_id"
@@ -372,8 +350,7 @@ class PostEdited(Event):
 
 @dataclass(frozen=True)
 class PostMediaUploaded(Event):
-    """A post naming uploads was created PROCESSING: the media worker processes them,
-    then publishes it (writing ``post.created``) or fails it."""
+    """A post with uploads was created PROCESSING; the media worker publishes or fails it."""
 
     topic = "post.media_uploaded"
     aggregate = "post_id"
@@ -383,8 +360,7 @@ class PostMediaUploaded(Event):
 
 @dataclass(frozen=True)
 class PostProcessed(Event):
-    """The media worker finished a post: ``state`` ``published`` or ``failed`` (with
-    ``reason``, a stable code); its author is told."""
+    """The media worker finished a post: ``state`` ``published`` or ``failed`` (``reason``)."""
 
     topic = "post.processed"
     aggregate = "post_id"
@@ -451,9 +427,6 @@ class CommentDeleted(Event):
     comment_id: uuid.UUID
     post_id: uuid.UUID
     deleted: int
-
-
-# --- moderation ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

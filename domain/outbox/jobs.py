@@ -1,5 +1,5 @@
-"""The queue's names for outbox work, shared by whoever enqueues (the API's dispatcher,
-the relay) and the worker that runs it: one job per (event, consumer)."""
+"""Queue names for outbox work, shared by the enqueuers and the worker: one job per (event,
+consumer)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ import uuid
 
 #: The job function that runs one consumer of one event (workers/events.py).
 CONSUME_EVENT = "consume_outbox_event"
-#: The same, for the media consumer, on a queue of its own (``<queue>:media``) served by
-#: a worker loop of its own: decoding and transcoding take far longer than any other
-#: consumer's work (MEDIA_JOB_TIMEOUT_S), and arq re-runs a crashed worker's jobs only
-#: after the longest time limit of their loop, so the other consumers keep their short
-#: one (JOB_TIMEOUT_S).
+#: The media consumer's, on its own queue and worker loop: arq re-runs a crashed job only after
+#: its loop's longest timeout (MEDIA_JOB_TIMEOUT_S); the others keep JOB_TIMEOUT_S.
 CONSUME_MEDIA_EVENT = "consume_media_event"
 MEDIA_QUEUE_SUFFIX = ":media"
 _MEDIA = "media"
@@ -28,7 +25,6 @@ def job_queue(consumer: str, queue: str) -> str:
 
 
 def job_id(event_id: uuid.UUID | str, consumer: str) -> str:
-    """The job id of ``consumer``'s run of an outbox event, ``outbox:<event id>:<consumer>``:
-    one live job per pair, so the post-commit enqueue and the relay never run a pair twice
-    at once."""
+    """``outbox:<event id>:<consumer>``: one live job per pair, so the post-commit enqueue and the
+    relay never run a pair twice at once."""
     return f"outbox:{event_id}:{consumer}"

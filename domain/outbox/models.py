@@ -31,12 +31,10 @@ outbox = Table(
     # commit sets it a little ahead, so the relay only re-drives what that missed.
     Column("available_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("dispatched_at", DateTime(timezone=True), nullable=True),  # consumer done
-    # The relay's work list: undispatched rows by due time.
     Index("outbox_due_idx", "available_at", postgresql_where=text("dispatched_at IS NULL")),
 )
 
-#: One row per (event, consumer) that finished: ``done``, or ``dead`` (dead-lettered).
-#: An event is dispatched once each consumer of its type has a row (domain.outbox.process).
+#: One row per finished (event, consumer): ``done`` or ``dead``; all present = dispatched.
 outbox_consumers = Table(
     "outbox_consumers",
     metadata,

@@ -1,8 +1,5 @@
-"""Consuming outbox events (docs/architecture/outbox.md): the relay's claim, a job per
-(event, consumer) with its own retries, dead letter and done marker, and the event
-marked dispatched once every consumer is done, so a crash reruns a consumer and never
-loses an event.
-"""
+"""Consuming outbox events (docs/architecture/outbox.md): the relay's claim, one job per (event,
+consumer) with its own retries, dead letter and done marker."""
 
 from __future__ import annotations
 
@@ -18,9 +15,7 @@ from domain.db import new_id
 from domain.outbox.events import Event
 from domain.outbox.registry import Registry
 
-#: A consumer's handler of one event type: ``(event, event_id)``; the id keys the
-#: consumer's idempotency where it needs one (notifications: "each notification created
-#: once per event even when its job runs twice").
+#: A consumer's handler of one event type: ``(event, event_id)``; the id keys its idempotency.
 Handler = Callable[[Any, uuid.UUID], Awaitable[None]]
 #: A consumer: its handler per event type.
 Consumer = Mapping[type[Event], Handler]
@@ -87,10 +82,9 @@ async def process_delivery(
     consumers: Mapping[str, Consumer],
     registry: Registry,
 ) -> str:
-    """Run ``consumer``'s handler of one event and mark it done (the event dispatched
-    after its last): ``done``, ``already``, ``missing`` or ``not-routed``. Raises what the
-    handler raises, and KeyError for a routed pair without a handler.
-    """
+    """Run ``consumer``'s handler of one event and mark it done: ``done``, ``already``, ``missing``
+    or ``not-routed``. Raises what the handler raises; KeyError for a routed pair without a
+    handler."""
     async with engine.connect() as conn:
         row = (
             await conn.execute(
@@ -140,8 +134,7 @@ async def _finish(
 async def finish_if_complete(
     engine: AsyncEngine, event_id: uuid.UUID, routed: Collection[str]
 ) -> None:
-    """Mark the event dispatched if every routed consumer has finished (the relay's
-    repair for an event whose completion was lost)."""
+    """Mark the event dispatched if every routed consumer has finished (relay repair)."""
     async with engine.begin() as conn:
         await _dispatch_if_complete(conn, event_id, routed)
 
@@ -192,8 +185,8 @@ async def dead_letter(
 
 
 async def redrive_soon(engine: AsyncEngine, event_id: uuid.UUID, *, after_s: float = 1.0) -> None:
-    """Make an undispatched event due again in ``after_s`` seconds (its consumer could
-    not run because PostgreSQL or Redis was down: the relay re-drives it then)."""
+    """Make an undispatched event due again in ``after_s`` seconds (PostgreSQL or Redis was
+    down)."""
     async with engine.begin() as conn:
         await conn.execute(
             text(
@@ -231,9 +224,8 @@ async def list_dead_letters(engine: AsyncEngine, *, limit: int = 100) -> list[De
 
 
 async def replay_dead_letters(engine: AsyncEngine, ids: list[uuid.UUID] | None = None) -> int:
-    """Re-drive dead letters (all, or those ``ids``): each one's consumer loses its
-    ``dead`` marker and the event is due again now, so the relay enqueues that consumer
-    alone (the others stay done). Returns how many were replayed."""
+    """Re-drive dead letters (all, or ``ids``): the consumer loses its ``dead`` marker and the event
+    is due now. Returns how many."""
     async with engine.begin() as conn:
         rows = (
             await conn.execute(

@@ -1,8 +1,5 @@
-"""The one registry from event type to its consumers: what happens after a follow is
-``REGISTRY.consumers(FollowCreated)``. Each (event, consumer) pair runs as its own job
-(domain.outbox.process); app/container.py wires each area's ``consumers.py``. Events
-without a consumer are an audit trail.
-"""
+"""The one registry from event type to its consumers; each (event, consumer) pair runs as its own
+job. Events without a consumer are an audit trail."""
 
 from __future__ import annotations
 
@@ -69,8 +66,7 @@ class Registry:
         return {c for cs in self.routes.values() for c in cs}
 
 
-#: Every event type Roost writes, with its consumers: outbox events are typed, with one
-#: registry from event type to consumers (docs/design.md "Decided in the second round").
+#: Every event type Roost writes, with its consumers (docs/design.md "Decided in the second round").
 REGISTRY = Registry(
     MappingProxyType(
         {
@@ -115,8 +111,8 @@ REGISTRY = Registry(
 
 
 def registry_for(*, api_publishes_engagement: bool) -> Registry:
-    """The deployment's registry: with REALTIME_ENGAGEMENT=api the API publishes likes
-    and new comments itself, so the worker's ``realtime`` consumer drops them."""
+    """The deployment's registry; with REALTIME_ENGAGEMENT=api the ``realtime`` consumer drops what
+    the API publishes."""
     if api_publishes_engagement:
         return REGISTRY.without(REALTIME, API_PUBLISHED)
     return REGISTRY

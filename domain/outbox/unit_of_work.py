@@ -1,8 +1,5 @@
-"""The unit of work of a mutating use case: one transaction (``engine.begin()``) whose
-events are recorded by :meth:`UnitOfWork.record`, the one way a use case writes an
-event. Each event's consumers are resolved once, when it is recorded, and enqueued
-right after the commit (the relay is the safety net).
-"""
+"""The unit of work of a mutating use case: one transaction whose events are recorded by
+:meth:`UnitOfWork.record` and enqueued after the commit (the relay is the safety net)."""
 
 from __future__ import annotations
 
@@ -25,9 +22,8 @@ from domain.outbox.models import outbox
 
 @dataclass(frozen=True)
 class Entry:
-    """A recorded event: its outbox id, the consumers to enqueue after the commit (none
-    without a dispatcher) and, when the caller's statement writes its row, the ``key``
-    of its bind parameters."""
+    """A recorded event: its outbox id, consumers to enqueue after the commit and, when the caller's
+    statement writes its row, its bind-parameter ``key``."""
 
     id: uuid.UUID
     event: Event
@@ -46,8 +42,8 @@ class Entry:
 
     @property
     def params(self) -> dict[str, Any]:
-        """The bind parameters ``:<key>_id``, ``:<key>_payload``, ``:<key>_delay`` of
-        :func:`outbox_insert_sql` (same ``key``)."""
+        """Bind parameters ``:<key>_id``, ``:<key>_payload``, ``:<key>_delay`` of
+        :func:`outbox_insert_sql`."""
         return {
             f"{self.key}_id": self.id,
             f"{self.key}_payload": self.payload,
@@ -66,11 +62,9 @@ class UnitOfWork:
     async def record(
         self, event: Event, *, aggregate_id: uuid.UUID | None = None, key: str | None = None
     ) -> Entry:
-        """Record ``event`` in this transaction; its consumers are enqueued after the
-        commit. Without ``key`` its outbox row is inserted now. With ``key`` the
-        caller's statement writes it (:func:`outbox_insert_sql`, bound to the entry's
-        ``params``), only if the change happened: confirm with :meth:`written`.
-        """
+        """Record ``event``; its consumers are enqueued after the commit. Without ``key`` the row is
+        inserted now; with ``key`` the caller's statement writes it (:func:`outbox_insert_sql`):
+        confirm with :meth:`written`."""
         consumers = (
             () if self.dispatcher is None else self.dispatcher.registry.consumers(type(event))
         )
@@ -85,8 +79,7 @@ class UnitOfWork:
         self.entries.extend(entries)
 
     async def dispatch(self) -> None:
-        """After the commit: enqueue each entry's consumers (never raises: what fails
-        waits for the relay)."""
+        """After the commit: enqueue each entry's consumers; never raises (the relay retries)."""
         for entry in self.entries:
             if entry.consumers:
                 await dispatch_after_commit(
@@ -116,14 +109,10 @@ def outbox_insert_sql(
     payload: str | None = None,
     delay: str | None = None,
 ) -> str:
-    """SQL text of an ``INSERT INTO outbox … SELECT … FROM <source>`` writing the rows of
-    entries recorded with ``key`` (:meth:`UnitOfWork.record`), to sit in a
-    data-modifying CTE: one row per row of ``source`` (none when the change did not
-    happen). ``aggregate`` is the SQL expression of the row's ``aggregate_id``
-    (e.g. ``f.id``). The id, payload and delay are the entry's ``params`` unless
-    ``event_id``/``payload``/``delay`` give SQL expressions (a statement writing
-    several entries' rows: ``payload`` must be ``jsonb``).
-    """
+    """SQL of ``INSERT INTO outbox … SELECT … FROM <source>`` for a data-modifying CTE: one row per
+    ``source`` row for entries recorded with ``key``. ``aggregate`` is the SQL of
+    ``aggregate_id``; ``event_id``/``payload``/``delay`` override the entry's ``params``
+    (``payload`` must be ``jsonb``)."""
     topic = event_type.topic.replace("'", "''")
     return (
         "INSERT INTO outbox (id, topic, aggregate_id, payload, available_at)"
@@ -138,9 +127,8 @@ def outbox_insert_sql(
 async def unit_of_work(
     engine: AsyncEngine, dispatcher: Dispatcher | None = None
 ) -> AsyncIterator[UnitOfWork]:
-    """``async with unit_of_work(engine, dispatcher) as uow:`` runs the block in one
-    transaction (committed when it ends, rolled back if it raises) and enqueues the
-    consumers of the events recorded through ``uow`` once the commit succeeded."""
+    """``async with unit_of_work(engine, dispatcher) as uow:`` one transaction; the recorded events'
+    consumers are enqueued once the commit succeeded."""
     async with engine.begin() as conn:
         uow = UnitOfWork(conn, dispatcher)
         yield uow

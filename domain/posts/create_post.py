@@ -1,6 +1,5 @@
-"""Use case: create a post. Without uploads it is published at once (its fan-out runs
-after the commit, in the worker); with uploads it starts PROCESSING, seen by its author
-only, until the media worker publishes or fails it (domain.media.process_post_media)."""
+"""Use case: create a post, published at once, or with uploads PROCESSING until the media worker
+finishes it."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ _DEFAULT_MEDIA = MediaConfig()
 
 @dataclass(frozen=True)
 class MediaItem:
-    """One external media file: an https URL on an allowed host, its kind (``image`` or
-    ``video``) and its alt text."""
+    """One external media file: an allowed https URL, ``image`` or ``video``, alt text."""
 
     url: str
     kind: str
@@ -48,8 +46,7 @@ class MediaItem:
 def clean_media(
     media: Sequence[MediaItem], config: MediaConfig = _DEFAULT_MEDIA
 ) -> list[dict[str, str]]:
-    """The media as JSON-ready dicts; raises ValidationError("media") (over 10, a bad
-    kind, alt text or URL) or MediaUrlNotAllowedError (not https on an allowed host)."""
+    """The media as dicts; raises ValidationError("media") or MediaUrlNotAllowedError."""
     if len(media) > MEDIA_MAX:
         raise ValidationError("media", f"A post has at most {MEDIA_MAX} media items.")
     out = []
@@ -103,11 +100,9 @@ async def create_post(
     store: ObjectStore | None = None,
     media_config: MediaConfig = _DEFAULT_MEDIA,
 ) -> PostRecord:
-    """Create a post and return it: published at once (with its counter and
-    ``post.created``), or with ``upload_ids`` (the caller's pending uploads, at most 10)
-    PROCESSING with ``post.media_uploaded``. Raises AccountUnavailableError,
-    ValidationError, MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError.
-    """
+    """Create a post: published (counter, ``post.created``), or with ``upload_ids`` (≤ 10 pending)
+    PROCESSING with ``post.media_uploaded``. Raises AccountUnavailableError, ValidationError,
+    MediaUrlNotAllowedError, UploadNotFoundError or UploadUnusableError."""
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     items = clean_media(media, media_config)
     ids = _check_upload_ids(upload_ids, len(items))

@@ -1,5 +1,4 @@
-"""Use case: delete one's own post (soft delete; the worker then removes it from every
-cached feed, and reads drop it meanwhile)."""
+"""Use case: soft-delete one's own post (the worker then removes it from cached feeds)."""
 
 from __future__ import annotations
 
@@ -26,10 +25,8 @@ async def delete_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete ``post_id`` if ``actor_id`` wrote it, with the counter and
-    ``post.deleted``; True if deleted now (False again: idempotent). Raises
-    PostNotFoundError or NotPostAuthorError.
-    """
+    """Soft-delete ``post_id`` by its author with counter and ``post.deleted``; True if now. Raises
+    PostNotFoundError or NotPostAuthorError."""
     async with unit_of_work(engine, dispatcher) as uow:
         row = (await uow.conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
         if row is None:
@@ -50,9 +47,8 @@ async def mark_deleted(
     counter_shards: int,
     by: str = "author",
 ) -> uuid.UUID:
-    """Soft-delete a live post the caller holds locked (:data:`LOCK_FOR_DELETE`), with
-    the ``posts`` counter (if published) and ``post.deleted`` ``{post_id, author_id,
-    by}`` (``author`` or ``moderator``); return the event's id."""
+    """Soft-delete a locked live post (:data:`LOCK_FOR_DELETE`) with the counter and
+    ``post.deleted`` ``{post_id, author_id, by}``; return the event's id."""
     conn = uow.conn
     state = await conn.scalar(
         text("UPDATE posts SET deleted_at = now() WHERE id = :id RETURNING state"), {"id": post_id}

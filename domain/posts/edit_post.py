@@ -1,5 +1,4 @@
-"""Use case: the author edits a post's caption within the edit window; the caption it
-replaces goes into the post's edit history."""
+"""Use case: the author edits a caption within the edit window; the old one goes to the history."""
 
 from __future__ import annotations
 
@@ -47,27 +46,15 @@ async def edit_post(
     window_s: int = DEFAULT_EDIT_WINDOW_S,
     dispatcher: Dispatcher | None = None,
 ) -> PostRecord:
-    """Replace the caption of ``post_id`` by ``caption`` and return the post.
-
-    Only its author, until ``window_s`` seconds after its creation (the database's
-    clock, read once the row is locked). One transaction, under the post's row lock:
-    the old caption goes into ``post_revisions`` (with when it was written and
-    replaced), ``posts.edited_at`` is set, the hashtags are re-extracted
-    (domain.engagement.hashtags.retag_post), and a published post gets a
-    ``post.edited`` event {post_id, author_id} (its new mentions are notified, its
-    subscribers told). ``created_at`` does not move, so neither does the post in any
-    feed or list. The same caption again changes nothing.
-
-    Raises PostNotFoundError (no such post, deleted, or one the actor may not see),
-    NotPostAuthorError, EditWindowClosedError, or ValidationError("caption") for a
-    caption over 2,200 code points after NFC, a NUL, or an empty caption on a post
-    without media.
-    """
+    """Replace the caption of ``post_id`` by its author within ``window_s`` of creation (database
+    clock), under the row lock: the old caption to ``post_revisions``, ``edited_at`` set,
+    hashtags retagged, ``post.edited`` if published. ``created_at`` does not move; the same
+    caption changes nothing. Raises PostNotFoundError, NotPostAuthorError, EditWindowClosedError
+    or ValidationError("caption") (docs/design.md "Decided details"; empty only with media)."""
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
-        # Read unlocked, then lock the row FOR UPDATE: a shared lock first would make two
-        # concurrent edits deadlock on the upgrade.
+        # Unlocked read, then FOR UPDATE: a share lock first would deadlock two edits on upgrade.
         post = await require_visible_post(conn, post_id, actor_id)
         if post.author_id != actor_id:
             raise NotPostAuthorError("edit")

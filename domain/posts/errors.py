@@ -24,8 +24,7 @@ class NotPostAuthorError(PermissionDeniedError):
 
 
 class EditWindowClosedError(DomainError):
-    """A post's caption may be edited only until ``editable_until`` (its creation plus
-    POST_EDIT_WINDOW_S), which has passed."""
+    """The caption's edit window closed at ``editable_until``."""
 
     code = "EDIT_WINDOW_CLOSED"
 

@@ -25,9 +25,7 @@ posts = Table(
     Column("id", Uuid, primary_key=True),  # UUIDv7: time-ordered, ties broken by id
     Column("author_id", Uuid, ForeignKey("users.id"), nullable=False),
     Column("caption", Text, nullable=False, server_default=""),
-    # At most 10 items: {"kind", "url"?, "mimeType"?, "width"?, "height"?, "blurhash"?,
-    # "altText"?, "durationSeconds"?, "variants"?: [{"name", "key", "mimeType", "width",
-    # "height"}]} (domain.media.media_json); empty while the post is processing.
+    # ≤ 10 items with kind, url, variants… (domain.media.media_json); empty while processing.
     Column("media", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
@@ -52,9 +50,7 @@ posts = Table(
     Index("posts_author_deleted_idx", "author_id", postgresql_where=text("deleted_at IS NOT NULL")),
 )
 
-#: The captions a post had before its current one: one row per edit, holding the caption
-#: it replaced, when that caption was written (the post's creation or the edit before)
-#: and when it was replaced. Post.editHistory pages it newest first.
+#: The captions a post had before: one row per edit (written and replaced times).
 post_revisions = Table(
     "post_revisions",
     metadata,

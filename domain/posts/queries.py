@@ -18,10 +18,8 @@ from domain.visibility.predicates import is_live
 
 @dataclass(frozen=True, slots=True)
 class PostRecord:
-    """A post as the rest of Roost sees it. ``media``: its media items as stored
-    (posts.media); ``state``: ``processing``, ``published``, ``failed`` or ``removed``,
-    with ``failure_reason`` for the author when failed; ``edited_at``: when its caption
-    was last edited (None if never)."""
+    """A post: ``media`` as stored, ``state`` (``processing``, ``published``, ``failed``,
+    ``removed``) with ``failure_reason``, ``edited_at``."""
 
     id: uuid.UUID
     author_id: uuid.UUID
@@ -54,8 +52,7 @@ def to_post(row: Any) -> PostRecord:
 async def posts_by_ids(
     db: AsyncConnection | AsyncEngine, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, PostRecord]:
-    """Return ``{id: PostRecord}`` (deleted ones included, flagged) in one statement (on
-    an engine: one round trip, domain.reads)."""
+    """``{id: PostRecord}`` (deleted included), one statement."""
     if not ids:
         return {}
     rows = await fetch_rows(
@@ -73,10 +70,8 @@ async def posts_of_author(
     unpublished: bool = False,
     backward: bool = False,
 ) -> tuple[list[PostRecord], bool]:
-    """Up to ``first`` live posts of ``author_id``, newest first, and whether more follow;
-    published ones only unless ``unpublished`` (the author's own read). ``backward``:
-    the ``first`` posts just newer than ``after`` (the oldest ones without it), still
-    newest first, and whether more come before them."""
+    """Up to ``first`` live posts, newest first, and whether more follow; published only unless
+    ``unpublished``. ``backward``: just newer than ``after``."""
     condition, order = walk("created_at, id", newest_first=True, backward=backward)
     where = f"AND {condition}" if after else ""
     if not unpublished:
@@ -100,8 +95,7 @@ async def posts_of_author(
 
 @dataclass(frozen=True, slots=True)
 class PostRevision:
-    """A caption a post had before an edit: written at ``written_at`` (the post's
-    creation, or the edit before), replaced at ``replaced_at``."""
+    """An earlier caption: written at ``written_at``, replaced at ``replaced_at``."""
 
     id: uuid.UUID
     post_id: uuid.UUID
@@ -126,9 +120,8 @@ async def revisions_page(
     after: Position | None = None,
     backward: bool = False,
 ) -> tuple[list[PostRevision], bool]:
-    """Up to ``first`` earlier captions of the post, newest first (keyset on
-    (replaced_at, id) after ``after``; ``backward``: just before it, still newest
-    first), and whether more follow (precede)."""
+    """Up to ``first`` earlier captions, newest first (keyset (replaced_at, id); ``backward``), and
+    whether more follow."""
     condition, order = walk("replaced_at, id", newest_first=True, backward=backward)
     where = f"AND {condition}" if after else ""
     params: dict[str, Any] = {"post": post_id, "limit": first + 1}
@@ -154,9 +147,8 @@ async def first_revisions(
     first: int,
     from_end: bool = False,
 ) -> dict[uuid.UUID, tuple[list[PostRevision], bool]]:
-    """The first page (``first``, newest first) of the history of each post
-    (``from_end``: the last page, the oldest captions, still newest first), and whether
-    more exist, for many posts in one statement (a window per post)."""
+    """The first (``from_end``: last) page of each post's history and whether more exist, one
+    statement."""
     order = "replaced_at, id" if from_end else "replaced_at DESC, id DESC"
     rows = await fetch_rows(
         db,

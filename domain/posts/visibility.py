@@ -1,5 +1,5 @@
-"""Who may see (and so like or comment on) a post or a comment: the SQL twin of
-:mod:`domain.visibility.rules` as the checks that writes make in their transaction."""
+"""The visibility checks writes make in their transaction (SQL twin of
+:mod:`domain.visibility.rules`)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,8 @@ async def require_visible_post(
     write: bool = False,
     lock: bool = False,
 ) -> PostRecord:
-    """The post if ``viewer_id`` (None: anonymous) may see it
-    (domain.visibility.rules.post_visible); with ``write`` the viewer must be active
-    too, read under ``FOR KEY SHARE``. ``write`` and ``lock`` read the post under
-    ``FOR KEY SHARE`` (a concurrent deletion waits, or is seen). Raises
-    PostNotFoundError otherwise.
-    """
+    """The post if ``viewer_id`` may see it; ``write`` also needs the viewer active,
+    ``write``/``lock`` share-lock the post. Raises PostNotFoundError."""
     statement = _VISIBLE_LOCKED if write else _VISIBLE_POST_LOCKED if lock else _VISIBLE
     row = (await conn.execute(statement, {"post": post_id, "viewer": viewer_id})).first()
     if row is None:
@@ -44,8 +40,8 @@ async def require_visible_post(
 async def require_visible_parent(
     conn: AsyncConnection, comment_id: uuid.UUID, viewer_id: uuid.UUID
 ) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID | None] | None:
-    """(post_id, author_id, parent_id) of a comment ``viewer_id`` may see and is about to
-    answer, else None; the comment and its author stay under ``FOR KEY SHARE``."""
+    """(post_id, author_id, parent_id) of a visible comment to answer, else None; kept ``FOR KEY
+    SHARE``."""
     row = (
         await conn.execute(_COMMENT_LOCKED, {"comment": comment_id, "viewer": viewer_id})
     ).first()

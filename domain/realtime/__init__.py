@@ -1,9 +1,6 @@
-"""Real-time events (docs/api/subscriptions.md): writers PUBLISH small id-only JSON events
-on ``rt:user:{<user id>}`` and ``rt:post:{<post id>}``; each API process's hub (behind
-:class:`~.ports.Subscriptions`) hands them to its subscribers, which re-read what the
-ids point to through the viewer's visibility rule. ``rt:online`` holds the users with an
-open ``feedItemAdded`` subscription, the only ones fan-out publishes to.
-"""
+"""Real-time events (docs/api/subscriptions.md): id-only JSON on ``rt:user:{id}`` and
+``rt:post:{id}``, re-read by subscribers through the visibility rule; ``rt:online`` holds feed
+subscribers."""
 
 from domain.realtime.channels import (
     ENGAGEMENT,

@@ -12,8 +12,7 @@ FEED_ITEM = "feed_item"  # {"post_id", "author_id"} on rt:user:{follower}
 NOTIFICATION = "notification"  # {"notification_id"} on rt:user:{recipient}
 ENGAGEMENT = "engagement"  # {"post_id"} on rt:post:{post}
 
-#: Sorted set of users with an open feed subscription: member the user id (text),
-#: score the time in epoch milliseconds until which their presence holds.
+#: Sorted set of users with an open feed subscription, scored by expiry (epoch ms).
 ONLINE_KEY = "rt:online"
 
 

@@ -1,5 +1,4 @@
-"""The real-time outbox consumer: publishes engagement changes (likes and comments) to
-subscribers."""
+"""The real-time outbox consumer: engagement changes to subscribers."""
 
 from __future__ import annotations
 
@@ -17,9 +16,8 @@ from domain.realtime.ports import RealtimePublisher
 
 
 def realtime_consumer(publisher: RealtimePublisher) -> Consumer:
-    """The ``realtime`` consumer: publishes ``engagement`` on ``rt:post:{post_id}`` for
-    each engagement event or caption edit routed to it (REALTIME_ENGAGEMENT); a Redis
-    failure raises."""
+    """The ``realtime`` consumer: ``engagement`` on ``rt:post:{post_id}``; a Redis failure
+    raises."""
 
     async def changed(
         event: LikeCreated | LikeRemoved | CommentCreated | CommentDeleted | PostEdited,

@@ -1,8 +1,4 @@
-"""Feed-item events: told by the fan-out where a post went, PUBLISHed to the users there
-with an open feed subscription. A push page is filtered by presence in one script call;
-for a pull author the smaller side is walked (online users, or active followers), so the
-work is bounded by min(online users, followers).
-"""
+"""Feed-item events to online feed subscribers; work bounded by min(online users, followers)."""
 
 from __future__ import annotations
 
@@ -28,9 +24,7 @@ MATCH_BATCH = 5_000
 
 
 class FeedItemNotifier:
-    """The fan-out's :class:`~domain.feed.fan_out.FeedListener` that publishes
-    ``feed_item`` events. Best effort: a Redis or PostgreSQL failure is logged and
-    never fails (so never repeats) the fan-out."""
+    """The fan-out's FeedListener publishing ``feed_item``; failures are logged, never raised."""
 
     def __init__(self, engine: AsyncEngine, publisher: RealtimePublisher, config: FeedConfig):
         self.engine = engine
@@ -74,10 +68,8 @@ async def publish_to_online_followers(
     active_since: dt.datetime,
     batch_size: int,
 ) -> int:
-    """PUBLISH a feed item for ``post_id`` to each follower of ``author_id`` that has an
-    open feed subscription; return how many were told. ``followers`` is the author's
-    follower count (chooses the smaller side to walk). Raises StoreError / DBAPIError.
-    """
+    """Publish a feed item to online followers of ``author_id`` (``followers``: their count); return
+    how many. Raises StoreError / DBAPIError."""
     if followers <= 0:
         return 0
     if await publisher.online_count() < followers:

@@ -1,7 +1,5 @@
-"""The ports of real-time events: :class:`RealtimePublisher` (what writers publish
-through; adapters.feedstore.publisher) and :class:`Subscriptions` (what subscriptions
-listen through; app.realtime.hub.Hub).
-"""
+"""Real-time ports: :class:`RealtimePublisher` (writers) and :class:`Subscriptions`
+(subscribers)."""
 
 from __future__ import annotations
 
@@ -19,20 +17,17 @@ class Subscription(Protocol):
     """One local subscriber of one channel: the events that reach it, in order."""
 
     async def get(self) -> dict[str, Any]:
-        """The next event (``{"type": ..., <ids>}``, decoded by
-        :func:`domain.realtime.channels.decode_event`); waits for one. Raises
-        HubClosedError once the hub stopped."""
+        """The next event (decoded by :func:`domain.realtime.channels.decode_event`), waiting for
+        one; raises HubClosedError once the hub stopped."""
         ...
 
     def pending(self) -> list[dict[str, Any]]:
-        """Take every event already queued, without waiting (an empty list if none): lets
-        a subscriber coalesce a burst into one read."""
+        """Every queued event, without waiting."""
         ...
 
 
 class Subscriptions(Protocol):
-    """Channel subscriptions of this process (the adapter shares one Redis pub/sub
-    connection among them)."""
+    """This process's channel subscriptions."""
 
     def subscribe(
         self,
@@ -41,24 +36,20 @@ class Subscriptions(Protocol):
         types: Iterable[str] | None = None,
         presence: uuid.UUID | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
-        """``async with subs.subscribe(channel) as sub``: the events of ``channel`` (of
-        ``types``, if given), entered once live; with ``presence`` that user counts as
-        online meanwhile. Raises HubClosedError, TimeoutError (not confirmed) or
-        RedisError (presence write).
-        """
+        """``async with subs.subscribe(channel) as sub``: ``channel``'s events (of ``types``),
+        entered once live; ``presence`` marks the user online meanwhile. Raises HubClosedError,
+        TimeoutError (unconfirmed) or RedisError (presence)."""
         ...
 
 
 class RealtimePublisher(Protocol):
-    """Publishes id-only events (subscribers re-read and re-check what they point to);
-    best effort. Every method raises :class:`~domain.errors.StoreError` when the store
-    fails; callers that must not fail on it (use cases after their commit) catch it."""
+    """Publishes id-only events, best effort; every method raises :class:`~domain.errors.StoreError`
+    on failure."""
 
     async def feed_item(
         self, post_id: uuid.UUID, author_id: uuid.UUID, recipients: Sequence[uuid.UUID]
     ) -> int:
-        """Tell the ``recipients`` with an open feed subscription that ``post_id``
-        entered their feed; return how many were told."""
+        """Tell online ``recipients`` that ``post_id`` entered their feed; return how many."""
         ...
 
     async def notification_created(
@@ -76,6 +67,6 @@ class RealtimePublisher(Protocol):
         ...
 
     def online_users(self, *, batch: int = 5_000) -> AsyncIterator[list[uuid.UUID]]:
-        """The users with an open feed subscription, about ``batch`` at a time (a user
-        may come twice)."""
+        """Users with an open feed subscription, about ``batch`` at a time (a user may come
+        twice)."""
         ...

@@ -1,5 +1,5 @@
-"""The read behind ``postEngagementChanged`` events: many (post, viewer) pairs, one
-statement, and the per-process batcher that gathers them."""
+"""The read behind ``postEngagementChanged``: many (post, viewer) pairs in one statement, batched
+per process."""
 
 from __future__ import annotations
 
@@ -22,10 +22,7 @@ Pair = tuple[uuid.UUID, uuid.UUID]  # (post id, viewer id)
 
 _PARTNERS = BLOCK_PARTNERS.format(viewer="r.viewer")
 
-# For each (post, viewer) pair: the post if the viewer may see it (the rule of likes and
-# comments, domain.visibility.sql) and its counters summed over their shards
-# (domain.counters), less what blocks hide from that viewer: the counts Post.likeCount
-# and Post.commentCount show the same viewer. Pairs whose post is not visible have no row.
+# Per pair: the post if visible, with its shard-summed counters less block-hidden ones.
 _SNAPSHOTS = text(
     f"""
     SELECT r.i, v.*,
@@ -55,8 +52,7 @@ class EngagementSnapshot:
 async def engagement_snapshots(
     conn: AsyncConnection, pairs: list[Pair]
 ) -> list[EngagementSnapshot | None]:
-    """For each (post, viewer) pair, in order: the post and its counts as that viewer
-    sees them, or None if they may not see it; one statement."""
+    """Per (post, viewer) pair in order: the post and counts as seen, or None; one statement."""
     if not pairs:
         return []
     rows = await conn.execute(
@@ -69,9 +65,7 @@ async def engagement_snapshots(
 
 
 class EngagementReads:
-    """Answers ``snapshot(post, viewer)`` requests with one statement per loop turn;
-    nothing is cached (each answer's statement starts after its request).
-    """
+    """Answers ``snapshot(post, viewer)`` with one statement per loop turn; no cache."""
 
     def __init__(self, engine: AsyncEngine, *, max_batch: int = 500) -> None:
         self.engine = engine
@@ -80,8 +74,7 @@ class EngagementReads:
         self._flushing: set[asyncio.Task[None]] = set()
 
     async def snapshot(self, post_id: uuid.UUID, viewer_id: uuid.UUID) -> EngagementSnapshot | None:
-        """The post and its counts if ``viewer_id`` may see it, else None. Raises what
-        the statement raises (DBAPIError)."""
+        """The post and counts if visible to ``viewer_id``, else None; raises DBAPIError."""
         fut: asyncio.Future[EngagementSnapshot | None] = asyncio.get_running_loop().create_future()
         self._pending.append(((post_id, viewer_id), fut))
         if len(self._pending) == 1:

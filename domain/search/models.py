@@ -1,8 +1,5 @@
-"""The search index of people (docs/api/search.md "User search"): ``user_search``, one
-row per active account kept by triggers on ``users`` (migration 0009), and
-``search_words``, the words of display names. ``followers``, the ranking signal, is
-refreshed from the counters every 10 minutes (:func:`domain.search.ranks.refresh_search_ranks`).
-"""
+"""The people search index (docs/api/search.md "User search"): ``user_search`` kept by triggers
+(migration 0009), ``search_words`` of display names."""
 
 from __future__ import annotations
 
@@ -39,11 +36,7 @@ user_search = Table(
     Index("user_search_followers_idx", text("followers DESC"), "user_id"),
 )
 
-#: The words of display names (the lexemes of ``to_tsvector('simple', name)``), for
-#: correcting typos in names: pg_trgm compares a query word with these distinct words
-#: rather than with every name (names that share a common word share most of their
-#: trigrams, so a typo of that word would recheck every row). Only ever added to: a
-#: word no name has any more finds nobody.
+#: Distinct display-name words that pg_trgm corrects typos against (only added to).
 search_words = Table(
     "search_words",
     metadata,

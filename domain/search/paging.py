@@ -1,6 +1,5 @@
-"""Paging a ranked list (search, suggestions): the first page ranks and freezes, the
-next ones slice; without the snapshot a page is ranked again after the cursor's entry.
-"""
+"""Paging a ranked list: the first page ranks and freezes, the next slice; without the snapshot,
+rank again after the cursor."""
 
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ Ranker = Callable[[int, Ranked | None], Awaitable[list[Ranked]]]
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where a page ended: the snapshot it came from (None: ranked live), how many
-    entries of the list came before the next page, and the last entry (the keyset to
-    resume from when the snapshot is gone)."""
+    """Where a page ended: the snapshot (None: live), entries before the next page, and the last
+    entry (keyset)."""
 
     snapshot_id: str | None
     offset: int
@@ -39,9 +37,7 @@ class RankedPage:
 
 @dataclass(frozen=True, slots=True)
 class RankedList:
-    """What is paged: ``kind`` (``search``, ``suggest``), the ``owner`` whose snapshot
-    it is (the viewer's id; None for an anonymous search), a ``fingerprint`` of its
-    input (the query), and its ``rank`` function."""
+    """What is paged: ``kind``, ``owner`` (None: anonymous), input ``fingerprint`` and ``rank``."""
 
     kind: str
     owner: str | None
@@ -57,9 +53,8 @@ async def ranked_page(
     snapshots: RankedSnapshots | None,
     max_results: int,
 ) -> RankedPage:
-    """The page of ``first`` entries after ``after`` (None: the start), from the
-    snapshot, or ranked live without it (a Redis failure is logged); the list ends at
-    ``max_results``."""
+    """The ``first`` entries after ``after`` from the snapshot, or ranked live if Redis fails; ends
+    at ``max_results``."""
     start = after.offset if after else 0
     room = max(0, min(first, max_results - start))
     if room == 0:

@@ -7,9 +7,7 @@ from typing import NamedTuple
 
 
 class Ranked(NamedTuple):
-    """One entry of a ranked list: ``score`` (match tier, or followees following)
-    descending, then ``followers`` (``user_search``'s signal) descending, then
-    ``user_id``: a total order a keyset can resume."""
+    """An entry: ``score`` desc, ``followers`` desc, ``user_id``: a total keyset order."""
 
     user_id: uuid.UUID
     score: int
@@ -17,10 +15,8 @@ class Ranked(NamedTuple):
 
 
 def keyset_after(score_sql: str, after: Ranked, prefix: str = "after") -> str:
-    """SQL that is true for the rows that come after ``after`` in the order of
-    :class:`Ranked`, whose score is ``score_sql`` and whose columns are ``s.followers``
-    and ``s.user_id``; binds ``:<prefix>_score``, ``:<prefix>_followers``,
-    ``:<prefix>_id`` (see :func:`keyset_params`)."""
+    """SQL true for rows after ``after`` in :class:`Ranked` order (score ``score_sql``); binds
+    :func:`keyset_params`."""
     return (
         f"({score_sql} < :{prefix}_score OR ({score_sql} = :{prefix}_score AND"
         f" (s.followers < :{prefix}_followers OR (s.followers = :{prefix}_followers"

@@ -33,9 +33,8 @@ _REFRESH = text(
 
 
 async def refresh_search_ranks(engine: AsyncEngine, *, batch: int = BATCH) -> int:
-    """Copy every active user's follower count into ``user_search.followers``,
-    ``batch`` users per transaction, writing only what moved; return the rows changed.
-    """
+    """Copy active users' follower counts into ``user_search.followers``, ``batch`` per transaction;
+    return rows changed."""
     after = uuid.UUID(int=0)
     changed = 0
     while True:

@@ -1,10 +1,5 @@
-"""Use case: find people by username or display name, ranked (docs/api/search.md "User search").
-
-Ranked by match tier (the score table is the doc's), then ``followers``, then id. The
-ranking is one ``UNION ALL`` statement of one ordered, limited branch per tier, each on
-an index of ``user_search``: PostgreSQL stops once ``limit`` rows came, so a prefix that
-fills the page never computes a similarity.
-"""
+"""Use case: find people by username or display name (docs/api/search.md "User search"): one ``UNION
+ALL`` of a limited branch per tier, so a filling prefix never computes a similarity."""
 
 from __future__ import annotations
 
@@ -32,9 +27,8 @@ _SPACES = re.compile(r"\s+")
 
 @dataclass(frozen=True, slots=True)
 class SearchQuery:
-    """A cleaned query: ``text`` (NFC, trimmed, inner whitespace collapsed) and
-    ``username``, the lower-cased username prefix it can be (None when it cannot,
-    e.g. it has a space)."""
+    """A cleaned query: ``text`` (NFC, collapsed) and ``username``, its lower-cased prefix (None if
+    impossible)."""
 
     text: str
     username: str | None
@@ -54,9 +48,8 @@ class SearchQuery:
 
 
 def parse_query(raw: str) -> SearchQuery:
-    """Clean a search query or raise ValidationError (field ``query``): no NUL or other
-    control characters, 1-64 code points once trimmed, something besides a leading
-    ``@``."""
+    """Clean a query or raise ValidationError (``query``): no control characters, 1-64 code points,
+    not just ``@``."""
     if any(unicodedata.category(ch) == "Cc" and not ch.isspace() for ch in raw):
         raise ValidationError("query", "query must not contain control characters.")
     value = _SPACES.sub(" ", unicodedata.normalize("NFC", raw)).strip()
@@ -74,10 +67,8 @@ def parse_query(raw: str) -> SearchQuery:
 
 @dataclass(frozen=True, slots=True)
 class Terms:
-    """What PostgreSQL derives from a query, read before the search so that the planner
-    sees them as constants (and estimates how common a word is): ``folded`` (display
-    names compare to it), ``fuzzy`` (usernames' trigrams compare to it), ``words`` and
-    ``corrected`` (tsquery text, None when the query has no word)."""
+    """What PostgreSQL derives from the query, read first so the planner sees constants: ``folded``,
+    ``fuzzy``, ``words``, ``corrected``."""
 
     folded: str
     fuzzy: str
@@ -106,9 +97,7 @@ _NAME_VECTOR = "to_tsvector('simple'::regconfig, s.name)"
 
 
 def _branches(query: SearchQuery, terms: Terms) -> list[tuple[int | None, str]]:
-    """``(score, condition)`` of each tier that applies, best first; the score of
-    username typos is None (computed per row). Each condition leaves out the better
-    tiers."""
+    """``(score, condition)`` per applicable tier, best first (username typos: None)."""
     in_range = "(s.username >= :lo AND s.username < :hi)"
     words = f"{_NAME_VECTOR} @@ CAST(:words AS tsquery)"
     corrected = f"{_NAME_VECTOR} @@ CAST(:corrected AS tsquery)"
@@ -135,8 +124,7 @@ def _branches(query: SearchQuery, terms: Terms) -> list[tuple[int | None, str]]:
 def search_statement(
     query: SearchQuery, terms: Terms, *, viewer: bool, after: Ranked | None
 ) -> str:
-    """The SQL of :func:`search_users` for this query's shape (see the module docstring);
-    empty when no tier can match."""
+    """The SQL of :func:`search_users` for this query; empty when nothing can match."""
     parts = []
     for score, condition in _branches(query, terms):
         score_sql = str(score) if score is not None else _FUZZY_SCORE
@@ -168,11 +156,8 @@ async def search_users(
     after: Ranked | None = None,
     fuzzy_threshold: float = 0.45,
 ) -> list[Ranked]:
-    """Up to ``limit`` matches of ``query`` in rank order, after ``after`` (a keyset
-    position) when given. Two statements in one read transaction: the first sets
-    ``pg_trgm.similarity_threshold`` and derives the :class:`Terms`, so the second sees
-    every term as a constant the planner can estimate.
-    """
+    """Up to ``limit`` matches in rank order after ``after``; two statements in one read
+    transaction, the first setting the threshold and :class:`Terms`."""
     if limit <= 0:
         return []
     fuzzy = query.text.removeprefix("@")

@@ -1,7 +1,5 @@
-"""Frozen ranked lists, the port that keeps a ranked connection's pages stable: the list
-ranked on the first page (at most ``SearchConfig.max_results``) is kept a few minutes and
-sliced by the next pages; found only by owner, kind and fingerprint (the query).
-"""
+"""The port of frozen ranked lists (at most ``SearchConfig.max_results``), found by owner, kind and
+fingerprint."""
 
 from __future__ import annotations
 
@@ -20,9 +18,7 @@ class Slice:
 
 
 class RankedSnapshots(Protocol):
-    """Saves and slices frozen ranked lists; each call raises
-    :class:`domain.errors.StoreError` when the store fails (the caller ranks again
-    from PostgreSQL)."""
+    """Saves and slices frozen lists; raises :class:`domain.errors.StoreError` on failure."""
 
     async def save(
         self, owner: str | None, kind: str, fingerprint: str, entries: list[Ranked]
@@ -39,6 +35,5 @@ class RankedSnapshots(Protocol):
         offset: int,
         n: int,
     ) -> Slice | None:
-        """Entries ``[offset, offset + n)`` of a snapshot, or None when it is gone
-        (expired, or never made for this owner, kind and fingerprint)."""
+        """Entries ``[offset, offset + n)``, or None when gone."""
         ...

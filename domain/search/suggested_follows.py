@@ -1,12 +1,5 @@
-"""Use case: suggest accounts to follow, friends of friends
-(docs/api/suggested-follows.md "Suggested follows").
-
-A candidate ranks by how many of the viewer's ``followees`` most recent followees follow
-it among their ``per_followee`` most recent follows (then ``user_search.followers``,
-then id), so at most ``followees x per_followee`` follow rows are read whatever the
-graph. Left out: the viewer, whom they follow or asked to, muted or blocked either way,
-and inactive accounts.
-"""
+"""Use case: suggest friends of friends (docs/api/suggested-follows.md "Suggested follows"), ranked
+by recent followees following; at most ``followees x per_followee`` rows read."""
 
 from __future__ import annotations
 
@@ -55,9 +48,7 @@ async def suggested_follows(
     followees: int = 200,
     per_followee: int = 50,
 ) -> list[Ranked]:
-    """Up to ``limit`` suggestions for ``viewer_id`` in rank order, after ``after``
-    when given: one statement, with JIT off (compiling would cost more than running).
-    """
+    """Up to ``limit`` suggestions in rank order after ``after``, one statement (JIT off)."""
     if limit <= 0:
         return []
     sql = _SQL.format(after=f"AND {keyset_after('c.n', after)}" if after else "")

@@ -1,6 +1,5 @@
-"""Accepting every pending follow request of an account that turns public
-(docs/seeds/chroma-architecture.md "Private accounts": switching to public accepts the pending
-requests). Runs inside update_profile's transaction."""
+"""Accepting every pending follow request of an account turning public, inside update_profile's
+transaction."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ _EVENTS = outbox_insert_sql(
     delay="w.delay",
 )
 
-# The follows and their follow.created events (as follow_user writes them), only for the
-# rows actually inserted.
+# The follows and their follow.created events, only for rows actually inserted.
 _FOLLOW_ALL = text(
     f"""
     WITH wanted AS (
@@ -56,18 +54,14 @@ _FOLLOW_ALL = text(
 async def accept_pending_requests(
     uow: UnitOfWork, target_id: uuid.UUID, *, counter_shards: int
 ) -> list[uuid.UUID]:
-    """Turn every pending request to ``target_id`` into a follow (``follow.created``
-    and counters each) in the caller's unit of work, in four statements whatever their
-    number; return the new followers, oldest request first. Requests of inactive users
-    are dropped. Exact under concurrency: each request row is deleted once, and the
-    caller must have updated the target's ``users`` row first (new requests wait on it).
-    """
+    """Turn every pending request to ``target_id`` into a follow in the caller's unit of work (four
+    statements); return new followers, oldest first. The caller must update the target's
+    ``users`` row first."""
     conn = uow.conn
     taken = (await conn.execute(_TAKE, {"target": target_id})).all()
     if not taken:
         return []
-    # Under FOR KEY SHARE: a concurrent ban of a requester waits for the switch, or the
-    # switch sees it (no follow, and no counter, for an inactive account).
+    # FOR KEY SHARE: a concurrent ban of a requester waits, or is seen.
     active = await lock_active(conn, [r.requester_id for r in taken])
     followers = [
         r.requester_id

@@ -1,5 +1,4 @@
-"""Use case: a private account's owner approves a follow request (docs/seeds/chroma-architecture.md
-"POST /v1/users/:userID/follow/approve")."""
+"""Use case: a private account's owner approves a follow request."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from domain.social.follow_user import FollowOutcome, check_can_follow, follow_ct
 from domain.social.pairs import lock_pair
 from domain.visibility.predicates import is_live
 
-# Delete the request and, only if there was one, write the follow exactly as follow_user
-# does (row, follow.created event, both counters): one statement.
+# Delete the request and, only if one was, write the follow: one statement.
 _APPROVE = text(
     f"""
     WITH r AS (
@@ -28,8 +26,7 @@ _APPROVE = text(
     """
 )
 
-# A statement of its own, so its snapshot sees a switch to public that took the request
-# while _APPROVE waited for the row (under READ COMMITTED, _APPROVE's does not).
+# Its own statement: its snapshot sees a switch to public that took the request meanwhile.
 _FOLLOWING = text(
     "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = :follower"
     f" AND followee_id = :followee AND {is_live()})"
@@ -44,12 +41,9 @@ async def approve_follow_request(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
-    """``target_id`` approves ``requester_id``'s pending request: the request deleted, the
-    follow written as follow_user writes it and ``follow_request.approved`` (the
-    requester's notice), in one transaction under the pair lock. Idempotent
-    (``created=False`` once followed). Raises FollowRequestNotFoundError (none pending, or
-    a block), UserUnavailableError (requester inactive) or NotFoundError.
-    """
+    """Delete the pending request, write the follow as follow_user does and
+    ``follow_request.approved``, under the pair lock. Idempotent. Raises
+    FollowRequestNotFoundError, UserUnavailableError or NotFoundError."""
     if target_id == requester_id:
         raise FollowRequestNotFoundError()
     async with unit_of_work(engine, dispatcher) as uow:

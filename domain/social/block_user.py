@@ -25,8 +25,7 @@ _INSERT_BLOCK = text(
     """
 )
 
-# Pending follow requests both ways end with the block (before the follows: a request
-# accepted by a concurrent switch to public then becomes a follow that _END_FOLLOWS sees).
+# Requests end before follows: one accepted by a concurrent switch is then seen as a follow.
 _CANCEL_REQUESTS = text(
     """
     DELETE FROM follow_requests
@@ -55,19 +54,14 @@ async def block_user(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Block ``blocked_id`` for ``blocker_id``; True if new. One transaction under the
-    pair lock: the block, requests and follows both ways ended (with their events and
-    counters), ``block.created``, and what each notified the other of removed.
-    Idempotent. Raises SelfBlockError or NotFoundError.
-    """
+    """Block ``blocked_id``; True if new. Under the pair lock: ends requests and follows both ways,
+    ``block.created``, removes mutual notifications. Raises SelfBlockError or NotFoundError."""
     if blocker_id == blocked_id:
         raise SelfBlockError()
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn
         await lock_pair(conn, blocker_id, blocked_id)
-        # Both accounts under FOR KEY SHARE: a concurrent ban waits for the block, or the
-        # block sees it (an ended follow moves followers only if its follower is active,
-        # following only if its followee is: what the counters count).
+        # FOR KEY SHARE on both: a concurrent ban waits, or the block sees it.
         statuses = await lock_statuses(conn, [blocker_id, blocked_id])
         active = {i: s == "active" for i, s in statuses.items()}
         if blocked_id not in active:

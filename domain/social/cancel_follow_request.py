@@ -13,11 +13,8 @@ from domain.outbox.unit_of_work import Entry, UnitOfWork, outbox_insert_sql, uni
 
 
 def cancel_ctes() -> str:
-    """The data-modifying CTEs ``cancelled`` (delete the pending request of :follower to
-    :followee) and ``cancel_event`` (its ``follow_request.cancelled`` outbox row, only if
-    one was deleted), as SQL text for a ``WITH`` clause. Bind :func:`record_cancel`.
-    unfollow_user includes them, so unfollowing a requested account withdraws the request.
-    """
+    """CTEs ``cancelled`` (delete :follower's pending request to :followee) and ``cancel_event``
+    (its outbox row, if deleted); bind :func:`record_cancel`."""
     event = outbox_insert_sql(
         FollowRequestCancelled, source="cancelled", aggregate="cancelled.id", key="cancel"
     )
@@ -32,8 +29,7 @@ def cancel_ctes() -> str:
 
 
 async def record_cancel(uow: UnitOfWork, requester_id: uuid.UUID, target_id: uuid.UUID) -> Entry:
-    """The recorded ``follow_request.cancelled`` event of :func:`cancel_ctes`; bind its
-    ``params`` with ``:follower`` and ``:followee``."""
+    """The ``follow_request.cancelled`` entry of :func:`cancel_ctes`."""
     return await uow.record(FollowRequestCancelled(requester_id, target_id), key="cancel")
 
 
@@ -47,11 +43,7 @@ async def cancel_follow_request(
     *,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Withdraw the pending request of ``requester_id`` to ``target_id``; return True if
-    one was pending. One statement: the row is deleted with a
-    ``follow_request.cancelled`` outbox row ``{requester_id, target_id}``. Idempotent;
-    raises nothing (no request, or no such user, is simply nothing to cancel).
-    """
+    """Withdraw the pending request; True if one was. One statement; idempotent, never raises."""
     async with unit_of_work(engine, dispatcher) as uow:
         event = await record_cancel(uow, requester_id, target_id)
         request_id = await uow.conn.scalar(

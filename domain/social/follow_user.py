@@ -1,5 +1,4 @@
-"""Use case: follow a user (docs/seeds/followers-following.md "Writes"); for a private account,
-ask to (docs/seeds/chroma-architecture.md: "If target is private, creates a pending follow")."""
+"""Use case: follow a user, or ask to if private (docs/seeds/followers-following.md "Writes")."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from domain.visibility.predicates import is_live
 
 @dataclass(frozen=True)
 class FollowOutcome:
-    """What a follow did: ``state`` ``following`` or ``requested`` (a private target);
-    ``created`` False when the follow or request already existed; ``follow_id`` of a
+    """``state`` ``following`` or ``requested``; ``created`` False if it existed; ``follow_id`` of a
     new follow."""
 
     follow_id: uuid.UUID | None
@@ -33,13 +31,11 @@ class FollowOutcome:
 
     @property
     def requested(self) -> bool:
-        """True when the target is private and the follow waits for their approval."""
+        """Whether the follow awaits approval."""
         return self.state == "requested"
 
 
-# Both accounts under FOR KEY SHARE (the lock the follows row's foreign keys take
-# anyway, taken before the check): a ban of either waits for this follow, or this check
-# sees it, so the counters never count a follow of an inactive account.
+# Both accounts FOR KEY SHARE before the check: a ban waits for the follow, or is seen.
 _CHECK = text(
     """
     SELECT u.id, u.status, u.is_private,
@@ -54,12 +50,9 @@ _CHECK = text(
 
 
 def follow_ctes(gate: str | None = None) -> str:
-    """The ``WITH`` clause's CTEs ``f`` (the follow, ``ON CONFLICT DO NOTHING``),
-    ``event`` (``follow.created``) and ``counted`` (both counters), the last two only if
-    a row was inserted; with ``gate`` (an SQL condition) the follow is inserted only
-    where it holds. Bind :func:`follow_params` and the recorded event's ``params``. Every
-    follow (follow_user, request approvals) is written by it.
-    """
+    """CTEs ``f`` (the follow, ``ON CONFLICT DO NOTHING``), ``event`` and ``counted``, the last two
+    only on insert; ``gate``: an SQL condition. Bind :func:`follow_params` and the event's
+    ``params``."""
     if gate is None:
         row = "VALUES (:id, :follower, :followee, :source)"
     else:
@@ -84,9 +77,7 @@ def follow_ctes(gate: str | None = None) -> str:
 def follow_params(
     follower_id: uuid.UUID, followee_id: uuid.UUID, *, source: str, counter_shards: int
 ) -> dict[str, Any]:
-    """The bind parameters of :func:`follow_ctes` but the event's: a fresh UUIDv7 id and
-    the counter rows (+1 followers of the followee, +1 following of the follower, each on
-    a random shard)."""
+    """Bind parameters of :func:`follow_ctes` but the event's: a new id and the counter rows."""
     return {
         "id": new_id(),
         "follower": follower_id,
@@ -99,12 +90,9 @@ def follow_params(
     }
 
 
-# The follow row, its outbox event and both counters in one round trip.
 _FOLLOW = text(f"WITH {follow_ctes()} SELECT id FROM f")
 
-# Re-read under a share lock on the target's row: switching to public (update_profile)
-# updates that row, so a request is either committed before the switch starts (and the
-# switch accepts it) or created after it (and sees a public account).
+# Share-lock the target's row: a switch to public accepts this request or sees it absent.
 _PRIVATE_CHECK = text(
     f"""
     SELECT u.is_private,
@@ -116,7 +104,6 @@ _PRIVATE_CHECK = text(
     """
 )
 
-# The request and its outbox event, only if no request of the pair is pending.
 _REQUEST = text(
     f"""
     WITH r AS (
@@ -141,12 +128,9 @@ async def follow_user(
     source: str = "profile",
     dispatcher: Dispatcher | None = None,
 ) -> FollowOutcome:
-    """Make ``follower_id`` follow ``followee_id`` (the follow, ``follow.created`` and
-    both counters in one transaction) or, for a private account not yet followed, ask to
-    (a ``follow_requests`` row and ``follow_request.created``; no counter moves).
-    Idempotent. Raises SelfFollowError, NotFoundError, UserUnavailableError (either side
-    banned or deleted) or BlockedError (a block either way).
-    """
+    """Follow (row, ``follow.created``, counters in one transaction) or, for a private account,
+    request. Idempotent. Raises SelfFollowError, NotFoundError, UserUnavailableError or
+    BlockedError."""
     if follower_id == followee_id:
         raise SelfFollowError()
     async with unit_of_work(engine, dispatcher) as uow:
@@ -169,10 +153,8 @@ async def follow_user(
 async def check_can_follow(
     conn: AsyncConnection, follower_id: uuid.UUID, followee_id: uuid.UUID
 ) -> bool:
-    """Whether ``followee_id`` is private, once one statement checked that both users
-    are active with no block between them (both then under ``FOR KEY SHARE``). Raises
-    NotFoundError, UserUnavailableError or BlockedError.
-    """
+    """Whether ``followee_id`` is private, after checking both active and unblocked (both then ``FOR
+    KEY SHARE``). Raises NotFoundError, UserUnavailableError or BlockedError."""
     rows = {
         r.id: r
         for r in await conn.execute(_CHECK, {"follower": follower_id, "followee": followee_id})
@@ -190,8 +172,7 @@ async def check_can_follow(
 async def _request(
     uow: UnitOfWork, follower_id: uuid.UUID, followee_id: uuid.UUID
 ) -> FollowOutcome | None:
-    """The private branch of follow_user; None when the account turned public meanwhile
-    (the caller then follows)."""
+    """The private branch of follow_user; None if the account turned public meanwhile."""
     conn = uow.conn
     row = (
         await conn.execute(_PRIVATE_CHECK, {"follower": follower_id, "followee": followee_id})

@@ -19,8 +19,7 @@ from sqlalchemy import (
 from domain.db import metadata
 from domain.visibility.predicates import is_live
 
-#: Where a follow came from (seed: profile | phone | x | cabal | feed | suggested | referral;
-#: ``import`` marks rows bulk-loaded by ``roost load-graph``).
+#: Where a follow came from (``import``: bulk-loaded by ``roost load-graph``).
 FOLLOW_SOURCES = ("profile", "phone", "x", "feed", "suggested", "referral", "import")
 
 follows = Table(
@@ -41,7 +40,6 @@ follows = Table(
         unique=True,
         postgresql_where=text(f"{is_live()}"),
     ),
-    # Followers of X, newest first (keyset on created_at, id).
     Index(
         "follows_followee_live_idx",
         "followee_id",
@@ -49,7 +47,6 @@ follows = Table(
         text("id DESC"),
         postgresql_where=text(f"{is_live()}"),
     ),
-    # Who X follows, newest first.
     Index(
         "follows_follower_live_idx",
         "follower_id",
@@ -81,9 +78,7 @@ blocks = Table(
     ),
 )
 
-#: Mutes (docs/api/mute-and-block.md "Mute and blocked list"): the muter's home feed and
-#: notifications leave the muted account out; nothing changes on the muted account's
-#: side.
+#: Mutes (docs/api/mute-and-block.md "Mute and blocked list"): only the muter's side changes.
 mutes = Table(
     "mutes",
     metadata,
@@ -92,15 +87,12 @@ mutes = Table(
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("muter_id", "muted_id"),
     CheckConstraint("muter_id <> muted_id", name="no_self_mute"),
-    # viewer.mutedUsers, newest first (keyset on created_at, muted_id).
     Index("mutes_muter_recent_idx", "muter_id", text("created_at DESC"), text("muted_id DESC")),
     # Who muted X: an account's purge deletes these too.
     Index("mutes_muted_id_idx", "muted_id"),
 )
 
-#: Pending follow requests to private accounts (docs/design.md "Data": they live in their own
-#: table until approved). Approving, rejecting or cancelling a request deletes its row;
-#: approving also inserts the follow.
+#: Pending follow requests (docs/design.md "Data"), deleted when answered or cancelled.
 follow_requests = Table(
     "follow_requests",
     metadata,
@@ -111,7 +103,6 @@ follow_requests = Table(
     CheckConstraint("requester_id <> target_id", name="no_self_request"),
     # One pending request per pair; also serves "has the viewer requested these users".
     Index("follow_requests_pair_key", "requester_id", "target_id", unique=True),
-    # The target's pending requests, newest first (keyset on created_at, id).
     Index(
         "follow_requests_target_recent_idx",
         "target_id",

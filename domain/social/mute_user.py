@@ -1,7 +1,4 @@
-"""Use case: mute an account (docs/api/mute-and-block.md "Mute and blocked list"): its
-posts leave the muter's home feed at read time, its notifications to the muter are
-removed and no new ones written; nothing shows on its side.
-"""
+"""Use case: mute an account (docs/api/mute-and-block.md "Mute and blocked list")."""
 
 from __future__ import annotations
 
@@ -28,9 +25,7 @@ _INSERT = text(
 async def mute_user(
     engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID, *, counter_shards: int
 ) -> bool:
-    """Mute ``muted_id`` for ``muter_id`` under the pair lock notification writers take;
-    True if new. Idempotent. Raises SelfMuteError or NotFoundError (absent or inactive).
-    """
+    """Mute ``muted_id`` under the pair lock; True if new. Raises SelfMuteError or NotFoundError."""
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}

@@ -15,6 +15,5 @@ def pair_lock_key(a: uuid.UUID, b: uuid.UUID) -> int:
 
 
 async def lock_pair(conn: AsyncConnection, a: uuid.UUID, b: uuid.UUID) -> None:
-    """Take the transaction-scoped advisory lock of the pair {a, b}: follow and block of
-    two users run one after the other."""
+    """Take the pair's transaction-scoped advisory lock."""
     await advisory_xact_lock_on(conn, pair_lock_key(a, b))

@@ -32,8 +32,7 @@ class FollowPage:
     has_next: bool
 
 
-#: No block either way between the listed account ``u`` and the viewer (NULL: anonymous,
-#: nothing excluded), so a page holds ``first`` entries the viewer may see.
+#: No block either way between ``u`` and the viewer (NULL: anonymous), so pages stay full.
 _NOT_BLOCKED = """
         AND NOT EXISTS (SELECT 1 FROM blocks b
                         WHERE (b.blocker_id = u.id AND b.blocked_id = CAST(:viewer AS uuid))
@@ -41,7 +40,6 @@ _NOT_BLOCKED = """
 """
 
 _LIST_SQL = {
-    # followers of :user: rows by followee_id, the other side is follower_id
     "followers": f"""
         SELECT f.follower_id, f.created_at, f.id FROM follows f
         JOIN users u ON u.id = f.follower_id AND {is_active("u")}
@@ -73,12 +71,8 @@ async def follow_list(
     viewer_id: uuid.UUID | None = None,
     backward: bool = False,
 ) -> FollowPage:
-    """Up to ``first`` live followers (or followees) of ``user_id``, newest first, keyset
-    on the follow's (created_at, id); inactive accounts and those with a block either way
-    with ``viewer_id`` are left out (rules.account_listed). ``backward``: the ``first``
-    entries just before ``after`` (the last ones of the list without it), still newest
-    first; ``has_next`` then says whether more come before them.
-    """
+    """Up to ``first`` live followers (or followees), newest first, keyset (created_at, id), without
+    inactive or blocked accounts. ``backward``: the ``first`` before ``after``."""
     condition, order = walk("f.created_at, f.id", newest_first=True, backward=backward)
     sql = _LIST_SQL[direction].format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": user_id, "limit": first + 1, "viewer": viewer_id}
@@ -94,10 +88,8 @@ async def follow_list(
 async def _probed(
     db: AsyncConnection | AsyncEngine, where: str, me: uuid.UUID, user_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The keys ``k`` of ``user_ids`` for which a row ``FROM {where}`` exists (``$1`` is
-    ``me``, ``k.id`` the key): one probe of the pair's index per key (LATERAL … LIMIT
-    1), so even the generic plan of the prepared statement never scans all of ``me``'s
-    rows (a viewer following 2,500 accounts would otherwise pay for each of them)."""
+    """The keys of ``user_ids`` with a row ``FROM {where}`` (``$1`` is ``me``): one index probe per
+    key, so no plan scans all of ``me``'s rows."""
     rows = await fetch_rows(
         db,
         "SELECT k.id FROM unnest(CAST($2 AS uuid[])) AS k(id)"
@@ -111,7 +103,7 @@ async def _probed(
 async def followees_among(
     db: AsyncConnection | AsyncEngine, me: uuid.UUID, user_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The subset of ``user_ids`` that ``me`` follows (a live follow) (:func:`_probed`)."""
+    """The ``user_ids`` that ``me`` follows."""
     return await _probed(
         db,
         f"follows WHERE follower_id = $1 AND followee_id = k.id AND {is_live()}",
@@ -123,7 +115,7 @@ async def followees_among(
 async def followers_among(
     db: AsyncConnection | AsyncEngine, me: uuid.UUID, user_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The subset of ``user_ids`` that follow ``me`` (a live follow) (:func:`_probed`)."""
+    """The ``user_ids`` that follow ``me``."""
     return await _probed(
         db,
         f"follows WHERE followee_id = $1 AND follower_id = k.id AND {is_live()}",
@@ -135,8 +127,7 @@ async def followers_among(
 async def blocked_among(
     db: AsyncConnection | AsyncEngine, me: uuid.UUID, user_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """Return the subset of ``user_ids`` with a block between them and ``me``, in either
-    direction. One statement: two probes of the ``blocks`` primary key per key."""
+    """The ``user_ids`` with a block either way with ``me``, one statement."""
     rows = await fetch_rows(
         db,
         "SELECT k.id FROM unnest(CAST($2 AS uuid[])) AS k(id) WHERE EXISTS ("
@@ -155,10 +146,7 @@ async def muted_among(
     return await _probed(db, "mutes WHERE muter_id = $1 AND muted_id = k.id", me, user_ids)
 
 
-#: The viewer's own lists of blocked and muted accounts, newest first: keyset on
-#: (created_at, other id) through ``blocks_blocker_recent_idx`` / ``mutes_muter_recent_idx``;
-#: accounts that are not active are left out in SQL (so pages stay full) and come back
-#: if they are reinstated.
+#: The viewer's blocked and muted accounts, newest first, active ones only.
 _RELATION_SQL = {
     "blocked": f"""
         SELECT r.blocked_id, r.created_at FROM blocks r
@@ -185,10 +173,8 @@ async def relation_list(
     after: Position | None = None,
     backward: bool = False,
 ) -> FollowPage:
-    """Return up to ``first`` accounts ``user_id`` blocked (``kind`` "blocked") or muted
-    ("muted"), newest first, as edges whose position is (since, their id). One
-    statement; page N costs what page 1 does. ``backward``: the ``first`` just before
-    ``after``, still newest first."""
+    """Up to ``first`` accounts ``user_id`` blocked or muted (``kind``), newest first, one
+    statement. ``backward``: before ``after``."""
     condition, order = walk(_RELATION_KEY[kind], newest_first=True, backward=backward)
     sql = _RELATION_SQL[kind].format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": user_id, "limit": first + 1}
@@ -203,7 +189,7 @@ async def relation_list(
 async def follow_counts(
     conn: AsyncConnection, user_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[int, int]]:
-    """Return ``{user_id: (followers, following)}`` from the counter shards (one statement)."""
+    """``{user_id: (followers, following)}`` from the counter shards."""
     counts = await read_counts(conn, user_ids, ("followers", "following"))
     return {u: (counts[(u, "followers")], counts[(u, "following")]) for u in user_ids}
 
@@ -211,7 +197,7 @@ async def follow_counts(
 async def requested_among(
     db: AsyncConnection | AsyncEngine, me: uuid.UUID, user_ids: Sequence[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """The subset of ``user_ids`` that ``me`` has asked to follow (pending; :func:`_probed`)."""
+    """The ``user_ids`` ``me`` has a pending request to."""
     return await _probed(
         db, "follow_requests WHERE requester_id = $1 AND target_id = k.id", me, user_ids
     )
@@ -233,8 +219,8 @@ async def follow_request_list(
     after: Position | None = None,
     backward: bool = False,
 ) -> FollowPage:
-    """Up to ``first`` pending requests to ``target_id`` from active users, newest first,
-    keyset on the request's (created_at, id) (``backward``: just before ``after``)."""
+    """Up to ``first`` pending requests to ``target_id`` from active users, newest first
+    (``backward``: before ``after``)."""
     condition, order = walk("r.created_at, r.id", newest_first=True, backward=backward)
     sql = _REQUESTS_SQL.format(after=f"AND {condition}" if after else "", order=order)
     params: dict[str, object] = {"user": target_id, "limit": first + 1}

@@ -32,8 +32,8 @@ async def reject_follow_request(
     *,
     dispatcher: Dispatcher | None = None,
 ) -> None:
-    """``target_id`` rejects ``requester_id``'s pending request (deleted, with
-    ``follow_request.rejected``, in one statement). Raises FollowRequestNotFoundError."""
+    """Delete the pending request with ``follow_request.rejected``; raises
+    FollowRequestNotFoundError."""
     async with unit_of_work(engine, dispatcher) as uow:
         event = await uow.record(FollowRequestRejected(requester_id, target_id), key="event")
         request_id = await uow.conn.scalar(

@@ -13,10 +13,7 @@ from domain.social.errors import SelfBlockError
 
 
 async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: uuid.UUID) -> bool:
-    """Remove the block of ``blocked_id`` by ``blocker_id``; return True if one was removed.
-
-    Idempotent; appends ``block.removed`` only when a block existed. Raises SelfBlockError.
-    """
+    """Remove the block; True if one was (then ``block.removed``). Raises SelfBlockError."""
     if blocker_id == blocked_id:
         raise SelfBlockError()
     async with unit_of_work(engine) as uow:

@@ -15,11 +15,8 @@ from domain.social.cancel_follow_request import cancel_ctes, record_cancel
 from domain.social.errors import SelfFollowError
 from domain.visibility.predicates import is_active, is_live
 
-# End the live follow, and only if one ended: its outbox event and both counters (-1),
-# all in one statement; the same statement withdraws a pending follow request. The follow
-# ends only while both accounts are active, read under FOR KEY SHARE: the counters count
-# follows between active accounts only, and a concurrent ban either waits for this
-# unfollow or is seen by it (docs/architecture/counters.md "Counters").
+# One statement: end the live follow (and a request), then its event and counters, only while
+# both are active under FOR KEY SHARE (docs/architecture/counters.md "Counters").
 _UNFOLLOW = text(
     f"""
     WITH active AS (
@@ -50,11 +47,8 @@ async def unfollow_user(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete the pair's live follow, or withdraw a pending request
-    (``follow_request.cancelled``); True if either happened now. Idempotent: of
-    concurrent unfollows one wins, so counters drop once. A follow involving an inactive
-    account is left as it is. Raises SelfFollowError; an unknown user returns False.
-    """
+    """Soft-delete the live follow or withdraw a pending request; True if either happened.
+    Concurrent unfollows drop counters once; inactive pairs are left. Raises SelfFollowError."""
     if follower_id == followee_id:
         raise SelfFollowError()
     async with unit_of_work(engine, dispatcher) as uow:

@@ -15,10 +15,8 @@ _DELETE = text("DELETE FROM mutes WHERE muter_id = :muter AND muted_id = :muted 
 
 
 async def unmute_user(engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID) -> bool:
-    """Lift the mute of ``muted_id`` by ``muter_id``; return True if there was one. Their
-    posts are back in the muter's home feed at once; notifications removed by the mute
-    stay removed. Idempotent; a ``mute.removed`` outbox event when one was lifted.
-    Raises SelfMuteError."""
+    """Lift the mute; True if there was one (then ``mute.removed``). Removed notifications stay
+    removed. Raises SelfMuteError."""
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}

@@ -1,6 +1,4 @@
-"""The facts the visibility rule decides on: protocols the dataloaders' records satisfy
-as they are, and the viewer's relations (:class:`Viewer`).
-"""
+"""The facts the visibility rule decides on, and the viewer's relations."""
 
 from __future__ import annotations
 
@@ -15,8 +13,7 @@ ACTIVE = "active"
 
 
 class AccountFacts(Protocol):
-    """An account: ``status`` is ``active``, ``banned``, ``pending_deletion`` (its owner
-    is deleting it) or ``deleted``."""
+    """An account; ``status`` ``active``, ``banned``, ``pending_deletion`` or ``deleted``."""
 
     @property
     def id(self) -> uuid.UUID: ...
@@ -28,14 +25,13 @@ class AccountFacts(Protocol):
 
 #: The only post state anyone but its author may see (docs/api/media.md "Media").
 PUBLISHED = "published"
-#: The states its author sees their own post in, with its state: still being processed,
-#: or failed (with a reason).
+#: The extra states an author sees their own post in.
 AUTHOR_ONLY = frozenset({"processing", "failed"})
 
 
 class PostFacts(Protocol):
-    """A post: its author, whether (since when) it is deleted, and its ``state``
-    (``processing``, ``published``, ``failed`` or ``removed``)."""
+    """A post: author, ``deleted_at``, ``state`` (``processing``, ``published``, ``failed``,
+    ``removed``)."""
 
     @property
     def id(self) -> uuid.UUID: ...
@@ -63,8 +59,7 @@ class CommentFacts(Protocol):
 
 
 class NotificationFacts(Protocol):
-    """A notification: whose it is, who did it (None for a digest), and ``count``, the
-    people behind it (0: every one of them withdrew, so it shows to nobody)."""
+    """A notification: recipient, actor (None: digest), ``count`` (0: shows to nobody)."""
 
     @property
     def recipient_id(self) -> uuid.UUID: ...
@@ -76,10 +71,8 @@ class NotificationFacts(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Viewer:
-    """Who is looking (``id`` None: anonymous) and, among the accounts decided on, those
-    ``blocked`` either way, ``follows`` (live) and ``muted``; an account missing from a
-    set is not.
-    """
+    """Who looks (``id`` None: anonymous) and which decided accounts are ``blocked``, ``follows``,
+    ``muted``."""
 
     id: uuid.UUID | None
     blocked: frozenset[uuid.UUID] = frozenset()

@@ -1,9 +1,5 @@
-"""The row invariants every read and write shares, each as one name: a follow, post or
-comment is *live* until soft-deleted, and an account counts and is seen only while
-*active*. Text SQL splices the fragments (``f"... WHERE {is_live('f')}"``), SQLAlchemy Core
-uses the clause; tests/unit/test_sql_predicates.py fails when the raw predicate is
-retyped anywhere else.
-"""
+"""The shared row invariants, each one name: *live* (not soft-deleted) and *active*;
+tests/unit/test_sql_predicates.py refuses retyping them."""
 
 from __future__ import annotations
 
@@ -17,14 +13,12 @@ def _column(alias: str, name: str) -> str:
 
 
 def is_live(alias: str = "") -> str:
-    """SQL: the follow, post or comment (of table alias ``alias``, or unqualified) is
-    live, not soft-deleted."""
+    """SQL: the row (alias ``alias``) is not soft-deleted."""
     return f"{_column(alias, 'deleted_at')} IS NULL"
 
 
 def is_active(alias: str = "") -> str:
-    """SQL: the account (of table alias ``alias``, or unqualified) is active, the only
-    status that is seen and counted (:data:`domain.visibility.facts.ACTIVE`)."""
+    """SQL: the account (alias ``alias``) is active."""
     return f"{_column(alias, 'status')} = '{ACTIVE}'"
 
 

@@ -1,8 +1,5 @@
-"""Batch readers of the facts the visibility rule needs: what the dataloaders call.
-
-Each reads many keys in one statement, so a page of any size costs the same number
-of round trips (docs/design.md "GraphQL API conventions").
-"""
+"""Batch readers of the visibility facts, one statement per batch (docs/design.md "GraphQL API
+conventions")."""
 
 from __future__ import annotations
 
@@ -29,9 +26,7 @@ from domain.visibility.sql import (
 
 
 async def block_partners(conn: AsyncConnection, viewer_id: uuid.UUID) -> frozenset[uuid.UUID]:
-    """Every account with a block between it and ``viewer_id``, either way (one
-    statement through the ``blocks`` primary key and ``blocks_blocked_id_idx``). Most
-    accounts have none, and then no count needs correcting for the viewer."""
+    """Every account with a block either way with ``viewer_id``, one statement."""
     rows = await conn.execute(
         text("SELECT unnest(" + BLOCK_PARTNERS.format(viewer=":v") + ")"), {"v": viewer_id}
     )
@@ -76,8 +71,7 @@ async def post_state(
 async def comment_state(
     conn: AsyncConnection, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, CommentRecord]:
-    """``{id: CommentRecord}`` (post, author, parent, ``deleted_at``) for the ids that
-    exist."""
+    """``{id: CommentRecord}`` for the ids that exist."""
     return await comments_by_ids(conn, ids) if ids else {}
 
 
@@ -96,10 +90,7 @@ async def counts_seen_by(
     ids: Sequence[uuid.UUID],
     kinds: Sequence[str],
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """``{(id, kind): count}`` as ``viewer_id`` (None: anonymous) sees it: the counter
-    less what the viewer's blocks hide from the matching list (rules.visible_count). One
-    statement whatever the number of ids.
-    """
+    """``{(id, kind): count}`` as ``viewer_id`` sees it (rules.visible_count), one statement."""
     out = {(e, k): 0 for e in ids for k in kinds}
     if not ids:
         return out

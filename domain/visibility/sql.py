@@ -1,9 +1,5 @@
-"""The SQL twin of :mod:`domain.visibility.rules`, for writes (inside their own
-transaction) and bulk reads; tests/integration/test_visibility_agreement.py checks the
-two agree. An anonymous viewer is ``NULL``: no block, no follow, not the owner. The
-``hidden_*`` expressions are what blocks hide from one viewer's counts
-(``rules.visible_count``).
-"""
+"""The SQL twin of :mod:`domain.visibility.rules` for writes and bulk reads; an anonymous viewer is
+``NULL``. ``hidden_*``: what blocks hide from counts."""
 
 from __future__ import annotations
 
@@ -25,8 +21,7 @@ def _blocked(a: str, viewer: str) -> str:
 
 
 def muted_sql(muter: str, muted: str) -> str:
-    """Boolean: ``muter`` muted ``muted`` (rules: ``Viewer.muted``), one probe of the
-    ``mutes`` primary key. Notification writers refuse what the recipient muted."""
+    """Boolean: ``muter`` muted ``muted``, one ``mutes`` key probe."""
     return f"EXISTS (SELECT 1 FROM mutes m WHERE m.muter_id = {muter} AND m.muted_id = {muted})"
 
 
@@ -38,14 +33,10 @@ def visible_post_sql(
     lock_post: bool = False,
     published: bool = False,
 ) -> str:
-    """A statement selecting the post's columns (id, author_id, caption, media,
-    created_at, deleted_at, state, failure_reason, edited_at), no row unless ``viewer``
-    may see it (rules.post_visible). ``post`` and ``viewer`` are SQL expressions.
-    ``lock_viewer`` (writes by the viewer) also requires the viewer active, under ``FOR
-    KEY SHARE``, and the post published; ``published`` asks the latter alone.
-    ``lock_viewer`` and ``lock_post`` read the post under ``FOR KEY SHARE``: its
-    deletion (``FOR UPDATE``) waits for the write, or the write waits and finds no row.
-    """
+    """A statement of the post's columns, no row unless ``viewer`` may see it (rules.post_visible).
+    ``lock_viewer`` also requires the viewer active (``FOR KEY SHARE``) and the post published
+    (``published`` alone); ``lock_viewer``/``lock_post`` share-lock the post so its deletion
+    waits."""
     me = f"JOIN users v ON v.id = {viewer} AND {is_active('v')}" if lock_viewer else ""
     lock = "FOR KEY SHARE OF p, v" if lock_viewer else "FOR KEY SHARE OF p" if lock_post else ""
     state = (
@@ -70,11 +61,8 @@ def visible_post_sql(
 def visible_comment_sql(
     comment: str = ":comment", viewer: str = ":viewer", *, lock: bool = False
 ) -> str:
-    """A statement selecting the comment's columns (id, post_id, author_id, parent_id,
-    body, created_at, deleted_at), no row unless ``viewer`` may see it
-    (rules.comment_visible). ``lock`` (a reply to it) reads the comment and its author
-    under ``FOR KEY SHARE``.
-    """
+    """A statement of the comment's columns, no row unless visible (rules.comment_visible); ``lock``
+    share-locks comment and author."""
     locking = "FOR KEY SHARE OF c, ca" if lock else ""
     return f"""
     SELECT c.id, c.post_id, c.author_id, c.parent_id, c.body, c.created_at, c.deleted_at
@@ -92,19 +80,14 @@ def visible_comment_sql(
 
 
 def hidden_likes_sql(post: str, partners: str) -> str:
-    """Scalar: the counted likes of ``post`` (by active accounts) whose liker is in
-    ``partners`` (a uuid[] expression: the viewer's block partners). Probes the likes
-    primary key once per partner."""
+    """Scalar: counted likes of ``post`` by ``partners`` (uuid[])."""
     return f"""(
     SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id AND {is_active("u")}
     WHERE l.post_id = {post} AND l.user_id = ANY({partners}))"""
 
 
 def hidden_comments_sql(post: str, partners: str) -> str:
-    """Scalar: the counted comments of ``post`` (live, active author, under a live
-    top-level comment by an active author) that a viewer with block ``partners`` does
-    not see: written by a partner, or replies to a partner's comment. Driven by the
-    partners through ``comments_author_post_idx`` and ``comments_parent_idx``."""
+    """Scalar: counted comments of ``post`` hidden by ``partners``: theirs, or replies to theirs."""
     return f"""(
     SELECT count(*) FROM (
         SELECT c.id FROM comments c
@@ -124,8 +107,7 @@ def hidden_comments_sql(post: str, partners: str) -> str:
 
 
 def hidden_followers_sql(account: str, partners: str) -> str:
-    """Scalar: the counted live followers of ``account`` (active ones) that are in
-    ``partners``; one probe of ``follows_pair_live_idx`` per partner."""
+    """Scalar: counted live followers of ``account`` in ``partners``."""
     return f"""(
     SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id AND {is_active("u")}
     WHERE f.followee_id = {account} AND f.follower_id = ANY({partners})

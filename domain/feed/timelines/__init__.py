@@ -1,13 +1,7 @@
-"""Redis timelines: the per-user home feeds and the per-author recent-posts stores
-(docs/architecture/home-feed.md "Home feed": Timelines, Windows, Lost writes).
-
-A timeline is a sorted set under a ``{id}``-hash-tagged key: member the post's UUIDv7
-as 16 bytes, score its ``created_at`` in microseconds, so ``(score, member)`` orders as
-``(created_at, id)`` does in SQL. A sentinel member ``b""`` (score <= 0) marks a key
-complete for its window and carries whether it is whole and the Redis run that built it
-(:func:`sentinel_score`). Writers never create a timeline; a missing or stale one is
-rebuilt from PostgreSQL through a ``:build`` key (port: :class:`domain.feed.ports.Timelines`).
-"""
+"""Redis timelines: home feeds and authors' recent posts (docs/architecture/home-feed.md
+"Home feed"). A sorted set under a ``{id}``-tagged key: member the post's UUIDv7 bytes,
+score ``created_at`` in µs, so it orders as ``(created_at, id)``. A sentinel ``b""``
+(score <= 0, :func:`sentinel_score`) marks it complete; writers never create one."""
 
 from domain.feed.timelines.entries import (
     SENTINEL,

@@ -1,5 +1,4 @@
-"""Timeline entries: a post as (score, member), ordered like ``(created_at, id)`` in SQL
-(see the package docstring)."""
+"""Timeline entries: a post as (score, member), ordered like ``(created_at, id)``."""
 
 from __future__ import annotations
 
