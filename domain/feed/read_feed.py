@@ -35,8 +35,8 @@ _MAX_BATCH = 1024
 
 @dataclass(frozen=True)
 class FeedPage:
-    """Up to ``first`` visible entries, newest first; ``has_next`` exact in the read direction;
-    ``source`` ``redis`` or ``postgres``."""
+    """Up to ``first`` visible entries, newest first (fewer only where the feed ends);
+    ``has_next`` exact in the read direction; ``source`` ``redis`` or ``postgres``."""
 
     entries: list[Entry]
     has_next: bool
@@ -56,7 +56,8 @@ async def read_home_feed(
     rising: bool = False,
 ) -> FeedPage:
     """The ``first`` entries after ``before`` (None: newest), or with ``rising`` just newer than it,
-    newest first. Redis trouble falls back to PostgreSQL, never raised."""
+    newest first. Redis trouble falls back to PostgreSQL, never raised. ``pull_authors``
+    default: a statement of its own."""
     try:
         source = _RedisSource(engine, stores, config, viewer_id, pull_authors, rising=rising)
         return await _fill(source, first, before, visible, "redis", rising)
