@@ -170,8 +170,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         return HTMLResponse(graphiql_page(self._ide_password))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
-        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
-        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
+        """Whether a cross-origin WebSocket's ``Origin`` is allowed (else Strawberry's 403)."""
         return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:

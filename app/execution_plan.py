@@ -138,8 +138,7 @@ class _Run:
     def field_error(
         self, raw: Exception, nodes: list[FieldNode], path: Path, non_null: bool
     ) -> None:
-        """graphql-core's ``handle_field_error``: raise the located error at a non-null
-        position (its parent handles it), else record it (the value is null)."""
+        """graphql-core's ``handle_field_error``: raise at a non-null position, else record."""
         if isinstance(raw, Abandoned):
             raise raw
         error = located_error(raw, nodes, path.as_list())

@@ -247,8 +247,7 @@ class HttpGuards:
         return await self._guarded("apq", lambda: self.apq.put(sha256, query), False)
 
     async def idem_begin(self, key: str, fp: str) -> Claim | StoredResponse | None:
-        """:meth:`IdempotencyStore.begin`; None (no idempotency) when Redis failed.
-        Raises :class:`~app.idempotency.IdempotencyError`."""
+        """:meth:`IdempotencyStore.begin` (its errors); None when Redis failed."""
         return await self._guarded("idempotency", lambda: self.idempotency.begin(key, fp), None)
 
     async def idem_complete(self, claim: Claim, response: StoredResponse) -> None:

@@ -78,9 +78,6 @@ INCREMENTAL_NEEDS_MULTIPART = (
 SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 
 
-# --- the view mixin ---------------------------------------------------------------------
-
-
 def _bodiless(response: Response, status: int) -> Response:
     """``response``'s headers without its body: a HEAD's answer (Content-Length kept), or
     ``304 Not Modified`` (RFC 9110: the validators and caching headers, no content ones)."""
@@ -119,8 +116,7 @@ def _executed(result: ExecutionResult) -> bool:
 
 
 class GuardedGraphQLView:
-    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; the view sets
-    ``self.guards`` and ``self.doorkeeper`` in ``__init__``."""
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards."""
 
     guards: HttpGuards
     doorkeeper: Doorkeeper
@@ -426,8 +422,7 @@ class GuardedGraphQLView:
     def _cache_control(
         self, context: Any, request_data: GraphQLRequestData, result: ExecutionResult
     ) -> str:
-        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py): private when
-        signed in, ``no-store`` with errors, else the operation's cache hints."""
+        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py)."""
         if context.bearer is not None:
             return PRIVATE
         if result.errors or not isinstance(request_data.query, str):
@@ -522,8 +517,8 @@ class GuardedGraphQLView:
         info: OperationInfo | None,
         prepaid: Decision | None = None,
     ) -> Decision:
-        """Charge the request to its budgets (``prepaid``: already charged); raise
-        ``RATE_LIMITED`` (429) if one is spent, else return the decision."""
+        """The decision charging the request (``prepaid``: already charged); raises
+        ``RATE_LIMITED`` (429) if a budget is spent."""
         decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision

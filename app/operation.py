@@ -168,8 +168,7 @@ def _watch_commits(kind: OperationType) -> None:
 
 
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
-    """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
-    (``adapters.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    """The message and extensions of ``SERVICE_UNAVAILABLE`` for ``dependency``."""
     return _UNAVAILABLE_MESSAGES[dependency], {
         "code": "SERVICE_UNAVAILABLE",
         "dependency": dependency,
@@ -178,8 +177,7 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 
 def outage_error(exc: BaseException) -> GraphQLError | None:
-    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` when it says PostgreSQL or Redis is
-    down (adapters.unavailable), else None."""
+    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` if it says a dependency is down."""
     dependency = unavailable_dependency(exc)
     if dependency is None or dependency not in _UNAVAILABLE_MESSAGES:
         return None
@@ -298,8 +296,7 @@ class ErrorMasking:
         )
 
 
-#: Errors about the request, the client's to fix: graphql-core's, and Strawberry's for
-#: an operation type the transport does not run or no operation to run.
+#: Errors about the request, the client's to fix.
 CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationTypeError)
 
 
@@ -318,8 +315,8 @@ def log_errors(errors: Iterable[GraphQLError]) -> None:
 
 
 class RoostOperations:
-    """The operation rules of a schema (one per schema): its documents, the executor
-    class, and :meth:`execute`, the direct path of queries and mutations."""
+    """The operation rules of one schema; :meth:`execute` is the direct path of queries
+    and mutations over HTTP."""
 
     def __init__(
         self,
@@ -351,8 +348,7 @@ class RoostOperations:
             return plan
 
     def max_age(self, query: str, operation_name: str | None) -> int:
-        """Seconds a shared cache may keep an anonymous answer of ``query``'s operation
-        (app/cache_policy.py; 0: none), worked out once per cached document."""
+        """:func:`app.cache_policy.max_age` of ``query``'s operation, once per document."""
         try:
             checked = self.documents.check(query)
         except GraphQLError:
@@ -418,9 +414,8 @@ class RoostOperations:
         allowed_operation_types: Iterable[OperationType],
         operation_extensions: dict[str, Any] | None,
     ) -> ExecutionResult:
-        """Run one query or mutation through every rule of the module, as Strawberry's
-        ``Schema.execute`` would with :class:`RoostOperation` (same results, same
-        exceptions: ``CannotGetOperationTypeError``, ``InvalidOperationTypeError``)."""
+        """Run one query or mutation as Strawberry's ``Schema.execute`` would with
+        :class:`RoostOperation` (same results, same exceptions)."""
         masking = ErrorMasking()
         try:
             checked = self.documents.check(query)
@@ -506,8 +501,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for WebSocket operations and subscription events: one hook
-    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
+    """Strawberry's extension running the module's rules for WebSocket operations and
+    subscription events."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)

@@ -39,8 +39,7 @@ class AdmissionUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why a bearer token may not act: ``UNAUTHENTICATED`` with this message (HTTP 401,
-    ``WWW-Authenticate: Bearer error="invalid_token"``)."""
+    """Why a bearer token may not act: ``UNAUTHENTICATED`` with this message (HTTP 401)."""
 
     message: str
 
