@@ -84,11 +84,9 @@ INIT_CREDENTIALS = (
 
 
 def _init_token(params: dict[str, Any] | None) -> str | None:
-    """The access token of a connection_init payload, in the shapes clients send:
-    ``authorization`` / ``Authorization`` (any case) or the same inside ``headers``,
-    each ``Bearer <token>``; or ``authToken``, the bare token (``Bearer`` allowed).
-    None without any; :class:`AuthorizationSchemeError` for a value that is not a
-    string or not ``Bearer <token>``."""
+    """The access token of a connection_init payload: ``authorization`` (any case, also
+    inside ``headers``) as ``Bearer <token>``, or ``authToken`` (bare or ``Bearer``). None
+    without any; :class:`AuthorizationSchemeError` for a non-string or another scheme."""
     if not isinstance(params, dict):
         return None
     headers = next((v for k, v in params.items() if k.lower() == "headers"), None)
@@ -114,9 +112,8 @@ def _init_token(params: dict[str, Any] | None) -> str | None:
 
 
 class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
-    """Strawberry's ASGI view with Roost's typed context; what clients send is bounded
-    and decoded by app/request_body.py; WebSockets authenticate in their connection_init
-    (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
+    """Strawberry's ASGI view with Roost's typed context; WebSockets authenticate in
+    their connection_init (:meth:`on_ws_connect`), then app/ws_guards.py guards them."""
 
     graphql_transport_ws_handler_class = GuardedTransportWSHandler
     graphql_ws_handler_class = GuardedWSHandler
@@ -130,7 +127,6 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         )
         self.body_limits = BodyLimits(settings.max_request_bytes, settings.max_json_depth)
         self._origin_allowed = origin_allowed(settings.cors_origins)
-        # Everything below is built once by the composition root (app/container.py).
         self.engine = deps.services.engine
         self.tokens = settings.token_config
         self.limits = Limits(
@@ -146,14 +142,12 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         self.dispatcher = deps.services.dispatcher
         self.accounts = settings.accounts_config
         self.mail = settings.mail_config
-        # Uploads (signed targets, arrival checks) and the public URLs of media.
         self.media = (
             MediaAccess(deps.services.object_store, settings.media_config)
             if deps.services.object_store is not None
             else None
         )
         self.guards = deps.guards  # app/http_guards.py
-        # What resolvers see of the hub: the domain's port (domain.realtime.ports).
         self.realtime = (
             Realtime(
                 hub=deps.hub,
@@ -176,8 +170,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         return HTMLResponse(graphiql_page(self._ide_password))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
-        """Whether a cross-origin WebSocket's ``Origin`` is on ``CORS_ALLOW_ORIGINS``
-        (same-origin and Origin-less ones pass; Strawberry refuses others with 403)."""
+        """Whether a cross-origin WebSocket's ``Origin`` is allowed (else Strawberry's 403)."""
         return self._origin_allowed(origin)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
@@ -216,11 +209,9 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
 
     async def on_ws_connect(self, context: Context) -> UnsetType:
         """Accept a WebSocket only with a valid access token in its connection_init
-        payload (:func:`_init_token`: ``{"authorization": "Bearer <token>"}`` and the
-        other shapes clients send): the socket's operations then run as that user.
-        Otherwise refuse it, saying why (graphql-transport-ws: close 4403 with the
-        message as the reason, app/ws_guards.py; graphql-ws: ``connection_error`` with
-        ``{message, code}``)."""
+        (:func:`_init_token`), its operations then run as that user; else refuse it saying
+        why (graphql-transport-ws: close 4403, the message as reason; graphql-ws:
+        ``connection_error`` with ``{message, code}``)."""
         try:
             token = _init_token(context.connection_params)
         except AuthorizationSchemeError as exc:
@@ -235,8 +226,7 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
         if isinstance(claims, Refusal):
             raise self._refuse(context, {"message": claims.message, "code": "UNAUTHENTICATED"})
         context.bearer = token
-        # Verified here; the socket's guard re-checks its session (app/ws_guards.py), and
-        # operations and events reuse the viewer until the token expires.
+        # Reused until expiry; the socket's guard re-checks the session (app/ws_guards.py).
         context.bearer_expires_at = claims.expires_at
         context.__dict__.pop("loaders", None)
         context.__dict__["viewer_id"] = claims.user_id
@@ -296,11 +286,8 @@ class RoostGraphQL(BodyGuard, GuardedGraphQLView, GraphQL[Context, None]):
 
 
 def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None = None) -> Starlette:
-    """Return the Starlette app. ``engine`` may be passed in (tests); otherwise one is
-    built from ``settings.database_url``, and disposed at shutdown."""
+    """The Starlette app; ``engine`` (tests) replaces the one built from DATABASE_URL."""
     settings = settings or get_settings()
-    # The engine, Redis clients, feed store, registry and dispatcher: built once by the
-    # composition root, closed by it at shutdown (app/container.py).
     deps = build_api(settings, engine=engine)
     services = deps.services
     engine, redis, feed_redis = services.engine, services.redis, services.feed_redis
@@ -425,10 +412,7 @@ def create_app(settings: Settings | None = None, *, engine: AsyncEngine | None =
             Route("/readyz", readyz),
             Route("/metrics", metrics_page),
             Mount(ASSETS_PATH, StaticFiles(directory=ASSETS_DIR, check_dir=False)),
-            # Data exports: signed, expiring links (docs/api/account-lifecycle.md
-            # "Account lifecycle").
             Route("/exports/{export_id}", export_download(engine, settings), methods=["GET"]),
-            # Uploads and published media on local disk (MEDIA_STORAGE=local).
             *(
                 media_routes(
                     services.object_store, idle_timeout_s=settings.media_upload_idle_timeout_s

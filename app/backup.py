@@ -1,11 +1,8 @@
 """Backups of Roost's PostgreSQL database: ``pg_dump --format=custom`` and
 ``pg_restore`` (``roost backup`` / ``roost restore``).
 
-PostgreSQL holds everything; Redis holds caches only (timelines, sessions' cache, rate
-limits, the job queue whose events the outbox still has), which Roost rebuilds on read,
-so a backup is the database alone. The tools are the first of the machine's (PATH,
-/usr/lib/postgresql/*/bin) and the embedded PostgreSQL's whose major version is the
-server's, else the oldest newer one (pg_dump reads older servers, not newer).
+Redis holds only what Roost rebuilds, so a backup is the database alone; the tools come
+from PATH, /usr/lib/postgresql/*/bin or the embedded PostgreSQL (:func:`pick_tool`).
 """
 
 from __future__ import annotations
@@ -74,7 +71,6 @@ async def _server(url: str) -> tuple[int, int]:
 
 
 def _libpq(url: str) -> str:
-    """``url`` as a libpq connection URI (no SQLAlchemy driver name)."""
     return asyncpg_dsn(url)
 
 
@@ -86,8 +82,7 @@ def _run(args: list[str]) -> None:
 
 
 def backup(url: str, path: Path) -> Path:
-    """Dump the database ``url`` names into ``path`` (custom format, compressed; written
-    to ``path.partial`` first, then renamed); return ``path``."""
+    """Dump the database ``url`` names into ``path`` (via ``path.partial``); ``path``."""
     major, tables = asyncio.run(_server(url))
     if tables == 0:
         raise BackupError("the database holds no tables: nothing to back up")
@@ -103,9 +98,8 @@ def backup(url: str, path: Path) -> Path:
 
 
 def restore(url: str, path: Path, *, clean: bool = False) -> None:
-    """Restore the dump at ``path`` into the database ``url`` names, which must exist
-    and be empty (``clean``: drop what the dump holds first), in one transaction: a
-    failure leaves the database as it was. Raises :class:`BackupError`."""
+    """Restore ``path`` into the (empty, unless ``clean``) database ``url`` names, in one
+    transaction: a failure leaves it as it was. Raises :class:`BackupError`."""
     if not path.is_file():
         raise BackupError(f"{path}: no such backup file")
     major, tables = asyncio.run(_server(url))

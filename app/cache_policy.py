@@ -2,11 +2,9 @@
 
 - signed in (an ``Authorization`` header): ``Cache-Control: private, no-store``;
 - anonymous, a query without errors: ``public, max-age=N``, N the smallest hint of the
-  fields the operation reads (:func:`max_age` over schema/cache_hints.py); ``no-store``
-  when a field depends on the viewer or has no hint that allows caching;
-- every GET answer: ``Vary: Accept, Authorization`` (the media type is negotiated; a
-  shared cache never hands an anonymous answer to a signed-in client) and a weak
-  ``ETag`` of the body; ``If-None-Match`` naming it answers ``304 Not Modified``.
+  fields it reads (:func:`max_age`), else ``no-store``;
+- every GET answer: ``Vary: Accept, Authorization`` and a weak ``ETag`` of the body
+  (``If-None-Match`` naming it answers ``304 Not Modified``).
 """
 
 from __future__ import annotations
@@ -72,10 +70,9 @@ class _Hints(Visitor):
 
 
 def max_age(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
-    """Seconds a shared cache may keep an anonymous answer of the document's operation
-    ``operation_name`` (the only one when None): the smallest hint of the fields it and
-    the fragments it spreads read; 0 (no caching) for a mutation or subscription, a
-    field that depends on the viewer, or an operation that is not there."""
+    """Seconds a shared cache may keep an anonymous answer of operation
+    ``operation_name``: the smallest hint of the fields it reads; 0 for a mutation or
+    subscription, a field that depends on the viewer, or no such operation."""
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     chosen = [
         op

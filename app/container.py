@@ -1,8 +1,6 @@
 """The one composition root: builds each process's infrastructure once and closes it in
-reverse order. :class:`Services` is what the API (app/asgi.py) and the worker
-(workers/settings.py) share; :class:`ApiDeps` and :class:`WorkerDeps` add what each
-side reads.
-"""
+reverse order. :class:`Services` is what the API and the worker share; :class:`ApiDeps`
+and :class:`WorkerDeps` add what each side reads."""
 
 from __future__ import annotations
 
@@ -68,9 +66,8 @@ from domain.search.snapshots import RankedSnapshots
 
 @dataclass
 class Services:
-    """The infrastructure of one process, built by :func:`build_services`; ``redis``,
-    ``feed_redis`` (REDIS_URL's, or the cluster's) and ``dispatcher`` are None without
-    Redis."""
+    """The infrastructure of one process; ``redis``, ``feed_redis`` (REDIS_URL's, or the
+    cluster's) and ``dispatcher`` are None without Redis."""
 
     settings: Settings
     engine: AsyncEngine
@@ -109,10 +106,8 @@ def build_services(
     client: Literal["api", "worker"],
     engine: AsyncEngine | None = None,
 ) -> Services:
-    """Build a process's infrastructure from ``settings``. ``client`` labels its Redis
-    errors (``roost_redis_errors_total{client}``); ``engine`` may be passed in (tests),
-    else one is built from DATABASE_URL and disposed at close. Raises RuntimeError
-    without DATABASE_URL."""
+    """A process's infrastructure. ``client`` labels its Redis errors; ``engine`` (tests)
+    replaces the one built from DATABASE_URL. RuntimeError without DATABASE_URL."""
     if settings.database_url is None:
         raise RuntimeError("DATABASE_URL is not set (use `roost run`, which starts one).")
     closers: list[Callable[[], Awaitable[Any]]] = []
@@ -166,9 +161,8 @@ def build_services(
 
 
 def build_object_store(settings: Settings) -> ObjectStore:
-    """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, uploads received and
-    media served by this API) or ``s3`` (S3-compatible storage; its client connects on
-    first use and is closed by ``aclose``)."""
+    """The object store of MEDIA_STORAGE: ``local`` (MEDIA_DIR, served by this API) or
+    ``s3`` (its client connects on first use, closed by ``aclose``)."""
     if settings.media_storage == "s3":
         assert settings.s3_quarantine_bucket is not None  # checked by Settings
         return S3ObjectStore(
@@ -195,10 +189,8 @@ def build_object_store(settings: Settings) -> ObjectStore:
 
 @dataclass
 class ApiDeps:
-    """What the API's GraphQL view and routes use, built by :func:`build_api` on top of
-    :class:`Services` and closed with them. ``hub`` and ``engagement_reads`` are None
-    without Redis (no subscriptions), ``reads`` without replicas.
-    """
+    """What the API's view and routes use, closed with :class:`Services`. ``hub`` and
+    ``engagement_reads`` are None without Redis, ``reads`` without replicas."""
 
     services: Services
     stores: FeedStores | None
@@ -212,8 +204,7 @@ class ApiDeps:
 
 
 def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDeps:
-    """The API's dependencies, closed by ``deps.services.aclose()``. Raises RuntimeError
-    without DATABASE_URL."""
+    """The API's dependencies, closed by ``deps.services.aclose()``."""
     services = build_services(settings, client="api", engine=engine)
     engine = services.engine
     # Rebuilds read the primary: a lagging replica could miss a post whose fan-out
@@ -226,7 +217,6 @@ def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDe
         engagement_reads = EngagementReads(engine)
     reads = None
     if settings.replica_urls and settings.database_url:
-        # Queries read from the replicas (schema/read_routing.py, app/database.py).
         reads = ReadRouting(
             engine,
             settings.database_url,
@@ -239,8 +229,7 @@ def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDe
         services.on_close(reads.aclose)
     guards = HttpGuards.from_settings(settings)
     services.on_close(guards.aclose)
-    # The session cache lives with the guards (short timeouts; PostgreSQL answers when
-    # Redis fails): app/sessions.py.
+    # On the guards' Redis: short timeouts, PostgreSQL answers when Redis fails.
     sessions = session_store(guards.redis, settings.token_config)
     doorkeeper = Doorkeeper(
         engine=engine,
@@ -269,8 +258,7 @@ def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDe
 
 
 def deployment_registry(settings: Settings) -> Registry:
-    """The event registry of this deployment (REALTIME_ENGAGEMENT decides who publishes
-    likes and new comments: domain.outbox.registry.registry_for)."""
+    """The event registry of this deployment (REALTIME_ENGAGEMENT: who publishes likes)."""
     return registry_for(api_publishes_engagement=settings.realtime_engagement == "api")
 
 
@@ -287,9 +275,8 @@ def dispatcher_for(
 
 
 def push_transport(settings: Settings) -> PushTransport:
-    """The push provider of PUSH_PROVIDER: ``log`` (the default) or ``fcm`` (FCM HTTP v1
-    with the service account of FCM_CREDENTIALS_FILE). Raises FcmConfigError when the
-    key file cannot be read, so a misconfigured worker fails at start."""
+    """The push provider of PUSH_PROVIDER (``log`` or ``fcm``: FCM HTTP v1). Raises
+    FcmConfigError when FCM_CREDENTIALS_FILE cannot be read, so the worker fails at start."""
     if settings.push_provider == "fcm":
         assert settings.fcm_credentials_file is not None  # checked by Settings
         account = ServiceAccount.from_file(settings.fcm_credentials_file, settings.fcm_project_id)
@@ -300,9 +287,8 @@ def push_transport(settings: Settings) -> PushTransport:
 
 
 def mail_sender(settings: Settings) -> MailSender:
-    """The sender of SMTP_URL, or without it the logging sender (development). Raises
-    RuntimeError without SMTP_URL when ROOST_ENV=production: verification and reset
-    mails that silently go nowhere would lock people out, so the worker does not start."""
+    """The sender of SMTP_URL, else the logging sender. RuntimeError without SMTP_URL in
+    production: mails that go nowhere would lock people out."""
     if settings.smtp_url:
         return SmtpSender(
             SmtpConfig.from_url(
@@ -331,8 +317,7 @@ class WorkerDeps:
     max_attempts: int = 5
     services: Services | None = None
     media: MediaServices | None = None  # the media consumer's store, processor and list
-    # Set by the worker's start-up: its relay loop, its metrics server, and the media
-    # queue's own worker loop (workers/media.py).
+    # Set by the worker's start-up (workers/).
     relay: asyncio.Task[None] | None = None
     metrics: WorkerMetrics | None = None
     media_worker: Any = None
@@ -340,16 +325,14 @@ class WorkerDeps:
     heartbeat: asyncio.Task[None] | None = None  # app/worker_health.py
 
     def with_(self, **changes: Any) -> WorkerDeps:
-        """A copy with ``changes``."""
         return dataclasses.replace(self, **changes)
 
 
 def build_worker(
     settings: Settings, *, publisher: NotificationPublisher | None = None
 ) -> WorkerDeps:
-    """The worker's dependencies: :class:`Services`, the push sender and every consumer
-    of the registry (RuntimeError when a routed event type has no handler).
-    ``publisher`` replaces the notifications' real-time publisher (tests)."""
+    """The worker's dependencies and every consumer of the registry (RuntimeError when a
+    routed event type has no handler); ``publisher`` (tests) replaces the real-time one."""
     services = build_services(settings, client="worker")
     engine = services.engine
     stores = services.stores()
@@ -368,7 +351,6 @@ def build_worker(
     feed_items = FeedItemNotifier(engine, realtime, settings.feed_config)
     media = build_media(settings, services)
     consumers: dict[str, Consumer] = {
-        # Process, check and publish posts with uploads; delete deleted posts' objects.
         MEDIA: media_consumer(
             engine,
             media,
@@ -379,10 +361,7 @@ def build_worker(
         NOTIFICATIONS: notification_consumer(engine, settings.notification_config, delivery),
         REALTIME: realtime_consumer(realtime),
         ACCOUNTS: accounts_consumer(engine, settings.accounts_config, media.store.public_url),
-        # The ranked feed's signals and explore's trending posts
-        # (docs/architecture/home-feed.md "Ranked order", docs/api/explore.md "Explore").
         RANKING: ranking_consumer(engine, stores.signals, stores.trending),
-        # Verification and password reset mails (docs/api/email.md "E-mail").
         MAIL: mail_consumer(
             engine, mail_sender(settings), settings.mail_config, settings.mail_token_key
         ),
@@ -402,9 +381,7 @@ def build_worker(
 
 
 def build_media(settings: Settings, services: Services) -> MediaServices:
-    """The media worker's services: the object store, the Pillow/PyAV processor and the
-    known-bad hash list of MEDIA_HASHLIST_PATH (read once: a malformed file fails the
-    start)."""
+    """The media worker's services; a malformed MEDIA_HASHLIST_PATH fails the start."""
     store = services.object_store or build_object_store(settings)
     known_bad = HashList.from_file(
         settings.media_hashlist_path, max_distance=settings.media_hashlist_max_distance

@@ -1,8 +1,6 @@
 """The async SQLAlchemy engines (asyncpg): the primary, and read replicas
 (docs/operations/scaling.md "Scaling out"). :class:`ReadRouting` sends a GraphQL query's
-reads to a replica at most REPLICA_MAX_LAG_S behind, unless the viewer wrote recently;
-everything else uses the primary.
-"""
+reads to a replica at most REPLICA_MAX_LAG_S behind, unless the viewer wrote recently."""
 
 from __future__ import annotations
 
@@ -28,9 +26,8 @@ from domain.reads import use_round_trip
 
 log = logging.getLogger("roost.replicas")
 
-#: Every connection: UTC, named, and no JIT compilation (PostgreSQL's JIT costs
-#: milliseconds to compile and pays off only for long analytic queries; Roost runs short
-#: OLTP statements, whose cost estimates can still cross ``jit_above_cost``).
+#: Every connection: UTC, named, no JIT (milliseconds to compile, paid off only by long
+#: analytic queries; short OLTP statements can still cross ``jit_above_cost``).
 _SERVER_SETTINGS = {"timezone": "UTC", "application_name": "roost", "jit": "off"}
 
 
@@ -58,10 +55,8 @@ def create_engine(
     connect_timeout_s: float = 5.0,
     pool_timeout_s: float = 10.0,
 ) -> AsyncEngine:
-    """An AsyncEngine over asyncpg with UTC sessions, no pre-ping (a broken connection
-    fails one statement and invalidates the pool), bounded by ``connect_timeout_s`` and
-    ``pool_timeout_s``; stale cached plans are retried (adapters/postgres/stale_statements.py).
-    """
+    """An AsyncEngine over asyncpg, no pre-ping (a broken connection fails one statement
+    and invalidates the pool); stale cached plans are retried."""
     engine = create_async_engine(
         async_url(url),
         pool_size=pool_size,
@@ -117,11 +112,9 @@ class Replica:
 
 
 class ReadRouting:
-    """Routes read-only GraphQL queries to replicas: a task (:meth:`start`) checks every
-    ``check_every_s`` which answer within ``max_lag_s`` (at most one check too high,
-    idle time no lag: ``_lag``); :meth:`wrote` keeps a writer on the primary for
-    ``max_lag_s`` plus two checks.
-    """
+    """Routes read-only queries to replicas found within ``max_lag_s`` every
+    ``check_every_s``; :meth:`wrote` keeps a writer on the primary for ``max_lag_s``
+    plus two checks."""
 
     def __init__(
         self,
@@ -155,8 +148,6 @@ class ReadRouting:
         self._checked = asyncio.Event()
         self._round_at: float | None = None  # monotonic time of the last round of checks
 
-    # -- per request -------------------------------------------------------------------
-
     async def engine_for(self, viewer: uuid.UUID | None) -> AsyncEngine:
         """The engine a query's reads use: a usable replica (at random), or the primary
         when none is usable, or the viewer wrote within the window, or Redis cannot
@@ -184,8 +175,6 @@ class ReadRouting:
             await self.redis.set(_marker(viewer), b"1", px=self.window_ms)
         except RedisError:
             log.warning("read-your-writes marker of %s not set", viewer, exc_info=True)
-
-    # -- health ------------------------------------------------------------------------
 
     def start(self) -> None:
         """Start the health checks (idempotent; needs a running loop)."""
@@ -283,7 +272,6 @@ class ReadRouting:
         return out
 
     async def aclose(self) -> None:
-        """Stop the checks, close the replicas' engines and probes."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -304,13 +292,10 @@ def _lag(
     now: float,
     previous: float | None,
 ) -> float:
-    """How far behind ``replica`` is, in seconds: 0 when it has replayed the primary's
-    flushed WAL (``primary_lsn``) or is no replica (``replayed`` None), else the age of
-    the oldest WAL it has not replayed, as the checks saw it appear on the primary: WAL
-    past the position of one round was written after the round before it
-    (``previous``), so the figure is at most one check interval too high and never
-    counts the time the primary was idle. Before any earlier round (the first check),
-    the age of the replica's last replayed commit stands in (an over-estimate)."""
+    """Seconds ``replica`` is behind: 0 when it replayed ``primary_lsn`` (or is no
+    replica), else since the round before the one that first saw its oldest unreplayed
+    WAL (at most one check too high, idle time not counted); on the first round, the
+    age of its last replayed commit (an over-estimate)."""
     if replayed is None or replayed >= primary_lsn:
         replica._behind.clear()
         return 0.0

@@ -1,13 +1,10 @@
 """Document limits checked before graphql-core's validation, in one linear pass
 (docs/api/limits.md "HTTP guards", Document limits).
 
-graphql-core's field-merging rule compares every pair of fields on one response path
-(n copies of a field cost n(n-1)/2), and Strawberry's limiters recurse and expand
-fragments without memory. :func:`check_document` walks the operations iteratively,
-expanding each fragment spread once per chain (cycles end), then the fragments no
-operation reached, and stops at the first limit passed: ``max_depth`` (introspection
-aside), ``max_aliases``, ``max_field_merges`` and ``max_expanded_fields``, which also
-bounds the work. Every refusal is ``GRAPHQL_VALIDATION_FAILED``.
+graphql-core's field-merging rule is quadratic per response path, and Strawberry's
+limiters recurse without memory. :func:`check_document` walks iteratively, each fragment
+spread once per chain, and stops at the first limit passed: ``max_depth``
+(introspection aside), ``max_aliases``, ``max_field_merges``, ``max_expanded_fields``.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ CACHE_SIZE = 512
 
 @dataclass(frozen=True)
 class DocumentLimits:
-    """The limits of one document (docs/operations/configuration.md "Configuration")."""
+    """The limits of one document."""
 
     max_depth: int = 12
     max_aliases: int = 30
@@ -53,9 +50,8 @@ def _too_large(limits: DocumentLimits) -> GraphQLError:
 
 
 def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLError | None:
-    """The first limit ``document`` passes, as a ``GRAPHQL_VALIDATION_FAILED`` error;
-    None when it keeps them all. Linear in the expanded document, and never more than
-    ``limits.max_expanded_fields`` fields are visited."""
+    """The first limit ``document`` passes, as a ``GRAPHQL_VALIDATION_FAILED`` error, or
+    None; visits at most ``limits.max_expanded_fields`` fields."""
     fragments = {
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
@@ -68,8 +64,7 @@ def check_document(document: DocumentNode, limits: DocumentLimits) -> GraphQLErr
     for root_id, definition in enumerate(document.definitions):
         if isinstance(definition, OperationDefinitionNode):
             stack.append((definition.selection_set, -1 - root_id, 0, frozenset(), True))
-    # Fragments expanded so far; those no operation reaches are walked afterwards, each
-    # once (a spread of one already walked is not expanded again: linear in the text).
+    # Fragments no operation reaches are walked afterwards, each once (linear in the text).
     walked: set[str] = set()
     unreached = [
         (root_id, d)
@@ -155,8 +150,7 @@ def variables_within(variables: Any, limit: int) -> bool:
 
 
 class DocumentLimiter:
-    """:func:`check_document` with its answers kept per query text (LRU,
-    :data:`CACHE_SIZE` entries): a repeated document costs one dict lookup."""
+    """:func:`check_document` with its answers kept per query text (an LRU)."""
 
     def __init__(self, limits: DocumentLimits, cache_size: int = CACHE_SIZE) -> None:
         self.limits = limits

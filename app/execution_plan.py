@@ -1,36 +1,18 @@
 """Execution planned once per document: a query's selection compiled into a tree of
 field plans, run without graphql-core's per-field machinery, giving the same response.
 
-graphql-core executes a document anew each request: for every field of every object it
-groups the selection (memoised per request), looks the field up, builds a resolve info,
-calls the resolver through Strawberry's wrapper, and completes the value by walking the
-return type. A feed page is ~200 such fields. A :class:`Plan` does the document's part
-once (collected fields per object type, response keys, literal arguments, return types
-unwrapped into completers) and, per request, only what depends on the data:
+A :class:`Plan` does the document's part once (collected fields per object type,
+literal arguments, completers); per request a field without a resolver is one
+``getattr``, ``__typename`` a constant, any other field calls ``field_def.resolve`` with
+the resolve info graphql-core would build, and values complete as graphql-core completes
+them (awaitable siblings and list items gathered in its order, so dataloaders batch
+alike). Planned: queries without directives or fragment variables, no introspection
+beyond ``__typename``, no abstract return type; :func:`build_plan` returns None else.
 
-- a field Strawberry resolves by attribute (no resolver) is one ``getattr``;
-- ``__typename`` is its constant;
-- any other field calls the resolver graphql-core would call (``field_def.resolve``,
-  Strawberry's wrapper: permissions, argument conversion, its ``Info``) with the resolve
-  info graphql-core would build (:meth:`Executor.build_resolve_info`, same path);
-- values complete as graphql-core completes them: ``coerce_output_value`` for leaves,
-  ``is_type_of`` for object types that have one, lists item by item; sibling fields and
-  list items that return awaitables are gathered concurrently, in graphql-core's order,
-  so dataloaders batch the same way.
-
-Only what the plan handles exactly is planned (:func:`build_plan` returns None for the
-rest, which runs on graphql-core): queries, without directives or fragment variables,
-no introspection beyond ``__typename``, no abstract return type (interface or union).
-An error a resolver raises (or an argument value graphql-core refuses) is handled as
-graphql-core handles it: located at the field's path and recorded, the field null, or,
-at a non-null field, its nearest nullable parent (a failing dependency costs one
-attempt, not two). Anything else off the plain path (a resolver returning an Exception
-or null for a non-null field, a leaf that does not coerce, an ``is_type_of`` refusal, a
-list that is not a list or tuple, a non-null error among concurrent siblings, whose
-later errors graphql-core cancels) abandons the plan (:class:`Abandoned`): the caller
-then runs the operation on graphql-core, which reports it exactly. A query has no side
-effect that running it twice would repeat (rate limits and guards are charged once,
-before execution).
+A resolver's error is handled as graphql-core handles it (located, recorded, the field
+or its nearest nullable parent null). Anything else off the plain path raises
+:class:`Abandoned`: the caller reruns the operation on graphql-core, which reports it
+exactly; a query has nothing to repeat (rate limits and guards are charged before).
 """
 
 from __future__ import annotations
@@ -79,8 +61,7 @@ class Unplannable(Exception):
 
 
 class Abandoned(Exception):
-    """A planned run met a value off the plain path: run the operation on graphql-core,
-    which reports it exactly."""
+    """A planned run met a value off the plain path: rerun it on graphql-core."""
 
 
 #: A completer: (run, value, path) -> the response value, or an awaitable of it.
@@ -99,8 +80,7 @@ class FieldPlan:
     typename: str | None  # __typename's constant
     args: dict[str, Any] | None  # literal arguments, coerced once; None: per request
     complete: Completer
-    #: A Strawberry resolver without GraphQL arguments, field extensions or exception
-    #: handlers, called as Strawberry's wrapper calls it: (source, Strawberry Info).
+    #: The resolver, called as Strawberry's wrapper calls it: (source, Strawberry Info).
     direct: Callable[[Any, Any], Any] | None = None
     #: Whether the value's completion needs its response path (a resolver below it).
     needs_path: bool = True
@@ -129,12 +109,9 @@ class Plan:
     static: dict[str, Any] | None = None
 
     async def run(self, executor: Any) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
-        """The response ``data`` of the operation and its field errors, executed with
-        ``executor`` (a graphql-core Executor built for this request: its variables,
-        context, root value, resolve infos, collected errors). An error a resolver
-        raises is handled as graphql-core handles it (located at its path, the field
-        nulled, or its nearest nullable parent when the field is non-null). Raises
-        :class:`Abandoned` where graphql-core must run the operation instead."""
+        """The response ``data`` and field errors, run with ``executor`` (a graphql-core
+        Executor built for this request). Raises :class:`Abandoned` where graphql-core
+        must run the operation instead."""
         run = _Run(executor)
         try:
             data = run.object(self.root, executor.root_value, None)
@@ -161,8 +138,7 @@ class _Run:
     def field_error(
         self, raw: Exception, nodes: list[FieldNode], path: Path, non_null: bool
     ) -> None:
-        """graphql-core's ``handle_field_error``: raise the located error at a non-null
-        position (its parent handles it), else record it (the value is null)."""
+        """graphql-core's ``handle_field_error``: raise at a non-null position, else record."""
         if isinstance(raw, Abandoned):
             raise raw
         error = located_error(raw, nodes, path.as_list())
@@ -266,8 +242,7 @@ class _Run:
 
 
 class _LazyInfo:
-    """Strawberry's ``Info`` of a directly called resolver, built on first use: most
-    read a fact the parent already holds and never touch it."""
+    """Strawberry's ``Info`` of a directly called resolver, built on first use."""
 
     __slots__ = ("_field", "_info", "_path", "_run")
 
@@ -296,10 +271,8 @@ def _discard(awaitables: Any) -> None:
 
 
 async def _gather(awaitables: Sequence[Any]) -> list[Any]:
-    """Await all (concurrently, in order). Field errors are handled inside each; what
-    comes out is a non-null error travelling to a parent, or :class:`Abandoned`. Once all
-    have settled (nothing of this run keeps going), the plan is abandoned: graphql-core
-    cancels the siblings of a failed non-null field, whose later errors it never sees."""
+    """Await all concurrently, in order. An error out of any abandons the plan once all
+    have settled: graphql-core cancels the siblings of a failed non-null field."""
     values = await asyncio.gather(*awaitables, return_exceptions=True)
     for v in values:
         if isinstance(v, Abandoned):
@@ -615,8 +588,7 @@ def _unused(run: _Run, value: Any, path: Path | None) -> Any:  # pragma: no cove
 
 
 def _attribute(field_def: GraphQLField) -> str | None:
-    """The Python attribute a Strawberry field without a resolver reads (its default
-    resolver is ``getattr``), else None."""
+    """The attribute a Strawberry field without a resolver reads by ``getattr``, else None."""
     resolve = field_def.resolve
     if resolve is None or not getattr(resolve, "_is_default", False):
         return None
@@ -636,13 +608,10 @@ def _nullable_of(type_: Any) -> Any:
 def _direct_resolver(
     field_def: GraphQLField,
 ) -> tuple[Callable[[Any, Any], Any], Callable[[Any], Any]] | None:
-    """A call of a Strawberry field's resolver as Strawberry's wrapper makes it, for a
-    field without GraphQL arguments, field extensions (permissions are extensions) or
-    exception handlers: ``(call, make_info)``, where ``call(source, info)`` (``info``:
-    Strawberry's Info, or a stand-in that builds it with ``make_info`` from
-    graphql-core's on first use) returns the resolver's result, with the resolver's
-    ``self``/``root``/``parent``/``info`` parameters filled as Strawberry fills them
-    (``strawberry.schema.schema_converter.get_arguments``); None otherwise."""
+    """``(call, make_info)``: ``call(source, info)`` calls the field's resolver as
+    Strawberry's wrapper does (parameters filled as ``schema_converter.get_arguments``
+    fills them), for a field without arguments, extensions (permissions) or exception
+    handlers; None otherwise."""
     resolve = field_def.resolve
     if resolve is None or getattr(resolve, "__name__", "") not in ("_resolver", "_async_resolver"):
         return None

@@ -1,6 +1,5 @@
-"""``GET /exports/<id>?expires=…&signature=…``: the download of a data export
-(docs/api/account-lifecycle.md "Account lifecycle"), streamed from PostgreSQL slice by
-slice."""
+"""``GET /exports/<id>?expires=…&signature=…``: a data export's download, streamed from
+PostgreSQL slice by slice (docs/api/account-lifecycle.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Cyclic-GC policy of an API process holding thousands of open subscriptions.
 
-A full collection walks every tracked object: with 10,000 sockets it stalls the event
-loop for 1-2 s. Long-lived objects are moved out of its reach with ``gc.freeze()`` (O(1))
-once after start-up (:func:`start_serving`) and every ``check_every_s`` in which
-subscriptions arrived. Cycles among frozen objects are reclaimed by a compaction
-(unfreeze, collect, freeze) once ``compact_after`` subscriptions closed since the last.
+A full collection with 10,000 sockets stalls the loop for 1-2 s, so long-lived objects
+are frozen after start-up and whenever subscriptions arrived; cycles among them are
+reclaimed by a compaction once ``compact_after`` subscriptions closed.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ GEN0_THRESHOLD = 10_000
 
 
 def start_serving() -> tuple[int, int, int]:
-    """Collect once, freeze what start-up built and raise the young generation's
-    threshold to :data:`GEN0_THRESHOLD`; return the thresholds before."""
+    """Freeze what start-up built, raise the young threshold; the thresholds before."""
     before = gc.get_threshold()
     gc.collect()
     gc.freeze()
@@ -40,8 +37,7 @@ def stop_serving(before: tuple[int, int, int]) -> None:
 
 
 class GcPolicy:
-    """Freeze long-lived objects after start-up and after subscriptions arrive;
-    compact after churn (see the module docstring). ``run`` is a task of the app."""
+    """The module's policy; ``run`` is a task of the app."""
 
     def __init__(
         self,

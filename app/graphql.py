@@ -30,10 +30,9 @@ from schema.scalars import SCALAR_MAP
 
 
 class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
-    """graphql-core's executor with fresh contexts over WebSocket: each operation on a
-    socket gets its own copy of the connection's context (``Context.for_event``), and
-    each subscription event runs in the context its :class:`SubscriptionEvent` carries,
-    so dataloaders are never shared across operations or events."""
+    """graphql-core's executor with fresh contexts over WebSocket: each socket operation
+    copies the connection's context, each subscription event runs in the context its
+    :class:`SubscriptionEvent` carries, so dataloaders are never shared."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -68,10 +67,9 @@ class RoostExecutionContext(StrawberryGraphQLCoreExecutionContext):
 
 
 class RoostSchema(strawberry.Schema):
-    """Strawberry's schema with Roost's operation rules (app/operation.py): queries and
-    mutations over HTTP run through :meth:`RoostOperations.execute` (no per-request
-    extension machinery), everything else (WebSocket operations, subscription events)
-    through Strawberry's path with the one :class:`RoostOperation` extension."""
+    """Strawberry's schema with Roost's operation rules: queries and mutations over HTTP
+    run through :meth:`RoostOperations.execute`, everything else through Strawberry's
+    path with the one :class:`RoostOperation` extension."""
 
     def __init__(
         self,
@@ -113,11 +111,9 @@ class RoostSchema(strawberry.Schema):
         allowed_operation_types: Iterable[OperationType] | None = None,
         operation_extensions: dict[str, Any] | None = None,
     ) -> ExecutionResult:
-        """Run a query or mutation (``MissingQueryError`` without a query). A document
-        that uses ``@defer`` or ``@stream`` runs on Strawberry's path (incremental
-        delivery, the same rules through :class:`RoostOperation`); its result is then the
-        initial payload and the stream of the rest, which the view sends as
-        ``multipart/mixed``."""
+        """Run a query or mutation (``MissingQueryError`` without a query); one applying
+        ``@defer`` or ``@stream`` runs on Strawberry's path, its result the initial
+        payload and the stream of the rest."""
         if not query:
             raise MissingQueryError
         if self.incremental(query):
@@ -172,8 +168,7 @@ class RoostSchema(strawberry.Schema):
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
-    """The executable schema with Roost's operation rules (app/operation.py) and
-    subscription events resolved in their own context (:class:`RoostExecutionContext`)."""
+    """The executable schema of ``settings``."""
     error_words.install()
     return RoostSchema(
         query=Query,
@@ -184,7 +179,6 @@ def build_schema(settings: Settings) -> strawberry.Schema:
             scalar_map=SCALAR_MAP,
             # @defer and @stream (graphql-core 3.3), sent over HTTP as multipart/mixed
             enable_experimental_incremental_execution=True,
-            # Array batching (app/http_view.py runs a batch's operations in order).
             batching_config=(
                 {"max_operations": settings.batch_max_operations}
                 if settings.batch_enabled

@@ -1,7 +1,6 @@
-"""What the guards of both transports decide on: the operation a document runs, the
-root fields charged to the sign-in budget, and the shapes of a refusal's error (docs/api/limits.md
-"HTTP guards"). HTTP (app/http_view.py) and WebSocket (app/ws_guards.py) apply them
-alike, so a rule holds on every path."""
+"""What the guards of both transports decide on, so a rule holds on every path: the
+operation a document runs, the root fields charged to the sign-in budget, and the shapes
+of a refusal's error (docs/api/limits.md "HTTP guards")."""
 
 from __future__ import annotations
 
@@ -49,9 +48,6 @@ NO_VIEWER_FIELDS = AUTH_FIELDS | {"refreshSession", "__typename"}
 OPERATION_CACHE_SIZE = 512
 
 
-# --- the operation a request runs -------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class OperationInfo:
     """What the guards need of a document: the operation's kind and the names of its root
@@ -67,15 +63,12 @@ class OperationInfo:
 
     @property
     def needs_no_viewer(self) -> bool:
-        """Whether every root field works without a signed-in user (logIn, signUp,
-        refreshSession, __typename): such a request ignores a stale bearer token."""
+        """Whether every root field is in NO_VIEWER_FIELDS (a stale bearer is ignored)."""
         return self.kind == "mutation" and all(f in NO_VIEWER_FIELDS for f in self.root_fields)
 
     @property
     def auth_count(self) -> int:
-        """Root fields that check a password (``logIn``, ``signUp``,
-        ``cancelAccountDeletion``, ``changePassword``, ``deleteAccount``): each is charged
-        to the sign-in budget."""
+        """Root fields charged to the sign-in budget (AUTH_FIELDS, PASSWORD_FIELDS)."""
         return sum(1 for f in self.root_fields if f in AUTH_FIELDS or f in PASSWORD_FIELDS)
 
 
@@ -103,11 +96,9 @@ def _root_fields(
 def operation_info(
     query: str, operation_name: str | None, max_tokens: int
 ) -> OperationInfo | str | None:
-    """Summarise the operation ``query`` runs: an :class:`OperationInfo`; a message (str)
-    when the request names no runnable operation (unknown ``operationName``, or several
-    operations and none named), which is a ``BAD_REQUEST``; None when the document does
-    not parse within ``max_tokens`` (Strawberry then reports it as
-    ``GRAPHQL_PARSE_FAILED``)."""
+    """The :class:`OperationInfo` of the operation ``query`` runs; the ``BAD_REQUEST``
+    message when it names no runnable one; None when the document does not parse within
+    ``max_tokens`` (or has no operation: Strawberry reports those)."""
     try:
         doc: DocumentNode = parse_document(query, max_tokens)
     except GraphQLError:
@@ -131,9 +122,8 @@ def operation_info(
 
 
 def ensure_code(error: dict[str, Any]) -> dict[str, Any]:
-    """Give a formatted GraphQL error that has no ``extensions.code`` the code
-    ``INTERNAL_SERVER_ERROR`` and a masked message (every error Roost means to send has
-    a code: one without is a fault, logged here). Returns ``error``, changed in place."""
+    """``error`` (formatted), changed in place: without an ``extensions.code`` it is a
+    fault, logged and masked as ``INTERNAL_SERVER_ERROR``."""
     extensions = error.get("extensions")
     if not (isinstance(extensions, dict) and "code" in extensions):
         log.error("error without a code masked: %s", error.get("message"))
@@ -156,7 +146,6 @@ def payload_errors(payload: Any) -> list[Any]:
 
 
 def rate_limited_message(decision: Decision) -> str:
-    """The message of a ``RATE_LIMITED`` refusal."""
     return f"Too many requests: retry in {decision.retry_after_header} s."
 
 

@@ -1,10 +1,8 @@
 """What every HTTP response goes through on its way out, in one ASGI layer
-(docs/api/http.md "HTTP"): a request id (:data:`REQUEST_ID`, for the logs), the
-request's metrics (filled by the view in ``scope["roost.metrics"]``), gzip of bodies of
-at least :data:`GZIP_MIN_BYTES` when asked, and CORS when ``CORS_ALLOW_ORIGINS`` is set.
-A compressor is made only for a body that will be compressed. :func:`origin_allowed`
-is the CORS allow-list's rule, which browser WebSocket handshakes follow too (app/asgi.py).
-"""
+(docs/api/http.md "HTTP"): a request id (:data:`REQUEST_ID`), the request's metrics
+(labels filled by the view in ``scope["roost.metrics"]``), gzip when asked, and CORS
+when ``CORS_ALLOW_ORIGINS`` is set (:func:`origin_allowed`, also for WebSocket
+handshakes)."""
 
 from __future__ import annotations
 
@@ -58,7 +56,7 @@ ALLOWED_HEADERS = [
     "X-Request-ID",
     "Accept",
     "Range",
-    # What Apollo Client, Apollo Router's CSRF rule and other GraphQL clients send
+    # What Apollo and other GraphQL clients send
     "apollographql-client-name",
     "apollographql-client-version",
     "apollo-require-preflight",
@@ -91,7 +89,7 @@ def _outcome_of_status(status: int) -> str:
 
 
 class HttpEdge:
-    """The ASGI middleware of this module (see there)."""
+    """The ASGI middleware of this module."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -141,9 +139,8 @@ class HttpEdge:
 
 
 class _Gzip:
-    """A ``send`` that gzips the response when it is worth it: a body of at least
-    GZIP_MIN_BYTES, not already encoded, of a compressible type. A whole body (the
-    usual GraphQL response) is compressed in one call; a streamed one chunk by chunk."""
+    """A ``send`` that gzips a body of at least GZIP_MIN_BYTES, not already encoded, of
+    a compressible type: whole in one call, streamed chunk by chunk."""
 
     __slots__ = ("compressor", "send", "start")
 
@@ -239,8 +236,7 @@ class Cors(CORSMiddleware):
 
 
 def edge_middleware(settings: Settings) -> list[Middleware]:
-    """The middleware stack of the app, outermost first: CORS (only with an allow-list),
-    then :class:`HttpEdge`."""
+    """The middleware stack, outermost first: CORS (with an allow-list), :class:`HttpEdge`."""
     stack: list[Middleware] = []
     origins = settings.cors_origins
     if origins:
@@ -249,7 +245,6 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
                 Cors,
                 allow_origins=[o for o in origins if "*" not in o or o == "*"],
                 allow_origin_regex=_wildcards(origins),
-                # PUT: uploads to /uploads/<key> (app/media_routes.py)
                 allow_methods=["GET", "HEAD", "POST", "PUT", "OPTIONS"],
                 allow_headers=[*ALLOWED_HEADERS, *settings.cors_extra_headers],
                 expose_headers=EXPOSED_HEADERS,
@@ -261,9 +256,8 @@ def edge_middleware(settings: Settings) -> list[Middleware]:
 
 
 def origin_allowed(origins: list[str]) -> Callable[[str], bool]:
-    """Whether an ``Origin`` is on the allow-list ``origins`` (``CORS_ALLOW_ORIGINS``:
-    exact origins, ``*`` for any, or entries with a ``*`` inside), as the CORS layer
-    decides it; browser WebSocket handshakes are admitted by the same rule."""
+    """Whether an ``Origin`` is on ``origins`` (exact, ``*``, or with a ``*`` inside), as
+    the CORS layer decides it."""
     if "*" in origins:
         return lambda origin: True
     exact = frozenset(o for o in origins if "*" not in o)
@@ -275,13 +269,11 @@ def origin_allowed(origins: list[str]) -> Callable[[str], bool]:
 
 
 def _wildcards(origins: list[str]) -> str | None:
-    """A regex for allow-list entries with a ``*`` inside (``http://localhost:*``,
-    ``https://*.example.com``); None when there are none."""
+    """A regex of the entries with a ``*`` inside (``http://localhost:*``); None without."""
     patterns = [re.escape(o).replace(r"\*", "[^/]*") for o in origins if "*" in o and o != "*"]
     return "|".join(patterns) if patterns else None
 
 
 def request_labels(request: Any) -> RequestMetrics | None:
-    """The metrics labels of ``request`` (a Starlette request), if :class:`HttpEdge`
-    set them."""
+    """The metrics labels :class:`HttpEdge` set on ``request``, if any."""
     return request.scope.get("roost.metrics")

@@ -1,7 +1,6 @@
 """The Redis-backed guards of the GraphQL endpoint (rate limits, automatic persisted
 queries, ``Idempotency-Key``) and their configuration, with the fail-open rule: a Redis
-failure never fails a request (docs/api/limits.md "HTTP guards"). The HTTP view that applies them
-is app/http_view.py; the WebSocket guards, app/ws_guards.py."""
+failure never fails a request (docs/api/limits.md "HTTP guards")."""
 
 from __future__ import annotations
 
@@ -61,13 +60,9 @@ REDIS_RETRY_S = 1.0
 T = TypeVar("T")
 
 
-# --- configuration ----------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class GuardConfig:
-    """The guards' knobs, from :class:`~app.settings.Settings`
-    (docs/operations/configuration.md "Configuration")."""
+    """The guards' knobs, from :class:`~app.settings.Settings`."""
 
     rate_limit_enabled: bool
     requests: Budget
@@ -84,7 +79,6 @@ class GuardConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GuardConfig:
-        """The guard configuration of ``settings``."""
         period = settings.rate_limit_window_s
         return cls(
             rate_limit_enabled=settings.rate_limit_enabled,
@@ -100,9 +94,6 @@ class GuardConfig:
             redis_timeout_s=settings.guard_redis_timeout_ms / 1000,
             max_tokens=settings.max_tokens,
         )
-
-
-# --- Redis-backed guards ----------------------------------------------------------------
 
 
 class HttpGuards:
@@ -136,11 +127,9 @@ class HttpGuards:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HttpGuards:
-        """Guards configured by ``settings`` on ``settings.redis_url``."""
         return cls(GuardConfig.from_settings(settings), settings.redis_url)
 
     async def aclose(self) -> None:
-        """Close the Redis pool (app shutdown)."""
         if self.redis is not None:
             await self.redis.aclose()
 
@@ -163,9 +152,8 @@ class HttpGuards:
     async def _guarded(
         self, guard: str, call: Callable[[], Awaitable[T]], default: T, *, closed: bool = False
     ) -> T:
-        """``call()``, or ``default`` when Redis is not configured, failed in the last
-        second or fails now: counted by ``guard`` as failing open, or closed (``default``
-        then refuses)."""
+        """``call()``, or ``default`` when Redis is absent, failed in the last second or
+        fails now (counted by ``guard`` as failing open, or ``closed``)."""
         if self.redis is None:
             return default
         if not self.redis_up():
@@ -178,11 +166,9 @@ class HttpGuards:
             return default
 
     async def rate_check(self, charges: list[Charge]) -> Decision:
-        """The limiter's decision; allowed when limits are off. When Redis fails or is
-        slow (``GUARD_REDIS_TIMEOUT_MS``): an operation that spends the sign-in budget
-        (``logIn``, ``signUp``, a password or code check) is refused, ``RATE_LIMITED``
-        with ``Retry-After`` (guard ``signin``, failing closed); any other is allowed
-        (guard ``ratelimit``, failing open). docs/api/limits.md, "When Redis fails"."""
+        """The limiter's decision; allowed when limits are off. When Redis fails, an
+        operation spending the sign-in budget is refused (guard ``signin``, failing
+        closed), any other allowed (guard ``ratelimit``): docs/api/limits.md."""
         if not self.config.rate_limit_enabled or not charges:
             return ALLOWED
         auth = self.config.auth
@@ -194,9 +180,7 @@ class HttpGuards:
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
 
     async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
-        """Charge one operation to its budgets, whatever its transport
-        (docs/api/limits.md "HTTP guards", Rate limits); a refusal is counted in
-        ``roost_rate_limited_total{budget}``."""
+        """Charge one operation to its budgets, whatever its transport (refusals counted)."""
         decision = await self.rate_check(self.charges(principal, ip, info))
         if not decision.allowed:
             RATE_LIMITED.labels(decision.budget or "unknown").inc()
@@ -263,8 +247,7 @@ class HttpGuards:
         return await self._guarded("apq", lambda: self.apq.put(sha256, query), False)
 
     async def idem_begin(self, key: str, fp: str) -> Claim | StoredResponse | None:
-        """:meth:`IdempotencyStore.begin`; None (no idempotency) when Redis failed.
-        Raises :class:`~app.idempotency.IdempotencyError`."""
+        """:meth:`IdempotencyStore.begin` (its errors); None when Redis failed."""
         return await self._guarded("idempotency", lambda: self.idempotency.begin(key, fp), None)
 
     async def idem_complete(self, claim: Claim, response: StoredResponse) -> None:

@@ -10,8 +10,6 @@ from starlette.responses import Response
 
 from app.operation import unavailable_error
 
-# --- refusals ---------------------------------------------------------------------------
-
 
 def graphql_error_response(
     message: str,
@@ -21,9 +19,8 @@ def graphql_error_response(
     headers: dict[str, str] | None = None,
     extensions: dict[str, Any] | None = None,
 ) -> Response:
-    """A JSON GraphQL response with one request error (no ``data``, as the GraphQL spec
-    has it for requests that fail as a whole): ``{"errors": [{"message": message,
-    "extensions": {"code": code, **extensions}}]}``."""
+    """A JSON GraphQL response with one request error and no ``data`` (GraphQL spec:
+    a request that fails as a whole)."""
     body = {"errors": [{"message": message, "extensions": {"code": code, **(extensions or {})}}]}
     return Response(
         json.dumps(body, separators=(",", ":")),
@@ -47,8 +44,7 @@ class RequestRefused(Exception):
 
 
 def unavailable_refusal(dependency: str) -> RequestRefused:
-    """The 503 ``SERVICE_UNAVAILABLE`` refusal (``Retry-After``) of a request that could
-    not be admitted because ``dependency`` (``postgres``, ``redis``) is down."""
+    """The 503 ``SERVICE_UNAVAILABLE`` refusal (``Retry-After``): ``dependency`` is down."""
     message, extensions = unavailable_error(dependency)
     return RequestRefused.error(
         message,

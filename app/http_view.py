@@ -3,13 +3,11 @@ and status it answers is in docs/api/errors.md).
 
 :class:`GuardedGraphQLView` is a mixin for Strawberry's ASGI view
 (``class RoostGraphQL(GuardedGraphQLView, GraphQL)``). Per operation it admits the
-bearer token (app/sessions.py), resolves a persisted query (app/persisted_queries.py),
-refuses what may not run, charges the rate limits (app/ratelimit.py) and claims the
-``Idempotency-Key`` of a POSTed mutation (app/idempotency.py). Requests refused as a
-whole become JSON GraphQL errors with their HTTP status. The guards fail open when
-Redis does (app/http_guards.py); WebSockets get the same rules from app/ws_guards.py.
-A GET's answer carries ``Cache-Control``, ``Vary`` and an ``ETag`` (304 on a matching
-``If-None-Match``: app/cache_policy.py); a HEAD is answered as a GET without the body.
+bearer token, resolves a persisted query, refuses what may not run, charges the rate
+limits and claims the ``Idempotency-Key`` of a POSTed mutation; a refused request is a
+JSON GraphQL error with its HTTP status. A GET's answer carries ``Cache-Control``,
+``Vary`` and an ``ETag`` (304 on a matching ``If-None-Match``); a HEAD is answered as a
+GET without the body. WebSockets get the same rules from app/ws_guards.py.
 """
 
 from __future__ import annotations
@@ -80,9 +78,6 @@ INCREMENTAL_NEEDS_MULTIPART = (
 SIGN_IN_FIRST = "Sign in first: send 'Authorization: Bearer <accessToken>'."
 
 
-# --- the view mixin ---------------------------------------------------------------------
-
-
 def _bodiless(response: Response, status: int) -> Response:
     """``response``'s headers without its body: a HEAD's answer (Content-Length kept), or
     ``304 Not Modified`` (RFC 9110: the validators and caching headers, no content ones)."""
@@ -102,8 +97,7 @@ def _viewer(context: Any) -> uuid.UUID | None:
 
 
 def _client_ip(request: Request) -> str:
-    """The client's address as the ASGI server reports it (X-Forwarded-For only from a
-    proxy of FORWARDED_ALLOW_IPS, app/http_server.py)."""
+    """The client's address as the ASGI server reports it (after FORWARDED_ALLOW_IPS)."""
     return request.client.host if request.client else "unknown"
 
 
@@ -122,8 +116,7 @@ def _executed(result: ExecutionResult) -> bool:
 
 
 class GuardedGraphQLView:
-    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards; the view sets
-    ``self.guards`` and ``self.doorkeeper`` in ``__init__``."""
+    """Mixin for :class:`strawberry.asgi.GraphQL` adding the HTTP guards."""
 
     guards: HttpGuards
     doorkeeper: Doorkeeper
@@ -146,7 +139,6 @@ class GuardedGraphQLView:
                 exc.reason, "BAD_REQUEST", exc.status_code, headers=headers
             )
         except ClientDisconnect:
-            # The client left before its request was read: nothing to answer, no fault.
             log.info("client %s disconnected before its request was read", _client_ip(request))
             return
         if media == GRAPHQL_RESPONSE_JSON and response.media_type == JSON:
@@ -185,9 +177,8 @@ class GuardedGraphQLView:
     async def _process_stream_result(
         self, request: Request, value: Any, all_pending: list[Any]
     ) -> tuple[Any, list[Any]]:
-        """Strawberry's part of a ``multipart/mixed`` answer, with a code on every
-        error a later part carries (Strawberry masks the first part only): one that has
-        none is a fault, masked and logged, as over WebSocket."""
+        """Strawberry's part of a ``multipart/mixed`` answer, with a code on every error
+        of a later part (Strawberry masks the first part only)."""
         part, pending = await super()._process_stream_result(  # type: ignore[misc]
             request, value, all_pending
         )
@@ -203,9 +194,8 @@ class GuardedGraphQLView:
         )
 
     async def parse_http_body(self, request: Any) -> Any:
-        """Strawberry's parsing, refusing a JSON body that is not an object or a
-        non-string ``operationName`` as ``BAD_REQUEST``; a JSON POST is read here,
-        without Strawberry's costly content-type parser."""
+        """Strawberry's parsing, refusing (400) a JSON body that is not an object or a
+        non-string ``operationName``; a JSON POST skips Strawberry's costly parser."""
         data = await self._parse_json_post(request)
         if data is None:
             try:
@@ -220,9 +210,8 @@ class GuardedGraphQLView:
     async def _parse_json_post(
         self, request: Any
     ) -> GraphQLRequestData | list[GraphQLRequestData] | None:
-        """The request data of a POST whose media type holds ``application/json`` and
-        whose body is a JSON object, checked as Strawberry checks it; None for any other
-        request (Strawberry parses it)."""
+        """The request data of a JSON POST holding an object or array, checked as
+        Strawberry checks it; None for any other request (Strawberry parses it)."""
         if request.method != "POST" or self._stream_transport_map:  # type: ignore[attr-defined]
             return None
         media_type = (request.content_type or "").partition(";")[0].strip().lower()
@@ -261,9 +250,8 @@ class GuardedGraphQLView:
         root_value: Any,
         sub_response: Response,
     ) -> Any:
-        """Strawberry's, but a batch's operations run one after another, in order, each
-        with a context of its own (as if each were its own request: its own admission,
-        rate-limit charge and dataloaders); a refusal of one refuses the batch."""
+        """Strawberry's, but a batch's operations run in order, each with its own context
+        (admission, rate-limit charge, dataloaders); a refusal of one refuses the batch."""
         run = super().execute_operation  # type: ignore[misc]
         if not isinstance(request_data, list):
             return await run(
@@ -421,7 +409,6 @@ class GuardedGraphQLView:
             )
             if _executed(result):
                 payload = await self.process_result(request, result)
-                # a mixin: strawberry's view (the class it is mixed into) has this method
                 body = self.encode_json_string(payload)  # type: ignore[attr-defined]
                 stored_response = True
                 await guards.idem_complete(
@@ -435,8 +422,7 @@ class GuardedGraphQLView:
     def _cache_control(
         self, context: Any, request_data: GraphQLRequestData, result: ExecutionResult
     ) -> str:
-        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py): private when
-        signed in, ``no-store`` with errors, else the operation's cache hints."""
+        """The ``Cache-Control`` of a GET's answer (app/cache_policy.py)."""
         if context.bearer is not None:
             return PRIVATE
         if result.errors or not isinstance(request_data.query, str):
@@ -482,9 +468,8 @@ class GuardedGraphQLView:
         return None, decision
 
     async def _admit(self, context: Any) -> Refusal | None:
-        """Admit the request's bearer token (app/sessions.py: one Redis round trip) and
-        set the context's viewer; the refusal when the token is bad, expired, or its
-        session or account has ended (None: admitted, or no token, anonymous)."""
+        """Admit the bearer token and set the context's viewer: the refusal when the
+        token, its session or its account is bad or ended (None: admitted or anonymous)."""
         if context.bearer is None:
             return None
         try:
@@ -532,8 +517,8 @@ class GuardedGraphQLView:
         info: OperationInfo | None,
         prepaid: Decision | None = None,
     ) -> Decision:
-        """Charge the request to its budgets (``prepaid``: already charged); raise
-        ``RATE_LIMITED`` (429) if one is spent, else return the decision."""
+        """The decision charging the request (``prepaid``: already charged); raises
+        ``RATE_LIMITED`` (429) if a budget is spent."""
         decision = prepaid if prepaid is not None else await self.guards.charge(principal, ip, info)
         if decision.allowed:
             return decision

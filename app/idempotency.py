@@ -1,12 +1,9 @@
 """``Idempotency-Key`` for GraphQL mutations over HTTP POST, on Redis
-(draft-ietf-httpapi-idempotency-key-header; the contract is docs/api/limits.md
-"HTTP guards", Idempotency-Key).
+(draft-ietf-httpapi-idempotency-key-header; docs/api/limits.md "HTTP guards").
 
-A key is scoped to the signed-in user (anonymous requests share one scope per key; the
-fingerprint, SHA-256 of query, operation name and variables, keeps them apart). Records
-live at ``roost:idem:{u:<user id>}:<sha256 of key>``: a *pending* record that expires
-after ``IDEMPOTENCY_LOCK_S``, then the *done* record with the response. Claiming is one
-atomic script call, so two duplicates never both own a key.
+A key is scoped to the signed-in user; its record is *pending* (expiring after
+``IDEMPOTENCY_LOCK_S``), then *done* with the response. Claiming is one atomic script
+call, so two duplicates never both own a key.
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ if v then return v end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 """
-#: Stores the response (ARGV[2], ARGV[3] ms) if the key still holds our pending record
-#: ARGV[1], or has expired meanwhile.
+#: Stores ARGV[2] for ARGV[3] ms if the key holds our pending ARGV[1] or has expired.
 _COMPLETE = """
 local v = redis.call('GET', KEYS[1])
 if v == false or v == ARGV[1] then
@@ -53,8 +49,7 @@ POLL_S = 0.025
 
 
 class IdempotencyError(Exception):
-    """A request the idempotency layer refuses: ``code`` (``extensions.code``),
-    ``message`` and the HTTP ``status``."""
+    """A refused request: ``message``, ``code`` (``extensions.code``), HTTP ``status``."""
 
     def __init__(self, message: str, code: str, status: int) -> None:
         super().__init__(message)
@@ -64,9 +59,8 @@ class IdempotencyError(Exception):
 
 
 def parse_key(values: list[str]) -> str | None:
-    """The key from the request's ``Idempotency-Key`` header values; None when absent.
-    More than one header, or a value that is not 16-255 visible ASCII characters
-    (optionally double-quoted, RFC 8941 sf-string), raises ``BAD_REQUEST`` (400)."""
+    """The key of the ``Idempotency-Key`` header values; None when absent. Several
+    headers, or not 16-255 visible ASCII (optionally an RFC 8941 sf-string), raise 400."""
     if not values:
         return None
     if len(values) > 1:
@@ -113,17 +107,14 @@ class StoredResponse:
 
 @dataclass
 class Claim:
-    """Ownership of a key for one execution; hand it back with
-    :meth:`IdempotencyStore.complete` or :meth:`IdempotencyStore.release`."""
+    """Ownership of a key for one execution, until completed or released."""
 
     key: str
     pending: bytes
 
 
 class IdempotencyStore:
-    """Pending/done records on Redis; see the module. Redis errors propagate
-    (:class:`redis.exceptions.RedisError`): the view then runs the request without
-    idempotency (fail open, counted) rather than refusing it."""
+    """Pending/done records on Redis. Redis errors propagate (the guards fail open)."""
 
     def __init__(self, redis: Redis, *, ttl_s: int, lock_s: int, wait_ms: int) -> None:
         self.ttl_ms = ttl_s * 1000
@@ -135,10 +126,8 @@ class IdempotencyStore:
         self._release = redis.register_script(_RELEASE)
 
     async def begin(self, key: str, fp: str) -> Claim | StoredResponse:
-        """Claim ``key`` for the request with fingerprint ``fp``: a :class:`Claim` (run,
-        then complete or release it) or the :class:`StoredResponse` to replay. Raises
-        :class:`IdempotencyError` ``IDEMPOTENCY_KEY_REUSED`` or ``..._IN_FLIGHT``.
-        """
+        """Claim ``key`` for fingerprint ``fp``: a :class:`Claim`, or the response to
+        replay. :class:`IdempotencyError` ``IDEMPOTENCY_KEY_REUSED`` or ``..._IN_FLIGHT``."""
         pending = json.dumps(
             {"state": "pending", "fp": fp, "token": secrets.token_hex(8)}, separators=(",", ":")
         ).encode()

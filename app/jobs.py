@@ -17,9 +17,8 @@ from domain.outbox.registry import REGISTRY, Registry
 
 
 class ArqDispatcher:
-    """:class:`domain.outbox.dispatch.Dispatcher` on an arq pool: one job per consumer of
-    an event, under its (event, consumer) job id. With ``engine``, an event it cannot
-    enqueue is made due at once for the relay."""
+    """:class:`domain.outbox.dispatch.Dispatcher` on arq: one job per (event, consumer);
+    with ``engine``, an event it cannot enqueue is made due at once for the relay."""
 
     def __init__(
         self,
@@ -37,7 +36,6 @@ class ArqDispatcher:
         self._lock = asyncio.Lock()
 
     async def pool(self) -> ArqRedis:
-        """The arq connection pool."""
         if self._pool is None:
             async with self._lock:
                 if self._pool is None:
@@ -70,7 +68,6 @@ class ArqDispatcher:
             raise
 
     async def close(self) -> None:
-        """Close the pool."""
         if self._pool is not None:
             await self._pool.aclose()
             self._pool = None

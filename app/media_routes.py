@@ -1,10 +1,7 @@
-"""The HTTP side of the local object store (MEDIA_STORAGE=local; the contract and every
-status are in docs/operations/media-storage.md "Media storage", Local disk):
-``PUT /uploads/<key>?…`` checks the signature, expiry, type and size before a byte is
-read, streams the body to disk and cuts it off past its size or its time; ``GET|HEAD
-/media/<path>`` serves delivery objects with immutable caching, ETags and byte ranges.
-Quarantine is never served.
-"""
+"""The HTTP side of the local object store (docs/operations/media-storage.md "Media
+storage"): ``PUT /uploads/<key>?…`` checks signature, expiry, type and size before a byte
+is read and cuts the body off past its size or time; ``GET|HEAD /media/<path>`` serves
+delivery objects (never quarantine) with immutable caching, ETags and byte ranges."""
 
 from __future__ import annotations
 
@@ -94,8 +91,7 @@ def upload_endpoint(
         except UploadRefusedError as exc:
             return _refuse(exc.reason, close=True)
         loop = asyncio.get_running_loop()
-        # A drip-fed body is cut off too: the whole body gets the idle timeout plus its
-        # size at MIN_UPLOAD_RATE (a connection is held in proportion to what it sends).
+        # A drip-fed body is cut off too: a connection is held in proportion to its size.
         deadline = loop.time() + idle_timeout_s + grant.size / MIN_UPLOAD_RATE
         try:
             while True:

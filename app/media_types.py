@@ -25,9 +25,8 @@ _UTF8 = frozenset({"utf-8", "utf8"})
 
 
 def negotiate(accept: str | None) -> str | None:
-    """The media type to answer a request whose ``Accept`` header is ``accept``:
-    :data:`GRAPHQL_RESPONSE_JSON`, :data:`JSON`, or None when it accepts neither (in
-    UTF-8). No header means ``*/*``."""
+    """The media type answering ``accept`` (none: ``*/*``): :data:`GRAPHQL_RESPONSE_JSON`,
+    :data:`JSON`, or None when it accepts neither in UTF-8."""
     if accept is None or not accept.strip():
         return JSON
     for entry in accept.lower().split(","):
@@ -43,6 +42,5 @@ def negotiate(accept: str | None) -> str | None:
 
 
 def is_request_error(data: Any, errors: list[GraphQLError] | None) -> bool:
-    """Whether a result is a request error: it failed before execution started (no
-    data, and no error raised at a field), so it carries no ``data`` entry."""
+    """Whether a result failed before execution (a request error: no ``data`` entry)."""
     return data is None and bool(errors) and all(e.path is None for e in errors or ())

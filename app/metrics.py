@@ -1,8 +1,6 @@
-"""Prometheus metrics, one registry per process role (docs/operations/metrics.md
-"Metrics" lists every series): :data:`API_REGISTRY` and :data:`WORKER_REGISTRY`, each
-with the process, pool (:class:`PoolCollector`), Redis error and loop-lag collectors.
-:class:`PrometheusMetrics` implements the domain's port.
-"""
+"""Prometheus metrics, one registry per process role (:data:`API_REGISTRY`,
+:data:`WORKER_REGISTRY`; docs/operations/metrics.md lists every series), and
+:class:`PrometheusMetrics`, the domain's metrics port."""
 
 from __future__ import annotations
 
@@ -43,13 +41,11 @@ from domain.outbox.process import outbox_health
 
 log = logging.getLogger("roost.metrics")
 
-# No `<name>_created` series beside every counter and histogram: twice the series for a
-# timestamp nobody graphs (counter resets show in rate() anyway).
+# No `<name>_created` series: twice the series for a timestamp nobody graphs.
 disable_created_metrics()
 
 #: The API's series (prometheus_client's default registry).
 API_REGISTRY: CollectorRegistry = REGISTRY
-#: The worker's series.
 WORKER_REGISTRY = CollectorRegistry(auto_describe=True)
 for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
     WORKER_REGISTRY.register(_collector)
@@ -149,8 +145,7 @@ LOOP_LAG = _both(
 
 
 class PrometheusMetrics:
-    """The domain's :class:`~domain.metrics.Metrics` port, recorded in the families
-    above (each in the registry of the role where it happens)."""
+    """The domain's :class:`~domain.metrics.Metrics` port, recorded in the families above."""
 
     def __init__(self) -> None:
         self._hit = FEED_TIMELINE_READS.labels("hit")
@@ -205,26 +200,19 @@ def serve(registry: CollectorRegistry, host: str, port: int) -> Callable[[], Non
     return stop
 
 
-# --- collectors read at scrape time -------------------------------------------------------
-
-
 class PoolCollector(Collector):
-    """``roost_db_pool_connections{state}`` of each SQLAlchemy pool added (``in_use``:
-    checked out; ``idle``: open and free) and ``roost_db_pool_size`` (its configured
-    size plus overflow): read at scrape time from the pool's counters."""
+    """The ``roost_db_pool_*`` gauges of the pools added, read at scrape time."""
 
     def __init__(self) -> None:
         self._engines: list[AsyncEngine] = []
         self._lock = threading.Lock()
 
     def add(self, engine: AsyncEngine) -> None:
-        """Report ``engine``'s pool (until :meth:`remove`)."""
         with self._lock:
             if engine not in self._engines:
                 self._engines.append(engine)
 
     def remove(self, engine: AsyncEngine) -> None:
-        """Stop reporting ``engine``'s pool."""
         with self._lock:
             if engine in self._engines:
                 self._engines.remove(engine)
@@ -288,8 +276,6 @@ API_REGISTRY.register(REALTIME_SUBSCRIPTIONS)
 API_REGISTRY.register(REALTIME_CHANNELS)
 
 
-# --- Redis clients that count their errors -------------------------------------------------
-
 _COUNTED = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
@@ -329,30 +315,23 @@ def _connection_class(scheme: str, client: str) -> type:
 
 
 def redis_client(url: str, *, client: str, **kwargs: Any) -> Redis:
-    """``Redis.from_url(url, **kwargs)`` whose connection and command failures count in
-    ``roost_redis_errors_total{client, error}`` (``client`` names the user: ``api``,
-    ``worker``)."""
+    """``Redis.from_url(url, **kwargs)`` whose failures count in
+    ``roost_redis_errors_total{client, error}`` (``client``: ``api`` or ``worker``)."""
     scheme = urlsplit(url).scheme
     return Redis.from_url(url, connection_class=_connection_class(scheme, client), **kwargs)
 
 
-# --- event-loop lag -----------------------------------------------------------------------
-
-#: Seconds between two samples of the loop's lag.
 LOOP_LAG_EVERY_S = 0.5
 
 
 async def watch_loop_lag(every_s: float = LOOP_LAG_EVERY_S) -> None:
-    """Until cancelled: sleep ``every_s``, observe how much later than asked the loop
-    woke us (``roost_event_loop_lag_seconds``)."""
+    """Until cancelled: observe how late each ``every_s`` sleep wakes (``LOOP_LAG``)."""
     loop = asyncio.get_running_loop()
     while True:
         start = loop.time()
         await asyncio.sleep(every_s)
         LOOP_LAG.observe(max(0.0, loop.time() - start - every_s))
 
-
-# --- the operation label ------------------------------------------------------------------
 
 #: Distinct operation names a process labels; later ones count as ``other`` (clients
 #: choose the names: an unbounded label would grow Prometheus's memory without end).
@@ -364,9 +343,8 @@ _names: set[str] = set()
 
 @lru_cache(maxsize=1024)
 def _document_name(query: str, max_tokens: int) -> str:
-    """The name of the document's one operation, read from the parsed document (the
-    parse the request made, cached: app/parsing.py), so no comment or string names it:
-    ``anonymous`` (none), ``ambiguous`` (several operations), ``invalid`` (no parse)."""
+    """The name of the document's one operation, from its (cached) parse: ``anonymous``
+    (none), ``ambiguous`` (several operations), ``invalid`` (no parse)."""
     try:
         document = parse_document(query, max_tokens)
     except GraphQLError:
@@ -409,16 +387,13 @@ def observe_request(operation: str, outcome: str, seconds: float) -> None:
     child.observe(seconds)
 
 
-# --- the worker's side --------------------------------------------------------------------
-
 #: Seconds between two reads of the outbox backlog and open dead letters.
 OUTBOX_REFRESH_S = 5.0
 
 
 class WorkerMetrics:
-    """What a worker process runs for its metrics: the domain adapter, its pool in
-    ``roost_db_pool_*``, the loop-lag watcher, the outbox gauges (read every
-    OUTBOX_REFRESH_S) and the HTTP server on ``METRICS_HOST:WORKER_METRICS_PORT``."""
+    """A worker's metrics: the domain adapter, its pool, loop lag, the outbox gauges and
+    the HTTP server on ``METRICS_HOST:WORKER_METRICS_PORT``."""
 
     def __init__(self, engine: AsyncEngine, host: str, port: int) -> None:
         install()
@@ -443,7 +418,6 @@ class WorkerMetrics:
             await asyncio.sleep(OUTBOX_REFRESH_S)
 
     async def close(self) -> None:
-        """Stop the tasks and the HTTP server; forget the pool."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

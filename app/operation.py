@@ -58,8 +58,7 @@ log = logging.getLogger("roost.graphql")
 
 #: Masked errors say this.
 INTERNAL_ERROR_MESSAGE = "Internal server error."
-#: graphql-core's rules and Strawberry's two (``Maybe`` and ``@oneOf`` inputs), as
-#: Strawberry validates.
+#: graphql-core's rules and Strawberry's two (``Maybe`` and ``@oneOf`` inputs).
 VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidationRule)
 
 
@@ -68,23 +67,19 @@ VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidat
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """A parsed document and its errors: a limit it passes or what graphql-core's
-    validation found (empty: it may run)."""
+    """A parsed document and its limit or validation errors (empty: it may run).
+    ``plans`` and ``max_ages`` (by operation name, made on first use) exist only for
+    documents kept in the cache."""
 
     document: DocumentNode
     errors: tuple[GraphQLError, ...]
-    #: Execution plans of the document's operations by name (app/execution_plan.py;
-    #: None: not plannable), made on first use; only for documents kept in the cache.
     plans: dict[str | None, Plan | None] | None = field(default=None, compare=False)
-    #: The shared-cache lifetime of each operation by name (app/cache_policy.py), made
-    #: on first use; only for documents kept in the cache.
     max_ages: dict[str | None, int] | None = field(default=None, compare=False)
 
 
 class Documents:
     """Parsed, limit-checked and validated documents per query text (an LRU of
-    ``maxsize``). :meth:`check` raises the GraphQLError of a document that does not
-    parse (not kept: each costs at most ``max_tokens`` tokens to find out)."""
+    ``maxsize``); a document that does not parse raises GraphQLError and is not kept."""
 
     def __init__(
         self,
@@ -95,8 +90,7 @@ class Documents:
         introspection: bool = True,
     ) -> None:
         self.schema = schema
-        #: Without introspection, ``__schema`` and ``__type`` fail validation
-        #: (``__typename`` still answers).
+        #: Without introspection, ``__schema`` and ``__type`` fail validation.
         self.rules = (
             VALIDATION_RULES
             if introspection
@@ -122,8 +116,7 @@ class Documents:
         return self.remember(query, document)
 
     def validate(self, query: str | None, document: DocumentNode) -> tuple[GraphQLError, ...]:
-        """The limit refusal or validation errors of ``document`` (parsed from ``query``,
-        cached by it when given)."""
+        """The limit refusal or validation errors of ``document``, cached by ``query``."""
         if query is None:
             return self._errors(None, document)
         checked = self._cache.get(query)
@@ -175,8 +168,7 @@ def _watch_commits(kind: OperationType) -> None:
 
 
 def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
-    """The message and extensions of ``SERVICE_UNAVAILABLE`` when ``dependency``
-    (``adapters.unavailable.POSTGRES`` or ``REDIS``) is down."""
+    """The message and extensions of ``SERVICE_UNAVAILABLE`` for ``dependency``."""
     return _UNAVAILABLE_MESSAGES[dependency], {
         "code": "SERVICE_UNAVAILABLE",
         "dependency": dependency,
@@ -185,8 +177,7 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 
 def outage_error(exc: BaseException) -> GraphQLError | None:
-    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` when it says PostgreSQL or Redis is
-    down (adapters.unavailable), else None."""
+    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` if it says a dependency is down."""
     dependency = unavailable_dependency(exc)
     if dependency is None or dependency not in _UNAVAILABLE_MESSAGES:
         return None
@@ -210,9 +201,8 @@ def should_mask(error: GraphQLError) -> bool:
 
 
 def _stream_fault(error: GraphQLError) -> bool:
-    """Whether ``error`` is an exception raised by a subscription's event stream, as
-    Strawberry wraps it (no path, its message the exception's own): a fault of the
-    server, never the client's (graphql-core's variable errors say which variable)."""
+    """Whether ``error`` is an exception a subscription's event stream raised, as
+    Strawberry wraps it (no path, the exception's own message): a server fault."""
     original = error.original_error
     return (
         error.path is None
@@ -239,9 +229,8 @@ def refused_argument(error: GraphQLError) -> bool:
 
 class ErrorMasking:
     """The errors of one operation as the client sees them, each with an
-    ``extensions.code`` (docs/api/errors.md). A masked fault is logged once at ERROR
-    with its traceback and request id; a dependency outage once at WARNING.
-    """
+    ``extensions.code`` (docs/api/errors.md). A masked fault is logged at ERROR with
+    its traceback and request id; a dependency outage once at WARNING."""
 
     __slots__ = ("executing", "outage_logged")
 
@@ -307,8 +296,7 @@ class ErrorMasking:
         )
 
 
-#: Errors about the request, the client's to fix: graphql-core's, and Strawberry's for
-#: an operation type the transport does not run or no operation to run.
+#: Errors about the request, the client's to fix.
 CLIENT_ERRORS = (GraphQLError, InvalidOperationTypeError, CannotGetOperationTypeError)
 
 
@@ -327,8 +315,8 @@ def log_errors(errors: Iterable[GraphQLError]) -> None:
 
 
 class RoostOperations:
-    """The operation rules of a schema (one per schema): its documents, the executor
-    class, and :meth:`execute`, the direct path of queries and mutations."""
+    """The operation rules of one schema; :meth:`execute` is the direct path of queries
+    and mutations over HTTP."""
 
     def __init__(
         self,
@@ -360,8 +348,7 @@ class RoostOperations:
             return plan
 
     def max_age(self, query: str, operation_name: str | None) -> int:
-        """Seconds a shared cache may keep an anonymous answer of ``query``'s operation
-        (app/cache_policy.py; 0: none), worked out once per cached document."""
+        """:func:`app.cache_policy.max_age` of ``query``'s operation, once per document."""
         try:
             checked = self.documents.check(query)
         except GraphQLError:
@@ -427,9 +414,8 @@ class RoostOperations:
         allowed_operation_types: Iterable[OperationType],
         operation_extensions: dict[str, Any] | None,
     ) -> ExecutionResult:
-        """Run one query or mutation through every rule of the module, as Strawberry's
-        ``Schema.execute`` would with :class:`RoostOperation` (same results, same
-        exceptions: ``CannotGetOperationTypeError``, ``InvalidOperationTypeError``)."""
+        """Run one query or mutation as Strawberry's ``Schema.execute`` would with
+        :class:`RoostOperation` (same results, same exceptions)."""
         masking = ErrorMasking()
         try:
             checked = self.documents.check(query)
@@ -496,10 +482,8 @@ class RoostOperations:
         operation_name: str | None,
         operation_extensions: dict[str, Any] | None,
     ) -> Any:
-        """graphql-core's execution of the operation (its ExecutionResult). Its
-        ``execute`` refuses a schema holding ``@defer``/``@stream``; this is the same
-        function under it, and documents that apply them run on Strawberry's path
-        (``RoostSchema.execute``), so the result is never incremental here."""
+        """graphql-core's ExecutionResult of the operation: never incremental here, as
+        documents applying ``@defer``/``@stream`` run on ``RoostSchema.execute``."""
         return await await_maybe(
             experimental_execute_incrementally(
                 self.schema,
@@ -517,8 +501,8 @@ class RoostOperations:
 
 
 class RoostOperation(MaskErrors):
-    """Strawberry's extension for WebSocket operations and subscription events: one hook
-    per phase running the module's rules; masking is :class:`ErrorMasking`'s."""
+    """Strawberry's extension running the module's rules for WebSocket operations and
+    subscription events."""
 
     def __init__(self, operations: RoostOperations) -> None:
         super().__init__(should_mask_error=should_mask, error_message=INTERNAL_ERROR_MESSAGE)
@@ -559,8 +543,7 @@ class RoostOperation(MaskErrors):
         await after_operation(ctx.context, kind)
 
     def _process_result(self, result: object) -> None:
-        # Strawberry's version tests a runtime-checkable Protocol (~50 us with typing's
-        # isinstance), once per subscription event; only results with errors matter.
+        # Strawberry's version pays a runtime-checkable Protocol's isinstance per event.
         errors = getattr(result, "errors", None)
         if errors:
             result.errors = self.masking.errors(errors)  # type: ignore[attr-defined]

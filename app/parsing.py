@@ -9,8 +9,7 @@ import inspect
 
 from graphql import DocumentNode, GraphQLSyntaxError, Source, parse
 
-#: Documents whose limits and validation are kept (per process, least recently used
-#: dropped first).
+#: Documents whose limits and validation are kept per process (an LRU).
 DOCUMENT_CACHE_SIZE = 512
 #: Only documents up to this many characters are cached (a parsed one costs ~70 bytes
 #: per character), bounding the caches whatever a client sends.
@@ -19,9 +18,8 @@ CACHED_DOCUMENT_MAX_CHARS = 4096
 #: token, and lexing a megabyte costs half a second of event loop.
 MAX_CHARS_PER_TOKEN = 16
 
-#: graphql-core 3.3 parses empty selection sets (``{ viewer {} }``, graphql-spec#1227),
-#: on which depth limiters crash (``max()`` of nothing) outside the error masking.
-#: Roost keeps the grammar ``SelectionSet : { Selection+ }``: they are syntax errors.
+#: Roost keeps ``SelectionSet : { Selection+ }``: graphql-core 3.3's empty selection sets
+#: (graphql-spec#1227) crash depth limiters outside the error masking.
 STRICT_GRAMMAR = (
     {"allow_empty_selection_sets": False}
     if "allow_empty_selection_sets" in inspect.signature(parse).parameters

@@ -1,9 +1,7 @@
 """Apollo's automatic persisted queries (APQ v1) on Redis (docs/api/limits.md "HTTP
-guards", Persisted queries): a hash alone runs the stored query or answers
-``PERSISTED_QUERY_NOT_FOUND``; a query with its hash is checked (else
-``BAD_USER_INPUT``), run and stored at ``roost:apq:<hash>`` for ``APQ_TTL_DAYS`` after
-its last use, once it parses within ``MAX_TOKENS`` and is at most
-``APQ_MAX_QUERY_BYTES`` long.
+guards"): a hash alone runs the stored query or answers ``PERSISTED_QUERY_NOT_FOUND``;
+a query with its hash is checked (else ``BAD_USER_INPUT``), run and stored for
+``APQ_TTL_DAYS`` after its last use when it parses and fits ``APQ_MAX_QUERY_BYTES``.
 """
 
 from __future__ import annotations
@@ -20,8 +18,7 @@ _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 class PersistedQueryError(Exception):
-    """A persisted-query request the server refuses: ``code`` (``extensions.code``),
-    ``message`` and the HTTP ``status`` to answer with."""
+    """A refused request: ``message``, ``code`` (``extensions.code``), HTTP ``status``."""
 
     def __init__(self, message: str, code: str, status: int) -> None:
         super().__init__(message)
@@ -97,7 +94,6 @@ class PersistedQueryStore:
 
     @staticmethod
     def key(sha256: str) -> str:
-        """The Redis key of a stored query."""
         return f"roost:apq:{sha256}"
 
     async def get(self, sha256: str) -> str | None:
@@ -110,8 +106,7 @@ class PersistedQueryStore:
         return len(query.encode()) <= self.max_bytes
 
     async def put(self, sha256: str, query: str) -> bool:
-        """Store ``query`` under its hash for the TTL; False (nothing stored) when it is
-        over the size bound."""
+        """Store ``query`` under its hash for the TTL; False when over the size bound."""
         if not self.storable(query):
             return False
         await self.redis.set(self.key(sha256), query.encode(), ex=self.ttl_s)

@@ -36,9 +36,8 @@ SCHEMA_FILE: Path = SCHEMA_DIR / "schema.graphql"
 INTROSPECTION_FILE: Path = SCHEMA_DIR / "introspection.json"
 POSSIBLE_TYPES_FILE: Path = SCHEMA_DIR / "possibleTypes.json"
 
-#: The introspection options the committed file is made with: what graphql-js 16's
-#: ``getIntrospectionQuery`` can ask for (descriptions, ``specifiedByURL``, repeatable
-#: directives, the schema's description, deprecated input values).
+#: The introspection options of the committed file: all graphql-js 16's
+#: ``getIntrospectionQuery`` can ask for.
 INTROSPECTION_OPTIONS: dict[str, bool] = {
     "descriptions": True,
     "specified_by_url": True,
@@ -51,8 +50,7 @@ INTROSPECTION_OPTIONS: dict[str, bool] = {
 
 
 def introspection_query() -> str:
-    """The introspection document the committed file answers (send it to the server to
-    compare)."""
+    """The introspection document the committed file answers."""
     return get_introspection_query(**INTROSPECTION_OPTIONS)
 
 
@@ -62,8 +60,7 @@ def _schema():
 
 
 def possible_types(introspection: dict[str, Any]) -> dict[str, list[str]]:
-    """Apollo's ``possibleTypes`` from an introspection result: every interface and union
-    by name, with the names of its object types, both sorted."""
+    """Apollo's ``possibleTypes`` of an introspection result, sorted."""
     return {
         t["name"]: sorted(p["name"] for p in t["possibleTypes"])
         for t in sorted(introspection["__schema"]["types"], key=lambda t: t["name"])

@@ -1,12 +1,10 @@
 """Per-user rate limits on Redis: GCRA in one Lua call (docs/api/limits.md "HTTP
 guards", Rate limits).
 
-Each budget is a bucket of ``limit`` units per ``period`` stored as its theoretical
-arrival time (TAT, µs of Redis's clock); a request costing ``cost`` moves it by
-``cost * period / limit`` and is refused when that would put it more than ``period``
-ahead. One script call checks every bucket of a principal and charges them only if all
-allow it. Keys ``roost:rl:{<principal>}:<budget>`` hash-tag the principal
-(``u:<user id>`` or ``ip:<address>``).
+Each budget of ``limit`` units per ``period`` is stored as its theoretical arrival time
+(µs of Redis's clock); a ``cost`` moves it by ``cost * period / limit``, refused past
+``period`` ahead. One script call charges every bucket of a principal only if all allow
+it; keys ``roost:rl:{<principal>}:<budget>`` hash-tag the principal.
 """
 
 from __future__ import annotations
@@ -18,12 +16,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-#: KEYS: the buckets. ARGV: three numbers per bucket: emission interval (µs per unit),
-#: period (µs, also the burst tolerance), cost (units). When every bucket allows the
-#: request (and charges them all) returns {1, units left, µs until full, index} of the
-#: bucket with the fewest units left (RateLimit-* headers), else {0, µs to wait, index
-#: of the bucket that refused}. Time comes from the server (TIME), so every API
-#: process agrees on it.
+#: KEYS: the buckets; ARGV per bucket: interval (µs per unit), period (µs), cost. Returns
+#: {1, units left, µs until full, index} of the emptiest bucket when all allow (and are
+#: charged), else {0, µs to wait, index of the refusing one}. The server's TIME keeps
+#: every API process on one clock.
 _GCRA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -83,7 +79,6 @@ class Charge:
 
     @property
     def key(self) -> str:
-        """The bucket's Redis key, hash-tagged by principal."""
         return f"roost:rl:{{{self.principal}}}:{self.budget.name}"
 
 
@@ -107,9 +102,8 @@ class Decision:
         return str(max(1, math.ceil(self.retry_after_s)))
 
     def headers(self) -> dict[str, str]:
-        """``RateLimit-Limit``, ``-Remaining``, ``-Reset`` (seconds) and ``-Policy``
-        (draft-ietf-httpapi-ratelimit-headers-06) of an allowed, charged request; empty
-        otherwise (limits off, Redis down)."""
+        """``RateLimit-*`` headers (draft-ietf-httpapi-ratelimit-headers-06) of an allowed,
+        charged request; empty otherwise (limits off, Redis down)."""
         if self.limit is None or self.remaining is None:
             return {}
         return {
@@ -124,17 +118,14 @@ ALLOWED = Decision(True)
 
 
 class RateLimiter:
-    """Checks and charges :class:`Charge` lists against Redis: ``await
-    limiter.check(charges)`` is a :class:`Decision`, one atomic script call per
-    principal, stopping at the first refusal. Redis errors propagate (the caller fails
-    open).
-    """
+    """Charges :class:`Charge` lists on Redis, one atomic script call per principal,
+    stopping at the first refusal. Redis errors propagate (the caller fails open)."""
 
     def __init__(self, redis: Redis) -> None:
         self._script = redis.register_script(_GCRA)
 
     async def check(self, charges: list[Charge]) -> Decision:
-        """Charge every bucket of ``charges`` if all of them allow it; see the class."""
+        """Charge every bucket of ``charges`` if all of them allow it."""
         groups = _groups(charges)
         if isinstance(groups, Decision):
             return groups
@@ -147,10 +138,9 @@ class RateLimiter:
         return _allowed(charges, closest)
 
     def queue_check(self, pipe: Any, charges: list[Charge]) -> Callable[[Any], Decision] | None:
-        """Queue :meth:`check` on ``pipe`` (a pipeline of the same Redis) when it is one
-        script call, and return what turns its reply into the decision; None when it is
-        not (several principals, or a charge over a whole budget): call :meth:`check`.
-        The script must be loaded (a ``NoScriptError`` reply: call :meth:`check`)."""
+        """Queue :meth:`check` on ``pipe`` (same Redis) when it is one script call, and
+        return what turns its reply into the decision; None otherwise. The script must
+        be loaded (on a ``NoScriptError`` reply, call :meth:`check`)."""
         groups = _groups(charges)
         if isinstance(groups, Decision) or len(groups) != 1:
             return None

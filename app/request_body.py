@@ -1,10 +1,8 @@
 """What a client sends is read through here before anything parses it: HTTP bodies and
 query strings, and WebSocket messages of both protocols (docs/api/limits.md "HTTP
 guards", What a client sends). At most ``MAX_REQUEST_BYTES`` are read (413/414
-``REQUEST_TOO_LARGE``; a WebSocket closes with 1009); JSON is decoded by orjson from
-UTF-8 and nests at most ``MAX_JSON_DEPTH`` levels (else 400 ``BAD_REQUEST``). Refusals
-have the house shape, ``{"errors": [{"message", "extensions": {"code"}}]}``.
-"""
+``REQUEST_TOO_LARGE``; a WebSocket closes with 1009); JSON must be UTF-8 and nest at
+most ``MAX_JSON_DEPTH`` levels (else 400 ``BAD_REQUEST``)."""
 
 from __future__ import annotations
 
@@ -36,9 +34,8 @@ class BodyLimits:
 
 
 class JsonRefused(json.JSONDecodeError):
-    """JSON refused before or while decoding (not UTF-8, too deep, too large); a
-    ``JSONDecodeError``, so Strawberry's WebSocket handlers treat it as a message that is
-    not JSON. ``reason`` is what the client is told."""
+    """JSON refused (not UTF-8, too deep); a ``JSONDecodeError``, so Strawberry's socket
+    handlers treat it as a message that is not JSON. ``reason`` is told to the client."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason, "", 0)
@@ -50,9 +47,8 @@ def too_large_message(limits: BodyLimits, what: str = "request body") -> str:
 
 
 def decode_json(data: str | bytes, limits: BodyLimits) -> Any:
-    """``data`` decoded (orjson), within the nesting limit (its size is the caller's:
-    the body, query string or message was bounded as it was read). Raises
-    :class:`JsonRefused` (not UTF-8, too deep) or ``json.JSONDecodeError`` (not JSON)."""
+    """``data`` decoded within the nesting limit (its size is bounded as it is read).
+    Raises :class:`JsonRefused` (not UTF-8, too deep) or ``json.JSONDecodeError``."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -76,9 +72,8 @@ def _too_deep(limits: BodyLimits) -> str:
 
 
 def _deeper_than(data: str | bytes, value: Any, limit: int) -> bool:
-    """Whether ``value`` (decoded from ``data``) nests containers deeper than ``limit``.
-    A text with at most ``limit`` brackets cannot (two C-speed counts: every ordinary
-    request); otherwise the value is walked without recursion."""
+    """Whether ``value`` nests containers deeper than ``limit``; a ``data`` with at most
+    ``limit`` brackets cannot (two C-speed counts spare the walk for ordinary requests)."""
     if isinstance(data, str):
         brackets = data.count("[") + data.count("{")
     else:
@@ -101,8 +96,7 @@ def _deeper_than(data: str | bytes, value: Any, limit: int) -> bool:
 
 
 def parse_json(data: str | bytes, limits: BodyLimits) -> Any:
-    """:func:`decode_json` for HTTP: a refusal is an ``HTTPException`` 400 (the view
-    answers ``BAD_REQUEST``) saying why."""
+    """:func:`decode_json` for HTTP: a refusal is an ``HTTPException`` 400 saying why."""
     try:
         return decode_json(data, limits)
     except JsonRefused as exc:
@@ -145,10 +139,9 @@ def limited_receive(receive: Receive, limits: BodyLimits) -> Receive:
 
 
 class LimitedWebSocketAdapter(ASGIWebSocketAdapter):
-    """Strawberry's WebSocket adapter with each message decoded by :func:`decode_json`:
-    a message past ``max_bytes`` closes the socket with 1009; one too deep or not JSON is
-    what Strawberry makes of a message that is not JSON (graphql-transport-ws: close
-    4400; graphql-ws: ignored)."""
+    """Strawberry's WebSocket adapter decoding by :func:`decode_json`: past ``max_bytes``
+    the socket closes with 1009; too deep is not JSON to Strawberry (graphql-transport-ws:
+    close 4400; graphql-ws: ignored)."""
 
     async def iter_json(self, *, ignore_parsing_errors: bool = False) -> Any:
         limits: BodyLimits = self.view.body_limits  # type: ignore[attr-defined]
@@ -178,8 +171,7 @@ async def _messages(adapter: Any, limits: BodyLimits, ignore_parsing_errors: boo
 
 
 def _utf8_longer_than(text: str, limit: int) -> bool:
-    """Whether ``text`` takes more than ``limit`` bytes in UTF-8 (encoded only when its
-    length cannot tell: 1 to 4 bytes a code point)."""
+    """Whether ``text`` takes more than ``limit`` bytes in UTF-8 (encoded only if need be)."""
     if len(text) > limit:
         return True
     return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
@@ -208,9 +200,8 @@ class BodyGuard:
         return decode_json(data, self.body_limits)
 
     def parse_query_params(self, params: Any) -> dict[str, Any]:
-        """A GET request's parameters, its ``variables`` and ``extensions`` decoded as
-        JSON under the body's limits; one that is not JSON is a 400 naming the
-        parameter (there is no body to blame)."""
+        """A GET's parameters, ``variables`` and ``extensions`` decoded under the body's
+        limits; one that is not JSON is a 400 naming the parameter."""
         parsed = dict(params)
         for name in ("variables", "extensions"):
             text = parsed.get(name)

@@ -1,8 +1,6 @@
 """Admission of a bearer token, the same for every transport (docs/api/sessions.md
-"Sessions"): :class:`Doorkeeper` turns an ``Authorization`` bearer into the claims of a
-token whose session may act now (``domain.identity.admit_session``), or a
-:class:`Refusal`.
-"""
+"Sessions"): :class:`Doorkeeper` turns it into the claims of a token whose session may
+act now, or a :class:`Refusal`."""
 
 from __future__ import annotations
 
@@ -31,10 +29,8 @@ ACCOUNT_UNAVAILABLE = "This account is not available."
 
 
 class AdmissionUnavailable(Exception):
-    """The session could not be checked: the server that answers it (``dependency``:
-    ``postgres`` or ``redis``, see ``adapters.unavailable``) is down. HTTP answers
-    ``SERVICE_UNAVAILABLE`` (503, ``Retry-After``); a socket being opened is refused
-    with that code; an open socket keeps its earlier admission until the next check."""
+    """The session could not be checked: ``dependency`` (``postgres`` or ``redis``) is
+    down; the caller answers ``SERVICE_UNAVAILABLE``."""
 
     def __init__(self, dependency: str) -> None:
         super().__init__(f"{dependency} is unavailable")
@@ -43,30 +39,22 @@ class AdmissionUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why a bearer token may not act: ``UNAUTHENTICATED`` with this message (HTTP 401,
-    ``WWW-Authenticate: Bearer error="invalid_token"``)."""
+    """Why a bearer token may not act: ``UNAUTHENTICATED`` with this message (HTTP 401)."""
 
     message: str
 
 
 class RedisHealth(Protocol):
-    """Whether Redis answers, as the process's HTTP guards track it (``app.http_guards``
-    implements it): the session check skips a Redis that just failed, and reports a
-    failure of its own."""
+    """Whether Redis answers, as the HTTP guards track it (``app.http_guards``)."""
 
-    def redis_up(self) -> bool:
-        """Whether to use Redis now."""
-        ...
+    def redis_up(self) -> bool: ...
 
-    def redis_failed(self, guard: str) -> None:
-        """Note that Redis failed for ``guard`` (it is left alone for a while)."""
-        ...
+    def redis_failed(self, guard: str) -> None: ...
 
 
 def session_store(redis: Redis | None, tokens: TokenConfig) -> RedisSessionStore | None:
-    """The session cache on ``redis`` (None: no Redis, PostgreSQL answers). Its entries
-    outlive an access token by a minute, so an ended session's marker outlives every
-    token issued for it."""
+    """The session cache on ``redis`` (None: PostgreSQL answers); entries outlive an
+    access token by a minute, so an ended session's marker outlives its tokens."""
     if redis is None:
         return None
     return RedisSessionStore(redis, ttl_s=int(tokens.access_ttl.total_seconds()) + 60)
@@ -101,8 +89,7 @@ class Doorkeeper:
             return Refusal(exc.message)
 
     async def admit(self, bearer: str) -> AccessClaims | Refusal:
-        """The claims of ``bearer`` if its session may act now (one Redis round trip),
-        else why not."""
+        """The claims of ``bearer`` if its session may act now, else why not."""
         claims = self.claims(bearer)
         if isinstance(claims, Refusal):
             return claims
@@ -121,9 +108,8 @@ class Doorkeeper:
         return await self.settle(claims, verdict)
 
     async def settle(self, claims: AccessClaims, verdict: Verdict) -> AccessClaims | Refusal:
-        """The outcome of the session cache's ``verdict`` on verified ``claims`` (read by
-        the caller, e.g. in a round trip shared with the rate limits: app/http_guards),
-        recording the user's activity when the verdict marked it."""
+        """The outcome of a session cache ``verdict`` the caller read on verified
+        ``claims``, recording the user's activity when the verdict marked it."""
         if verdict.admission is Admission.ENDED:
             return Refusal(SESSION_ENDED)
         if verdict.admission is Admission.UNAVAILABLE:
@@ -146,5 +132,4 @@ class Doorkeeper:
             except StoreError:
                 if self.guards is not None:
                     self.guards.redis_failed("sessions")
-        # No cache, or it failed: PostgreSQL answers (slower, still correct).
         return await admit_session(self.engine, None, claims)

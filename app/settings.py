@@ -49,9 +49,8 @@ _SOURCE_SUFFIXES = frozenset(
 
 
 def secret_in_repository(secret: str, root: Path = ROOT) -> bool:
-    """Whether ``secret`` is written in one of the repository's source files under
-    ``root`` (code, docs, compose and CI files; never ``.env``, which is the operator's
-    and git-ignored). Reads a few hundred small files: production start-up only."""
+    """Whether ``secret`` is written in a source file under ``root`` (never ``.env``,
+    the operator's and git-ignored). Reads a few hundred files: production start-up only."""
     needle = secret.encode()
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info")]
@@ -115,23 +114,18 @@ class Settings(BaseSettings):
 
     env: str = Field("development", alias="ROOST_ENV")
     database_url: str | None = Field(None, alias="DATABASE_URL")
-    # Put into DATABASE_URL and each replica URL (a secret: DATABASE_PASSWORD_FILE)
     database_password: str | None = Field(None, alias="DATABASE_PASSWORD")
-    # Read replicas (app/database.py ReadRouting)
     database_replica_urls: str | None = Field(None, alias="DATABASE_REPLICA_URLS")
     replica_max_lag_s: float = Field(5.0, gt=0, le=300, alias="REPLICA_MAX_LAG_S")
     redis_url: str | None = Field(None, alias="REDIS_URL")
-    # The feed store on a Redis Cluster (unset: REDIS_URL)
     feed_redis_url: str | None = Field(None, alias="FEED_REDIS_URL")
     feed_redis_cluster_nodes: str | None = Field(None, alias="FEED_REDIS_CLUSTER_NODES")
     data_dir: Path = Field(ROOT / ".data", alias="ROOST_DATA_DIR")
 
     host: str = Field("127.0.0.1", alias="HOST")
     port: int = Field(8000, alias="PORT")
-    # roost serve
     api_workers: int | None = Field(None, ge=1, le=256, alias="API_WORKERS")
     api_access_log: bool | None = Field(None, alias="API_ACCESS_LOG")
-    # Connection deadlines, concurrency cap, trusted proxies (app/http_server.py)
     api_header_timeout_s: float = Field(10.0, gt=0, le=600, alias="API_HEADER_TIMEOUT_S")
     api_body_timeout_s: float = Field(20.0, gt=0, le=3600, alias="API_BODY_TIMEOUT_S")
     api_body_min_rate: int = Field(500, ge=1, alias="API_BODY_MIN_RATE")
@@ -146,20 +140,15 @@ class Settings(BaseSettings):
     refresh_grace_s: float = Field(10.0, ge=0, le=300, alias="REFRESH_GRACE_S")
 
     counter_shards: int = Field(16, ge=1, le=256, alias="COUNTER_SHARDS")
-    # Overflow connections are closed when returned (and reopened, statements prepared
-    # anew, at the next peak): by default a process keeps every connection it opens.
     db_pool_size: int = Field(20, ge=1, alias="DB_POOL_SIZE")
     db_max_overflow: int = Field(0, ge=0, alias="DB_MAX_OVERFLOW")
-    # PostgreSQL outages answer SERVICE_UNAVAILABLE within these bounds
     db_connect_timeout_s: float = Field(5.0, gt=0, alias="DB_CONNECT_TIMEOUT_S")
     db_pool_timeout_s: float = Field(10.0, gt=0, alias="DB_POOL_TIMEOUT_S")
     redis_connect_timeout_s: float = Field(2.0, gt=0, alias="REDIS_CONNECT_TIMEOUT_S")
 
-    # Metrics (docs/operations/metrics.md)
     metrics_host: str = Field("127.0.0.1", alias="METRICS_HOST")
     metrics_port: int = Field(9100, ge=0, le=65535, alias="METRICS_PORT")
     metrics_token: str | None = Field(None, alias="METRICS_TOKEN")
-    # CORS and GraphiQL (app/http_edge.py)
     cors_allow_origins: str = Field("", alias="CORS_ALLOW_ORIGINS")
     graphiql_enabled: bool | None = Field(None, alias="GRAPHIQL_ENABLED")
     introspection_enabled: bool | None = Field(None, alias="INTROSPECTION_ENABLED")
@@ -167,26 +156,22 @@ class Settings(BaseSettings):
     cors_allow_headers: str = Field("", alias="CORS_ALLOW_HEADERS")
 
     max_page_size: int = Field(100, alias="MAX_PAGE_SIZE")
-    # How long after its creation a post's caption may be edited (domain.posts.edit_post)
     post_edit_window_s: int = Field(86_400, ge=0, alias="POST_EDIT_WINDOW_S")
     max_query_depth: int = Field(12, alias="MAX_QUERY_DEPTH")
     max_aliases: int = Field(30, alias="MAX_ALIASES")
     max_tokens: int = Field(4000, alias="MAX_TOKENS")
-    # Document limits (app/document_limits.py), execution plans, request bodies
     max_field_merges: int = Field(2_000, ge=0, alias="MAX_FIELD_MERGES")
     max_expanded_fields: int = Field(10_000, ge=1, alias="MAX_EXPANDED_FIELDS")
     execution_plans: bool = Field(True, alias="EXECUTION_PLANS")
     max_request_bytes: int = Field(1_048_576, ge=1_024, alias="MAX_REQUEST_BYTES")
     max_json_depth: int = Field(32, ge=2, le=512, alias="MAX_JSON_DEPTH")
 
-    # HTTP guards: rate limits, persisted queries, Idempotency-Key (app/http_guards.py)
     rate_limit_enabled: bool = Field(True, alias="RATE_LIMIT_ENABLED")
     rate_limit_window_s: float = Field(60.0, gt=0, alias="RATE_LIMIT_WINDOW_S")
     rate_limit_requests: int = Field(600, ge=1, alias="RATE_LIMIT_REQUESTS")
     rate_limit_mutations: int = Field(120, ge=1, alias="RATE_LIMIT_MUTATIONS")
     rate_limit_auth: int = Field(20, ge=1, alias="RATE_LIMIT_AUTH")
     apq_enabled: bool = Field(True, alias="APQ_ENABLED")
-    # Array batching over POST: off unless enabled; each operation counts as a request
     batch_enabled: bool = Field(False, alias="BATCH_ENABLED")
     batch_max_operations: int = Field(10, ge=1, le=100, alias="BATCH_MAX_OPERATIONS")
     apq_ttl_days: int = Field(7, ge=1, alias="APQ_TTL_DAYS")
@@ -196,17 +181,14 @@ class Settings(BaseSettings):
     idempotency_wait_ms: int = Field(1_000, ge=0, alias="IDEMPOTENCY_WAIT_MS")
     guard_redis_timeout_ms: int = Field(250, ge=1, alias="GUARD_REDIS_TIMEOUT_MS")
 
-    # Home feed (docs/design.md "Home feed"; docs/seeds/feed-fan-out.md)
     pull_threshold: int = Field(10_000, ge=1, alias="PULL_THRESHOLD")
     push_back_threshold: int = Field(8_000, ge=0, alias="PUSH_BACK_THRESHOLD")
     fanout_batch_size: int = Field(1_000, ge=1, le=10_000, alias="FANOUT_BATCH_SIZE")
     feed_max_len: int = Field(800, ge=20, alias="FEED_MAX_LEN")
     feed_ttl_days: int = Field(30, ge=1, alias="FEED_TTL_DAYS")
-    # The ranked home feed (docs/architecture/home-feed.md "Home feed", Ranked order)
     feed_ranked_window: int = Field(100, ge=1, le=1_000, alias="FEED_RANKED_WINDOW")
     feed_ranked_freeze_s: int = Field(300, ge=1, alias="FEED_RANKED_FREEZE_S")
     feed_ranked_half_life_hours: float = Field(6.0, gt=0, alias="FEED_RANKED_HALF_LIFE_HOURS")
-    # Explore and trending (README "Explore")
     explore_trending_size: int = Field(1_000, ge=10, le=100_000, alias="EXPLORE_TRENDING_SIZE")
     explore_window: int = Field(100, ge=1, le=1_000, alias="EXPLORE_WINDOW")
     explore_half_life_hours: float = Field(24.0, gt=0, alias="EXPLORE_HALF_LIFE_HOURS")
@@ -218,31 +200,25 @@ class Settings(BaseSettings):
     job_attempts: int = Field(5, ge=1, alias="JOB_ATTEMPTS")
     job_timeout_s: int = Field(5, ge=1, alias="JOB_TIMEOUT_S")
     worker_metrics_port: int = Field(9101, ge=0, le=65535, alias="WORKER_METRICS_PORT")
-    # The worker's heartbeat (app/worker_health.py)
     worker_name: str = Field(default_factory=socket.gethostname, alias="WORKER_NAME")
     worker_heartbeat_s: float = Field(5.0, gt=0, le=300, alias="WORKER_HEARTBEAT_S")
     worker_heartbeat_max_age_s: float = Field(
         30.0, gt=0, le=3600, alias="WORKER_HEARTBEAT_MAX_AGE_S"
     )
 
-    # Notifications
     notify_follow_daily_cap: int = Field(20, ge=0, alias="NOTIFY_FOLLOW_DAILY_CAP")
 
-    # Subscriptions (docs/design.md "GraphQL API conventions")
     realtime_engagement: Literal["api", "outbox"] = Field("api", alias="REALTIME_ENGAGEMENT")
     realtime_presence_ttl_s: float = Field(30.0, gt=1, alias="REALTIME_PRESENCE_TTL_S")
     max_subscriptions_per_socket: int = Field(20, ge=1, alias="MAX_SUBSCRIPTIONS_PER_SOCKET")
-    # Cyclic GC (app/gc_policy.py)
     gc_freeze: bool = Field(True, alias="GC_FREEZE")
 
-    # User search and suggested follows (docs/api/search.md, docs/api/suggested-follows.md)
     search_max_results: int = Field(500, ge=1, le=10_000, alias="SEARCH_MAX_RESULTS")
     search_snapshot_ttl_s: int = Field(600, ge=1, alias="SEARCH_SNAPSHOT_TTL_S")
     search_fuzzy_threshold: float = Field(0.45, gt=0, le=1, alias="SEARCH_FUZZY_THRESHOLD")
     suggest_followees: int = Field(200, ge=1, le=10_000, alias="SUGGEST_FOLLOWEES")
     suggest_per_followee: int = Field(50, ge=1, le=10_000, alias="SUGGEST_PER_FOLLOWEE")
 
-    # Push (docs/api/push.md)
     push_provider: Literal["log", "fcm"] = Field("log", alias="PUSH_PROVIDER")
     fcm_credentials_file: Path | None = Field(None, alias="FCM_CREDENTIALS_FILE")
     fcm_project_id: str | None = Field(None, alias="FCM_PROJECT_ID")
@@ -251,11 +227,9 @@ class Settings(BaseSettings):
     push_budget_s: float = Field(3.0, gt=0, alias="PUSH_BUDGET_S")
     push_request_timeout_s: float = Field(2.0, gt=0, alias="PUSH_REQUEST_TIMEOUT_S")
 
-    # The known-bad media list (adapters.media.hashlist)
     media_hashlist_path: Path | None = Field(None, alias="MEDIA_HASHLIST_PATH")
     media_hashlist_max_distance: int = Field(6, ge=0, le=64, alias="MEDIA_HASHLIST_MAX_DISTANCE")
 
-    # E-mail (docs/api/email.md)
     smtp_url: str | None = Field(None, alias="SMTP_URL")
     mail_from: str = Field("Roost <no-reply@roost.localhost>", alias="MAIL_FROM")
     smtp_timeout_s: float = Field(10.0, gt=0, alias="SMTP_TIMEOUT_S")
@@ -286,13 +260,11 @@ class Settings(BaseSettings):
 
     @property
     def verified_email_actions(self) -> frozenset[str]:
-        """REQUIRE_VERIFIED_EMAIL_FOR as a set of action names."""
         raw = self.require_verified_email_for
         return frozenset(a.strip().lower() for a in raw.split(",") if a.strip())
 
     @property
     def mail_config(self) -> MailConfig:
-        """The e-mail flows' knobs for domain.identity and domain.mail."""
         return MailConfig(
             verification_ttl=dt.timedelta(hours=self.email_verification_token_hours),
             reset_ttl=dt.timedelta(minutes=self.password_reset_token_minutes),
@@ -304,11 +276,9 @@ class Settings(BaseSettings):
 
     @property
     def mail_token_key(self) -> bytes:
-        """The key of e-mail tokens: HMAC-SHA256 of a fixed label under JWT_SECRET (never
-        the access tokens' key itself)."""
+        """The key of e-mail tokens: HMAC-SHA256 of a fixed label under JWT_SECRET."""
         return hmac.new(self.jwt_secret.encode(), b"roost:mail-token:v1", "sha256").digest()
 
-    # The account lifecycle (docs/api/account-lifecycle.md)
     account_deletion_grace_days: float = Field(30, ge=0, alias="ACCOUNT_DELETION_GRACE_DAYS")
     account_purge_batch: int = Field(1_000, ge=1, le=100_000, alias="ACCOUNT_PURGE_BATCH")
     username_hold_days: float = Field(30, ge=0, alias="USERNAME_HOLD_DAYS")
@@ -316,7 +286,6 @@ class Settings(BaseSettings):
     data_export_retention_hours: float = Field(48, gt=0, alias="DATA_EXPORT_RETENTION_HOURS")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
 
-    # The media pipeline (docs/api/media.md)
     media_upload_ttl_s: int = Field(900, ge=60, le=86_400, alias="MEDIA_UPLOAD_TTL_S")
     media_pending_ttl_s: int = Field(3_600, ge=60, alias="MEDIA_PENDING_TTL_S")
     media_max_image_bytes: int = Field(30 * 1024 * 1024, ge=1, alias="MEDIA_MAX_IMAGE_BYTES")
@@ -327,7 +296,6 @@ class Settings(BaseSettings):
     media_url_allowed_hosts: str = Field("", alias="MEDIA_URL_ALLOWED_HOSTS")
     media_job_timeout_s: int = Field(300, ge=1, alias="MEDIA_JOB_TIMEOUT_S")
     media_worker_jobs: int = Field(2, ge=1, le=64, alias="MEDIA_WORKER_JOBS")
-    # Media storage (docs/operations/media-storage.md)
     media_storage: Literal["local", "s3"] = Field("local", alias="MEDIA_STORAGE")
     media_dir: Path | None = Field(None, alias="MEDIA_DIR")
     media_signing_key: str | None = Field(None, alias="MEDIA_SIGNING_KEY")
@@ -365,7 +333,6 @@ class Settings(BaseSettings):
 
     @property
     def media_root(self) -> Path:
-        """MEDIA_DIR, or ROOST_DATA_DIR/media."""
         return self.media_dir if self.media_dir is not None else self.data_dir / "media"
 
     @property
@@ -386,7 +353,6 @@ class Settings(BaseSettings):
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
 
-    # The development data `roost run` loads on first start (data/README.md)
     graph_path: Path = Field(DEFAULT_GRAPH_PATH, alias="ROOST_GRAPH_PATH")
     dev_password: str = Field("roost-dev-password", alias="ROOST_DEV_PASSWORD")
     seed_posts: int = Field(200_000, ge=0, alias="ROOST_SEED_POSTS")
@@ -449,7 +415,6 @@ class Settings(BaseSettings):
 
     @property
     def cors_extra_headers(self) -> list[str]:
-        """CORS_ALLOW_HEADERS as a list."""
         return [h.strip() for h in self.cors_allow_headers.split(",") if h.strip()]
 
     @property
@@ -459,7 +424,6 @@ class Settings(BaseSettings):
 
     @property
     def feed_config(self) -> FeedConfig:
-        """The feed's knobs for domain.feed."""
         return FeedConfig(
             pull_threshold=self.pull_threshold,
             push_back_threshold=self.push_back_threshold,
@@ -483,12 +447,10 @@ class Settings(BaseSettings):
 
     @property
     def replica_urls(self) -> list[str]:
-        """DATABASE_REPLICA_URLS as a list."""
         return [u.strip() for u in (self.database_replica_urls or "").split(",") if u.strip()]
 
     @property
     def feed_cluster_nodes(self) -> list[str]:
-        """FEED_REDIS_CLUSTER_NODES as a list of ``host:port``."""
         raw = self.feed_redis_cluster_nodes or ""
         return [n.strip() for n in raw.split(",") if n.strip()]
 
@@ -505,14 +467,12 @@ class Settings(BaseSettings):
 
     @property
     def notification_config(self) -> NotificationConfig:
-        """The notification knobs for domain.notifications."""
         return NotificationConfig(
             follow_daily_cap=self.notify_follow_daily_cap, counter_shards=self.counter_shards
         )
 
     @property
     def search_config(self) -> SearchConfig:
-        """The search and suggestion knobs for domain.search."""
         return SearchConfig(
             max_results=self.search_max_results,
             snapshot_ttl=dt.timedelta(seconds=self.search_snapshot_ttl_s),
@@ -523,7 +483,6 @@ class Settings(BaseSettings):
 
     @property
     def accounts_config(self) -> AccountsConfig:
-        """The account lifecycle's knobs for domain.accounts."""
         return AccountsConfig(
             deletion_grace=dt.timedelta(days=self.account_deletion_grace_days),
             export_link_ttl=dt.timedelta(seconds=self.data_export_link_ttl_s),
@@ -535,7 +494,6 @@ class Settings(BaseSettings):
 
     @property
     def media_config(self) -> MediaConfig:
-        """The media pipeline's knobs for domain.media."""
         return MediaConfig(
             upload_ttl=dt.timedelta(seconds=self.media_upload_ttl_s),
             pending_ttl=dt.timedelta(seconds=self.media_pending_ttl_s),
@@ -551,7 +509,6 @@ class Settings(BaseSettings):
 
     @property
     def token_config(self) -> TokenConfig:
-        """The signing secret and token lifetimes for domain.identity."""
         return TokenConfig(
             secret=self.jwt_secret,
             codec=JwtCodec(),

@@ -1,7 +1,5 @@
-"""``make test``: ``python -m app.testrun [PYTEST ARGS...]`` (or ``--exec CMD``) runs
-against DATABASE_URL / REDIS_URL, else against embedded servers in a temporary folder
-deleted afterwards; exits with the command's code.
-"""
+"""``make test``: ``python -m app.testrun [PYTEST ARGS...]`` (or ``--exec CMD``) against
+DATABASE_URL / REDIS_URL, else embedded servers in a temporary folder; its exit code."""
 
 from __future__ import annotations
 

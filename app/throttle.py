@@ -21,8 +21,7 @@ class ThrottledLog:
         self._lock = threading.Lock()
 
     def warn(self, msg: str, *args: Any) -> None:
-        """Log ``msg % args`` now, or count it if a line went out less than
-        ``every_s`` seconds ago."""
+        """Log ``msg % args`` now, or count it if a line went out within ``every_s``."""
         now = time.monotonic()
         with self._lock:
             if now < self._next:

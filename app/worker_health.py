@@ -1,12 +1,7 @@
-"""The worker's liveness: a heartbeat each ``roost worker`` writes every
-WORKER_HEARTBEAT_S seconds, read by ``roost worker --check`` (its health check), by
-``/readyz`` and by ``roost run``.
-
-The heartbeats are one Redis sorted set per queue, ``<ARQ_QUEUE>:heartbeats``: member
-the worker's name (WORKER_NAME, default the host name: one per container), score the
-Unix time of its last beat. A worker whose event loop is blocked or whose outbox relay
-died stops beating, and its check fails once its beat is older than
-WORKER_HEARTBEAT_MAX_AGE_S.
+"""The worker's liveness: each ``roost worker`` writes a heartbeat every
+WORKER_HEARTBEAT_S seconds into ``<ARQ_QUEUE>:heartbeats`` (member WORKER_NAME, score the
+Unix time), read by ``roost worker --check``, ``/readyz`` and ``roost run``. A blocked
+loop or a dead relay stops the beats.
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ FORGET_AFTER_S = 86_400.0
 
 
 def heartbeat_key(queue: str) -> str:
-    """The sorted set of the queue's worker heartbeats."""
     return f"{queue}:heartbeats"
 
 
@@ -48,8 +42,7 @@ async def heartbeat_forever(
     every_s: float,
     alive: Callable[[], bool] = lambda: True,
 ) -> None:
-    """Beat every ``every_s`` seconds while ``alive()`` holds (a task of the worker);
-    a Redis error is logged and the next beat tried (a restart of Redis)."""
+    """Beat every ``every_s`` seconds while ``alive()`` holds; a Redis error is logged."""
     while True:
         if alive():
             try:

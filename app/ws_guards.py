@@ -79,8 +79,7 @@ def _consume(task: asyncio.Future) -> None:
 
 
 class SocketGuard:
-    """The guards of one authenticated socket; see the module. ``close(reason)`` closes
-    the socket."""
+    """The guards of one authenticated socket; ``close(reason)`` closes the socket."""
 
     def __init__(
         self,
@@ -183,10 +182,8 @@ def _socket_guard(handler: Any) -> SocketGuard | None:
 
 def malformed_operation(payload: Any, max_tokens: int) -> dict[str, Any] | None:
     """The formatted ``BAD_REQUEST`` error refusing an operation whose ``payload`` HTTP
-    would refuse with a 400: not an object, ``query`` not a non-empty string,
-    ``variables`` or ``extensions`` not an object or null, ``operationName`` not a
-    string or null, several operations and none named (or an unknown name); None when
-    its shape is sound (a document that does not parse is Strawberry's to report)."""
+    would refuse with a 400 (its shape, or no operation to pick); None when sound (a
+    document that does not parse is Strawberry's to report)."""
     message: str | None = None
     if not isinstance(payload, dict):
         message = "The operation's payload must be an object."
@@ -222,8 +219,7 @@ def too_many_operations(limit: int) -> dict[str, Any]:
 
 
 def _with_codes(payload: Any) -> Any:
-    """``payload`` (a result, a later part of one, or an error payload) with a code on
-    each of its errors."""
+    """``payload`` (a result, a later part, or an error payload) with a code per error."""
     if isinstance(payload, list):
         for error in payload:
             if isinstance(error, dict):
@@ -237,9 +233,8 @@ def _with_codes(payload: Any) -> Any:
 
 
 class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
-    """Strawberry's graphql-transport-ws handler with a :class:`SocketGuard`, and quiet
-    when a client leaves while an event is on its way to it (a normal end, not an error
-    worth a traceback)."""
+    """Strawberry's graphql-transport-ws handler with a :class:`SocketGuard`, quiet when a
+    client leaves while an event is on its way (a normal end)."""
 
     guard: SocketGuard | None = None
 
@@ -270,10 +265,9 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
 
     @staticmethod
     def _get_pre_execution_close_reason(error: GraphQLError) -> str | None:
-        """Strawberry closes the socket (4400) on a document that does not parse, and
-        every other operation of the socket with it. A syntax error is the operation's
-        own: it gets an ``error`` message (GRAPHQL_PARSE_FAILED), as a validation error
-        does, and the socket and its other subscriptions go on."""
+        """A syntax error gets an ``error`` message (GRAPHQL_PARSE_FAILED) as a validation
+        error does, where Strawberry would close the socket (4400) and its other
+        operations; the rest as Strawberry's."""
         if isinstance(error, GraphQLSyntaxError):
             return None
         return BaseGraphQLTransportWSHandler._get_pre_execution_close_reason(error)

@@ -1,8 +1,7 @@
 """Results over WebSocket, for both subscription protocols, incremental delivery
-included (docs/api/http.md "Incremental delivery"): an operation using ``@defer`` or
-``@stream`` sends its initial result and then each later part as successive ``next``
-(graphql-transport-ws) or ``data`` (graphql-ws) messages, the payloads the parts of
-HTTP's ``multipart/mixed`` answer carry (graphql-core 3.3's format), then ``complete``.
+included (docs/api/http.md "Incremental delivery"): each part of a ``@defer``/``@stream``
+result is a ``next`` (graphql-transport-ws) or ``data`` (graphql-ws) message carrying
+the payload of HTTP's ``multipart/mixed`` part, then ``complete``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""``roost``: the command line (entry point declared in pyproject.toml; every command is
-in docs/operations/commands.md). Each command uses DATABASE_URL / REDIS_URL when set,
-else the embedded servers under ROOST_DATA_DIR, shared with any other ``roost`` command
-on the same folder.
-"""
+"""``roost``: the command line (docs/operations/commands.md). Each command uses
+DATABASE_URL / REDIS_URL when set, else the embedded servers under ROOST_DATA_DIR."""
 
 from __future__ import annotations
 
@@ -153,8 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse ``argv`` (default ``sys.argv[1:]``), run the command and exit with its code
-    (130 after Ctrl-C)."""
+    """Run the command of ``argv`` and exit with its code (130 after Ctrl-C)."""
     from pydantic import ValidationError
 
     args = build_parser().parse_args(argv)

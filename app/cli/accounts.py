@@ -56,8 +56,7 @@ async def _set_status(settings: Settings, urls, username: str, status: str) -> i
 
 
 def cmd_account(args: argparse.Namespace, settings: Settings) -> int:
-    """Ban, delete or reinstate an account (domain.moderation.set_user_status; docs/api/sessions.md
-    "Sessions"): banning or deleting ends every session of it at once, on every
-    transport, and takes it out of every count."""
+    """Ban, delete or reinstate an account: banning or deleting ends its sessions at once,
+    on every transport, and takes it out of every count."""
     with services(settings, fresh=False) as urls:
         return asyncio.run(_set_status(settings, urls, args.username, STATUS[args.action]))

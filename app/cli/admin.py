@@ -39,8 +39,7 @@ async def _set_role(settings: Settings, url: str, username: str, on: bool) -> in
 
 
 def cmd_admin(args: argparse.Namespace, settings: Settings) -> int:
-    """Grant or revoke the moderator role of an account; it takes effect at the
-    account's next request (the role is read on every moderator action)."""
+    """Grant or revoke the moderator role of an account, effective at its next request."""
     with services(settings, fresh=False) as urls:
         return asyncio.run(
             _set_role(settings, urls.database_url, args.username, ACTIONS[args.action])

@@ -21,8 +21,7 @@ def _default_path() -> Path:
 
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost backup [PATH]``: pg_dump's custom format of the database into PATH
-    (default ``roost-<UTC time>.dump``); exit 1 with the reason when it fails."""
+    """``roost backup [PATH]``: the database into PATH; exit 1 with the reason on failure."""
     path = Path(args.path) if args.path else _default_path()
     with services(settings, fresh=False, redis=False) as urls:
         t0 = time.monotonic()
@@ -37,8 +36,7 @@ def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost restore PATH [--clean]``: the backup into the database (created if
-    missing; it must be empty unless --clean), in one transaction."""
+    """``roost restore PATH [--clean]``: the backup into the database (created if missing)."""
     with services(settings, fresh=False, redis=False) as urls:
         t0 = time.monotonic()
         try:

@@ -18,8 +18,7 @@ log = logging.getLogger("roost.cli")
 
 
 def _use(settings: Settings, urls: ServiceURLs) -> Settings:
-    """Export the URLs in use to the environment (for child processes and anything that
-    calls get_settings()) and return ``settings`` with them filled in."""
+    """Export the URLs in use to the environment; ``settings`` with them filled in."""
     os.environ["DATABASE_URL"] = urls.database_url
     if urls.redis_url:
         os.environ["REDIS_URL"] = urls.redis_url

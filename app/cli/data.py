@@ -1,6 +1,5 @@
-"""``roost migrate``, ``roost load-graph`` and ``roost seed-posts``, and what ``roost
-run`` does before serving (:func:`prepare_data`), decided by ``data_loads``.
-"""
+"""``roost migrate``, ``roost load-graph``, ``roost seed-posts``, and what ``roost run``
+loads before serving (:func:`prepare_data`, decided by ``data_loads``)."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ SEED_WARM_FEEDS = 200
 #: Posts of a seed published through create_post (outbox -> worker fan-out).
 SEED_LIVE_POSTS = 200
 
-#: How to start without the graph, as the error messages say it.
 NO_LOAD_HINT = (
     "To start with an empty database instead, run `make run RUN_ARGS=--no-load`"
     " (`roost run --no-load`): the sample queries then return nothing."
@@ -73,9 +71,8 @@ def _unreadable_graph(path: Path, why: str) -> DataError:
 
 
 async def load_graph_file(engine: AsyncEngine, settings: Settings, path: Path) -> DataLoad:
-    """Load the SNAP edge list at ``path`` with progress, record it in ``data_loads``
-    and print its report; return the record. Raises :class:`DataError` (missing,
-    unreadable, corrupt or empty file), recording nothing."""
+    """Load the SNAP edge list at ``path``, record it in ``data_loads``; the record.
+    Raises :class:`DataError` (missing, unreadable, corrupt or empty), recording nothing."""
     from domain.data_loads import GRAPH, record_load, recorded_load
     from domain.identity.passwords import hash_password_sync
     from tools.load_graph import load_graph
@@ -116,8 +113,7 @@ async def _load_graph(settings: Settings, url: str, path: Path) -> int:
 
 
 async def _load_celebrities(settings: Settings, url: str) -> int:
-    """Add the synthetic celebrity accounts (tools.load_celebrities); print what
-    was added. Their posts are dispatched to the worker when Redis is configured."""
+    """Add the synthetic celebrity accounts; their posts go to the worker with Redis."""
     from domain.identity.passwords import hash_password_sync
     from tools.load_celebrities import load_celebrities
 
@@ -151,9 +147,8 @@ async def _graph_missing_from_database(settings: Settings, url: str) -> bool:
 
 
 def cmd_load_graph(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost load-graph [PATH] [--celebrities]``: migrate, load a SNAP edge list
-    (default ROOST_GRAPH_PATH) and record it; ``--celebrities`` loads only if needed,
-    then adds the celebrity accounts (idempotent)."""
+    """``roost load-graph [PATH] [--celebrities]``: migrate, load and record;
+    ``--celebrities`` loads only if needed, then adds the celebrities (idempotent)."""
     path = Path(args.path) if args.path else settings.graph_path
     with services(settings, fresh=False, redis=args.celebrities) as urls:
         settings = _use(settings, urls)
@@ -169,23 +164,21 @@ def cmd_load_graph(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _dispatcher(settings: Settings):
-    """An arq dispatcher for outbox events when Redis is configured, else None (the
-    worker's relay then picks the events up within seconds of starting)."""
+    """An arq dispatcher with Redis, else None (the worker's relay picks events up)."""
     from app.container import dispatcher_for
 
     return dispatcher_for(settings)
 
 
 async def seed_graph_posts(engine: AsyncEngine, settings: Settings, count: int) -> DataLoad:
-    """Seed ``count`` posts over the users the graph load created (never over accounts
-    made by hand) with progress, record it in ``data_loads`` and print the report."""
+    """Seed ``count`` posts over the users the graph load created (never hand-made
+    accounts) and record it in ``data_loads``."""
     from app.container import build_services
     from domain.data_loads import SEED_POSTS, record_load, recorded_load
     from tools.load_graph import imported_user_ids
     from tools.seed_posts import seed_posts
 
     population = await imported_user_ids(engine)
-    # The feed store (REDIS_URL or the cluster) and the dispatcher, as the worker has them.
     services = build_services(settings, client="worker", engine=engine)
     try:
         print(
@@ -242,8 +235,7 @@ def cmd_seed_posts(args: argparse.Namespace, settings: Settings) -> int:
 
 @dataclass(frozen=True)
 class DataState:
-    """What ``roost run`` found or loaded: the graph's and the seed's records (None:
-    not in this database)."""
+    """The graph's and the seed's records ``roost run`` found or made (None: absent)."""
 
     graph: DataLoad | None
     seed: DataLoad | None
@@ -251,8 +243,7 @@ class DataState:
 
 async def prepare_data(settings: Settings, url: str, *, load: bool) -> DataState:
     """Load ROOST_GRAPH_PATH and seed ROOST_SEED_POSTS posts unless ``data_loads`` says
-    done (``load=False``: nothing, said plainly). Raises :class:`DataError` when the
-    graph must be loaded but cannot be read."""
+    done (``load=False``: nothing). :class:`DataError` when the graph cannot be read."""
     from domain.data_loads import GRAPH, SEED_POSTS, recorded_load
 
     engine = _engine(settings, url)

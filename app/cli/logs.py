@@ -15,10 +15,8 @@ _MARKS = {"→": "started", "←": "done", "↻": "retried", "⊘": "aborted"}
 
 
 class JobLogSummary(logging.Filter):
-    """A filter on the ``arq.worker`` logger: per-job INFO records are counted and
-    demoted to DEBUG (dropped unless the logger is at DEBUG); a daemon thread logs
-    ``jobs in the last 15 s: 200 done, 1 retried`` in their place. Failures (WARNING
-    and above) pass unchanged."""
+    """A filter on ``arq.worker``: per-job INFO records are counted and demoted to DEBUG,
+    a daemon thread logs the summary; WARNING and above pass unchanged."""
 
     def __init__(self, logger: logging.Logger, every_s: float = SUMMARY_EVERY_S) -> None:
         super().__init__()

@@ -98,9 +98,8 @@ async def _dlq_replay(settings: Settings, url: str, ids: list[uuid.UUID] | None)
 
 
 def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost dlq list [--limit N]`` prints the open dead letters (id, event, topic,
-    attempts, created_at, error), oldest first; ``roost dlq replay [ID ...]`` re-drives
-    the given dead letters (all open ones without ids) and prints how many."""
+    """``roost dlq list [--limit N]``: the open dead letters, oldest first; ``roost dlq
+    replay [ID ...]``: re-drive them (all open ones without ids)."""
     ids: list[uuid.UUID] | None = None
     if args.action == "replay" and args.ids:
         try:

@@ -1,7 +1,5 @@
-"""Progress of long commands: :class:`CliProgress` (a :class:`domain.progress.Progress`
-and a context manager) draws a bar with rate and ETA on a terminal, a plain line every
-few seconds otherwise.
-"""
+"""Progress of long commands: :class:`CliProgress`, a bar with rate and ETA on a
+terminal, a plain line every few seconds otherwise."""
 
 from __future__ import annotations
 
@@ -63,9 +61,8 @@ def _duration(seconds: float) -> str:
 
 
 class CliProgress:
-    """A :class:`domain.progress.Progress` for the command line: rich bars when
-    ``interactive`` (default: ``stream`` is a terminal), else a line per step start, end
-    and every ``every_s`` seconds (from a timer thread). Thread-safe."""
+    """A thread-safe :class:`domain.progress.Progress` (and context manager): bars when
+    ``interactive`` (default: ``stream`` is a terminal), else lines."""
 
     def __init__(
         self,
@@ -125,8 +122,6 @@ class CliProgress:
         if self._bars is not None:
             self._bars.stop()
             self._bars = None
-
-    # -- inside the lock ------------------------------------------------------------
 
     def _begin_step(self, step: _Step) -> None:
         if self._bars is not None:

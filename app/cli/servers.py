@@ -28,14 +28,12 @@ FEED_QUERY = (
 
 #: Seconds the worker gets to finish its jobs after Ctrl-C before it is killed.
 WORKER_STOP_TIMEOUT = 20.0
-#: Seconds ``roost run`` waits for the worker to start and fan out the seeded posts
-#: before it prints the banner anyway.
+#: Seconds ``roost run`` waits for the worker to fan out the seeded posts before the banner.
 BANNER_WAIT_S = 60.0
 
 
 def _check_production(settings: Settings) -> None:
-    """In production (ROOST_ENV=production) refuse to start embedded servers (Settings
-    itself refuses the development JWT secret)."""
+    """In production refuse to start embedded servers."""
     if settings.env == "production" and not (settings.database_url and settings.redis_url):
         sys.exit(
             "roost: ROOST_ENV=production needs DATABASE_URL and REDIS_URL (no embedded servers)"
@@ -50,9 +48,8 @@ WORKER_RESTART_DELAY_S = 1.0
 
 
 def _run_worker(settings: Settings) -> None:
-    """Run the arq worker of WORKER_ENTRY_POINT until SIGINT, SIGTERM or SIGHUP, letting
-    running jobs finish; a ``WatchError`` of arq's loop (Redis dropped mid-watch)
-    restarts the loop in this process."""
+    """Run the arq worker until SIGINT, SIGTERM or SIGHUP, letting running jobs finish;
+    losing Redis (also a ``WatchError`` mid-watch) restarts the loop in this process."""
     from arq.utils import import_string
     from arq.worker import create_worker
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -145,10 +142,8 @@ def _serve(
     workers: int = 1,
     access_log: bool = True,
 ) -> None:
-    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP,
-    configured by :func:`app.http_server.server_config`; ``ready`` runs once it listens;
-    ``workers`` > 1 runs that many processes on one socket; ``access_log``
-    (API_ACCESS_LOG overrides it)."""
+    """Serve ``app.asgi:create_app(settings)`` with uvicorn until SIGINT/SIGTERM/SIGHUP;
+    ``ready`` runs once it listens; ``workers`` > 1 processes share one socket."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
@@ -180,8 +175,7 @@ def _serve(
 
     server = Server(server_config(settings, create_app(settings), access_log=access_log))
 
-    # Closing the terminal (SIGHUP) stops the server like Ctrl-C: a clean shutdown, no
-    # traceback (uvicorn itself handles SIGINT and SIGTERM only).
+    # Closing the terminal stops it like Ctrl-C (uvicorn handles SIGINT and SIGTERM only).
     def on_hangup(*_: object) -> None:
         server.should_exit = True
 
@@ -192,7 +186,6 @@ def _serve(
         signal.signal(signal.SIGHUP, previous)
 
 
-#: What ``roost run``'s banner says of its shape: one API process with an access log.
 DEVELOPMENT_SERVER = [
     "  This is a development server: one API process, an access line per request.",
     "  To serve at full speed (one API process per CPU, no access log), run",
@@ -284,9 +277,8 @@ class Supervised:
 
 
 async def _wait_for_worker(settings: Settings, worker: Supervised | None, deadline_s: float) -> str:
-    """Wait until the worker is up (its heartbeat, app/worker_health.py) and the outbox is
-    empty (the seeded live posts are fanned out), at most ``deadline_s`` seconds; return
-    a note for the banner when it is not so ("" when all is well)."""
+    """Wait at most ``deadline_s`` for the worker's heartbeat and an empty outbox; the
+    banner's note when either is missing ("" when all is well)."""
     if worker is None:
         return "No worker (--no-worker): posts are not fanned out until `roost worker` runs."
     from redis.asyncio import Redis
@@ -331,8 +323,7 @@ async def _wait_for_worker(settings: Settings, worker: Supervised | None, deadli
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost serve [--workers N]``: the API only, on a migrated database, in N
-    processes (default API_WORKERS, else one per CPU)."""
+    """``roost serve [--workers N]``: the API only, on a migrated database."""
     _check_production(settings)
     workers = api_workers(settings, getattr(args, "workers", None))
     with services(settings, fresh=False) as urls:
@@ -365,7 +356,6 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             _serve(settings, ready=ready, on_shutdown=worker.stop_watching if worker else None)
         finally:
             if worker is not None:
-                # SIGTERM (arq shuts down as on Ctrl-C, which may have reached it already),
-                # then SIGKILL if it is still busy after WORKER_STOP_TIMEOUT s.
+                # SIGTERM, then SIGKILL if still busy after WORKER_STOP_TIMEOUT s.
                 worker.stop(timeout=WORKER_STOP_TIMEOUT)
     return 0

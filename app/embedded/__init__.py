@@ -1,8 +1,6 @@
-"""Embedded PostgreSQL and Redis for ``make run`` and ``make test`` (docs/design.md
-"Running it"): :func:`services` starts what ``DATABASE_URL`` / ``REDIS_URL`` leave unset,
-under ``settings.data_dir`` or a fresh folder, and stops what it started. Processes on
-the same data folder share the servers; the last one to let go stops them.
-"""
+"""Embedded PostgreSQL and Redis for ``make run`` and ``make test``: :func:`services`
+starts what ``DATABASE_URL`` / ``REDIS_URL`` leave unset; processes on the same data
+folder share the servers, and the last one to let go stops them."""
 
 from app.embedded.admin import MAINTENANCE_DATABASE, drop_database, ensure_database
 from app.embedded.lifecycle import DEFAULT_DATABASE, ServiceURLs, services

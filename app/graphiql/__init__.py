@@ -1,7 +1,5 @@
-"""GraphiQL served by Roost itself (docs/operations/running.md "GraphiQL"): the page at
-``GET /graphql`` and its :data:`ASSETS`, fetched at install time and checked against
-their SRI hashes, from this folder (else from unpkg.com, with a banner).
-"""
+"""GraphiQL served by Roost itself (docs/operations/running.md "GraphiQL"): the page and
+its :data:`ASSETS`, fetched at install time (else from unpkg.com, with a banner)."""
 
 from __future__ import annotations
 

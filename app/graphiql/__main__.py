@@ -1,6 +1,5 @@
-"""``python -m app.graphiql fetch [--force]``: put GraphiQL's assets beside Roost (run
-by ``make venv`` and ``make graphiql``). Never fails the install: without npm or the
-internet it says that GraphiQL will load its assets from the CDN, and exits 0."""
+"""``python -m app.graphiql fetch [--force]``: put GraphiQL's assets beside Roost; exits 0
+without npm or the internet (GraphiQL then loads them from the CDN, and says so)."""
 
 from __future__ import annotations
 

@@ -135,10 +135,8 @@ def _store(directory: Path, files: dict[str, bytes]) -> None:
 
 
 def fetch_assets(directory: Path = ASSETS_DIR, *, force: bool = False) -> str:
-    """Put GraphiQL's assets in ``directory``: with ``npm pack`` when npm is there, else
-    from unpkg.com; each file checked against its SRI hash. Returns how they came
-    (``present``, ``npm pack``, ``unpkg.com``). Raises RuntimeError (with every reason)
-    when neither way works."""
+    """Put GraphiQL's assets in ``directory`` (``npm pack``, else unpkg.com; SRI-checked);
+    how they came. RuntimeError (with every reason) when neither way works."""
     if assets_installed(directory) and not force:
         return "present"
     errors = []

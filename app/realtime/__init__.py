@@ -1,6 +1,4 @@
-"""Real-time infrastructure behind :mod:`domain.realtime.ports`: ``hub`` (one Redis
-pub/sub multiplexer per API process) and ``links`` (its connections).
-"""
+"""Real-time infrastructure behind :mod:`domain.realtime.ports`: the hub and its links."""
 
 from app.realtime.hub import Hub, HubClosedError, Subscription
 

@@ -1,8 +1,6 @@
 """One Redis pub/sub connection per API process for every local subscriber: the adapter
-behind :class:`domain.realtime.ports.Subscriptions` (docs/api/subscriptions.md). It also
-keeps the presence of users with an open feed subscription in ``rt:online``, so fan-out
-publishes only to them.
-"""
+behind :class:`domain.realtime.ports.Subscriptions`, which also keeps the presence of
+users with an open feed subscription in ``rt:online`` (fan-out publishes only to them)."""
 
 from __future__ import annotations
 
@@ -60,8 +58,7 @@ class Subscription:
         self._wakeup.set()
 
     async def get(self) -> dict[str, Any]:
-        """The next event (``{"type": ..., <ids>}``); waits for one. Raises
-        HubClosedError once the hub stopped."""
+        """The next event (``{"type": ..., <ids>}``); HubClosedError once the hub stopped."""
         while not self._queue:
             if self._closed:
                 raise HubClosedError()
@@ -70,17 +67,15 @@ class Subscription:
         return self._queue.popleft()
 
     def pending(self) -> list[dict[str, Any]]:
-        """Take every event already queued (none waits): lets a subscriber coalesce a
-        burst into one read."""
+        """Take every event already queued, without waiting (to coalesce a burst)."""
         events = list(self._queue)
         self._queue.clear()
         return events
 
 
 class Hub:
-    """One Redis pub/sub connection per process, shared by all local subscribers
-    (``async with hub.subscribe(channel) as sub``), started lazily, with three tasks per
-    process and none per subscriber."""
+    """One Redis pub/sub connection per process for all local subscribers (``async with
+    hub.subscribe(channel) as sub``), started lazily: three tasks, none per subscriber."""
 
     def __init__(
         self,
@@ -100,9 +95,8 @@ class Hub:
         self._starting: asyncio.Lock | None = None
         self._closed = False
         self._subs: dict[str, set[Subscription]] = {}
-        # Channels whose SUBSCRIBE was sent (and no UNSUBSCRIBE since), and per channel
-        # how many SUBSCRIBEs were sent and confirmed: the k-th confirmation answers the
-        # k-th SUBSCRIBE (Redis replies in order), which tells a newcomer when it is live.
+        # SUBSCRIBEs sent and confirmed per channel: Redis replies in order, so the k-th
+        # confirmation tells the k-th SUBSCRIBE's newcomer that it is live.
         self._sent: set[str] = set()
         self._sent_gen: dict[str, int] = {}
         self._acked: dict[str, int] = {}
@@ -111,8 +105,6 @@ class Hub:
         self._online: collections.Counter[uuid.UUID] = collections.Counter()
         self.opened_total = 0  # subscriptions entered since start
         self.closed_total = 0  # ... and left
-
-    # -- introspection (metrics, tests) ------------------------------------------------
 
     @property
     def channel_count(self) -> int:
@@ -129,8 +121,6 @@ class Hub:
         """Users whose presence this process keeps (open feed subscriptions)."""
         return len(self._online)
 
-    # -- lifecycle ---------------------------------------------------------------------
-
     async def start(self) -> None:
         """Open the pub/sub connection and start the three tasks (idempotent)."""
         if self._tasks:
@@ -141,8 +131,6 @@ class Hub:
         async with self._starting:
             if self._tasks:
                 return
-            # One connection (standalone), or one per master with sharded pub/sub
-            # (Redis Cluster 7): app/realtime/links.py.
             self._link = await open_link(self.store)
             self._tasks = [
                 asyncio.create_task(self._read(), name="realtime-hub-reader"),
@@ -172,8 +160,6 @@ class Hub:
                 await self._link.aclose()
             self._link = None
 
-    # -- subscribing -------------------------------------------------------------------
-
     @contextlib.asynccontextmanager
     async def subscribe(
         self,
@@ -199,10 +185,8 @@ class Hub:
                 fut = asyncio.get_running_loop().create_future()
                 self._ack_waiters.setdefault(channel, []).append((needed, fut))
                 try:
-                    # Not asyncio.wait_for: on Python 3.11 it returns the result when the
-                    # confirmation and a cancellation (the socket closed) land in the same
-                    # step, swallowing the cancellation; the subscription then lives on,
-                    # for ever, on a closed socket. timeout() never swallows one.
+                    # Not asyncio.wait_for: on 3.11 it can swallow a cancellation landing
+                    # with the confirmation, leaving the subscription on a closed socket.
                     async with asyncio.timeout(self.confirm_timeout_s):
                         await fut
                 finally:
@@ -234,8 +218,6 @@ class Hub:
         if not waiters:
             del self._ack_waiters[channel]
 
-    # -- tasks -------------------------------------------------------------------------
-
     async def _sync(self) -> None:
         """Bring Redis's channel set to the wanted one: batched UNSUBSCRIBE, SUBSCRIBE."""
         assert self._link is not None
@@ -263,10 +245,8 @@ class Hub:
                 self._dirty.set()
 
     async def _read(self) -> None:
-        """Read the link: confirmations update the bookkeeping, messages go to the
-        queues of the channel's local subscribers. The link reconnects by itself
-        (with backoff) and subscribes its channels again; events published meanwhile
-        are lost."""
+        """Deliver the link's messages to local subscribers and count confirmations. The
+        link reconnects and resubscribes by itself; events published meanwhile are lost."""
         assert self._link is not None
         link = self._link
         while True:

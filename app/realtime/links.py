@@ -3,10 +3,8 @@
 SSUBSCRIBE connection per master owning the channels' slots (Redis 7 cluster).
 
 Both hand the hub ``{"type": "message" | "subscribe" | "unsubscribe", "channel",
-"data"}`` messages, never the confirmations of their own re-subscriptions. A lost
-connection is retried with backoff and its channels subscribed again; events published
-meanwhile are lost.
-"""
+"data"}``, never the confirmations of their own re-subscriptions; a lost connection is
+retried with backoff and resubscribed (events published meanwhile are lost)."""
 
 from __future__ import annotations
 
@@ -199,9 +197,8 @@ class ShardedLink:
         return pubsub
 
     async def _ssubscribe(self, node: str, chunk: list[str], *, quiet: bool) -> None:
-        """SSUBSCRIBE ``chunk`` on ``node`` (``quiet``: their confirmations are the
-        link's own, not the hub's). On failure the node's reader sends them once it
-        reconnects; the hub's wait for the confirmation covers that time."""
+        """SSUBSCRIBE ``chunk`` on ``node`` (``quiet``: confirmations not for the hub); on
+        failure the node's reader re-sends them once it reconnects."""
         pubsub = self._pubsub(node)
         pubsub.shard_channels.update(chunk)
         self._owner.update(dict.fromkeys(chunk, node))
