@@ -1,6 +1,6 @@
 """Use case: purge a due account's personal data (docs/api/account-lifecycle.md "Account
-lifecycle"). Resumable: each step is one batch in its own transaction; only the last marks it
-purged."""
+lifecycle"). Idempotent and resumable: each step is one batch in its own transaction; only the last
+marks it purged."""
 
 from __future__ import annotations
 
@@ -102,8 +102,8 @@ async def purge_due_accounts(
     limit: int = 100,
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
-    """Purge up to ``limit`` due accounts, oldest first, until ``deadline`` (monotonic). Failures
-    are logged and listed; raises DBAPIError for the list."""
+    """Purge up to ``limit`` due accounts, oldest first, until ``deadline`` (monotonic; None:
+    none). Failures are logged, listed and skipped; raises DBAPIError for the list."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []

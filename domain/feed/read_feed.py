@@ -169,8 +169,8 @@ class _RedisSource:
         bound: Entry | None,
         count: int,
     ) -> list[tuple[list[Entry], bool]]:
-        """Read the feed and pull authors' stores in one round trip, rebuilding what is missing;
-        each part with whether it is exact."""
+        """Read the feed and pull authors' stores in one round trip, rebuilding what is missing
+        (one rebuild per key; if busy, that part from SQL); each part with whether it is exact."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages: Sequence[Rising | list[Entry] | StoreError | None]

@@ -68,7 +68,7 @@ def parse_query(raw: str) -> SearchQuery:
 @dataclass(frozen=True, slots=True)
 class Terms:
     """What PostgreSQL derives from the query, read first so the planner sees constants: ``folded``,
-    ``fuzzy``, ``words``, ``corrected``."""
+    ``fuzzy``, ``words``, ``corrected`` (None when the query has no word)."""
 
     folded: str
     fuzzy: str
