@@ -84,7 +84,7 @@ async def _free_placeholder(conn: AsyncConnection, user_id: uuid.UUID) -> str:
 
 @dataclass(frozen=True)
 class PurgeRun:
-    """One run: accounts purged, whether the deadline stopped it, accounts that failed."""
+    """One run: accounts purged, whether the deadline stopped it, failures (retried next run)."""
 
     purged: list[uuid.UUID]
     unfinished: bool
@@ -142,7 +142,7 @@ async def purge_account(
     media_store: ObjectStore | None = None,
 ) -> bool:
     """Purge one due account: feeds, media, rows by batch, then tombstone and ``user.purged``. True
-    when purged (or not due), False when ``deadline`` passed first."""
+    when purged (or not due), False when ``deadline`` passed first (call again to resume)."""
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True

@@ -1,5 +1,6 @@
 """Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read): cached feed
-merged with pull authors, PostgreSQL past the window or when Redis fails, same cursors."""
+merged with pull authors, newest first by ``(created_at, id)``; PostgreSQL past the window or when
+Redis fails, same cursors."""
 
 from __future__ import annotations
 

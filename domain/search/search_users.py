@@ -1,5 +1,6 @@
-"""Use case: find people by username or display name (docs/api/search.md "User search"): one ``UNION
-ALL`` of a limited branch per tier, so a filling prefix never computes a similarity."""
+"""Use case: find people by username or display name (docs/api/search.md "User search"), ranked by
+match tier, then ``followers``, then id: one ``UNION ALL`` of a limited branch per tier, so a
+filling prefix never computes a similarity."""
 
 from __future__ import annotations
 
