@@ -181,7 +181,8 @@ class HttpGuards:
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
 
     async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
-        """Charge one operation to its budgets, whatever its transport (refusals counted)."""
+        """Charge one operation to its budgets, whatever its transport (refusals counted;
+        docs/api/limits.md "HTTP guards")."""
         decision = await self.rate_check(self.charges(principal, ip, info))
         if not decision.allowed:
             RATE_LIMITED.labels(decision.budget or "unknown").inc()
