@@ -1,5 +1,5 @@
-"""Which failures mean a dependency is down, not a bug: the API answers
-``SERVICE_UNAVAILABLE``, the worker retries without dead-lettering."""
+"""Which failures mean a dependency is down, not a bug: the API answers ``SERVICE_UNAVAILABLE``
+(503, ``Retry-After``), the worker retries without dead-lettering."""
 
 from __future__ import annotations
 

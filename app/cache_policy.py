@@ -70,9 +70,9 @@ class _Hints(Visitor):
 
 
 def max_age(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
-    """Seconds a shared cache may keep an anonymous answer of operation
-    ``operation_name``: the smallest hint of the fields it reads; 0 for a mutation or
-    subscription, a field that depends on the viewer, or no such operation."""
+    """Seconds a shared cache may keep an anonymous answer of operation ``operation_name`` (None:
+    the only one): the smallest hint of the fields it reads; 0 for a mutation or subscription, a
+    field that depends on the viewer, or no such operation."""
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     chosen = [
         op

@@ -204,7 +204,8 @@ class ApiDeps:
 
 
 def build_api(settings: Settings, *, engine: AsyncEngine | None = None) -> ApiDeps:
-    """The API's dependencies, closed by ``deps.services.aclose()``."""
+    """The API's dependencies, closed by ``deps.services.aclose()``; RuntimeError without
+    DATABASE_URL."""
     services = build_services(settings, client="api", engine=engine)
     engine = services.engine
     # Rebuilds read the primary: a lagging replica could miss a post whose fan-out

@@ -55,8 +55,8 @@ def create_engine(
     connect_timeout_s: float = 5.0,
     pool_timeout_s: float = 10.0,
 ) -> AsyncEngine:
-    """An AsyncEngine over asyncpg, no pre-ping (a broken connection fails one statement
-    and invalidates the pool); stale cached plans are retried."""
+    """An AsyncEngine over asyncpg with UTC sessions, no pre-ping (a broken connection fails one
+    statement and invalidates the pool); stale cached plans are retried."""
     engine = create_async_engine(
         async_url(url),
         pool_size=pool_size,

@@ -166,9 +166,10 @@ class HttpGuards:
             return default
 
     async def rate_check(self, charges: list[Charge]) -> Decision:
-        """The limiter's decision; allowed when limits are off. When Redis fails, an
-        operation spending the sign-in budget is refused (guard ``signin``, failing
-        closed), any other allowed (guard ``ratelimit``): docs/api/limits.md."""
+        """The limiter's decision; allowed when limits are off. When Redis fails or is
+        slow, an operation spending the sign-in budget is refused ``RATE_LIMITED`` (guard
+        ``signin``, failing closed), any other allowed (guard ``ratelimit``, failing open):
+        docs/api/limits.md "When Redis fails"."""
         if not self.config.rate_limit_enabled or not charges:
             return ALLOWED
         auth = self.config.auth
@@ -180,7 +181,8 @@ class HttpGuards:
         return await self._guarded("ratelimit", lambda: self.limiter.check(charges), ALLOWED)
 
     async def charge(self, principal: str, ip: str, info: OperationInfo | None) -> Decision:
-        """Charge one operation to its budgets, whatever its transport (refusals counted)."""
+        """Charge one operation to its budgets, whatever its transport (refusals counted;
+        docs/api/limits.md "HTTP guards")."""
         decision = await self.rate_check(self.charges(principal, ip, info))
         if not decision.allowed:
             RATE_LIMITED.labels(decision.budget or "unknown").inc()

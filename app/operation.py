@@ -67,9 +67,9 @@ VALIDATION_RULES = (*specified_rules, MaybeNullValidationRule, OneOfInputValidat
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """A parsed document and its limit or validation errors (empty: it may run).
-    ``plans`` and ``max_ages`` (by operation name, made on first use) exist only for
-    documents kept in the cache."""
+    """A parsed document and its limit or validation errors (empty: it may run). ``plans`` (None:
+    not plannable) and ``max_ages`` (by operation name, made on first use) exist only for documents
+    kept in the cache."""
 
     document: DocumentNode
     errors: tuple[GraphQLError, ...]
@@ -177,7 +177,7 @@ def unavailable_error(dependency: str) -> tuple[str, dict[str, object]]:
 
 
 def outage_error(exc: BaseException) -> GraphQLError | None:
-    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` if it says a dependency is down."""
+    """The ``SERVICE_UNAVAILABLE`` error of ``exc`` if it says a dependency is down, else None."""
     dependency = unavailable_dependency(exc)
     if dependency is None or dependency not in _UNAVAILABLE_MESSAGES:
         return None
@@ -415,7 +415,8 @@ class RoostOperations:
         operation_extensions: dict[str, Any] | None,
     ) -> ExecutionResult:
         """Run one query or mutation as Strawberry's ``Schema.execute`` would with
-        :class:`RoostOperation` (same results, same exceptions)."""
+        :class:`RoostOperation` (same results, same exceptions: ``CannotGetOperationTypeError``,
+        ``InvalidOperationTypeError``)."""
         masking = ErrorMasking()
         try:
             checked = self.documents.check(query)

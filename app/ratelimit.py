@@ -102,8 +102,8 @@ class Decision:
         return str(max(1, math.ceil(self.retry_after_s)))
 
     def headers(self) -> dict[str, str]:
-        """``RateLimit-*`` headers (draft-ietf-httpapi-ratelimit-headers-06) of an allowed,
-        charged request; empty otherwise (limits off, Redis down)."""
+        """``RateLimit-*`` headers (``-Reset`` in s; draft-ietf-httpapi-ratelimit-headers-06) of an
+        allowed, charged request; empty otherwise (limits off, Redis down)."""
         if self.limit is None or self.remaining is None:
             return {}
         return {

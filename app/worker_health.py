@@ -1,7 +1,7 @@
 """The worker's liveness: each ``roost worker`` writes a heartbeat every
 WORKER_HEARTBEAT_S seconds into ``<ARQ_QUEUE>:heartbeats`` (member WORKER_NAME, score the
 Unix time), read by ``roost worker --check``, ``/readyz`` and ``roost run``. A blocked
-loop or a dead relay stops the beats.
+loop or a dead relay stops the beats; the check fails past WORKER_HEARTBEAT_MAX_AGE_S.
 """
 
 from __future__ import annotations

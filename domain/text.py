@@ -26,7 +26,7 @@ _EMAIL_RE = re.compile(r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s\x00]+$")
 
 def clean_text(field: str, value: str, *, max_len: int, min_len: int = 0) -> str:
     """``value`` NFC-normalised; ValidationError on NUL or a length outside ``[min_len,
-    max_len]``."""
+    max_len]`` code points after NFC."""
     if "\x00" in value:
         raise ValidationError(field, f"{field} must not contain a NUL character.")
     value = unicodedata.normalize("NFC", value)

@@ -41,8 +41,8 @@ def backoff(attempt: int, rng: random.Random | None = None) -> float:
 
 
 async def consume_outbox_event(ctx: dict[str, Any], event_id: str, consumer: str) -> str:
-    """Run ``consumer`` on one outbox event; retry, then dead-letter the pair. An outage
-    of PostgreSQL or Redis is never dead-lettered: the relay re-drives it ("deferred")."""
+    """Run ``consumer`` on one outbox event; retry, then dead-letter the pair. A PostgreSQL or
+    Redis outage is never dead-lettered: ``"deferred"``, due again in 1 s for the relay."""
     deps = deps_of(ctx)
     attempt = ctx.get("job_try", 1)
     event = uuid.UUID(event_id)
@@ -106,7 +106,8 @@ async def relay_outbox(ctx: dict[str, Any]) -> int:
 
 
 async def relay_forever(ctx: dict[str, Any], every: float = 1.0) -> None:
-    """Run :func:`relay_outbox` every ``every`` s until cancelled; errors are logged."""
+    """Run :func:`relay_outbox` every ``every`` s until cancelled (``SKIP LOCKED``: workers
+    relay side by side); errors are logged and the loop goes on."""
     while True:
         try:
             await relay_outbox(ctx)

@@ -21,7 +21,8 @@ log = logging.getLogger("roost.workers.media")
 
 
 def media_worker(settings: Settings, ctx: dict[str, Any], redis_settings: RedisSettings) -> Worker:
-    """An arq worker for ``<ARQ_QUEUE>:media`` sharing ``ctx``'s dependencies."""
+    """An arq worker for ``<ARQ_QUEUE>:media`` sharing ``ctx``'s dependencies: MEDIA_WORKER_JOBS
+    at once, each within MEDIA_JOB_TIMEOUT_S, retried and dead-lettered as outbox consumers."""
     return Worker(
         functions=[
             func(

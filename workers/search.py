@@ -13,7 +13,7 @@ log = logging.getLogger("roost.workers.search")
 
 async def refresh_search_ranks_job(ctx: dict[str, Any]) -> int:
     """Copy exact follower counts into ``user_search.followers``; return how many
-    changed."""
+    changed. Idempotent."""
     changed = await refresh_search_ranks(deps_of(ctx).engine)
     if changed:
         log.info("search ranks: %d users' follower counts refreshed", changed)

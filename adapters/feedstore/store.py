@@ -67,7 +67,8 @@ class FeedRedis:
     def slot_groups(
         self, keys: Sequence[str], stride: int = 1
     ) -> list[tuple[int | None, list[int]]]:
-        """``(slot, owner indexes)`` per script call; owner ``i``: ``keys[i*stride:][:stride]``."""
+        """``(slot, owner indexes)`` per script call (here one, slot None); owner ``i``:
+        ``keys[i*stride:][:stride]``."""
         return [(None, list(range(len(keys) // stride)))] if keys else []
 
     def _node_of(self, route: str | None, slot: int | None = None) -> Hashable:

@@ -54,7 +54,8 @@ class RedisTimelines:
 
         Round one names live keys only; owners missing there retry against the
         ``:build`` key. Each check-and-add is one atomic script call made after the
-        posts committed, so a concurrent rebuild never loses an entry.
+        posts committed, so a concurrent rebuild never loses an entry. A partial
+        timeline takes only entries not older than its oldest (no gap opens).
         """
         if not owners or not entries:
             return 0
@@ -286,7 +287,8 @@ async def _pipelined(
     strict: bool,
 ) -> list[_Read | StoreError | None]:
     """Refresh, check and read each timeline with ``calls_of(key)``: a :class:`_Read`,
-    its node's error (``strict`` off), or None if missing or of another server run."""
+    its node's error (``strict`` off; on, StoreError raised), or None if missing or of
+    another server run."""
     if not wanted:
         return []
     family = [_redis(tl) for tl, _ in wanted]

@@ -46,7 +46,8 @@ _HEAD = 64
 
 
 def sniff(path: Path) -> SourceType:
-    """The type of the file at ``path``; MediaRejectedError ``UNSUPPORTED_TYPE``."""
+    """The type of the file at ``path``; MediaRejectedError ``UNSUPPORTED_TYPE`` unless
+    JPEG, PNG, WebP, HEIC/HEIF, MP4 or MOV."""
     with path.open("rb") as f:
         head = f.read(_HEAD)
         if head[4:8] == b"ftyp":

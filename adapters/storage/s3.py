@@ -146,7 +146,7 @@ class S3ObjectStore:
         return UploadTarget(url=url, method="PUT", headers=tuple(headers), expires_at=expires_at)
 
     async def stat_raw(self, key: str) -> StoredObject | None:
-        """The quarantined object's size and content type, or None."""
+        """The quarantined object's size and content type, or None if no bytes arrived."""
         s3 = await self._s3()
         try:
             head = await s3.head_object(Bucket=self.config.quarantine_bucket, Key=raw_key(key))

@@ -21,7 +21,8 @@ def _default_path() -> Path:
 
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost backup [PATH]``: the database into PATH; exit 1 with the reason on failure."""
+    """``roost backup [PATH]``: the database into PATH (pg_dump custom format; default
+    ``roost-<UTC time>.dump``); exit 1 with the reason on failure."""
     path = Path(args.path) if args.path else _default_path()
     with services(settings, fresh=False, redis=False) as urls:
         t0 = time.monotonic()
@@ -36,7 +37,8 @@ def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
-    """``roost restore PATH [--clean]``: the backup into the database (created if missing)."""
+    """``roost restore PATH [--clean]``: the backup into the database (created if missing;
+    empty unless --clean), in one transaction."""
     with services(settings, fresh=False, redis=False) as urls:
         t0 = time.monotonic()
         try:

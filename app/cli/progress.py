@@ -62,7 +62,8 @@ def _duration(seconds: float) -> str:
 
 class CliProgress:
     """A thread-safe :class:`domain.progress.Progress` (and context manager): bars when
-    ``interactive`` (default: ``stream`` is a terminal), else lines."""
+    ``interactive`` (default: ``stream`` is a terminal), else a line per step start
+    and end and every ``every_s`` s."""
 
     def __init__(
         self,

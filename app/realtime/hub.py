@@ -1,6 +1,6 @@
-"""One Redis pub/sub connection per API process for every local subscriber: the adapter
-behind :class:`domain.realtime.ports.Subscriptions`, which also keeps the presence of
-users with an open feed subscription in ``rt:online`` (fan-out publishes only to them)."""
+"""One Redis pub/sub connection per API process for all local subscribers: the adapter behind
+:class:`domain.realtime.ports.Subscriptions` (docs/api/subscriptions.md); it keeps in ``rt:online``
+the users with an open feed subscription (fan-out publishes only to them)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class Subscription:
         self._wakeup.set()
 
     async def get(self) -> dict[str, Any]:
-        """The next event (``{"type": ..., <ids>}``); HubClosedError once the hub stopped."""
+        """The next event (``{"type": ..., <ids>}``), waiting; HubClosedError once stopped."""
         while not self._queue:
             if self._closed:
                 raise HubClosedError()

@@ -170,7 +170,7 @@ async def build_export(
     public_url: Callable[[str], str] | None = None,
 ) -> bool:
     """Prepare ``export_id``'s archive if pending (one REPEATABLE READ snapshot, kept until now +
-    ``keep``); True if prepared now. Idempotent. Raises DBAPIError."""
+    ``keep``); True if prepared now. Idempotent (row locked). Raises DBAPIError."""
     async with engine.begin() as conn:
         user_id = await conn.scalar(_LOCK_PENDING, {"id": export_id})
         if user_id is None:

@@ -1,5 +1,6 @@
 """Signed export links ``/exports/<id>?expires=<unix s>&signature=<hex>``: HMAC-SHA256 of
-``"<id>.<expires>"`` under a key derived from the secret."""
+``"<id>.<expires>"`` under a key derived from the secret (docs/api/account-lifecycle.md "Account
+lifecycle")."""
 
 from __future__ import annotations
 

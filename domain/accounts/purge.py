@@ -1,6 +1,6 @@
 """Use case: purge a due account's personal data (docs/api/account-lifecycle.md "Account
-lifecycle"). Resumable: each step is one batch in its own transaction; only the last marks it
-purged."""
+lifecycle"). Idempotent and resumable: each step is one batch in its own transaction; only the last
+marks it purged."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ async def _free_placeholder(conn: AsyncConnection, user_id: uuid.UUID) -> str:
 
 @dataclass(frozen=True)
 class PurgeRun:
-    """One run: accounts purged, whether the deadline stopped it, accounts that failed."""
+    """One run: accounts purged, whether the deadline stopped it, failures (retried next run)."""
 
     purged: list[uuid.UUID]
     unfinished: bool
@@ -102,8 +102,8 @@ async def purge_due_accounts(
     limit: int = 100,
     media_store: ObjectStore | None = None,
 ) -> PurgeRun:
-    """Purge up to ``limit`` due accounts, oldest first, until ``deadline`` (monotonic). Failures
-    are logged and listed; raises DBAPIError for the list."""
+    """Purge up to ``limit`` due accounts, oldest first, until ``deadline`` (monotonic; None:
+    none). Failures are logged, listed and skipped; raises DBAPIError for the list."""
     async with engine.connect() as conn:
         due = [r[0] for r in await conn.execute(_DUE_ACCOUNTS, {"n": limit})]
     purged: list[uuid.UUID] = []
@@ -142,7 +142,7 @@ async def purge_account(
     media_store: ObjectStore | None = None,
 ) -> bool:
     """Purge one due account: feeds, media, rows by batch, then tombstone and ``user.purged``. True
-    when purged (or not due), False when ``deadline`` passed first."""
+    when purged (or not due), False when ``deadline`` passed first (call again to resume)."""
     async with engine.connect() as conn:
         if not await conn.scalar(_IS_DUE, {"u": user_id}):
             return True

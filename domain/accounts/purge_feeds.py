@@ -32,8 +32,8 @@ async def purge_author_feeds(
     deadline: float | None = None,
 ) -> bool:
     """Remove the author's newest ``2 × max_len`` posts from active followers' feeds, then its own
-    timelines. True when done, False past ``deadline`` (place kept). Raises DBAPIError /
-    StoreError."""
+    timelines. True when done, False past ``deadline`` (monotonic; place kept in
+    :func:`progress_key`). Idempotent; raises DBAPIError / StoreError."""
     key = progress_key(author_id)
     state = await stores.marks.get(key)
     if "done" not in state:

@@ -58,7 +58,8 @@ _UPSERT = text(upsert_rows_sql())
 async def add_deltas(
     conn: AsyncConnection, deltas: Iterable[Delta], *, shards: int, rng: random.Random | None = None
 ) -> None:
-    """Add every delta in one statement in the caller's transaction, in the shared lock order."""
+    """Add every delta to a random shard in one atomic statement in the caller's transaction,
+    locking in (entity_id, kind) order as every writer and :func:`compact` do (no deadlock)."""
     params = shard_rows(deltas, shards=shards, rng=rng)
     if params["entity_ids"]:
         await conn.execute(_UPSERT, params)

@@ -46,7 +46,8 @@ async def add_comment(
     dispatcher: Dispatcher | None = None,
 ) -> CommentRecord:
     """Add a comment (or reply to ``parent_id``) with its counter and ``comment.created``, accounts
-    and parent ``FOR KEY SHARE``. Raises ValidationError or PostNotFoundError."""
+    and parent ``FOR KEY SHARE``. Raises ValidationError (body, or a
+    parent not a visible top-level comment of the post) or PostNotFoundError."""
     body = clean_text("body", body, max_len=COMMENT_MAX)
     if not body.strip():
         raise ValidationError("body", "A comment cannot be empty.")

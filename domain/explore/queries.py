@@ -83,8 +83,8 @@ async def hashtags_of(
 async def tag_entries(
     db: AsyncEngine | AsyncConnection, tag: str, before: Entry | None, count: int
 ) -> tuple[list[Entry], bool]:
-    """Up to ``count`` entries of live posts tagged ``tag`` before ``before``, newest first, and
-    whether more follow; visibility is the caller's."""
+    """Up to ``count`` entries of live posts tagged ``tag`` strictly before ``before`` (None: the
+    newest), newest first, and whether more follow; visibility is the caller's."""
     at = None if before is None else time_of(before.score)
     pid = None if before is None else before.post_id
     rows = await fetch_rows(db, _TAG_ENTRIES, tag, at, pid, count + 1)

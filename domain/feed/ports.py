@@ -39,7 +39,8 @@ class Timelines(Protocol):
         ...
 
     async def add(self, owners: Sequence[uuid.UUID], entries: Sequence[Entry]) -> int:
-        """Add ``entries`` to existing (or rebuilding) timelines; return how many written."""
+        """Idempotently add ``entries`` to existing or rebuilding timelines; return how many
+        written."""
         ...
 
     async def remove(self, owner: uuid.UUID, post_ids: Sequence[uuid.UUID]) -> int:
@@ -49,7 +50,8 @@ class Timelines(Protocol):
     async def remove_from_many(
         self, owners: Sequence[uuid.UUID], post_ids: Sequence[uuid.UUID]
     ) -> int:
-        """Remove posts from ``owners``' timelines and rebuilds; returns entries removed."""
+        """Idempotently remove posts from ``owners``' timelines and rebuilds; return how many
+        entries."""
         ...
 
     async def page(
@@ -78,8 +80,8 @@ class Timelines(Protocol):
         *,
         strict: bool = True,
     ) -> list[Rising | StoreError | None]:
-        """As :meth:`read_pages`, upward: entries newer than ``after``, oldest first, as
-        :class:`Rising`."""
+        """As :meth:`read_pages`, upward: up to ``count`` entries strictly newer than ``after``
+        (None: from the oldest), oldest first, as :class:`Rising`."""
         ...
 
     async def exists(self, owner: uuid.UUID) -> bool:
@@ -146,7 +148,7 @@ class RankingSignals(Protocol):
 @dataclass(frozen=True, slots=True)
 class Window:
     """A frozen ranked window: ``entries`` in rank order; ``tail`` the entry older posts continue
-    from."""
+    from (None: nothing older)."""
 
     entries: list[Entry]
     tail: Entry | None

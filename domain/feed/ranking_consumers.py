@@ -1,5 +1,7 @@
 """The ranked feed's signal consumers and explore's trending posts (docs/api/explore.md "Explore").
-An engagement counts when the velocity first records it, so a rerun never counts twice."""
+Each is recorded or withdrawn idempotently at its event's time; an engagement counts when the
+velocity first records it, so a rerun never counts twice (but may miss one after a failure:
+accepted)."""
 
 from __future__ import annotations
 

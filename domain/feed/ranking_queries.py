@@ -1,4 +1,5 @@
-"""What the ranked score reads of each candidate post in PostgreSQL."""
+"""What the ranked score reads of each candidate post in PostgreSQL
+(docs/architecture/home-feed.md "Ranked order")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Use case: read a page of the viewer's home feed (docs/design.md "Home feed", Read): cached feed
-merged with pull authors, PostgreSQL past the window or when Redis fails, same cursors."""
+merged with pull authors, newest first by ``(created_at, id)``; PostgreSQL past the window or when
+Redis fails, same cursors."""
 
 from __future__ import annotations
 
@@ -169,8 +170,8 @@ class _RedisSource:
         bound: Entry | None,
         count: int,
     ) -> list[tuple[list[Entry], bool]]:
-        """Read the feed and pull authors' stores in one round trip, rebuilding what is missing;
-        each part with whether it is exact."""
+        """Read the feed and pull authors' stores in one round trip, rebuilding what is missing
+        (one rebuild per key; if busy, that part from SQL); each part with whether it is exact."""
         feeds, posts = self.stores.feeds, self.stores.author_posts
         wanted = [(feeds, o) for o in owners] + [(posts, a) for a in pull_authors]
         pages: Sequence[Rising | list[Entry] | StoreError | None]

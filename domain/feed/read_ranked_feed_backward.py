@@ -44,8 +44,8 @@ async def read_ranked_feed_backward(
     async def rising(
         after: Entry | None, below: Entry | None, n: int, walk: str | None
     ) -> tuple[list[tuple[Entry, Position]], bool]:
-        """Up to ``n`` visible entries newer than ``after``, older than ``below``, newest first; and
-        whether more lie between."""
+        """Up to ``n`` visible entries newer than ``after``, older than ``below`` (None: no bound),
+        newest first; and whether more lie between."""
         page = await read_home_feed(
             engine,
             stores,
@@ -102,7 +102,8 @@ async def read_ranked_feed_backward(
 async def slice_backward(
     window: Window, window_id: str, end: int, last: int, visible: Visible
 ) -> RankedPage:
-    """The last ``last`` visible entries of the window's first ``end``; ``has_next`` exact."""
+    """The last ``last`` visible entries of the window's first ``end``, rank order; exact
+    ``has_next``."""
     found: list[tuple[Entry, Position]] = []  # nearest first
     at = min(max(end, 0), len(window.entries))
     want = last + 1

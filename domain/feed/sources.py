@@ -114,8 +114,9 @@ async def home_entries_sql(
     limit: int,
     rising: bool = False,
 ) -> list[Entry]:
-    """The newest ``limit`` live posts of the viewer and followees before ``before`` (``rising``:
-    oldest newer, oldest first). One statement; ``db`` a connection or engine."""
+    """The newest ``limit`` live posts of the viewer and followees strictly before ``before``
+    (``rising``: the oldest strictly newer, or of all if ``before`` is None; oldest first). One
+    statement; ``db`` a connection or engine."""
     sql, args = _walk(_HOME_SQL, before, rising)
     rows = await fetch_rows(db, sql, viewer_id, limit, *args)
     return [Entry.of(ts, pk) for ts, pk in rows]

@@ -54,8 +54,8 @@ async def issue_token(
     ttl: dt.timedelta,
     per_hour: int,
 ) -> str | None:
-    """The token to mail for ``token_id``, its row written under the user's row lock; None when used
-    or over the hour's ``per_hour`` budget."""
+    """The token to mail for ``token_id`` (the same for a retried job), its row written under the
+    user's row lock; None when used or over the hour's ``per_hour`` budget."""
     existing = (await conn.execute(_EXISTING, {"id": token_id})).first()
     if existing is not None:
         return None if existing.used_at is not None else derive_token(key, purpose, token_id)

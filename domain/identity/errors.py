@@ -69,7 +69,7 @@ class WrongPasswordError(AuthenticationError):
 
 class AccountPendingDeletionError(AuthenticationError):
     """Right password, but deletion is pending: sign in only via cancelAccountDeletion
-    (docs/api/account-lifecycle.md "Account lifecycle")."""
+    before ``deletion_due_at`` (docs/api/account-lifecycle.md "Account lifecycle")."""
 
     code = "ACCOUNT_PENDING_DELETION"
 

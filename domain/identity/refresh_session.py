@@ -29,8 +29,9 @@ async def refresh_session(
     store: SessionStore | None = None,
 ) -> AuthResult:
     """Exchange a refresh token for its one successor and a new access token; within
-    ``config.refresh_grace`` the same successor, later the family is revoked as stolen. Raises
-    InvalidTokenError."""
+    ``config.refresh_grace`` the same successor, later the family is revoked as stolen
+    (docs/api/sessions.md "Sessions"). Raises InvalidTokenError (unknown, expired, revoked,
+    replayed, account inactive)."""
     digest = hash_refresh_token(refresh_token)
     now = utcnow()
     successor = successor_refresh_token(config, refresh_token)

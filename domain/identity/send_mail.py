@@ -1,5 +1,5 @@
 """Worker use cases of the ``mail`` consumer; the token row is written under the account's lock
-before sending."""
+before sending (a retry sends the same token)."""
 
 from __future__ import annotations
 

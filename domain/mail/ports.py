@@ -27,5 +27,5 @@ class MailSender(Protocol):
     """Hands messages to a mail server."""
 
     async def send(self, message: MailMessage) -> None:
-        """Send; raises MailUnavailableError or MailRejectedError."""
+        """Send; raises MailUnavailableError (retry later) or MailRejectedError (undeliverable)."""
         ...

@@ -17,8 +17,8 @@ CONTENT_TYPES: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class MediaConfig:
     """Media limits: ``upload_ttl`` of a target, ``pending_ttl`` before an unused upload expires,
-    ``max_*`` sizes and decode limits, ``url_allowed_hosts`` for external URLs, ``alt_text_max``
-    code points, ``cleanup_batch``."""
+    ``max_*`` sizes and decode limits, ``url_allowed_hosts`` for external URLs (none: uploads only),
+    ``alt_text_max`` code points, ``cleanup_batch``."""
 
     upload_ttl: dt.timedelta = dt.timedelta(minutes=15)
     pending_ttl: dt.timedelta = dt.timedelta(hours=1)

@@ -8,8 +8,8 @@ from domain.errors import DomainError
 
 
 class UploadUnusableError(DomainError):
-    """An upload a post names is unusable: ``reason`` ``USED``, ``EXPIRED``, ``NOT_UPLOADED`` or
-    ``FAILED``."""
+    """An upload a post names is unusable: ``reason`` ``USED`` (by another post, or
+    twice), ``EXPIRED``, ``NOT_UPLOADED`` (not the declared size) or ``FAILED``."""
 
     code = "UPLOAD_UNUSABLE"
 

@@ -93,7 +93,7 @@ class Variant:
 @dataclass(frozen=True, slots=True)
 class ProcessedMedia:
     """What the processor found: kind and MIME type by the bytes, size after EXIF orientation,
-    BlurHash, duration, SHA-256 and 64-bit perceptual hash (hex), stripped variants."""
+    BlurHash, duration (s), SHA-256 and 64-bit perceptual hash (hex), stripped variants."""
 
     kind: MediaKind
     mime_type: str

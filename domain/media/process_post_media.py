@@ -1,5 +1,6 @@
 """Use case: the media worker's run of a PROCESSING post (docs/api/media.md "Media"), each step safe
-to rerun. Refused bytes fail the post, a known-bad match removes it, a store failure raises."""
+to rerun. The post is published only if still PROCESSING. Refused bytes fail it, a known-bad match
+removes it, a store failure raises (the job retries)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The moderator role, a ``users`` column set by ``roost admin``."""
+"""The moderator role, a ``users`` column set by ``roost admin``
+(docs/api/moderation.md "Reports and moderation")."""
 
 from __future__ import annotations
 

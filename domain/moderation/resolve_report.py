@@ -31,8 +31,8 @@ async def resolve_report(
     engine: AsyncEngine, moderator_id: uuid.UUID, report_id: uuid.UUID, status: str
 ) -> ReportRecord:
     """Close open report ``report_id`` as ``actioned`` or ``dismissed`` with ``report.resolved``;
-    return it (a closed one as is). Raises NotModeratorError, ValidationError or
-    ReportNotFoundError."""
+    return it (idempotent: a closed one as is). Raises NotModeratorError, ValidationError
+    (another status) or ReportNotFoundError."""
     async with unit_of_work(engine) as uow:
         conn = uow.conn
         await require_moderator(conn, moderator_id)  # the role before any of the input

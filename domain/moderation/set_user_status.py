@@ -97,8 +97,8 @@ async def change_status(
     uow: UnitOfWork, user_id: uuid.UUID, status: Status, *, counter_shards: int
 ) -> StatusChange:
     """Change the status in the caller's transaction: ±1 on its counters, notifications removed,
-    sessions ended, ``user.status_changed``; one at a time. Raises NotFoundError or
-    ValidationError."""
+    sessions ended, ``user.status_changed``; one at a time (advisory lock). The caller announces
+    it after commit (:meth:`StatusChange.announce`). Raises NotFoundError or ValidationError."""
     if status not in STATUSES:
         raise ValidationError("status", f"The status is one of {', '.join(STATUSES)}.")
     conn = uow.conn

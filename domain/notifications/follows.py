@@ -185,8 +185,8 @@ _DIGEST = text(
 async def send_follow_digests(
     engine: AsyncEngine, config: NotificationConfig, day: dt.date
 ) -> Changes:
-    """One FOLLOW_DIGEST per active recipient with overflow on ``day``; return those created.
-    Idempotent."""
+    """One FOLLOW_DIGEST per active recipient with overflow on UTC ``day``; return those created.
+    Idempotent (a late overflow corrects the count in place)."""
     async with engine.begin() as conn:
         groups = (await conn.execute(_OVERFLOW, {"day": day})).all()
         if not groups:

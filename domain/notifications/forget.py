@@ -1,5 +1,6 @@
 """Removing what an account notified others of when a block, ban or mute hides it, in the caller's
-transaction; each returns unread-counter deltas."""
+transaction; each returns unread-counter deltas. Nothing removed comes back
+(docs/api/visibility.md "Who sees what")."""
 
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ from domain.visibility.sql import muted_sql
 
 
 def event_time(event_id: uuid.UUID) -> dt.datetime:
-    """The time inside a UUIDv7 (RFC 9562), so every run sees the same; other versions: now."""
+    """The time inside a UUIDv7 (RFC 9562: first 48 bits, Unix ms), so every run sees the same;
+    other versions fall back to now."""
     if event_id.version != 7:
         return utcnow()
     ms = event_id.int >> 80
@@ -98,7 +99,8 @@ async def insert_notifications(
     counter_shards: int,
     ids: Sequence[uuid.UUID] | None = None,
 ) -> list[NotificationRecord]:
-    """Insert ``drafts`` idempotently, +1 unread each, in one statement; return rows inserted."""
+    """Insert ``drafts`` idempotently in the caller's transaction, +1 unread each, in one statement;
+    return rows inserted. ``ids`` may fix their ids."""
     if not drafts:
         return []
     rows = (
@@ -155,8 +157,9 @@ async def eligible_recipients(
     *,
     post_id: uuid.UUID | None = None,
 ) -> set[uuid.UUID]:
-    """The ``candidates`` that may be notified of ``actor_id``'s act: active, no block, no mute,
-    seeing ``post_id``. Holds the pair locks and actor ``FOR KEY SHARE`` until commit."""
+    """The ``candidates`` that may be notified of ``actor_id``'s act: not the actor, active, no
+    block, no mute, seeing ``post_id``. Holds the pair locks and actor ``FOR KEY SHARE`` until
+    commit."""
     wanted = list(dict.fromkeys(c for c in candidates if c != actor_id))
     if not wanted:
         return set()

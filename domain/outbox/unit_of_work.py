@@ -127,8 +127,8 @@ def outbox_insert_sql(
 async def unit_of_work(
     engine: AsyncEngine, dispatcher: Dispatcher | None = None
 ) -> AsyncIterator[UnitOfWork]:
-    """``async with unit_of_work(engine, dispatcher) as uow:`` one transaction; the recorded events'
-    consumers are enqueued once the commit succeeded."""
+    """``async with unit_of_work(engine, dispatcher) as uow:`` one transaction (rolled back if
+    the block raises); the recorded events' consumers are enqueued once the commit succeeded."""
     async with engine.begin() as conn:
         uow = UnitOfWork(conn, dispatcher)
         yield uow

@@ -25,8 +25,8 @@ async def delete_post(
     counter_shards: int,
     dispatcher: Dispatcher | None = None,
 ) -> bool:
-    """Soft-delete ``post_id`` by its author with counter and ``post.deleted``; True if now. Raises
-    PostNotFoundError or NotPostAuthorError."""
+    """Soft-delete ``post_id`` by its author with counter and ``post.deleted``; True if now (False
+    again: idempotent). Raises PostNotFoundError or NotPostAuthorError."""
     async with unit_of_work(engine, dispatcher) as uow:
         row = (await uow.conn.execute(LOCK_FOR_DELETE, {"id": post_id})).first()
         if row is None:

@@ -46,11 +46,11 @@ async def edit_post(
     window_s: int = DEFAULT_EDIT_WINDOW_S,
     dispatcher: Dispatcher | None = None,
 ) -> PostRecord:
-    """Replace the caption of ``post_id`` by its author within ``window_s`` of creation (database
-    clock), under the row lock: the old caption to ``post_revisions``, ``edited_at`` set,
-    hashtags retagged, ``post.edited`` if published. ``created_at`` does not move; the same
-    caption changes nothing. Raises PostNotFoundError, NotPostAuthorError, EditWindowClosedError
-    or ValidationError("caption") (docs/design.md "Decided details"; empty only with media)."""
+    """Replace the caption of ``post_id`` by its author within ``window_s`` seconds of creation
+    (database clock), under the row lock: the old caption to ``post_revisions``, ``edited_at`` set,
+    hashtags retagged, ``post.edited`` if published. ``created_at`` does not move; the same caption
+    changes nothing. Raises PostNotFoundError, NotPostAuthorError, EditWindowClosedError or
+    ValidationError("caption") (docs/design.md "Decided details"; empty only with media)."""
     caption = clean_text("caption", caption, max_len=CAPTION_MAX)
     async with unit_of_work(engine, dispatcher) as uow:
         conn = uow.conn

@@ -19,7 +19,7 @@ from domain.visibility.predicates import is_live
 @dataclass(frozen=True, slots=True)
 class PostRecord:
     """A post: ``media`` as stored, ``state`` (``processing``, ``published``, ``failed``,
-    ``removed``) with ``failure_reason``, ``edited_at``."""
+    ``removed``) with ``failure_reason``, ``edited_at`` (None: never edited)."""
 
     id: uuid.UUID
     author_id: uuid.UUID

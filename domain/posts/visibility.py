@@ -28,8 +28,8 @@ async def require_visible_post(
     write: bool = False,
     lock: bool = False,
 ) -> PostRecord:
-    """The post if ``viewer_id`` may see it; ``write`` also needs the viewer active,
-    ``write``/``lock`` share-lock the post. Raises PostNotFoundError."""
+    """The post if ``viewer_id`` (None: anonymous) may see it; ``write`` also needs the viewer
+    active, ``write``/``lock`` share-lock the post. Raises PostNotFoundError."""
     statement = _VISIBLE_LOCKED if write else _VISIBLE_POST_LOCKED if lock else _VISIBLE
     row = (await conn.execute(statement, {"post": post_id, "viewer": viewer_id})).first()
     if row is None:

@@ -22,7 +22,7 @@ class Subscription(Protocol):
         ...
 
     def pending(self) -> list[dict[str, Any]]:
-        """Every queued event, without waiting."""
+        """Every queued event, without waiting (``[]`` if none)."""
         ...
 
 

@@ -53,8 +53,8 @@ async def ranked_page(
     snapshots: RankedSnapshots | None,
     max_results: int,
 ) -> RankedPage:
-    """The ``first`` entries after ``after`` from the snapshot, or ranked live if Redis fails; ends
-    at ``max_results``."""
+    """The ``first`` entries after ``after`` (None: the start) from the snapshot, or ranked live if
+    Redis fails; ends at ``max_results``."""
     start = after.offset if after else 0
     room = max(0, min(first, max_results - start))
     if room == 0:

@@ -1,5 +1,6 @@
-"""Use case: find people by username or display name (docs/api/search.md "User search"): one ``UNION
-ALL`` of a limited branch per tier, so a filling prefix never computes a similarity."""
+"""Use case: find people by username or display name (docs/api/search.md "User search"), ranked by
+match tier, then ``followers``, then id: one ``UNION ALL`` of a limited branch per tier, so a
+filling prefix never computes a similarity."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def parse_query(raw: str) -> SearchQuery:
 @dataclass(frozen=True, slots=True)
 class Terms:
     """What PostgreSQL derives from the query, read first so the planner sees constants: ``folded``,
-    ``fuzzy``, ``words``, ``corrected``."""
+    ``fuzzy``, ``words``, ``corrected`` (None when the query has no word)."""
 
     folded: str
     fuzzy: str

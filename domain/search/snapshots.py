@@ -1,5 +1,5 @@
-"""The port of frozen ranked lists (at most ``SearchConfig.max_results``), found by owner, kind and
-fingerprint."""
+"""The port of frozen ranked lists (at most ``SearchConfig.max_results``) that keeps a ranked
+connection's pages stable, found by owner, kind and fingerprint."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Accepting every pending follow request of an account turning public, inside update_profile's
-transaction."""
+transaction (docs/seeds/chroma-architecture.md "Private accounts")."""
 
 from __future__ import annotations
 

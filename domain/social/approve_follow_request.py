@@ -1,4 +1,5 @@
-"""Use case: a private account's owner approves a follow request."""
+"""Use case: a private account's owner approves a follow request (docs/seeds/chroma-architecture.md
+"POST /v1/users/:userID/follow/approve")."""
 
 from __future__ import annotations
 

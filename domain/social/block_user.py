@@ -55,7 +55,8 @@ async def block_user(
     dispatcher: Dispatcher | None = None,
 ) -> bool:
     """Block ``blocked_id``; True if new. Under the pair lock: ends requests and follows both ways,
-    ``block.created``, removes mutual notifications. Raises SelfBlockError or NotFoundError."""
+    ``block.created``, removes mutual notifications. Idempotent.
+    Raises SelfBlockError or NotFoundError."""
     if blocker_id == blocked_id:
         raise SelfBlockError()
     async with unit_of_work(engine, dispatcher) as uow:

@@ -25,7 +25,8 @@ _INSERT = text(
 async def mute_user(
     engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID, *, counter_shards: int
 ) -> bool:
-    """Mute ``muted_id`` under the pair lock; True if new. Raises SelfMuteError or NotFoundError."""
+    """Mute ``muted_id`` under the pair lock; True if new (idempotent). Raises SelfMuteError or
+    NotFoundError."""
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}

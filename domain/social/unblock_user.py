@@ -13,7 +13,8 @@ from domain.social.errors import SelfBlockError
 
 
 async def unblock_user(engine: AsyncEngine, blocker_id: uuid.UUID, blocked_id: uuid.UUID) -> bool:
-    """Remove the block; True if one was (then ``block.removed``). Raises SelfBlockError."""
+    """Remove the block, idempotent; True if one was (then ``block.removed``). Raises
+    SelfBlockError."""
     if blocker_id == blocked_id:
         raise SelfBlockError()
     async with unit_of_work(engine) as uow:

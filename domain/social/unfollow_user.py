@@ -48,7 +48,8 @@ async def unfollow_user(
     dispatcher: Dispatcher | None = None,
 ) -> bool:
     """Soft-delete the live follow or withdraw a pending request; True if either happened.
-    Concurrent unfollows drop counters once; inactive pairs are left. Raises SelfFollowError."""
+    Idempotent: concurrent unfollows drop counters once; inactive pairs are left. Raises
+    SelfFollowError; an unknown user returns False."""
     if follower_id == followee_id:
         raise SelfFollowError()
     async with unit_of_work(engine, dispatcher) as uow:

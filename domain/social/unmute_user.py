@@ -15,8 +15,8 @@ _DELETE = text("DELETE FROM mutes WHERE muter_id = :muter AND muted_id = :muted 
 
 
 async def unmute_user(engine: AsyncEngine, muter_id: uuid.UUID, muted_id: uuid.UUID) -> bool:
-    """Lift the mute; True if there was one (then ``mute.removed``). Removed notifications stay
-    removed. Raises SelfMuteError."""
+    """Lift the mute, idempotent; True if there was one (then ``mute.removed``). Removed
+    notifications stay removed. Raises SelfMuteError."""
     if muter_id == muted_id:
         raise SelfMuteError()
     params = {"muter": muter_id, "muted": muted_id}

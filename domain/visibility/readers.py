@@ -90,7 +90,8 @@ async def counts_seen_by(
     ids: Sequence[uuid.UUID],
     kinds: Sequence[str],
 ) -> dict[tuple[uuid.UUID, str], int]:
-    """``{(id, kind): count}`` as ``viewer_id`` sees it (rules.visible_count), one statement."""
+    """``{(id, kind): count}`` as ``viewer_id`` (None: anonymous) sees it (rules.visible_count), one
+    statement."""
     out = {(e, k): 0 for e in ids for k in kinds}
     if not ids:
         return out

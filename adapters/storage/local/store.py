@@ -131,7 +131,7 @@ class LocalObjectStore:
         self.folders.sweep_tombstones(now)
 
     async def put_delivery(self, key: str, source: Path, *, content_type: str) -> None:
-        """Publish ``source`` at ``key`` atomically (fsynced, renamed into place)."""
+        """Publish ``source`` at ``key`` atomically (fsynced, renamed); a retry rewrites it."""
         delivery_key(key)
         ctype = normalized_content_type(content_type)
         if ctype is None:

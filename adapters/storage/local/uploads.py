@@ -95,8 +95,8 @@ class UploadSigner:
 
 
 class RawUpload:
-    """One upload's bytes: :meth:`write`, then :meth:`commit` or :meth:`discard`; at
-    most CHUNK_BYTES in memory, nothing visible before commit."""
+    """One upload's bytes: :meth:`write` (UploadTooLargeError past the grant's size), then
+    :meth:`commit` or :meth:`discard`; holds <= CHUNK_BYTES, nothing visible before commit."""
 
     def __init__(self, folders: Folders, grant: UploadGrant) -> None:
         self.folders = folders
