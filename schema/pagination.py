@@ -157,9 +157,8 @@ def check_window(
     """Check the Relay arguments of the keyset connection ``of``: forward (``first``,
     ``after``) unless ``last`` or ``before`` is given, then backward (``last``, its
     null meaning ``first``, before ``before``; ``first`` is then ignored); a null size
-    is ``default``. Raises
-    BAD_USER_INPUT for a size outside 0 .. ``max_page_size``, a cursor not of this
-    list, or ``after`` together with ``before``/``last``."""
+    is ``default``. Raises BAD_USER_INPUT for a size outside 0 .. ``max_page_size``, a
+    cursor not of this list, or ``after`` together with ``before``/``last``."""
     size, backward = check_direction(first, after, last, before, max_page_size, default)
     if not backward:
         return Window(size, _decoded(after, of), False, after, None)
