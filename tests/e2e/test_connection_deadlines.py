@@ -17,7 +17,7 @@ import uvicorn
 from redis.asyncio import Redis
 
 from app.asgi import create_app
-from app.http_server import server_config
+from app.http_server import LINGER_S, server_config
 from tests.support.polling import PATIENCE_S
 from tests.support.servers import free_port
 
@@ -28,6 +28,11 @@ DEADLINES = {
     "api_body_min_rate": 1_000,
     "api_keepalive_timeout_s": 0.5,
 }
+#: The head of a POST whose 100,000-byte body never comes.
+BODY_HEAD = (
+    b"POST /graphql HTTP/1.1\r\nHost: roost.test\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 100000\r\n\r\n"
+)
 LOG_IN = """mutation($u: String!, $p: String!) { logIn(input: { username: $u, password: $p }) {
   __typename } }"""
 
@@ -98,13 +103,9 @@ async def test_headers_trickled_past_the_deadline_get_408_and_a_close(app, setti
 
 
 async def test_a_body_trickled_below_the_minimum_rate_is_cut_off(app, settings):
-    head = (
-        b"POST /graphql HTTP/1.1\r\nHost: roost.test\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 100000\r\n\r\n"
-    )
     async with served(app, settings, **DEADLINES) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(head)
+        writer.write(BODY_HEAD)
         await writer.drain()
         read = asyncio.create_task(read_until_closed(reader))
         closed_first = await trickle(writer, b'{"query": "' + b" " * 400, reader)
@@ -117,13 +118,9 @@ async def test_a_body_trickled_below_the_minimum_rate_is_cut_off(app, settings):
 async def test_a_client_still_sending_after_the_408_reads_it_and_is_not_reset(app, settings):
     """After a 408 the server half-closes and drops what still arrives: a client that keeps
     writing reads the whole answer and its writes are not met by a reset."""
-    head = (
-        b"POST /graphql HTTP/1.1\r\nHost: roost.test\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 100000\r\n\r\n"
-    )
     async with served(app, settings, **DEADLINES) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(head)
+        writer.write(BODY_HEAD)
         await writer.drain()
         answer = await read_until_closed(reader)
         for _ in range(3):
@@ -134,6 +131,29 @@ async def test_a_client_still_sending_after_the_408_reads_it_and_is_not_reset(ap
         writer.close()
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert late == b""
+
+
+async def test_a_client_that_keeps_sending_after_the_408_is_cut_off_after_the_linger(app, settings):
+    """Lingering is bounded: a client that never ends its stream and keeps writing after
+    the 408 finds the connection closed (its writes fail) once LINGER_S has passed."""
+    async with served(app, settings, **DEADLINES) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(BODY_HEAD)
+        await writer.drain()
+        answer = await read_until_closed(reader)
+        cut_off = False
+        deadline = asyncio.get_running_loop().time() + LINGER_S + PATIENCE_S
+        while not cut_off and asyncio.get_running_loop().time() < deadline:
+            try:
+                writer.write(b" " * 1_000)
+                await writer.drain()
+            except ConnectionError:
+                cut_off = True
+            await asyncio.sleep(0.05)
+            cut_off = cut_off or writer.is_closing()
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert cut_off, "the server kept the connection past its linger"
 
 
 async def test_a_body_at_a_fair_rate_passes_the_deadline(app, settings):
