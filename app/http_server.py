@@ -10,8 +10,9 @@ so :class:`DeadlineProtocol` (its httptools protocol) adds:
 - a body deadline: a request body arrives within ``body_timeout_s`` plus one second per
   ``body_min_rate`` bytes received (a large upload at a fair rate passes, a trickle does
   not), else ``408`` (or a plain close once the response started);
-- after a ``408`` the connection half-closes and drops what still arrives for up to
-  :data:`LINGER_S`, so the client reads the answer before the close, never a reset;
+- a connection closed while a request is still arriving (a 408, a 400, a 503, an upload
+  refused mid-body) half-closes and drops what still arrives for up to :data:`LINGER_S`,
+  so the client reads the answer before the close, never a reset;
 - past ``limit_concurrency`` open connections or running requests in the process, a
   request is answered ``503 SERVICE_UNAVAILABLE`` (JSON, ``Retry-After``).
 """
@@ -30,8 +31,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.settings import Settings
 
-#: After a 408, how long a connection still reads (and drops) what the client sends before
-#: it closes: closing with unread bytes would send a reset that can discard the answer.
+#: How long a connection closed mid-request still reads (and drops) what the client sends:
+#: closing with unread bytes would send a reset that can discard the answer.
 LINGER_S = 2.0
 
 #: Every Roost log line: time, level, logger, message (the API's children too).
@@ -114,6 +115,24 @@ class RoostConfig(uvicorn.Config):
         super().__init__(app, **kwargs)
 
 
+class _LingeringTransport:
+    """A connection's transport whose ``close`` is :meth:`DeadlineProtocol.close_connection`
+    (what uvicorn closes goes through it); the rest is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: DeadlineProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+
+    def close(self) -> None:
+        self._protocol.close_connection()
+
+    def is_closing(self) -> bool:
+        return self._protocol.lingering or self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class DeadlineProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with an idle, a head and a body deadline (module
     docstring); requests past the concurrency cap get a JSON 503."""
@@ -128,11 +147,20 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._body_started = 0.0
         self._body_bytes = 0
         self._linger_timer: asyncio.TimerHandle | None = None
+        self._raw: asyncio.Transport | None = None
+        self._receiving = False  # a request's first byte arrived, its last not yet
+
+    @property
+    def lingering(self) -> bool:
+        """Closed while a request was arriving; dropping input until the real close."""
+        return self._linger_timer is not None
 
     # -- the idle deadline: a new connection gets the keep-alive timeout at once --------
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._raw = transport
+        self.transport = _LingeringTransport(transport, self)  # type: ignore[assignment]
         self.timeout_keep_alive_task = self.loop.call_later(
             self.timeout_keep_alive, self.timeout_keep_alive_handler
         )
@@ -143,6 +171,8 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def handle_websocket_upgrade(self) -> None:
         self._cancel_timers()
+        if self._raw is not None:
+            self.transport = self._raw  # the WebSocket protocol closes as it means to
         super().handle_websocket_upgrade()
 
     def _cancel_timers(self) -> None:
@@ -151,30 +181,38 @@ class DeadlineProtocol(HttpToolsProtocol):
                 timer.cancel()
         self._head_timer = self._body_timer = self._linger_timer = None
 
-    def _close_lingering(self, answer: bytes) -> None:
-        """Write ``answer``, half-close, drop what still arrives; close on the client's
-        end of stream or after :data:`LINGER_S`."""
-        self.transport.write(answer)
+    def close_connection(self) -> None:
+        """Close the connection. While a request is still arriving: half-close after what
+        was written, drop what still arrives, and close on the client's end of stream or
+        after :data:`LINGER_S`; further calls wait for that."""
+        raw = self._raw
+        if raw is None or raw.is_closing():
+            return
+        if self.lingering:
+            return
+        if not self._receiving or not raw.can_write_eof():
+            raw.close()
+            return
         self._cancel_timers()
-        self._linger_timer = self.loop.call_later(LINGER_S, self.transport.close)
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
-        self.transport.resume_reading()
+        self._linger_timer = self.loop.call_later(LINGER_S, raw.close)
+        raw.write_eof()
+        raw.resume_reading()
 
     def eof_received(self) -> None:
-        if self._linger_timer is not None:
-            self.transport.close()
+        if self.lingering and self._raw is not None:
+            self._raw.close()
 
     # -- the head deadline ----------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        if self._linger_timer is not None:
+        if self.lingering:
             return
         if self._idle() and self._head_timer is None and self._body_timer is None:
             self._arm_head()
         super().data_received(data)
 
     def on_message_begin(self) -> None:
+        self._receiving = True
         if self._head_timer is None:
             self._arm_head()
         super().on_message_begin()
@@ -198,16 +236,15 @@ class DeadlineProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         self.logger.info("closing a connection: request headers not received in time")
-        if not self._idle():
-            self.transport.close()
-            return
-        self._close_lingering(
-            _json_error(
-                408,
-                f"The request's headers did not arrive within {self._header_timeout_s:g} s.",
-                "REQUEST_TIMEOUT",
+        if self._idle():
+            self.transport.write(
+                _json_error(
+                    408,
+                    f"The request's headers did not arrive within {self._header_timeout_s:g} s.",
+                    "REQUEST_TIMEOUT",
+                )
             )
-        )
+        self.transport.close()
 
     # -- the body deadline ----------------------------------------------------------------
 
@@ -225,6 +262,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().on_body(body)
 
     def on_message_complete(self) -> None:
+        self._receiving = False
         if self._body_timer is not None:
             self._body_timer.cancel()
             self._body_timer = None
@@ -241,22 +279,20 @@ class DeadlineProtocol(HttpToolsProtocol):
             return
         self.logger.info("closing a connection: request body not received in time")
         cycle: Any = self.cycle  # None before a first request (typed otherwise)
-        answered = cycle is not None and not cycle.response_started
+        if cycle is not None and not cycle.response_started:
+            self.transport.write(
+                _json_error(
+                    408,
+                    f"The request's body did not arrive in time ({self._body_timeout_s:g} s "
+                    f"plus one per {self._body_min_rate} bytes).",
+                    "REQUEST_TIMEOUT",
+                )
+            )
         if cycle is not None:
             # The app's receive() answers http.disconnect; its writes are dropped.
             cycle.disconnected = True
             cycle.message_event.set()
-        if not answered:
-            self.transport.close()
-            return
-        self._close_lingering(
-            _json_error(
-                408,
-                f"The request's body did not arrive in time ({self._body_timeout_s:g} s "
-                f"plus one per {self._body_min_rate} bytes).",
-                "REQUEST_TIMEOUT",
-            )
-        )
+        self.transport.close()
 
 
 def trusted_proxies(settings: Settings) -> list[str]:

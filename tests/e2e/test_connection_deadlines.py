@@ -115,12 +115,23 @@ async def test_a_body_trickled_below_the_minimum_rate_is_cut_off(app, settings):
     assert answer.startswith(b"HTTP/1.1 408 "), answer
 
 
-async def test_a_client_still_sending_after_the_408_reads_it_and_is_not_reset(app, settings):
-    """After a 408 the server half-closes and drops what still arrives: a client that keeps
-    writing reads the whole answer and its writes are not met by a reset."""
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        (BODY_HEAD, b"408"),  # the body deadline
+        (b"POST /graphql HTTP/1.1\r\nHost: roost.test\r\nNot A Header\r\n\r\n", b"400"),
+    ],
+    ids=["body-deadline", "malformed-head"],
+)
+async def test_a_client_still_sending_after_the_answer_reads_it_and_is_not_reset(
+    app, settings, head, status
+):
+    """A connection closed while its request is still arriving half-closes and drops what
+    still arrives: a client that keeps writing reads the whole answer and its writes are
+    not met by a reset."""
     async with served(app, settings, **DEADLINES) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(BODY_HEAD)
+        writer.write(head)
         await writer.drain()
         answer = await read_until_closed(reader)
         for _ in range(3):
@@ -129,7 +140,7 @@ async def test_a_client_still_sending_after_the_408_reads_it_and_is_not_reset(ap
             await asyncio.sleep(0.05)
         late = await asyncio.wait_for(reader.read(), PATIENCE_S)
         writer.close()
-    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer
     assert late == b""
 
 
