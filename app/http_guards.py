@@ -14,6 +14,7 @@ from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from adapters.resp_link import RespBatch, RespLink
 from adapters.session_cache import admit_reply as session_reply
 from app.guard_rules import OperationInfo
 from app.idempotency import (
@@ -114,7 +115,8 @@ class HttpGuards:
         )
         self._down_until = 0.0
         if self.redis is not None:
-            self.limiter = RateLimiter(self.redis)
+            self.link = RespLink(self.redis)  # the per-request round trips
+            self.limiter = RateLimiter(self.redis, self.link)
             self.apq = PersistedQueryStore(
                 self.redis, ttl_s=config.apq_ttl_s, max_bytes=config.apq_max_bytes
             )
@@ -131,6 +133,7 @@ class HttpGuards:
 
     async def aclose(self) -> None:
         if self.redis is not None:
+            await self.link.aclose()
             await self.redis.aclose()
 
     def redis_up(self) -> bool:
@@ -218,13 +221,13 @@ class HttpGuards:
         ):
             return None
         assert self.redis is not None
-        pipe = self.redis.pipeline(transaction=False)
-        store.queue_admit(pipe, claims.user_id, claims.session_id)
-        decide = self.limiter.queue_check(pipe, self.charges(principal, ip, info))
+        batch = RespBatch()
+        store.queue_admit(batch, claims.user_id, claims.session_id)
+        decide = self.limiter.queue_check(batch, self.charges(principal, ip, info))
         if decide is None:
             return None
         try:
-            admit_reply, charge_reply = await pipe.execute(raise_on_error=False)
+            admit_reply, charge_reply = await self.link.execute(batch)
         except RedisError:
             self.redis_failed("sessions")
             return None

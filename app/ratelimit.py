@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoScriptError
+
+from adapters.resp_link import RespBatch, RespLink
 
 #: KEYS: the buckets; ARGV per bucket: interval (µs per unit), period (µs), cost. Returns
 #: {1, units left, µs until full, index} of the emptiest bucket when all allow (and are
@@ -121,8 +124,9 @@ class RateLimiter:
     """Charges :class:`Charge` lists on Redis, one atomic script call per principal,
     stopping at the first refusal. Redis errors propagate (the caller fails open)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, link: RespLink) -> None:
         self._script = redis.register_script(_GCRA)
+        self._link = link
 
     async def check(self, charges: list[Charge]) -> Decision:
         """Charge every bucket of ``charges`` if all of them allow it."""
@@ -131,21 +135,30 @@ class RateLimiter:
             return groups
         closest: tuple[int, float, Budget] | None = None
         for group in groups:
-            reply = await self._script(keys=[c.key for c in group], args=_args(group))
+            keys, args = [c.key for c in group], _args(group)
+            batch = RespBatch()
+            batch.evalsha(self._script.sha, len(keys), *keys, *args)
+            (reply,) = await self._link.execute(batch)
+            if isinstance(reply, NoScriptError):  # a restarted Redis: redis-py loads it
+                reply = await self._script(keys=keys, args=args)
+            elif isinstance(reply, Exception):
+                raise reply
             refused, closest = _reply(group, reply, closest)
             if refused is not None:
                 return refused
         return _allowed(charges, closest)
 
-    def queue_check(self, pipe: Any, charges: list[Charge]) -> Callable[[Any], Decision] | None:
-        """Queue :meth:`check` on ``pipe`` (same Redis) when it is one script call, and
-        return what turns its reply into the decision; None otherwise. The script must
-        be loaded (on a ``NoScriptError`` reply, call :meth:`check`)."""
+    def queue_check(
+        self, batch: RespBatch, charges: list[Charge]
+    ) -> Callable[[Any], Decision] | None:
+        """Queue :meth:`check` on ``batch`` when it is one script call, and return what
+        turns its reply into the decision; None otherwise. The script must be loaded (on
+        a ``NoScriptError`` reply, call :meth:`check`)."""
         groups = _groups(charges)
         if isinstance(groups, Decision) or len(groups) != 1:
             return None
         (group,) = groups
-        pipe.evalsha(self._script.sha, len(group), *(c.key for c in group), *_args(group))
+        batch.evalsha(self._script.sha, len(group), *(c.key for c in group), *_args(group))
 
         def decide(reply: Any) -> Decision:
             refused, closest = _reply(group, reply, None)
