@@ -8,6 +8,7 @@ cancellation it is dropped, so an idle one never holds a stale reply.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from redis.asyncio import Redis
@@ -66,7 +67,13 @@ class RespLink:
     async def _exchange(self, conn: AbstractConnection, data: bytes, n: int) -> list[Any]:
         try:
             await conn.connect()  # at once when connected
-            await conn.send_packed_command(data, check_health=False)
+            writer = conn._writer  # redis-py's stream: written without a task per send
+            if writer is None:
+                raise ConnectionError("Redis connection closed")
+            writer.write(data)
+            if writer.transport.get_write_buffer_size():  # not all sent at once
+                async with asyncio.timeout(conn.socket_timeout):
+                    await writer.drain()
             replies = await _read_replies(conn, n)
         except BaseException as exc:
             await conn.disconnect(nowait=True)
