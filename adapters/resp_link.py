@@ -1,31 +1,33 @@
-"""Redis round trips of a few pre-encoded commands, in one write, over connections of
-their own: the per-request guard calls (rate limit, session admission) without
-redis-py's per-command layers (pool lock and health probe, retry, encoder, callbacks).
+"""Redis round trips of pre-encoded commands, in one write, over the connections of a
+redis-py client's pool, without redis-py's per-command layers (the pool's lock and
+health probe, a task per timed send, retry, encoder, callbacks): the guards' per-request
+calls and the feed store's batches.
 
-A connection is reused only after every reply of its batch was read; on any failure or
-cancellation it is dropped, so an idle one never holds a stale reply.
+A connection goes back to the pool only after every reply of its batch was read; on any
+failure or cancellation it is disconnected first, so a pooled one never holds a stale
+reply (redis-py's own commands keep the same rule).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import ConnectionError, RedisError
+from redis.exceptions import ConnectionError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from adapters.feedstore.resp import Arg, encode
-from adapters.feedstore.store import _read_replies
+from adapters.resp import Arg, encode
 
-#: Idle connections kept; more in flight at once are opened and closed after use.
-MAX_IDLE = 32
+#: ``prefix(conn)``: commands to send ahead of a batch on ``conn`` and how many.
+Prefix = Callable[[AbstractConnection], tuple[bytes, int]]
 
 
 class RespBatch:
-    """Commands queued for one :meth:`RespLink.execute` (redis-py pipeline's
-    ``evalsha`` signature, so a store's ``queue_*`` method can fill either)."""
+    """Commands queued for one :func:`execute` (redis-py pipeline's ``evalsha``
+    signature, so a store's ``queue_*`` method can fill either)."""
 
     __slots__ = ("parts",)
 
@@ -39,55 +41,95 @@ class RespBatch:
         return len(self.parts)
 
 
-class RespLink:
-    """Round trips to the server of ``client`` (its address, credentials and
-    ``socket_timeout``)."""
+async def execute(client: Redis, batch: RespBatch) -> list[Any]:
+    """The replies of ``batch`` in order (see :func:`round_trip`)."""
+    if not batch.parts:
+        return []
+    replies, _ = await round_trip(client, b"".join(batch.parts), len(batch.parts))
+    return replies
 
-    def __init__(self, client: Redis) -> None:
-        self._pool = client.connection_pool
-        self._idle: list[AbstractConnection] = []
 
-    async def execute(self, batch: RespBatch) -> list[Any]:
-        """The replies of ``batch`` in order, a command's error reply as its exception
-        instance (``NoScriptError``, ``ResponseError``). Raises redis-py's
-        ``ConnectionError`` or ``TimeoutError`` when the connection fails or is slower
-        than its ``socket_timeout``. On an idle connection found closed (the server
-        restarted or dropped it) the batch is sent again on another, so its commands
-        must bear running twice (a rate-limit charge, a session check)."""
-        if not batch.parts:
-            return []
-        data = b"".join(batch.parts)
-        while self._idle:
+async def round_trip(
+    client: Redis, data: bytes, n: int, prefix: Prefix | None = None
+) -> tuple[list[Any], AbstractConnection]:
+    """Send ``n`` commands and read their replies, with the connection used; an error
+    reply is its exception instance (``NoScriptError``, ``ResponseError``), the
+    replies of ``prefix``'s commands come first. Raises redis-py's ``ConnectionError``
+    or ``TimeoutError`` when the connection fails or is slower than its
+    ``socket_timeout``; nothing is sent twice. A pooled connection the server closed
+    while it was idle (seen by the event loop: no probe) is replaced first."""
+    pool = client.connection_pool
+    conn = pool.get_available_connection()
+    try:
+        reader, writer = conn._reader, conn._writer
+        if reader is not None and writer is not None:
+            if reader.at_eof() or writer.transport.is_closing():
+                await conn.disconnect(nowait=True)
+        return await _exchange(conn, data, n, prefix), conn
+    finally:
+        await pool.release(conn)
+
+
+async def _exchange(
+    conn: AbstractConnection, data: bytes, n: int, prefix: Prefix | None
+) -> list[Any]:
+    try:
+        await conn.connect()  # at once when connected
+        if prefix is not None:
+            ahead, count = prefix(conn)
+            data, n = ahead + data, n + count
+        writer = conn._writer  # redis-py's stream: written without a task per send
+        if writer is None:
+            raise ConnectionError("Redis connection closed")
+        writer.write(data)
+        if writer.transport.get_write_buffer_size():  # not all sent at once
+            async with asyncio.timeout(conn.socket_timeout):
+                await writer.drain()
+        return await read_replies(conn, n)
+    except BaseException as exc:
+        await conn.disconnect(nowait=True)
+        if isinstance(exc, RedisError) or not isinstance(exc, OSError):
+            raise
+        kind = RedisTimeoutError if isinstance(exc, TimeoutError) else ConnectionError
+        raise kind(f"Redis round trip failed: {exc!r}") from exc
+
+
+async def read_replies(conn: Any, n: int) -> list[Any]:
+    """Read ``n`` replies (errors as instances); with hiredis in one loop, not one
+    coroutine per reply (most of a large batch's client time)."""
+    parser = getattr(conn, "_parser", None)
+    reader = getattr(parser, "_reader", None)
+    if (
+        _HIREDIS_DONE is None
+        or parser is None
+        or reader is None
+        or not hasattr(parser, "read_from_socket")
+    ):
+        out: list[Any] = []
+        for _ in range(n):
             try:
-                return await self._exchange(self._idle.pop(), data, len(batch.parts))
-            except ConnectionError:
-                continue  # closed while idle: the next one, or a new connection
-        return await self._exchange(self._pool.make_connection(), data, len(batch.parts))
-
-    async def _exchange(self, conn: AbstractConnection, data: bytes, n: int) -> list[Any]:
-        try:
-            await conn.connect()  # at once when connected
-            writer = conn._writer  # redis-py's stream: written without a task per send
-            if writer is None:
-                raise ConnectionError("Redis connection closed")
-            writer.write(data)
-            if writer.transport.get_write_buffer_size():  # not all sent at once
+                out.append(await conn.read_response())
+            except ResponseError as exc:
+                out.append(exc)
+        return out
+    out = []
+    gets = reader.gets
+    while len(out) < n:
+        reply = gets()
+        if reply is _HIREDIS_DONE:
+            if conn.socket_timeout:
                 async with asyncio.timeout(conn.socket_timeout):
-                    await writer.drain()
-            replies = await _read_replies(conn, n)
-        except BaseException as exc:
-            await conn.disconnect(nowait=True)
-            if isinstance(exc, RedisError) or not isinstance(exc, OSError):
-                raise
-            kind = RedisTimeoutError if isinstance(exc, TimeoutError) else ConnectionError
-            raise kind(f"Redis round trip failed: {exc!r}") from exc
-        if len(self._idle) < MAX_IDLE:
-            self._idle.append(conn)
-        else:
-            await conn.disconnect()
-        return replies
+                    await parser.read_from_socket()
+            else:
+                await parser.read_from_socket()
+            continue
+        if isinstance(reply, ConnectionError):
+            raise reply
+        out.append(reply)
+    return out
 
-    async def aclose(self) -> None:
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            await conn.disconnect()
+
+try:  # the "not enough data" marker of redis-py's hiredis parser
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_DONE
+except ImportError:  # pragma: no cover - another redis-py layout: per-reply reads
+    _HIREDIS_DONE = None

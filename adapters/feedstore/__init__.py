@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 
 from adapters.feedstore.cluster import ClusterFeedRedis
-from adapters.feedstore.resp import Call, Script, encode
 from adapters.feedstore.store import FeedRedis, as_feed_redis, run_stamp
+from adapters.resp import Call, Script, encode
 
 __all__ = [
     "Call",

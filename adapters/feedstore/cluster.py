@@ -21,8 +21,8 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from adapters.feedstore.resp import Script
 from adapters.feedstore.store import FeedRedis
+from adapters.resp import Script
 
 #: Seconds between two re-reads of the slot map after a node failed.
 REFRESH_EVERY_S = 1.0

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Sequence
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis, as_feed_redis
 from adapters.redis_errors import store_error, translated
+from adapters.resp import Call
 from domain.realtime.channels import (
     ENGAGEMENT,
     FEED_ITEM,

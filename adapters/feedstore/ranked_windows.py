@@ -11,9 +11,9 @@ import struct
 import uuid
 
 from adapters.feedstore.members import post_id_of
-from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis
 from adapters.redis_errors import translated
+from adapters.resp import Call
 from domain.feed.ports import Window
 from domain.feed.timelines import Entry
 

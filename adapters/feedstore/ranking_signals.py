@@ -9,9 +9,9 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable, Mapping
 
-from adapters.feedstore.resp import Call, Script
 from adapters.feedstore.store import FeedRedis
 from adapters.redis_errors import translated
+from adapters.resp import Call, Script
 from domain.feed.ports import Engagement
 from domain.feed.ranking import (
     RankingConfig,

@@ -1,5 +1,5 @@
 """The feed store (timelines, presence, real-time pub/sub): :class:`FeedRedis` sends
-batches of :class:`~adapters.feedstore.resp.Call` as one pipelined round trip per node,
+batches of :class:`~adapters.resp.Call` as one pipelined round trip per node,
 all nodes at once, retrying ``NOSCRIPT``, ``MOVED``, ``ASK`` and ``TRYAGAIN``.
 Standalone here; the cluster in :mod:`adapters.feedstore.cluster`.
 """
@@ -23,7 +23,8 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from adapters.feedstore.resp import Call, Script
+from adapters.resp import Call, Script
+from adapters.resp_link import round_trip
 
 #: Rounds of re-sending per batch (NOSCRIPT, MOVED, ASK, TRYAGAIN), after the first.
 RETRY_ROUNDS = 3
@@ -213,28 +214,17 @@ class FeedRedis:
     ) -> tuple[list[Any], int | None]:
         """:meth:`_round_trip`, with ``learn_run`` also the server's run stamp (an
         ``INFO server`` ahead of the first batch after a (re)connect)."""
-        pool = self._client_of(node).connection_pool
-        conn = await pool.get_connection()
-        try:
-            known = getattr(conn, "_roost_run", None)
-            stream = getattr(conn, "_writer", None)
-            learn = learn_run and (known is None or known[0] is not stream)
-            if learn:
-                data, n = _INFO_SERVER + data, n + 1
-            await conn.send_packed_command(data, check_health=False)
-            replies = await _read_replies(conn, n)
-            if learn:
-                info, replies = replies[0], replies[1:]
-                if isinstance(info, Exception):
-                    raise info
-                known = (stream, _run_of(info))
-                setattr(conn, "_roost_run", known)  # noqa: B010 (redis-py's object)
-            return replies, (known[1] if learn_run and known is not None else None)
-        except BaseException:  # failed or cancelled mid-batch: replies are left unread
-            await conn.disconnect(nowait=True)
-            raise
-        finally:
-            await pool.release(conn)
+        client = self._client_of(node)
+        if not learn_run:
+            replies, _ = await round_trip(client, data, n)
+            return replies, None
+        replies, conn = await round_trip(client, data, n, _info_when_unknown)
+        if len(replies) > n:
+            info, replies = replies[0], replies[1:]
+            if isinstance(info, Exception):
+                raise info
+            setattr(conn, "_roost_run", (conn._writer, _run_of(info)))  # noqa: B010 (redis-py's object)
+        return replies, getattr(conn, "_roost_run")[1]  # noqa: B009
 
     async def eval_by_slot(
         self, script: Script, keys: Sequence[str], stride: int, args: Sequence[Any]
@@ -323,45 +313,10 @@ class FeedRedis:
         await self.client.aclose()
 
 
-async def _read_replies(conn: Any, n: int) -> list[Any]:
-    """Read ``n`` replies (errors as instances); with hiredis in one loop, not one
-    coroutine per reply (most of a large batch's client time)."""
-    parser = getattr(conn, "_parser", None)
-    reader = getattr(parser, "_reader", None)
-    if (
-        _HIREDIS_DONE is None
-        or parser is None
-        or reader is None
-        or not hasattr(parser, "read_from_socket")
-    ):
-        out: list[Any] = []
-        for _ in range(n):
-            try:
-                out.append(await conn.read_response())
-            except ResponseError as exc:
-                out.append(exc)
-        return out
-    out = []
-    gets = reader.gets
-    while len(out) < n:
-        reply = gets()
-        if reply is _HIREDIS_DONE:
-            if conn.socket_timeout:
-                async with asyncio.timeout(conn.socket_timeout):
-                    await parser.read_from_socket()
-            else:
-                await parser.read_from_socket()
-            continue
-        if isinstance(reply, ConnectionError):
-            raise reply
-        out.append(reply)
-    return out
-
-
-try:  # the "not enough data" marker of redis-py's hiredis parser
-    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_DONE
-except ImportError:  # pragma: no cover - another redis-py layout: per-reply reads
-    _HIREDIS_DONE = None
+def _info_when_unknown(conn: Any) -> tuple[bytes, int]:
+    """``INFO server`` ahead of a batch on a connection whose server run is unknown."""
+    known = getattr(conn, "_roost_run", None)
+    return (b"", 0) if known is not None and known[0] is conn._writer else (_INFO_SERVER, 1)
 
 
 class _Unrouted:

@@ -7,7 +7,7 @@ up: adds leave older entries out, and drop it if empty. A cutting trim unsets wh
 
 from __future__ import annotations
 
-from adapters.feedstore.resp import Script
+from adapters.resp import Script
 
 # add(key, args): adds pairs args[3..] to the existing timeline (not below its floor if
 # not whole), trims to args[1]; false if dropped (no sentinel, or not whole and empty).

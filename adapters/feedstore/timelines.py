@@ -12,7 +12,6 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from adapters.feedstore.members import post_id_of
-from adapters.feedstore.resp import Call
 from adapters.feedstore.store import FeedRedis, as_feed_redis
 from adapters.feedstore.timeline_scripts import (
     _ADD_IF_EXISTS,
@@ -24,6 +23,7 @@ from adapters.feedstore.timeline_scripts import (
     _START_REBUILD,
 )
 from adapters.redis_errors import store_error, translated
+from adapters.resp import Call
 from domain.errors import StoreError
 from domain.feed.ports import RebuildBusyError, Rising, Timelines
 from domain.feed.timelines.entries import SENTINEL, Entry, sentinel_parts

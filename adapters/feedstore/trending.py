@@ -10,9 +10,9 @@ import uuid
 from collections.abc import Sequence
 
 from adapters.feedstore.members import post_id_of
-from adapters.feedstore.resp import Script
 from adapters.feedstore.store import FeedRedis
 from adapters.redis_errors import translated
+from adapters.resp import Script
 from domain.db import utcnow
 from domain.explore.config import ExploreConfig
 from domain.explore.ports import FAMILIES, Family

@@ -11,7 +11,6 @@ budgets) are built here with ``create_app(settings.model_copy(update=...))``.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import hashlib
 import json
@@ -31,6 +30,7 @@ import resolvers.posts
 from app.asgi import create_app
 from app.guard_rules import operation_info
 from app.settings import Settings
+from tests.support.redis_trips import RoundTrips
 from tests.support.users import TEST_PASSWORD
 
 CREATE_POST = """mutation($c: String!) { createPost(input: { caption: $c }) {
@@ -624,31 +624,6 @@ def test_operation_info_reads_kind_and_root_fields():
 # --- one Redis round trip per signed-in request -------------------------------------------
 
 
-#: True in the context of the test that counts, and of the tasks it starts from then on.
-_COUNTING: contextvars.ContextVar[bool] = contextvars.ContextVar("counting", default=False)
-
-
-class _RoundTrips:
-    """Counts the writes to Redis (one per round trip) made by this test and what it
-    starts from now on: the session worker's polls, relay and heartbeats run in tasks
-    started before, in this same event loop, and are not counted (on a loaded machine
-    a request lasts long enough for several of them)."""
-
-    def __init__(self, monkeypatch) -> None:
-        from redis.asyncio.connection import AbstractConnection
-
-        self.count = 0
-        send = AbstractConnection.send_packed_command
-        _COUNTING.set(True)  # this test's context; tasks started later copy it
-
-        async def counted(conn, command, check_health=True):
-            if _COUNTING.get():
-                self.count += 1
-            return await send(conn, command, check_health)
-
-        monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
-
-
 async def test_a_signed_in_query_costs_one_redis_round_trip(make_client, make_users, monkeypatch):
     """The session check and the rate-limit charge share one round trip (a pipeline of
     the two scripts): both still happen, and each still refuses."""
@@ -656,7 +631,7 @@ async def test_a_signed_in_query_costs_one_redis_round_trip(make_client, make_us
     (a,) = await make_users(1)
     ok = await gql_post(client, "{ viewer { username } }", token=a.token)  # marks activity
     assert ok.json()["data"]["viewer"]["username"] == a.username
-    trips = _RoundTrips(monkeypatch)
+    trips = RoundTrips(monkeypatch)
     ok = await gql_post(client, "{ viewer { username } }", token=a.token)
     assert ok.status_code == 200 and ok.json()["data"]["viewer"]["username"] == a.username
     assert ok.headers["ratelimit-remaining"] == "1"  # charged: 3 - 2

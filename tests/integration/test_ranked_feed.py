@@ -31,6 +31,7 @@ from schema.feed.ranked import decode_ranked_cursor
 from schema.ids import decode_global_id
 from tests.support.actions import post
 from tests.support.documents import FOLLOW
+from tests.support.redis_trips import COUNTING, RoundTrips
 
 FEED = """query($first: Int!, $after: String, $order: FeedOrder!) { viewer {
   feed(first: $first, after: $after, order: $order) {
@@ -304,10 +305,6 @@ async def test_a_ranked_first_page_costs_two_redis_round_trips_more_than_a_chron
     """On one Redis (one write per round trip): the ranked first page reads every signal
     in one round trip (viewer, velocities and the authors' averages) and freezes its
     window in one more; nothing else beyond the chronological page's."""
-    import contextvars
-
-    from redis.asyncio.connection import AbstractConnection
-
     feed = single_env
     gql, worker = feed.gql, feed.worker
     viewer, *authors = await feed.make_users(4, prefix="rt")
@@ -321,29 +318,16 @@ async def test_a_ranked_first_page_costs_two_redis_round_trips_more_than_a_chron
     await gql(LIKE, {"id": liked}, token=viewer.token)
     await worker.drain()  # a velocity, an author's average, a proximity and a kind
 
-    counting: contextvars.ContextVar[bool] = contextvars.ContextVar("counting", default=False)
-    writes = 0
-    send = AbstractConnection.send_packed_command
-
-    async def counted(conn, command, check_health=True):
-        nonlocal writes
-        if counting.get():  # this test's requests, not the tasks started before
-            writes += 1
-        return await send(conn, command, check_health)
-
-    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+    counter = RoundTrips(monkeypatch)
 
     async def trips(order: str) -> int:
-        nonlocal writes
+        token = COUNTING.set(False)
         await page(gql, viewer, 5, order=order)  # warm: the feed is in Redis
-        writes = 0
-        token = counting.set(True)
-        try:
-            captions, _ = await page(gql, viewer, 5, order=order)
-        finally:
-            counting.reset(token)
+        COUNTING.reset(token)
+        before = counter.count
+        captions, _ = await page(gql, viewer, 5, order=order)
         assert len(captions) == 5
-        return writes
+        return counter.count - before
 
     assert await trips("RANKED") == await trips("RECENT") + 2
 

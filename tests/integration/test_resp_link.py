@@ -1,7 +1,8 @@
 """adapters.resp_link on a real Redis: replies come back in order with error replies as
-values, a connection is reused only when its batch was read to the end (a cancelled or
-timed-out batch drops it, so no later caller reads a stale reply), and a lost server
-fails as redis-py's ConnectionError, then serves again once it is back."""
+values, a pooled connection is reused only when its batch was read to the end (a
+cancelled or timed-out batch disconnects it, so no later caller reads a stale reply),
+connections the server dropped while idle are replaced, and a lost server fails as redis-py's
+ConnectionError."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from adapters.resp_link import RespBatch, RespLink
+from adapters.resp_link import RespBatch, execute
 from bench._support import dedicated_redis
 
 ECHO = "return ARGV[1]"
@@ -45,70 +46,63 @@ def batch(*calls: tuple[str, int, tuple]) -> RespBatch:
 
 
 async def test_replies_come_back_in_order_with_errors_as_values(redis):
-    link = RespLink(redis)
     echo = await sha(redis, ECHO)
     missing = "0" * 40
     fails = await sha(redis, "return redis.error_reply('WRONG no')")
-    replies = await link.execute(
-        batch((echo, 0, ("a",)), (missing, 0, ()), (fails, 0, ()), (echo, 0, (7,)))
+    replies = await execute(
+        redis, batch((echo, 0, ("a",)), (missing, 0, ()), (fails, 0, ()), (echo, 0, (7,)))
     )
     assert replies[0] == b"a" and replies[3] == b"7"
     assert isinstance(replies[1], NoScriptError)
     assert isinstance(replies[2], ResponseError) and "WRONG" in str(replies[2])
-    assert await link.execute(RespBatch()) == []
-    await link.aclose()
+    assert await execute(redis, RespBatch()) == []
 
 
 async def test_a_cancelled_batch_drops_its_connection_and_the_next_reads_its_own_reply(redis):
-    link = RespLink(redis)
     busy, echo = await sha(redis, BUSY), await sha(redis, ECHO)
-    await link.execute(batch((echo, 0, ("warm",))))  # one idle connection
-    slow = asyncio.create_task(link.execute(batch((busy, 0, (300, "stale")))))
+    await execute(redis, batch((echo, 0, ("warm",))))  # one idle connection
+    slow = asyncio.create_task(execute(redis, batch((busy, 0, (300, "stale")))))
     await asyncio.sleep(0.05)
     slow.cancel()
     with pytest.raises(asyncio.CancelledError):
         await slow
     for n in range(20):  # the stale reply arrives meanwhile: nobody may read it
-        assert await link.execute(batch((echo, 0, (n,)))) == [str(n).encode()]
-    await link.aclose()
+        assert await execute(redis, batch((echo, 0, (n,)))) == [str(n).encode()]
 
 
-async def test_a_slow_reply_raises_redis_timeout_and_the_link_recovers(settings):
+async def test_a_slow_reply_raises_redis_timeout_and_the_next_batch_is_served(settings):
     client = Redis.from_url(settings.redis_url, socket_timeout=0.1)
-    link = RespLink(client)
     busy, echo = await sha(client, BUSY), await sha(client, ECHO)
     with pytest.raises(RedisTimeoutError):
-        await link.execute(batch((busy, 0, (400, "late"))))
+        await execute(client, batch((busy, 0, (400, "late"))))
     await asyncio.sleep(0.4)  # the busy script ends
-    assert await link.execute(batch((echo, 0, ("ok",)))) == [b"ok"]
-    await link.aclose()
+    assert await execute(client, batch((echo, 0, ("ok",)))) == [b"ok"]
     await client.aclose()
 
 
 async def test_concurrent_batches_each_get_their_own_replies(redis):
-    link = RespLink(redis)
     echo = await sha(redis, ECHO)
     tags = [uuid.uuid4().hex for _ in range(200)]
     replies = await asyncio.gather(
-        *(link.execute(batch((echo, 0, (t,)), (echo, 0, (t,)))) for t in tags)
+        *(execute(redis, batch((echo, 0, (t,)), (echo, 0, (t,)))) for t in tags)
     )
     assert replies == [[t.encode(), t.encode()] for t in tags]
-    await link.aclose()
+    pool = redis.connection_pool
+    assert not pool._in_use_connections  # every connection went back to the pool
 
 
 async def test_dropped_idle_connections_are_replaced_and_a_lost_server_is_a_connection_error():
     with dedicated_redis() as url:
         client = Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
         admin = Redis.from_url(url)
-        link = RespLink(client)
         echo = await sha(client, ECHO)
-        await asyncio.gather(*(link.execute(batch((echo, 0, (n,)))) for n in range(3)))
+        await asyncio.gather(*(execute(client, batch((echo, 0, (n,)))) for n in range(3)))
         killed = await admin.client_kill_filter(_type="normal", skipme=True)
-        assert killed >= 1  # the link's idle connections among them
-        assert await link.execute(batch((echo, 0, ("again",)))) == [b"again"]
+        assert killed >= 1  # the pool's idle connections among them
+        await asyncio.sleep(0.05)  # their end of stream reaches the event loop
+        assert await execute(client, batch((echo, 0, ("again",)))) == [b"again"]
         await admin.shutdown(nosave=True)
         with pytest.raises(ConnectionError):
-            await link.execute(batch((echo, 0, ("down",))))
-        await link.aclose()
+            await execute(client, batch((echo, 0, ("down",))))
         await client.aclose()
         await admin.aclose()
