@@ -11,6 +11,7 @@ reply (redis-py's own commands keep the same rule).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -133,3 +134,137 @@ try:  # the "not enough data" marker of redis-py's hiredis parser
     from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_DONE
 except ImportError:  # pragma: no cover - another redis-py layout: per-reply reads
     _HIREDIS_DONE = None
+
+
+class AutoPipeline:
+    """Concurrent callers' batches on one shared connection of ``client``'s settings:
+    every batch queued in one turn of the event loop goes out in one write, and the
+    replies, which Redis sends in order, go back to their callers (auto-pipelining).
+
+    A caller waits at most the client's ``socket_timeout``; a timeout or a broken
+    connection fails every batch in flight (their outcome is unknown, nothing is sent
+    twice) and the next batch reconnects. A cancelled caller's replies are read and
+    dropped. Raises as :func:`round_trip` does."""
+
+    def __init__(self, client: Redis) -> None:
+        if _HIREDIS_DONE is None:  # pragma: no cover - hiredis is a dependency
+            raise RuntimeError("AutoPipeline reads replies with hiredis: install redis[hiredis]")
+        self._pool = client.connection_pool
+        self._timeout: float | None = self._pool.connection_kwargs.get("socket_timeout")
+        self._conn: AbstractConnection | None = None
+        self._connecting: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None
+        self._queued: list[tuple[bytes, int, asyncio.Future[list[Any]]]] = []
+        self._in_flight: deque[tuple[int, asyncio.Future[list[Any]]]] = deque()
+        self._flush_at_turn_end = False
+        self._closing: set[asyncio.Task[None]] = set()
+        self.writes = 0  # batches of batches written (for tests and benchmarks)
+
+    async def execute(self, batch: RespBatch) -> list[Any]:
+        """The replies of ``batch`` in order, errors as instances."""
+        if not batch.parts:
+            return []
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[list[Any]] = loop.create_future()
+        self._queued.append((b"".join(batch.parts), len(batch.parts), done))
+        if not self._flush_at_turn_end:
+            self._flush_at_turn_end = True
+            loop.call_soon(self._flush)
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await done
+        except TimeoutError:
+            self._fail(RedisTimeoutError("Timeout reading from Redis"))
+            raise RedisTimeoutError("Timeout reading from Redis") from None
+
+    def _flush(self) -> None:
+        self._flush_at_turn_end = False
+        conn = self._conn
+        if conn is None or conn._writer is None or conn._reader is None:
+            self._connect()
+            return
+        if conn._reader.at_eof() or conn._writer.transport.is_closing():
+            self._fail(ConnectionError("Redis closed the connection"))  # while idle
+            self._connect()
+            return
+        queued, self._queued = self._queued, []
+        live = [(data, n, done) for data, n, done in queued if not done.done()]
+        if not live:
+            return
+        self._in_flight.extend((n, done) for _, n, done in live)
+        conn._writer.write(b"".join(data for data, _, _ in live))
+        self.writes += 1
+
+    def _connect(self) -> None:
+        if self._connecting is None:
+            self._connecting = asyncio.get_running_loop().create_task(self._open())
+
+    async def _open(self) -> None:
+        conn = self._pool.make_connection()
+        try:
+            await conn.connect()
+        except BaseException as exc:
+            self._connecting = None
+            error = exc if isinstance(exc, RedisError) else ConnectionError(repr(exc))
+            queued, self._queued = self._queued, []
+            for _, _, done in queued:
+                if not done.done():
+                    done.set_exception(error)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self._conn, self._connecting = conn, None
+        self._reading = asyncio.get_running_loop().create_task(self._read(conn))
+        if self._queued:
+            self._flush()
+
+    async def _read(self, conn: AbstractConnection) -> None:
+        """Hand each in-flight batch its replies, in order, until the connection fails."""
+        parser: Any = conn._parser
+        gets = parser._reader.gets
+        got: list[Any] = []
+        try:
+            while True:
+                reply = gets()
+                if reply is _HIREDIS_DONE:
+                    await parser.read_from_socket()
+                    continue
+                if isinstance(reply, ConnectionError):
+                    raise reply
+                if not self._in_flight:
+                    raise ConnectionError("Redis sent a reply nobody asked for")
+                got.append(reply)
+                n, done = self._in_flight[0]
+                if len(got) == n:
+                    self._in_flight.popleft()
+                    if not done.done():
+                        done.set_result(got)
+                    got = []
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if self._conn is conn:
+                error = exc if isinstance(exc, RedisError) else ConnectionError(repr(exc))
+                self._fail(error)
+
+    def _fail(self, error: RedisError) -> None:
+        """Drop the connection and fail every batch written on it."""
+        conn, self._conn = self._conn, None
+        reading, self._reading = self._reading, None
+        in_flight, self._in_flight = self._in_flight, deque()
+        for _, done in in_flight:
+            if not done.done():
+                done.set_exception(error)
+        if reading is not None and reading is not asyncio.current_task():
+            reading.cancel()
+        if conn is not None:
+            task = asyncio.get_running_loop().create_task(conn.disconnect(nowait=True))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        self._fail(ConnectionError("closed"))
+        if self._connecting is not None:
+            self._connecting.cancel()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)

@@ -14,7 +14,7 @@ from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from adapters.resp_link import RespBatch, execute
+from adapters.resp_link import AutoPipeline, RespBatch
 from adapters.session_cache import admit_reply as session_reply
 from app.guard_rules import OperationInfo
 from app.idempotency import (
@@ -115,7 +115,8 @@ class HttpGuards:
         )
         self._down_until = 0.0
         if self.redis is not None:
-            self.limiter = RateLimiter(self.redis)
+            self.pipeline = AutoPipeline(self.redis)  # the per-request round trips
+            self.limiter = RateLimiter(self.redis, self.pipeline)
             self.apq = PersistedQueryStore(
                 self.redis, ttl_s=config.apq_ttl_s, max_bytes=config.apq_max_bytes
             )
@@ -132,6 +133,7 @@ class HttpGuards:
 
     async def aclose(self) -> None:
         if self.redis is not None:
+            await self.pipeline.aclose()
             await self.redis.aclose()
 
     def redis_up(self) -> bool:
@@ -225,7 +227,7 @@ class HttpGuards:
         if decide is None:
             return None
         try:
-            admit_reply, charge_reply = await execute(self.redis, batch)
+            admit_reply, charge_reply = await self.pipeline.execute(batch)
         except RedisError:
             self.redis_failed("sessions")
             return None

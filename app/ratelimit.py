@@ -17,7 +17,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
-from adapters.resp_link import RespBatch, execute
+from adapters.resp_link import AutoPipeline, RespBatch
 
 #: KEYS: the buckets; ARGV per bucket: interval (µs per unit), period (µs), cost. Returns
 #: {1, units left, µs until full, index} of the emptiest bucket when all allow (and are
@@ -124,8 +124,8 @@ class RateLimiter:
     """Charges :class:`Charge` lists on Redis, one atomic script call per principal,
     stopping at the first refusal. Redis errors propagate (the caller fails open)."""
 
-    def __init__(self, redis: Redis) -> None:
-        self._redis = redis
+    def __init__(self, redis: Redis, pipeline: AutoPipeline) -> None:
+        self._pipeline = pipeline
         self._script = redis.register_script(_GCRA)
 
     async def check(self, charges: list[Charge]) -> Decision:
@@ -138,7 +138,7 @@ class RateLimiter:
             keys, args = [c.key for c in group], _args(group)
             batch = RespBatch()
             batch.evalsha(self._script.sha, len(keys), *keys, *args)
-            (reply,) = await execute(self._redis, batch)
+            (reply,) = await self._pipeline.execute(batch)
             if isinstance(reply, NoScriptError):  # a restarted Redis: redis-py loads it
                 reply = await self._script(keys=keys, args=args)
             elif isinstance(reply, Exception):

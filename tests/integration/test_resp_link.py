@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from adapters.resp_link import RespBatch, execute
+from adapters.resp_link import AutoPipeline, RespBatch, execute
 from bench._support import dedicated_redis
 
 ECHO = "return ARGV[1]"
@@ -106,3 +106,92 @@ async def test_dropped_idle_connections_are_replaced_and_a_lost_server_is_a_conn
             await execute(client, batch((echo, 0, ("down",))))
         await client.aclose()
         await admin.aclose()
+
+
+# --- AutoPipeline: one shared connection, batches of one loop turn in one write --------
+
+
+async def test_concurrent_batches_share_writes_and_each_gets_its_own_replies(redis):
+    pipeline = AutoPipeline(redis)
+    echo = await sha(redis, ECHO)
+    tags = [uuid.uuid4().hex for _ in range(300)]
+    sizes = [1 + i % 3 for i in range(len(tags))]
+    replies = await asyncio.gather(
+        *(pipeline.execute(batch(*[(echo, 0, (t,))] * k)) for t, k in zip(tags, sizes, strict=True))
+    )
+    assert replies == [[t.encode()] * k for t, k in zip(tags, sizes, strict=True)]
+    assert 1 <= pipeline.writes < 10  # queued in one turn: coalesced
+    assert await pipeline.execute(batch((echo, 0, ("after",)))) == [b"after"]
+    await pipeline.aclose()
+
+
+async def test_a_cancelled_caller_leaves_the_others_their_own_replies(redis):
+    pipeline = AutoPipeline(redis)
+    busy, echo = await sha(redis, BUSY), await sha(redis, ECHO)
+    slow = asyncio.create_task(pipeline.execute(batch((busy, 0, (200, "dropped")))))
+    await asyncio.sleep(0.02)
+    behind = [asyncio.create_task(pipeline.execute(batch((echo, 0, (n,))))) for n in range(5)]
+    await asyncio.sleep(0.02)
+    slow.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    assert await asyncio.gather(*behind) == [[str(n).encode()] for n in range(5)]
+    assert await pipeline.execute(batch((echo, 0, ("next",)))) == [b"next"]
+    await pipeline.aclose()
+
+
+async def test_a_timeout_fails_what_is_in_flight_and_the_next_batch_reconnects(settings):
+    client = Redis.from_url(settings.redis_url, socket_timeout=0.1)
+    pipeline = AutoPipeline(client)
+    busy, echo = await sha(client, BUSY), await sha(client, ECHO)
+    slow = asyncio.create_task(pipeline.execute(batch((busy, 0, (400, "late")))))
+    await asyncio.sleep(0.01)
+    behind = asyncio.create_task(pipeline.execute(batch((echo, 0, ("behind",)))))
+    with pytest.raises(RedisTimeoutError):
+        await slow
+    with pytest.raises(RedisTimeoutError):  # its reply is queued behind the slow one
+        await behind
+    await asyncio.sleep(0.4)  # the busy script ends
+    assert await pipeline.execute(batch((echo, 0, ("ok",)))) == [b"ok"]
+    await pipeline.aclose()
+    await client.aclose()
+
+
+async def test_a_dropped_connection_is_replaced_and_a_lost_server_fails_at_once():
+    with dedicated_redis() as url:
+        client = Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        admin = Redis.from_url(url)
+        pipeline = AutoPipeline(client)
+        echo = await sha(client, ECHO)
+        assert await pipeline.execute(batch((echo, 0, ("up",)))) == [b"up"]
+        assert await admin.client_kill_filter(_type="normal", skipme=True) >= 1
+        await asyncio.sleep(0.05)  # the end of stream reaches the event loop
+        assert await pipeline.execute(batch((echo, 0, ("again",)))) == [b"again"]
+        clients = await admin.client_list()
+        assert len(clients) == 2  # admin and the pipeline's one connection
+        await admin.shutdown(nosave=True)
+        started = asyncio.get_running_loop().time()
+        for _ in range(3):  # in flight, then refused at connect: never a hang
+            with pytest.raises(ConnectionError):
+                await pipeline.execute(batch((echo, 0, ("down",))))
+        assert asyncio.get_running_loop().time() - started < 3
+        await pipeline.aclose()
+        await client.aclose()
+        await admin.aclose()
+
+
+async def test_closing_the_pipeline_closes_its_connection(redis, settings):
+    name = f"pl-{uuid.uuid4().hex[:8]}"
+    client = Redis.from_url(settings.redis_url, client_name=name)  # the pipeline's only
+    pipeline = AutoPipeline(client)
+    echo = await sha(redis, ECHO)
+
+    async def named() -> int:
+        return sum(c.get("name") == name for c in await redis.client_list())
+
+    await asyncio.gather(*(pipeline.execute(batch((echo, 0, (n,)))) for n in range(20)))
+    assert await named() == 1
+    await pipeline.aclose()
+    await asyncio.sleep(0.05)
+    assert await named() == 0
+    await client.aclose()

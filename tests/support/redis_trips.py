@@ -1,5 +1,6 @@
-"""Counting Redis round trips: one per write, whether redis-py sends it or the lean
-path of adapters/resp_link.py does."""
+"""Counting Redis round trips: one per write redis-py or adapters/resp_link.round_trip
+makes, and one per batch sent through an AutoPipeline (batches of one event-loop turn
+share a write, but each waits one round trip)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class RoundTrips:
         self.count = 0
         send = AbstractConnection.send_packed_command
         exchange = resp_link._exchange
+        pipelined = resp_link.AutoPipeline.execute
         COUNTING.set(True)
 
         async def counted_send(conn: Any, command: Any, check_health: bool = True) -> None:
@@ -35,5 +37,11 @@ class RoundTrips:
                 self.count += 1
             return await exchange(conn, data, n, prefix)
 
+        async def counted_pipelined(pipeline: Any, batch: Any) -> Any:
+            if COUNTING.get():
+                self.count += 1
+            return await pipelined(pipeline, batch)
+
         monkeypatch.setattr(AbstractConnection, "send_packed_command", counted_send)
+        monkeypatch.setattr(resp_link.AutoPipeline, "execute", counted_pipelined)
         monkeypatch.setattr(resp_link, "_exchange", counted_exchange)
