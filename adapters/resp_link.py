@@ -158,6 +158,7 @@ class AutoPipeline:
         self._in_flight: deque[tuple[int, asyncio.Future[list[Any]]]] = deque()
         self._flush_at_turn_end = False
         self._closing: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.writes = 0  # batches of batches written (for tests and benchmarks)
 
     async def execute(self, batch: RespBatch) -> list[Any]:
@@ -165,6 +166,8 @@ class AutoPipeline:
         if not batch.parts:
             return []
         loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a connection lives on the loop that opened it
+            self._forget(loop)
         done: asyncio.Future[list[Any]] = loop.create_future()
         self._queued.append((b"".join(batch.parts), len(batch.parts), done))
         if not self._flush_at_turn_end:
@@ -176,6 +179,14 @@ class AutoPipeline:
         except TimeoutError:
             self._fail(RedisTimeoutError("Timeout reading from Redis"))
             raise RedisTimeoutError("Timeout reading from Redis") from None
+
+    def _forget(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start over on ``loop``, leaving what belonged to the previous one."""
+        self._loop = loop
+        self._conn = self._connecting = self._reading = None
+        self._queued, self._in_flight = [], deque()
+        self._flush_at_turn_end = False
+        self._closing = set()
 
     def _flush(self) -> None:
         self._flush_at_turn_end = False

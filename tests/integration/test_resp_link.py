@@ -195,3 +195,15 @@ async def test_closing_the_pipeline_closes_its_connection(redis, settings):
     await asyncio.sleep(0.05)
     assert await named() == 0
     await client.aclose()
+
+
+def test_a_pipeline_used_from_a_new_event_loop_opens_its_own_connection(settings):
+    client = Redis.from_url(settings.redis_url)
+    pipeline = AutoPipeline(client)
+
+    async def once(tag: str) -> list[bytes]:
+        echo = await Redis.from_url(settings.redis_url).script_load(ECHO)
+        return await pipeline.execute(batch((echo, 0, (tag,))))
+
+    assert asyncio.run(once("first")) == [b"first"]
+    assert asyncio.run(once("second")) == [b"second"]  # the first loop is closed
