@@ -23,6 +23,7 @@ import binascii
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any
 
 from graphql import (
@@ -69,7 +70,9 @@ class Abandoned(Exception):
     """A planned run met a value off the plain path: rerun it on graphql-core."""
 
 
-#: A completer: (run, value, path) -> the response value, or an awaitable of it.
+#: A completer: (run, value, path) -> the response value, or a coroutine of it (only ever
+#: one of this module's, so a completion is tested by ``type(done) is CoroutineType``;
+#: resolvers' values by the executor's ``is_awaitable``).
 Completer = Callable[["_Run", Any, Path | None], Any]
 
 
@@ -122,7 +125,7 @@ class Plan:
         run = _Run(executor)
         try:
             data = run.object(self.root, executor.root_value, None)
-            if run.is_awaitable(data):
+            if type(data) is CoroutineType:
                 data = await data
         except GraphQLError as error:  # a non-null root field failed: no data
             run.errors.add(error, None)
@@ -197,7 +200,7 @@ class _Run:
                             out[key] = value
                             continue
                     out[key] = value
-                    if is_awaitable(value):
+                    if type(value) is CoroutineType:
                         if pending is None:
                             pending = []
                         pending.append(key)
@@ -217,7 +220,7 @@ class _Run:
         """A field's awaited value, completed; its error handled as graphql-core does."""
         try:
             done = f.complete(self, await value, field_path)
-            if self.is_awaitable(done):
+            if type(done) is CoroutineType:
                 done = await done
             return done
         except Exception as raw:
@@ -229,7 +232,7 @@ class _Run:
     ) -> Any:
         """A list item's awaited value, completed (errors: :meth:`_catch_item`)."""
         done = complete(self, await value, path)
-        if self.is_awaitable(done):
+        if type(done) is CoroutineType:
             done = await done
         return done
 
@@ -381,7 +384,7 @@ def _list(item: Completer, nodes: list[FieldNode], item_non_null: bool) -> Compl
                 except Exception as raw:  # graphql-core's complete_list_item_value
                     run.field_error(raw, nodes, item_path, item_non_null)
                     done = None
-                if is_awaitable(done):
+                if type(done) is CoroutineType:
                     done = run._catch_item(done, item_path, nodes, item_non_null)
                     if pending is None:
                         pending = []
