@@ -3,11 +3,12 @@ field plans, run without graphql-core's per-field machinery, giving the same res
 
 A :class:`Plan` does the document's part once (collected fields per object type,
 literal arguments, completers); per request a field without a resolver is one
-``getattr``, ``__typename`` a constant, any other field calls ``field_def.resolve`` with
-the resolve info graphql-core would build, and values complete as graphql-core completes
-them (awaitable siblings and list items gathered in its order, so dataloaders batch
-alike). Planned: queries without directives or fragment variables, no introspection
-beyond ``__typename``, no abstract return type; :func:`build_plan` returns None else.
+``getattr``, ``__typename`` a constant, a Relay node's ``id`` its NodeID attribute in
+base64, any other field calls ``field_def.resolve`` with the resolve info graphql-core
+would build, and values complete as graphql-core completes them (awaitable siblings and
+list items gathered in its order, so dataloaders batch alike). Planned: queries without
+directives or fragment variables, no introspection beyond ``__typename``, no abstract
+return type; :func:`build_plan` returns None else.
 
 A resolver's error is handled as graphql-core handles it (located, recorded, the field
 or its nearest nullable parent null). Anything else off the plain path raises
@@ -18,9 +19,11 @@ exactly; a query has nothing to repeat (rate limits and guards are charged befor
 from __future__ import annotations
 
 import asyncio
+import binascii
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any
 
 from graphql import (
@@ -30,6 +33,7 @@ from graphql import (
     FragmentSpreadNode,
     GraphQLError,
     GraphQLField,
+    GraphQLID,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
@@ -51,9 +55,11 @@ from graphql.error import located_error
 from graphql.execution.values import get_argument_values
 from graphql.language import ListValueNode, ObjectValueNode, ValueNode
 from graphql.pyutils import Path, Undefined
+from strawberry import relay
 
-#: Strawberry's backreference from a graphql-core field to its StrawberryField.
-_STRAWBERRY_FIELD = "strawberry-definition"
+#: Strawberry's backreference from a graphql-core field to its StrawberryField, and from
+#: an object type to its StrawberryObjectDefinition.
+_STRAWBERRY_FIELD = _STRAWBERRY_TYPE = "strawberry-definition"
 
 
 class Unplannable(Exception):
@@ -64,7 +70,9 @@ class Abandoned(Exception):
     """A planned run met a value off the plain path: rerun it on graphql-core."""
 
 
-#: A completer: (run, value, path) -> the response value, or an awaitable of it.
+#: A completer: (run, value, path) -> the response value, or a coroutine of it (only ever
+#: one of this module's, so a completion is tested by ``type(done) is CoroutineType``;
+#: resolvers' values by the executor's ``is_awaitable``).
 Completer = Callable[["_Run", Any, Path | None], Any]
 
 
@@ -90,6 +98,8 @@ class FieldPlan:
     non_null: bool = False
     #: Strawberry's Info of the field from graphql-core's (for ``direct``).
     make_info: Callable[[Any], Any] | None = None
+    #: A Relay ``id``'s response value from the source, or None: run ``direct``.
+    node_id: Callable[[Any], str | None] | None = None
 
 
 @dataclass(slots=True)
@@ -115,7 +125,7 @@ class Plan:
         run = _Run(executor)
         try:
             data = run.object(self.root, executor.root_value, None)
-            if run.is_awaitable(data):
+            if type(data) is CoroutineType:
                 data = await data
         except GraphQLError as error:  # a non-null root field failed: no data
             run.errors.add(error, None)
@@ -166,6 +176,11 @@ class _Run:
                             out[key] = f.complete(self, value, field_path)
                             continue
                     else:
+                        if f.node_id is not None:
+                            value = f.node_id(source)
+                            if value is not None:
+                                out[key] = value
+                                continue
                         field_path = Path(path, key, type_name)
                         field_def = f.field_def
                         assert field_def is not None
@@ -185,7 +200,7 @@ class _Run:
                             out[key] = value
                             continue
                     out[key] = value
-                    if is_awaitable(value):
+                    if type(value) is CoroutineType:
                         if pending is None:
                             pending = []
                         pending.append(key)
@@ -205,7 +220,7 @@ class _Run:
         """A field's awaited value, completed; its error handled as graphql-core does."""
         try:
             done = f.complete(self, await value, field_path)
-            if self.is_awaitable(done):
+            if type(done) is CoroutineType:
                 done = await done
             return done
         except Exception as raw:
@@ -217,7 +232,7 @@ class _Run:
     ) -> Any:
         """A list item's awaited value, completed (errors: :meth:`_catch_item`)."""
         done = complete(self, await value, path)
-        if self.is_awaitable(done):
+        if type(done) is CoroutineType:
             done = await done
         return done
 
@@ -369,7 +384,7 @@ def _list(item: Completer, nodes: list[FieldNode], item_non_null: bool) -> Compl
                 except Exception as raw:  # graphql-core's complete_list_item_value
                     run.field_error(raw, nodes, item_path, item_non_null)
                     done = None
-                if is_awaitable(done):
+                if type(done) is CoroutineType:
                     done = run._catch_item(done, item_path, nodes, item_non_null)
                     if pending is None:
                         pending = []
@@ -539,11 +554,12 @@ class _Planner:
         if attr is not None and (nodes[0].arguments or field_def.args):
             attr = None  # a default resolver with arguments: through the resolver
             args = None
-        direct = make_info = None
+        direct = make_info = node_id = None
         if attr is None and not field_def.args and not nodes[0].arguments:
             found = _direct_resolver(field_def)
             if found is not None:
                 direct, make_info = found
+                node_id = _node_id(field_def, parent)
         return FieldPlan(
             key,
             field_def,
@@ -558,6 +574,7 @@ class _Planner:
             leaf,
             is_non_null_type(field_def.type),
             make_info,
+            node_id,
         )
 
     def completer(self, type_: GraphQLOutputType, nodes: list[FieldNode]) -> Completer:
@@ -657,6 +674,53 @@ def _direct_resolver(
         return func(source, **kwargs) if takes_self else func(**kwargs)
 
     return call, make_info
+
+
+#: What ``_node_id`` relies on: Strawberry's ``Node.id`` resolver and the defaults it calls.
+_NODE_DEFAULTS = {
+    name: relay.Node.__dict__[name].__func__
+    for name in ("_id", "resolve_id", "resolve_typename", "resolve_id_attr")
+}
+
+
+def _node_id(
+    field_def: GraphQLField, parent: GraphQLObjectType
+) -> Callable[[Any], str | None] | None:
+    """``read(source)``: the response value of a Relay ``id`` field (Strawberry's
+    ``Node._id`` serialized as ``ID``: base64 of ``"<parent type>:<id attribute>"``), or
+    None where ``direct`` must run instead (``source`` not exactly the type's class, an
+    id attribute not a str). None when the field is not ``Node._id`` of a type that keeps
+    Node's ``resolve_id``, ``resolve_typename`` and ``resolve_id_attr``."""
+    field = (field_def.extensions or {}).get(_STRAWBERRY_FIELD)
+    func = getattr(getattr(field, "base_resolver", None), "wrapped_func", None)
+    origin = getattr((parent.extensions or {}).get(_STRAWBERRY_TYPE), "origin", None)
+    if getattr(func, "__func__", None) is not _NODE_DEFAULTS["_id"]:
+        return None
+    if not (isinstance(origin, type) and issubclass(origin, relay.Node)):
+        return None
+    if _nullable_of(field_def.type) is not GraphQLID:
+        return None
+    for name, default in _NODE_DEFAULTS.items():
+        if getattr(getattr(origin, name), "__func__", None) is not default:
+            return None
+    try:
+        attr = origin.resolve_id_attr()
+    except Exception:  # no NodeID, or several: Node._id raises it per value
+        return None
+    if hasattr(inspect.getattr_static(origin, attr, None), "__get__"):
+        return None  # a property or other descriptor: read by Node._id only
+    head = f"{parent.name}:"
+
+    def read(source: Any) -> str | None:
+        if type(source) is not origin:
+            return None
+        pk = getattr(source, attr, None)
+        if type(pk) is not str:
+            return None
+        # to_base64's base64.b64encode, without its call
+        return binascii.b2a_base64(f"{head}{pk}".encode(), newline=False).decode()
+
+    return read
 
 
 def _has_variable(value: ValueNode) -> bool:

@@ -22,6 +22,7 @@ import binascii
 import datetime as dt
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -81,8 +82,18 @@ def list_tag(of: ListOf) -> str:
 def encode_cursor(position: Position, of: ListOf) -> str:
     """Return the opaque cursor of a keyset position ``(time, id)`` in the list ``of``;
     ``time`` must be aware (any offset: the cursor holds the instant)."""
-    at, pk = position
-    return pack(f"{_PREFIX}{list_tag(of)}:{score_of(at)}:{pk.hex}")
+    return cursor_encoder(of)(position)
+
+
+def cursor_encoder(of: ListOf) -> Callable[[Position], str]:
+    """:func:`encode_cursor` in the list ``of`` (its tag made once, for a page's cursors)."""
+    head = f"{_PREFIX}{list_tag(of)}:"
+
+    def encode(position: Position) -> str:
+        at, pk = position
+        return pack(f"{head}{score_of(at)}:{pk.hex}")
+
+    return encode
 
 
 def decode_cursor(cursor: str, of: ListOf, arg: str = "after") -> Position:

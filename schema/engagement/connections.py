@@ -15,7 +15,7 @@ from schema.engagement.types import (
     LikeEdge,
     comment_connection,
 )
-from schema.pagination import Window, encode_cursor, window_info
+from schema.pagination import Window, cursor_encoder, window_info
 from schema.refs import user_node
 
 
@@ -38,8 +38,9 @@ async def likes_connection(info: Info, post_id: uuid.UUID, window: Window) -> Li
         visibility.accounts(ctx, [u for u, _ in rows], listed=True),
         ctx.loaders.counts_by_post_id.load(post_id),
     )
+    encode = cursor_encoder(of)
     edges = [
-        LikeEdge(cursor=encode_cursor((liked_at, uid), of), node=user_node(rec), liked_at=liked_at)
+        LikeEdge(cursor=encode((liked_at, uid)), node=user_node(rec), liked_at=liked_at)
         for (uid, liked_at), rec in zip(rows, users, strict=True)
         if rec is not None
     ]

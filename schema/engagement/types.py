@@ -22,7 +22,7 @@ from schema.pagination import (
     ListOf,
     Window,
     check_window,
-    encode_cursor,
+    cursor_encoder,
     window_info,
 )
 from schema.refs import PostRef, UserRef, post_node, user_node
@@ -171,8 +171,9 @@ async def comment_connection(
     for r in records:
         loader.prime(r.id, r)
     ok = await visibility.visible_comments(info.context, records)
+    encode = cursor_encoder(of)
     edges = [
-        CommentEdge(cursor=encode_cursor((r.created_at, r.id), of), node=Comment.from_record(r))
+        CommentEdge(cursor=encode((r.created_at, r.id)), node=Comment.from_record(r))
         for r, keep in zip(records, ok, strict=True)
         if keep
     ]

@@ -11,7 +11,7 @@ from domain.feed.timelines import Entry
 from schema.context import Info
 from schema.feed.selection import wanted
 from schema.feed.types import FeedConnection
-from schema.pagination import Window, encode_cursor, window_info
+from schema.pagination import Window, cursor_encoder, window_info
 from schema.posts.types import PostEdge
 
 
@@ -49,9 +49,9 @@ async def home_feed_connection(info: Info, window: Window) -> FeedConnection:
         pull_authors=ctx.loaders.followed_pull_authors,
         rising=window.backward,
     )
-    of = ("feed", viewer)
+    encode = cursor_encoder(("feed", viewer))
     edges = [
-        PostEdge.of_hydrated(h, encode_cursor((h.post.created_at, h.post.id), of))
+        PostEdge.of_hydrated(h, encode((h.post.created_at, h.post.id)))
         for h in page_posts(info, check, page.entries)
     ]
     return FeedConnection(

@@ -21,7 +21,7 @@ from schema.pagination import (
     DEFAULT_PAGE_SIZE,
     LAST,
     check_window,
-    encode_cursor,
+    cursor_encoder,
     window_info,
 )
 from schema.posts.types import Post
@@ -193,10 +193,8 @@ class Moderation:
                 after=window.position,
                 backward=window.backward,
             )
-        edges = [
-            ReportEdge(cursor=encode_cursor(r.position, of), node=Report.from_record(r))
-            for r in records
-        ]
+        encode = cursor_encoder(of)
+        edges = [ReportEdge(cursor=encode(r.position), node=Report.from_record(r)) for r in records]
         return ReportConnection(
             edges=edges, page_info=window_info([e.cursor for e in edges], has_next, window)
         )

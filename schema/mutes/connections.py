@@ -18,7 +18,7 @@ from schema.mutes.types import (
     MutedUserConnection,
     MutedUserEdge,
 )
-from schema.pagination import Window, encode_cursor, window_info
+from schema.pagination import Window, cursor_encoder, window_info
 from schema.refs import UserRef, user_node
 
 
@@ -38,8 +38,9 @@ async def _relation_page(
         )
     # Reached from one's own list: the profile rule (a blocked account is shown here).
     records = await visibility.accounts(ctx, [e.user_id for e in page.edges])
+    encode = cursor_encoder(of)
     edges = [
-        (encode_cursor(e.position, of), user_node(rec), e.position[0])
+        (encode(e.position), user_node(rec), e.position[0])
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None
     ]

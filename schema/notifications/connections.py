@@ -8,7 +8,7 @@ from domain.notifications.queries import notifications_page, unread_notification
 from schema import visibility
 from schema.context import Info
 from schema.notifications.types import Notification, NotificationConnection, NotificationEdge
-from schema.pagination import Window, encode_cursor, window_info
+from schema.pagination import Window, cursor_encoder, window_info
 
 
 async def notifications_connection(
@@ -23,8 +23,9 @@ async def notifications_connection(
             conn, recipient_id, first=window.size, after=window.position, backward=window.backward
         )
     ok = await visibility.visible_notifications(ctx, records)
+    encode = cursor_encoder(of)
     edges = [
-        NotificationEdge(cursor=encode_cursor(r.position, of), node=Notification.from_record(r))
+        NotificationEdge(cursor=encode(r.position), node=Notification.from_record(r))
         for r, keep in zip(records, ok, strict=True)
         if keep
     ]

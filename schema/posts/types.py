@@ -28,7 +28,7 @@ from schema.pagination import (
     ListOf,
     ListRestriction,
     check_window,
-    encode_cursor,
+    cursor_encoder,
     window_info,
 )
 from schema.refs import UserRef, user_node
@@ -204,8 +204,9 @@ class Post(relay.Node):
                     after=window.position,
                     backward=window.backward,
                 )
+        encode = cursor_encoder(of)
         edges = [
-            PostRevisionEdge(cursor=encode_cursor(r.position, of), node=PostRevisionNode.of(r))
+            PostRevisionEdge(cursor=encode(r.position), node=PostRevisionNode.of(r))
             for r in records
         ]
         return PostRevisionConnection(
@@ -255,9 +256,9 @@ class PostEdge:
     node: Post
 
     @classmethod
-    def of(cls, rec: PostRecord, of: ListOf) -> Self:
-        """The edge of a post record in the list ``of``: its node and its keyset cursor."""
-        return cls(cursor=encode_cursor((rec.created_at, rec.id), of), node=Post.from_record(rec))
+    def of(cls, rec: PostRecord, cursor: str) -> Self:
+        """The edge of a post record: its node and ``cursor``."""
+        return cls(cursor=cursor, node=Post.from_record(rec))
 
     @classmethod
     def of_hydrated(cls, h: HydratedPost, cursor: str) -> Self:
@@ -278,4 +279,5 @@ class PostConnection:
 def post_edges(records: Sequence[PostRecord | None], of: ListOf) -> list[PostEdge]:
     """The edges of the posts of a page of the list ``of`` that remain (None: dropped by
     visibility)."""
-    return [PostEdge.of(r, of) for r in records if r is not None]
+    encode = cursor_encoder(of)
+    return [PostEdge.of(r, encode((r.created_at, r.id))) for r in records if r is not None]

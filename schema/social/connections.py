@@ -7,7 +7,7 @@ import uuid
 from domain.social.queries import follow_request_list
 from schema import visibility
 from schema.context import Info
-from schema.pagination import Window, encode_cursor, window_info
+from schema.pagination import Window, cursor_encoder, window_info
 from schema.refs import user_node
 from schema.social.types import FollowRequestConnection, FollowRequestEdge
 
@@ -25,9 +25,10 @@ async def follow_requests_connection(
             conn, target_id, first=window.size, after=window.position, backward=window.backward
         )
     records = await visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True)
+    encode = cursor_encoder(of)
     edges = [
         FollowRequestEdge(
-            cursor=encode_cursor(e.position, of), node=user_node(rec), requested_at=e.position[0]
+            cursor=encode(e.position), node=user_node(rec), requested_at=e.position[0]
         )
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None

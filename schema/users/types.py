@@ -39,7 +39,7 @@ from schema.pagination import (
     Window,
     check_window,
     closed_page_info,
-    encode_cursor,
+    cursor_encoder,
     window_info,
 )
 from schema.posts.connections import author_posts_connection
@@ -472,8 +472,9 @@ async def _follow_connection(
         visibility.accounts(ctx, [e.user_id for e in page.edges], listed=True),
         ctx.loaders.counts_by_user_id.load(user_id),
     )
+    encode = cursor_encoder((direction, user_id))
     edges = [
-        UserEdge(cursor=encode_cursor(e.position, (direction, user_id)), node=User.from_record(rec))
+        UserEdge(cursor=encode(e.position), node=User.from_record(rec))
         for e, rec in zip(page.edges, records, strict=True)
         if rec is not None
     ]

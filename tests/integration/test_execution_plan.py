@@ -15,6 +15,7 @@ test cannot pass by every document falling back.
 from __future__ import annotations
 
 import ast
+import collections
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,8 @@ EXTRA = [
     " followingCount postCount isPrivate blockedWithViewer mutedByViewer }",
     "{ viewer { feed(first: 2) { edges { node { ... on Post { id } ... on Node { id }"
     " a: caption caption } } } } }",
+    "{ viewer { ... on Node { id } posts(first: 2) { edges { node { ...N comments(first: 2)"
+    " { edges { node { ...N author { ...N username } } } } } } } } } fragment N on Node { id }",
     "{ viewer { feed(first: 100000) { edges { cursor } } } }",  # BAD_USER_INPUT
     '{ viewer { feed(first: 2, after: "not a cursor") { edges { cursor } } } }',
     "{ viewer { feed(order: RANKED, first: 2) { edges { node { id } } } } }",
@@ -279,6 +282,23 @@ async def test_planned_and_generic_responses_are_byte_identical(
         return data
 
     monkeypatch.setattr(execution_plan.Plan, "run", counted)
+    # Which node types' ids the plans' own completer gave (None: it fell back to Node._id).
+    node_ids: collections.Counter[str | None] = collections.Counter()
+    node_id = execution_plan._node_id
+
+    def counted_node_id(field_def, parent):
+        read = node_id(field_def, parent)
+        if read is None:
+            return None
+
+        def counting(source):
+            out = read(source)
+            node_ids[parent.name if out is not None else None] += 1
+            return out
+
+        return counting
+
+    monkeypatch.setattr(execution_plan, "_node_id", counted_node_id)
 
     documents = list(dict.fromkeys([*EXTRA, *_suite_documents(), *_generated_documents(_SCHEMA)]))
     assert len(documents) > 60, len(documents)
@@ -307,6 +327,10 @@ async def test_planned_and_generic_responses_are_byte_identical(
     assert unstable <= 3 * len(documents) // 20, (compared, unstable)
     # The plans ran (did not fall back) for a good part of the corpus.
     assert runs["planned"] >= len(documents), runs
+    # The node ids came from the plans' id completer, of several types (through fragments
+    # on Node too), never falling back.
+    assert {"Post", "User", "Comment", "Notification"} <= node_ids.keys(), node_ids
+    assert None not in node_ids, node_ids
 
 
 async def test_a_failing_dependency_is_tried_once_and_reported_as_graphql_core_does(
