@@ -159,12 +159,15 @@ class AutoPipeline:
         self._flush_at_turn_end = False
         self._closing: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
         self.writes = 0  # batches of batches written (for tests and benchmarks)
 
     async def execute(self, batch: RespBatch) -> list[Any]:
         """The replies of ``batch`` in order, errors as instances."""
         if not batch.parts:
             return []
+        if self._closed:
+            raise ConnectionError("AutoPipeline closed")
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # a connection lives on the loop that opened it
             self._forget(loop)
@@ -190,6 +193,8 @@ class AutoPipeline:
 
     def _flush(self) -> None:
         self._flush_at_turn_end = False
+        if self._closed or not self._queued:
+            return
         conn = self._conn
         if conn is None or conn._writer is None or conn._reader is None:
             self._connect()
@@ -207,14 +212,17 @@ class AutoPipeline:
         self.writes += 1
 
     def _connect(self) -> None:
-        if self._connecting is None:
+        if self._connecting is None or self._connecting.done():
             self._connecting = asyncio.get_running_loop().create_task(self._open())
 
     async def _open(self) -> None:
         conn = self._pool.make_connection()
         try:
             await conn.connect()
+            if self._closed:
+                raise ConnectionError("closed")
         except BaseException as exc:
+            await conn.disconnect(nowait=True)
             self._connecting = None
             error = exc if isinstance(exc, RedisError) else ConnectionError(repr(exc))
             queued, self._queued = self._queued, []
@@ -274,8 +282,17 @@ class AutoPipeline:
             task.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
-        self._fail(ConnectionError("closed"))
-        if self._connecting is not None:
-            self._connecting.cancel()
+        """Close the connection; batches queued or in flight fail with ConnectionError,
+        later ones too."""
+        self._closed = True
+        closed = ConnectionError("AutoPipeline closed")
+        queued, self._queued = self._queued, []
+        for _, _, done in queued:
+            if not done.done():
+                done.set_exception(closed)
+        self._fail(closed)
+        connecting, self._connecting = self._connecting, None
+        if connecting is not None:
+            connecting.cancel()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)

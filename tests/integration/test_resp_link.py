@@ -207,3 +207,25 @@ def test_a_pipeline_used_from_a_new_event_loop_opens_its_own_connection(settings
 
     assert asyncio.run(once("first")) == [b"first"]
     assert asyncio.run(once("second")) == [b"second"]  # the first loop is closed
+
+
+@pytest.mark.parametrize("when", ["queued", "connecting"])
+async def test_closing_fails_what_waits_at_once_and_leaves_no_connection(redis, settings, when):
+    name = f"pl-{uuid.uuid4().hex[:8]}"
+    client = Redis.from_url(settings.redis_url, client_name=name, socket_timeout=5)
+    pipeline = AutoPipeline(client)
+    echo = await sha(redis, ECHO)
+    waiting = asyncio.create_task(pipeline.execute(batch((echo, 0, ("x",)))))
+    await asyncio.sleep(0)  # queued; its flush is due at the end of this turn
+    if when == "connecting":
+        await asyncio.sleep(0)  # the flush has started the connect, not yet run
+    started = asyncio.get_running_loop().time()
+    await pipeline.aclose()
+    with pytest.raises(ConnectionError):
+        await waiting
+    assert asyncio.get_running_loop().time() - started < 1  # at once, not at the timeout
+    with pytest.raises(ConnectionError):
+        await pipeline.execute(batch((echo, 0, ("later",))))
+    await asyncio.sleep(0.1)
+    assert not any(c.get("name") == name for c in await redis.client_list())
+    await client.aclose()
