@@ -27,7 +27,7 @@ Prefix = Callable[[AbstractConnection], tuple[bytes, int]]
 
 
 class RespBatch:
-    """Commands queued for one :func:`execute` (redis-py pipeline's ``evalsha``
+    """Commands queued for one :meth:`AutoPipeline.execute` (redis-py pipeline's ``evalsha``
     signature, so a store's ``queue_*`` method can fill either)."""
 
     __slots__ = ("parts",)
@@ -37,17 +37,6 @@ class RespBatch:
 
     def evalsha(self, sha: str, numkeys: int, *keys_and_args: Arg) -> None:
         self.parts.append(encode("EVALSHA", sha, numkeys, *keys_and_args))
-
-    def __len__(self) -> int:
-        return len(self.parts)
-
-
-async def execute(client: Redis, batch: RespBatch) -> list[Any]:
-    """The replies of ``batch`` in order (see :func:`round_trip`)."""
-    if not batch.parts:
-        return []
-    replies, _ = await round_trip(client, b"".join(batch.parts), len(batch.parts))
-    return replies
 
 
 async def round_trip(

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from adapters.resp_link import AutoPipeline, RespBatch, execute
+from adapters.resp_link import AutoPipeline, RespBatch, round_trip
 from bench._support import dedicated_redis
 
 ECHO = "return ARGV[1]"
@@ -38,6 +38,12 @@ async def sha(redis: Redis, source: str) -> str:
     return await redis.script_load(source)
 
 
+async def execute(client: Redis, b: RespBatch) -> list:
+    """:func:`round_trip` of one batch: its replies."""
+    replies, _ = await round_trip(client, b"".join(b.parts), len(b.parts))
+    return replies
+
+
 def batch(*calls: tuple[str, int, tuple]) -> RespBatch:
     b = RespBatch()
     for sha_, numkeys, args in calls:
@@ -55,7 +61,7 @@ async def test_replies_come_back_in_order_with_errors_as_values(redis):
     assert replies[0] == b"a" and replies[3] == b"7"
     assert isinstance(replies[1], NoScriptError)
     assert isinstance(replies[2], ResponseError) and "WRONG" in str(replies[2])
-    assert await execute(redis, RespBatch()) == []
+    assert await AutoPipeline(redis).execute(RespBatch()) == []  # nothing to send
 
 
 async def test_a_cancelled_batch_drops_its_connection_and_the_next_reads_its_own_reply(redis):
