@@ -165,12 +165,20 @@ class AutoPipeline:
         if not self._flush_at_turn_end:
             self._flush_at_turn_end = True
             loop.call_soon(self._flush)
+        if self._timeout is None:
+            return await done
+        timer = loop.call_later(self._timeout, self._expire, done)
         try:
-            async with asyncio.timeout(self._timeout):
-                return await done
-        except TimeoutError:
+            return await done
+        finally:
+            timer.cancel()
+
+    def _expire(self, done: asyncio.Future[list[Any]]) -> None:
+        """``done``'s caller waited ``socket_timeout``: fail it and everything in flight."""
+        if not done.done():
             self._fail(RedisTimeoutError("Timeout reading from Redis"))
-            raise RedisTimeoutError("Timeout reading from Redis") from None
+        if not done.done():  # still queued (connecting): it is skipped when flushed
+            done.set_exception(RedisTimeoutError("Timeout reading from Redis"))
 
     def _forget(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start over on ``loop``, leaving what belonged to the previous one."""

@@ -140,56 +140,41 @@ async def hydrate_posts(
         sql = _STATEMENTS[wanted] = _statement(wanted)
     rows = await fetch_rows(db, sql, viewer_id, list(dict.fromkeys(post_ids)))
     out: dict[uuid.UUID, HydratedPost] = {}
-    for r in rows:
-        post = PostRecord(
-            r["id"],
-            r["author_id"],
-            r["caption"],
-            r["media"] or [],  # no media (most posts) comes as NULL: no JSON to decode
-            r["created_at"],
-            r["deleted_at"],
-            r["state"],
-            r["failure_reason"],
-            r["edited_at"],
-        )
-        author = None
-        if r["a_id"] is not None:
-            author = UserRecord(
-                r["a_id"],
-                r["username"],
-                r["display_name"],
-                r["bio"],
-                r["status"],
-                r["a_created_at"],
-                r["is_private"],
-                r["website"],
-                r["avatar"],
-            )
+    for r in rows:  # by position: the columns of _statement, in its order
+        pid, author_id, caption, media, *post_times = r[:9]
+        # No media (most posts) comes as NULL: no JSON to decode.
+        post = PostRecord(pid, author_id, caption, media or [], *post_times)
+        author = UserRecord(*r[9:18]) if r[9] is not None else None
+        rest = r[21:]
         author_counts = None
         if wanted.user_counts:
+            followers, following, posts, hidden_followers, hidden_following = rest[:5]
+            rest = rest[5:]
             author_counts = (
                 (
-                    visible_count(r["followers"], r["hidden_followers"]),
-                    visible_count(r["following"], r["hidden_following"]),
-                    visible_count(r["posts"], 0),
+                    visible_count(followers, hidden_followers),
+                    visible_count(following, hidden_following),
+                    visible_count(posts, 0),
                 )
                 if author is not None
                 else (0, 0, 0)
             )
         post_counts = None
         if wanted.post_counts:
+            likes, comments, hidden_likes, hidden_comments = rest[:4]
+            rest = rest[4:]
             post_counts = (
-                visible_count(r["likes"], r["hidden_likes"]),
-                visible_count(r["comments"], r["hidden_comments"]),
+                visible_count(likes, hidden_likes),
+                visible_count(comments, hidden_comments),
             )
         out[post.id] = HydratedPost(
             post,
             author,
-            bool(r["blocked"]),
-            bool(r["followed"]),
-            bool(r["muted"]),
+            bool(r[18]),
+            bool(r[19]),
+            bool(r[20]),
             author_counts,
             post_counts,
-            r["liked"] if wanted.viewer_liked else None,
+            rest[0] if wanted.viewer_liked else None,
         )
     return out
