@@ -233,7 +233,8 @@ class Loaders:
         self._posts: dict = {}
         self._post_counts: dict = {}
         self._follows: dict = {}
-        self._blocks: dict = {}
+        # Nobody blocks themselves.
+        self._blocks: dict = {} if viewer_id is None else {viewer_id: False}
         self._mutes: dict = {}
         self._liked: dict = {}
         self._pull_authors: list[uuid.UUID] | None = None
@@ -248,6 +249,14 @@ class Loaders:
         record, self._pull_authors = await viewer_and_pull_authors(self.engine, self.viewer_id)
         self._users.setdefault(self.viewer_id, record)
         return record
+
+    def primed_users(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, UserRecord | None] | None:
+        """``{id: record}`` when every one of ``ids`` is primed and ``user_by_id`` has not
+        run (so no loaded value can differ), else None: then ask the loader."""
+        known = self._users
+        if "user_by_id" in self.__dict__ or any(i not in known for i in ids):
+            return None
+        return {i: known[i] for i in ids}
 
     async def followed_pull_authors(self) -> list[uuid.UUID]:
         """The pull authors the viewer follows (read once per request)."""

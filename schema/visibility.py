@@ -45,12 +45,12 @@ async def viewer_facts(
     viewer = ctx.viewer_id
     if viewer is None:
         return Viewer.anonymous()
-    loaders = ctx.loaders
-    if loaders.block_with_viewer is not None:
-        loaders.block_with_viewer.prime(viewer, False)  # nobody blocks themselves
     others = [a for a in dict.fromkeys(accounts) if a != viewer]
     ask = [a for a in dict.fromkeys(follows_of) if a != viewer]
     mutes = [a for a in dict.fromkeys(mutes_of) if a != viewer]
+    if not (others or ask or mutes):  # only the viewer: no relation to read
+        return Viewer(viewer)
+    loaders = ctx.loaders
     blocked, follows, muted = await asyncio.gather(
         _flags(loaders.block_with_viewer, others),
         _flags(loaders.viewer_follows, ask),
@@ -68,6 +68,9 @@ async def _accounts(ctx: Context, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, U
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}
+    primed = ctx.loaders.primed_users(wanted)
+    if primed is not None:
+        return primed
     return dict(zip(wanted, await ctx.loaders.user_by_id.load_many(wanted), strict=True))
 
 
