@@ -4,7 +4,11 @@ the timeouts, a free port and the tail of a log."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import logging
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,6 +41,20 @@ def _set_parent_death_signal() -> None:
         pass
 
 
+@functools.cache
+def _pdeathsig_wrapper() -> tuple[str, ...]:
+    """``setpriv --pdeathsig TERM --`` where it works (util-linux 2.33+), else ()."""
+    setpriv, true = shutil.which("setpriv"), shutil.which("true")
+    if not sys.platform.startswith("linux") or setpriv is None or true is None:
+        return ()
+    wrapper = (setpriv, "--pdeathsig", "TERM", "--")
+    try:
+        ok = subprocess.run([*wrapper, true], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return wrapper if ok else ()
+
+
 def spawn(
     cmd: list[str],
     *,
@@ -46,14 +64,31 @@ def spawn(
     stderr: IO[Any] | int | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start ``cmd`` as a child that dies with this process (PR_SET_PDEATHSIG); with
-    ``own_session`` a terminal's Ctrl-C reaches only this process."""
+    ``own_session`` a terminal's Ctrl-C reaches only this process. FileNotFoundError
+    when ``cmd[0]`` is not found.
+
+    Through ``setpriv`` where there is one, so no Python code runs in the child between
+    fork and exec: there it would finalize other threads' objects, and a native
+    finalizer (PyAV's scaler freeing its threads' locks) can hang the child for good."""
+    wrapper = _pdeathsig_wrapper()
+    if not wrapper:
+        return subprocess.Popen(
+            cmd,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=own_session,
+            preexec_fn=_set_parent_death_signal,
+        )
+    exe = shutil.which(cmd[0], path=(os.environ if env is None else env).get("PATH"))
+    if exe is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd[0])
     return subprocess.Popen(
-        cmd,
+        [*wrapper, exe, *cmd[1:]],
         env=env,
         stdout=stdout,
         stderr=stderr,
         start_new_session=own_session,
-        preexec_fn=_set_parent_death_signal,
     )
 
 
