@@ -23,7 +23,7 @@ from schema.explore.connections import (
 )
 from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
-from schema.feed.selection import selects
+from schema.feed.selection import selects_only
 from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
@@ -34,6 +34,9 @@ from schema.posts.types import Post
 from schema.search.connections import search_users_connection
 from schema.search.types import UserSearchConnection
 from schema.users.types import User
+
+#: The viewer's fields that read nothing of the account but its id (the rest read the row).
+VIEWER_ID_FIELDS = frozenset({"id", "__typename", "feed"})
 
 
 async def visible_user(info: Info, user_id) -> User | None:
@@ -95,8 +98,9 @@ class Query:
         viewer_id = info.context.viewer_id
         if viewer_id is None:
             return None
-        if selects(info, "feed"):  # the viewer and their pull authors in one statement
-            await info.context.loaders.load_viewer_for_feed()
+        if selects_only(info, VIEWER_ID_FIELDS):
+            # Nothing of the account is read: its admitted session vouches that it may act.
+            return User.id_only(viewer_id)
         return await visible_user(info, viewer_id)
 
     @strawberry.field(description="Look a user up by username (case-insensitive).")

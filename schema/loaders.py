@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.engagement.add_comment import CommentRecord
 from domain.engagement.queries import comments_by_ids, first_replies, liked_among
 from domain.feed.hydration import HydratedPost
-from domain.feed.sources import followed_pull_authors, viewer_and_pull_authors
+from domain.feed.sources import followed_pull_authors
 from domain.identity.queries import UserRecord, users_by_ids
 from domain.posts.queries import PostRecord, PostRevision, first_revisions, posts_by_ids
 from domain.social.queries import (
@@ -238,17 +238,6 @@ class Loaders:
         self._mutes: dict = {}
         self._liked: dict = {}
         self._pull_authors: list[uuid.UUID] | None = None
-
-    async def load_viewer_for_feed(self) -> UserRecord | None:
-        """The viewer's account, read in one statement with the pull authors they
-        follow (domain.feed.sources.viewer_and_pull_authors), both kept for the request:
-        what a page of the home feed reads first."""
-        assert self.viewer_id is not None
-        if self.viewer_id in self._users:
-            return self._users[self.viewer_id]
-        record, self._pull_authors = await viewer_and_pull_authors(self.engine, self.viewer_id)
-        self._users.setdefault(self.viewer_id, record)
-        return record
 
     def primed_users(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, UserRecord | None] | None:
         """``{id: record}`` when every one of ``ids`` is primed and ``user_by_id`` has not

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.explore.config import ExploreConfig
 from domain.explore.ports import Trending
 from domain.feed.ports import Marks, RankedWindows, RankingSignals, Timelines
+from domain.feed.pull_guesses import PullAuthorGuesses
 from domain.feed.ranking import RankingConfig
 
 
@@ -40,3 +41,5 @@ class FeedStores:
     trending: Trending
     #: Where rebuilds load from (None: the reader's engine); a lagging replica would lose posts.
     rebuild_engine: AsyncEngine | None = None
+    #: This process's guesses of the pull authors each reader follows (domain.feed.read_feed).
+    pull_guesses: PullAuthorGuesses = field(default_factory=PullAuthorGuesses)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from domain.feed.sources import PULL_AUTHORS_SQL
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
 from domain.reads import fetch_rows
@@ -26,11 +27,13 @@ from domain.visibility.sql import (
 @dataclass(frozen=True, slots=True)
 class Wanted:
     """Optional facts: ``user_counts`` (followers, following, posts), ``post_counts`` (likes,
-    comments), ``viewer_liked``."""
+    comments), ``viewer_liked``; ``pull_authors``: the pull authors the viewer follows, read in
+    the same statement (:attr:`Hydration.pull_authors`)."""
 
     user_counts: bool = False
     post_counts: bool = False
     viewer_liked: bool = False
+    pull_authors: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +97,19 @@ def _statement(wanted: Wanted) -> str:
             " LEFT JOIN LATERAL (SELECT true AS hit FROM likes WHERE post_id = hp.id"
             " AND user_id = $1 LIMIT 1) hl ON true"
         )
+    pulls_col = pulls_out = ""
+    if wanted.pull_authors:
+        pulls_col = f", ARRAY({PULL_AUTHORS_SQL}) AS pulls"
+        pulls_out = ", hbp.pulls"
     return f"""
     WITH hp AS MATERIALIZED (
         SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason,
                edited_at
         FROM posts WHERE id = ANY(CAST($2 AS uuid[]))
     ),
-    hbp AS MATERIALIZED (SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids),
+    hbp AS MATERIALIZED (
+        SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids {pulls_col}
+    ),
     a AS MATERIALIZED (
         SELECT ha.id, ha.username, ha.display_name, ha.bio, ha.status, ha.created_at,
                ha.is_private, ha.website, ha.avatar, ha.id = ANY(hbp.ids) AS blocked,
@@ -118,7 +127,7 @@ def _statement(wanted: Wanted) -> str:
            hp.deleted_at, hp.state, hp.failure_reason, hp.edited_at,
            a.id AS a_id, a.username, a.display_name, a.bio, a.status,
            a.created_at AS a_created_at, a.is_private, a.website, a.avatar,
-           a.blocked, a.followed, a.muted {author_out} {post_cols}
+           a.blocked, a.followed, a.muted {author_out} {post_cols} {pulls_out}
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
     """
 
@@ -126,15 +135,24 @@ def _statement(wanted: Wanted) -> str:
 _STATEMENTS: dict[Wanted, str] = {}
 
 
+@dataclass(frozen=True, slots=True)
+class Hydration:
+    """``posts`` by id (those that exist, deleted too); ``pull_authors`` the pull authors the
+    viewer follows when :attr:`Wanted.pull_authors` asked and a row came back, else None."""
+
+    posts: dict[uuid.UUID, HydratedPost]
+    pull_authors: list[uuid.UUID] | None = None
+
+
 async def hydrate_posts(
     db: AsyncEngine | AsyncConnection,
     viewer_id: uuid.UUID | None,
     post_ids: Sequence[uuid.UUID],
     wanted: Wanted = Wanted(),
-) -> dict[uuid.UUID, HydratedPost]:
-    """``{post id: HydratedPost}`` for the ids that exist (deleted too), one statement."""
+) -> Hydration:
+    """The posts of ``post_ids`` for ``viewer_id``, one statement (none for no ids)."""
     if not post_ids:
-        return {}
+        return Hydration({})
     sql = _STATEMENTS.get(wanted)
     if sql is None:
         sql = _STATEMENTS[wanted] = _statement(wanted)
@@ -177,4 +195,5 @@ async def hydrate_posts(
             post_counts,
             rest[0] if wanted.viewer_liked else None,
         )
-    return out
+    pulls = list(rows[0][-1]) if wanted.pull_authors and rows else None
+    return Hydration(out, pulls)

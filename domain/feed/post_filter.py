@@ -19,7 +19,9 @@ PostRule = Callable[[Viewer, PostFacts | None, AccountFacts | None], bool]
 
 class PostFilter:
     """The ``Visible`` port: ``await check(entries) -> [visible?]``, or ``await
-    check.hydrate(ids)``; ``kept`` holds the hydrated posts let through, by id."""
+    check.hydrate(ids)``; ``kept`` holds the hydrated posts let through, by id;
+    ``pull_authors`` the followed pull authors as the last hydration read them, when
+    ``wanted.pull_authors`` (None until a row came back)."""
 
     def __init__(
         self,
@@ -33,11 +35,15 @@ class PostFilter:
         self.wanted = wanted
         self.rule = rule
         self.kept: dict[uuid.UUID, HydratedPost] = {}
+        self.pull_authors: list[uuid.UUID] | None = None
 
     async def hydrate(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, HydratedPost]:
         """The posts of ``ids`` the rule lets through, hydrated (also added to ``kept``)."""
         viewer_id = self.viewer_id
-        hydrated = await hydrate_posts(self.engine, viewer_id, ids, self.wanted)
+        hydration = await hydrate_posts(self.engine, viewer_id, ids, self.wanted)
+        if hydration.pull_authors is not None:
+            self.pull_authors = hydration.pull_authors
+        hydrated = hydration.posts
         others = [
             (h.author.id, h) for h in hydrated.values() if h.author and h.author.id != viewer_id
         ]

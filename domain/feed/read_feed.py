@@ -16,6 +16,7 @@ from domain import metrics
 from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ports import RebuildBusyError, Rising, Timelines
+from domain.feed.pull_guesses import PullAuthorGuesses
 from domain.feed.sources import (
     author_recent_entries,
     authors_entries_sql,
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 #: Decides, for a batch of candidate entries, which the viewer may see (same order).
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
 PullAuthors = Callable[[], Awaitable[list[uuid.UUID]]]
+
 
 #: Most candidates per refill round; each round doubles, so N filtered cost O(log N).
 _MAX_BATCH = 1024
@@ -55,12 +57,40 @@ async def read_home_feed(
     visible: Visible,
     pull_authors: PullAuthors | None = None,
     rising: bool = False,
+    guesses: PullAuthorGuesses | None = None,
 ) -> FeedPage:
     """The ``first`` entries after ``before`` (None: newest), or with ``rising`` just newer than it,
     newest first. Redis trouble falls back to PostgreSQL, never raised. ``pull_authors``
-    default: a statement of its own."""
+    default: a statement of its own.
+
+    With ``guesses``, the pull authors come from the viewer's last read in this process, checked
+    against ``visible.pull_authors`` (the list its last batch read, as a PostFilter hydrating
+    ``Wanted.pull_authors`` does; else a statement): a guess that missed one is corrected and
+    the page read again with the true list."""
     try:
-        source = _RedisSource(engine, stores, config, viewer_id, pull_authors, rising=rising)
+        guess = guesses.get(viewer_id) if guesses is not None else None
+        source = _RedisSource(
+            engine, stores, config, viewer_id, pull_authors, rising=rising, guess=guess
+        )
+        page = await _fill(source, first, before, visible, "redis", rising)
+        if guesses is None:
+            return page
+        if guess is None:  # read by statement: the truth
+            if source.pull_authors is not None:
+                guesses.put(viewer_id, source.pull_authors)
+            return page
+        if not source.merged_pull_authors:  # the page never used the guess
+            return page
+        actual = getattr(visible, "pull_authors", None)
+        if actual is None:  # no batch was hydrated
+            actual = await source.read_pull_authors()
+        if set(actual) != set(guess):
+            guesses.put(viewer_id, actual)
+        if set(actual) <= set(guess):  # others' posts the filter dropped: the page stands
+            return page
+        source = _RedisSource(
+            engine, stores, config, viewer_id, pull_authors, rising=rising, guess=actual
+        )
         return await _fill(source, first, before, visible, "redis", rising)
     except StoreError as exc:
         log.warning("feed of %s served from PostgreSQL: Redis failed (%r)", viewer_id, exc)
@@ -124,6 +154,7 @@ class _RedisSource:
         pull_authors: PullAuthors | None = None,
         *,
         rising: bool = False,
+        guess: list[uuid.UUID] | None = None,
     ) -> None:
         self.engine = engine
         self.read_pull_authors = pull_authors or (lambda: followed_pull_authors(engine, viewer_id))
@@ -131,7 +162,8 @@ class _RedisSource:
         self.config = config
         self.viewer_id = viewer_id
         self.rising = rising
-        self.pull_authors: list[uuid.UUID] | None = None
+        self.pull_authors: list[uuid.UUID] | None = guess  # None: read on the first round
+        self.merged_pull_authors = False  # a round merged the pull authors' stores
         self.authors_in_sql: list[uuid.UUID] = []  # pull authors read past their store
         self.window_done = False  # past the cached feed: the rest comes from PostgreSQL
         self.sql = _SqlSource(engine, viewer_id, rising=rising)
@@ -147,6 +179,7 @@ class _RedisSource:
             # The cached window ends here: this and every later round, from PostgreSQL.
             self.window_done = True
             return await self.sql.candidates(bound, count)
+        self.merged_pull_authors = True
         if not stored and not self.authors_in_sql:  # no pull author: the feed's order
             return feed[:count]
         merged = set(feed)

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ports import Window
+from domain.feed.pull_guesses import PullAuthorGuesses
 from domain.feed.ranking import Candidate, Signals, rank
 from domain.feed.ranking_queries import live_post_facts
 from domain.feed.read_feed import PullAuthors, Visible, read_home_feed
@@ -64,6 +65,7 @@ async def read_ranked_feed(
     visible: Visible,
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
+    guesses: PullAuthorGuesses | None = None,
 ) -> RankedPage:
     """The ranked page after ``after`` (None: the top, freezing a window). Raises
     RankedWindowExpiredError; no other Redis trouble raises."""
@@ -80,6 +82,7 @@ async def read_ranked_feed(
                 before=before,
                 visible=visible,
                 pull_authors=pull_authors,
+                guesses=guesses,
             )
             items = [(e, Position(None, 0, e, walk)) for e in page.entries]
             return RankedPage(items, page.has_next)

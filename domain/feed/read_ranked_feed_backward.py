@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from domain.errors import StoreError
 from domain.feed.config import FeedConfig, FeedStores
 from domain.feed.ports import Window
+from domain.feed.pull_guesses import PullAuthorGuesses
 from domain.feed.read_feed import PullAuthors, Visible, read_home_feed
 from domain.feed.read_ranked_feed import (
     Position,
@@ -37,6 +38,7 @@ async def read_ranked_feed_backward(
     visible: Visible,
     now: dt.datetime,
     pull_authors: PullAuthors | None = None,
+    guesses: PullAuthorGuesses | None = None,
 ) -> RankedPage:
     """The ``last`` entries before ``before`` (None: the end of a new window), in feed order;
     ``has_next`` exact. Raises RankedWindowExpiredError."""
@@ -56,6 +58,7 @@ async def read_ranked_feed_backward(
             visible=visible,
             pull_authors=pull_authors,
             rising=True,
+            guesses=guesses,
         )
         kept = [e for e in page.entries if below is None or e < below]
         more = len(kept) > n or (below is None and page.has_next)

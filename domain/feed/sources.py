@@ -11,7 +11,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.feed.timelines import Entry, time_of
-from domain.identity.queries import UserRecord
 from domain.keyset import Position
 from domain.reads import fetch_rows
 from domain.visibility.predicates import is_active, is_live
@@ -138,7 +137,7 @@ async def authors_entries_sql(
 
 
 #: The pull authors the viewer ($1) follows (a few dozen at most, by construction).
-_PULL_AUTHORS_SQL = (
+PULL_AUTHORS_SQL = (
     "SELECT m.author_id FROM author_feed_modes m JOIN follows f"
     f" ON f.followee_id = m.author_id AND f.follower_id = $1 AND {is_live('f')}"
     " WHERE m.mode = 'pull'"
@@ -149,24 +148,8 @@ async def followed_pull_authors(
     db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
 ) -> list[uuid.UUID]:
     """The pull authors the viewer follows."""
-    rows = await fetch_rows(db, _PULL_AUTHORS_SQL, viewer_id)
+    rows = await fetch_rows(db, PULL_AUTHORS_SQL, viewer_id)
     return [r[0] for r in rows]
-
-
-async def viewer_and_pull_authors(
-    db: AsyncConnection | AsyncEngine, viewer_id: uuid.UUID
-) -> tuple[UserRecord | None, list[uuid.UUID]]:
-    """The viewer's account (None if gone) and :func:`followed_pull_authors`, one statement."""
-    rows = await fetch_rows(
-        db,
-        "SELECT id, username, display_name, bio, status, created_at, is_private,"
-        f" ARRAY({_PULL_AUTHORS_SQL}) FROM users WHERE id = $1",
-        viewer_id,
-    )
-    if not rows:
-        return None, []
-    *user, pull_authors = rows[0]
-    return UserRecord(*user), list(pull_authors)
 
 
 async def follows_now(

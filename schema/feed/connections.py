@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from domain.feed.hydration import HydratedPost
 from domain.feed.post_filter import PostFilter
@@ -17,9 +18,11 @@ from schema.posts.types import PostEdge
 
 def home_feed_filter(info: Info) -> PostFilter:
     """The visibility check of the viewer's home feed, hydrating what the selection
-    under ``edges { node }`` asks for (schema.feed.selection)."""
+    under ``edges { node }`` asks for (schema.feed.selection) and the pull authors the
+    viewer follows (domain.feed.read_feed checks its guess of them against these)."""
     ctx = info.context
-    return PostFilter(ctx.engine, ctx.require_viewer(), wanted(info))
+    facts = replace(wanted(info), pull_authors=True)
+    return PostFilter(ctx.engine, ctx.require_viewer(), facts)
 
 
 def page_posts(info: Info, check: PostFilter, entries: Sequence[Entry]) -> list[HydratedPost]:
@@ -38,9 +41,10 @@ async def home_feed_connection(info: Info, window: Window) -> FeedConnection:
     ctx = info.context
     viewer = ctx.require_viewer()
     check = home_feed_filter(info)
+    stores = ctx.feed_stores()
     page = await read_home_feed(
         ctx.engine,
-        ctx.feed_stores(),
+        stores,
         ctx.feed_config,
         viewer,
         first=window.size,
@@ -48,6 +52,7 @@ async def home_feed_connection(info: Info, window: Window) -> FeedConnection:
         visible=check,
         pull_authors=ctx.loaders.followed_pull_authors,
         rising=window.backward,
+        guesses=stores.pull_guesses,
     )
     encode = cursor_encoder(("feed", viewer))
     edges = [

@@ -99,6 +99,7 @@ async def ranked_feed_connection(
                 visible=check,
                 now=now,
                 pull_authors=pull_authors,
+                guesses=stores.pull_guesses,
             )
         else:
             page = await read_ranked_feed(
@@ -111,6 +112,7 @@ async def ranked_feed_connection(
                 visible=check,
                 now=now,
                 pull_authors=pull_authors,
+                guesses=stores.pull_guesses,
             )
     except RankedWindowExpiredError:
         raise GraphQLError(

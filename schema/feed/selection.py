@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 from strawberry.types.nodes import SelectedField, Selection
@@ -43,26 +43,29 @@ def wanted(info: Info) -> Wanted:
     )
 
 
-def selects(info: Info, name: str) -> bool:
-    """Whether the field being resolved selects a subfield ``name`` (through fragments
-    too), read from the document's nodes, without building Strawberry's selections."""
+def _subfields(info: Info) -> Iterator[FieldNode]:
+    """The subfields the field being resolved selects (through fragments too), read from
+    the document's nodes, without building Strawberry's selections."""
     raw = info._raw_info
     fragments = raw.fragments
     seen: set[str] = set()
 
-    def walk(selection_set: SelectionSetNode | None) -> bool:
+    def walk(selection_set: SelectionSetNode | None) -> Iterator[FieldNode]:
         for sel in selection_set.selections if selection_set else ():
             if isinstance(sel, FieldNode):
-                if sel.name.value == name:
-                    return True
+                yield sel
             elif isinstance(sel, InlineFragmentNode):
-                if walk(sel.selection_set):
-                    return True
+                yield from walk(sel.selection_set)
             elif isinstance(sel, FragmentSpreadNode) and sel.name.value not in seen:
                 seen.add(sel.name.value)
                 fragment = fragments.get(sel.name.value)
-                if fragment is not None and walk(fragment.selection_set):
-                    return True
-        return False
+                if fragment is not None:
+                    yield from walk(fragment.selection_set)
 
-    return any(walk(node.selection_set) for node in raw.field_nodes)
+    for node in raw.field_nodes:
+        yield from walk(node.selection_set)
+
+
+def selects_only(info: Info, names: frozenset[str]) -> bool:
+    """Whether every subfield the field being resolved selects is one of ``names``."""
+    return all(f.name.value in names for f in _subfields(info))

@@ -75,6 +75,10 @@ async def _email_state(info: Info, user_id: uuid.UUID) -> EmailState:
     return state
 
 
+#: The blank ``created_at`` of :meth:`User.id_only`.
+_NO_TIME = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
 @strawberry.type(description="A Roost account.")
 class User(relay.Node):
     pk: relay.NodeID[str]
@@ -111,6 +115,14 @@ class User(relay.Node):
             website=rec.website,
             avatar_item=rec.avatar,
             counts=counts,
+        )
+
+    @classmethod
+    def id_only(cls, user_id: uuid.UUID) -> Self:
+        """A User that carries only its id: for a selection that reads nothing else of the
+        account (Query.viewer's ``VIEWER_ID_FIELDS``); its profile fields are blank."""
+        return cls(
+            pk=str(user_id), username="", display_name="", bio="", created_at=_NO_TIME, uid=user_id
         )
 
     @strawberry.field(

@@ -88,6 +88,50 @@ async def test_pull_author_post_is_merged_not_written_per_follower(feed):
         await redis.aclose()
 
 
+async def test_pull_authors_guessed_from_the_last_read_are_checked_by_the_page(feed):
+    """A page reads the pull authors' stores by the list this process saw at the viewer's
+    last read and checks it against the list its hydration reads: one statement per page
+    once known; a pull author followed or unfollowed since is in or out of the very next
+    page."""
+    from tests.support.checks import recorded_statements
+
+    gql, worker, make_users = feed.gql, feed.worker, feed.make_users
+    pusher, celeb, other, reader = await make_users(4)
+    fans = await make_users(45)  # >= 40: celeb and other pull
+    await follow_all(gql, fans, celeb)
+    await follow_all(gql, fans, other)
+    await follow_all(gql, [reader], pusher)
+    await follow_all(gql, [reader], other)
+    await worker.drain()
+    for i in range(1, 5):
+        await post(gql, pusher, f"push {i}")
+    for i in range(1, 4):  # each store holds more than a page asks: no SQL past it
+        await post(gql, celeb, f"celeb {i}")
+        await post(gql, other, f"other {i}")
+    await worker.drain()
+
+    async def page() -> list[str]:
+        return await feed_captions(gql, reader, first=2)
+
+    assert await page() == ["other 3", "other 2"]  # the list is learnt
+    with recorded_statements(feed.engine) as statements:
+        assert await page() == ["other 3", "other 2"]
+    assert len(statements) == 1, statements  # the hydration, which checks the guess
+
+    await gql(FOLLOW, {"id": celeb.gid}, token=reader.token)  # the guess lacks celeb
+    assert await page() == ["other 3", "celeb 3"]
+    with recorded_statements(feed.engine) as statements:
+        assert await page() == ["other 3", "celeb 3"]
+    assert len(statements) == 1, statements
+
+    await gql(UNFOLLOW, {"id": other.gid}, token=reader.token)  # the guess has one more
+    assert await page() == ["celeb 3", "celeb 2"]
+    await gql(UNFOLLOW, {"id": celeb.gid}, token=reader.token)
+    await post(gql, reader, "mine")
+    await worker.drain()
+    assert await page() == ["mine", "push 4"]
+
+
 async def test_flips_push_to_pull_and_back_lose_and_repeat_nothing(feed):
     gql, worker, settings, make_users = feed.gql, feed.worker, feed.settings, feed.make_users
     engine = feed.engine
@@ -244,3 +288,32 @@ async def test_post_committed_without_dispatch_is_relayed(
     await create_post(engine, author.id, caption="relayed", counter_shards=4, dispatcher=None)
     await worker.drain()
     assert await feed_captions(gql, fan) == ["relayed"]
+
+
+async def test_the_viewer_above_a_feed_reads_its_account_only_for_a_profile_field(
+    gql, make_users, worker, engine
+):
+    """``viewer { id feed }`` needs nothing of the account but its id (the admitted session
+    vouches for it): the page's hydration is its one statement; any other field of the
+    viewer, directly or through a fragment, reads the account."""
+    from tests.support.checks import measured
+
+    (reader,) = await make_users(1)
+    for caption in ("old", "older", "mine"):  # more than a page: no SQL past the window
+        await post(gql, reader, caption)
+    await worker.drain()
+    page = "feed(first: 1) { edges { node { caption } } }"
+    data, statements = await measured(
+        gql, engine, f"{{ viewer {{ id __typename {page} }} }}", {}, reader.token
+    )
+    assert data["viewer"]["id"] == reader.gid and data["viewer"]["__typename"] == "User"
+    assert data["viewer"]["feed"]["edges"] == [{"node": {"caption": "mine"}}]
+    assert len(statements) == 1, statements
+    for query in (
+        f"{{ viewer {{ {page} ... on User {{ username }} }} }}",
+        f"fragment F on User {{ username }} {{ viewer {{ ...F {page} }} }}",
+    ):
+        data, statements = await measured(gql, engine, query, {}, reader.token)
+        assert data["viewer"]["username"] == reader.username
+        assert data["viewer"]["feed"]["edges"] == [{"node": {"caption": "mine"}}]
+        assert len(statements) == 2, statements  # the account, then the page
