@@ -23,6 +23,24 @@ _PENDING = text(
 )
 
 
+async def _settled(worker, within: float) -> None:
+    """Wait (up to ``within`` s) until ``worker``, no longer picking jobs, runs none: arq
+    counts a job from its start (``job_counter``), and a poll that read the queue just
+    before picking stopped may still start its jobs, so none may be counted across two
+    poll delays."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while loop.time() < deadline:
+        running = [t for t in worker.tasks.values() if not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=max(0.0, deadline - loop.time()))
+            continue
+        idle = worker.job_counter == 0
+        await asyncio.sleep(2 * worker.poll_delay_s)
+        if idle and worker.job_counter == 0 and not worker.tasks:
+            return
+
+
 class WorkerControl:
     """A real arq worker running in this event loop, on this run's queue."""
 
@@ -50,9 +68,7 @@ class WorkerControl:
         task, worker = self.task, self.worker
         self.task = self.worker = None  # stopped even if close() fails: start() works
         worker.allow_pick_jobs = False
-        running = [t for t in worker.tasks.values() if not t.done()]
-        if running:
-            await asyncio.wait(running, timeout=within)
+        await _settled(worker, within)
         task.cancel()
         try:
             await task
