@@ -202,6 +202,7 @@ async def test_concurrent_jobs_of_one_pair_leave_the_feed_as_the_final_follow_st
     stores = feed_stores(redis, settings.feed_config)
     config = settings.feed_config
     rng = random.Random(7)
+    await worker.drain()  # no other test's event left on the stopped queue
     await worker.stop()
     try:
         await stores.feeds.create_empty([a.id])
@@ -365,6 +366,7 @@ async def test_pull_author_posts_past_their_store_window_are_read_from_postgres(
     once each; then the same walk with Redis flushed midway (a Redis of the test's own),
     after deletes inside and past P's store window, and with P flipping back to push
     midway. One setup for these attacks (about 5 s: an embedded Redis and 40 posts)."""
+    await worker.drain()  # every other test's event consumed with the run's settings
     await worker.stop()  # this test's events go to its own worker, with its settings
     with tempfile.TemporaryDirectory() as tmp:
         own = EmbeddedRedis(Path(tmp), persist=False)
