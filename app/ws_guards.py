@@ -333,12 +333,25 @@ class GuardedTransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         await super().shutdown()
 
 
+#: graphql-transport-ws's close reason for a second connection_init (code 4429).
+TOO_MANY_INITS = "Too many initialisation requests"
+
+
 class GuardedWSHandler(BaseGraphQLWSHandler[Context, None]):
     """Strawberry's legacy graphql-ws handler with a :class:`SocketGuard`."""
 
     guard: SocketGuard | None = None
 
     async def handle_connection_init(self, message: Any) -> None:
+        """Strawberry's, once: a second connection_init (which would sign the socket in
+        as another account behind the first one's guard) is refused as
+        graphql-transport-ws refuses it, ``connection_error`` then close 4429."""
+        if self.connection_acknowledged:
+            await self.send_message(
+                {"type": "connection_error", "payload": {"message": TOO_MANY_INITS}}
+            )
+            await self.websocket.close(code=4429, reason=TOO_MANY_INITS)
+            return
         await super().handle_connection_init(message)
         if self.connection_acknowledged and self.guard is None:
             self.guard = _socket_guard(self)

@@ -85,3 +85,27 @@ async def test_a_refusal_says_why(ws_url, protocol, payload, says):
     else:
         assert kind == "error"
         assert detail["code"] == "UNAUTHENTICATED" and says in detail["message"], detail
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_second_connection_init_is_refused(ws_url, make_users, protocol):
+    """A socket signs in once: a second connection_init, even with another account's
+    token, closes it with 4429 (graphql-ws answers ``connection_error`` first), so no
+    operation runs as an account whose session the socket's guard does not watch."""
+    first, second = await make_users(2, prefix="reinit")
+    async with connect(ws_url, subprotocols=[protocol]) as ws:
+        for user in (first, second):
+            auth = {"authorization": f"Bearer {user.token}"}
+            init = {"type": "connection_init", "payload": auth}
+            await ws.send(json.dumps(init))
+            if user is first:
+                ack = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S))
+                assert ack["type"] == "connection_ack", ack
+        got = []
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                got.append(json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S)))
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+    assert closed.value.rcvd.reason == "Too many initialisation requests"
+    if protocol == "graphql-ws":
+        assert [m["type"] for m in got if m["type"] != "ka"] == ["connection_error"], got
