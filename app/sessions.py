@@ -18,14 +18,13 @@ from app.throttle import ThrottledLog
 from domain.errors import DomainError, StoreError
 from domain.feed.activity import note_active
 from domain.feed.config import FeedConfig, FeedStores
-from domain.identity.admit_session import admit_session
+from domain.identity.admit_session import ACCOUNT_UNAVAILABLE, admit_session
 from domain.identity.session_store import Admission, Verdict
 from domain.identity.tokens import AccessClaims, TokenConfig, decode_access_claims
 
 log = logging.getLogger("roost.sessions")
 
 SESSION_ENDED = "The session has ended: sign in again."
-ACCOUNT_UNAVAILABLE = "This account is not available."
 
 
 class AdmissionUnavailable(Exception):

@@ -23,7 +23,7 @@ from schema.explore.connections import (
 )
 from schema.explore.hashtags import Hashtag
 from schema.explore.types import ExploreConnection, TrendingHashtag
-from schema.feed.selection import selects_only
+from schema.feed.selection import subfield_names
 from schema.ids import check_node_ids, parse_global_id
 from schema.media.types import MediaKind
 from schema.moderation.results import ModerationResult
@@ -35,7 +35,8 @@ from schema.search.connections import search_users_connection
 from schema.search.types import UserSearchConnection
 from schema.users.types import User
 
-#: The viewer's fields that read nothing of the account but its id (the rest read the row).
+#: The viewer's fields that need nothing of the account but its id: with ``feed`` among
+#: them, ``viewer`` reads no row (the rest do).
 VIEWER_ID_FIELDS = frozenset({"id", "__typename", "feed"})
 
 
@@ -98,8 +99,10 @@ class Query:
         viewer_id = info.context.viewer_id
         if viewer_id is None:
             return None
-        if selects_only(info, VIEWER_ID_FIELDS):
-            # Nothing of the account is read: its admitted session vouches that it may act.
+        asked = subfield_names(info)
+        if "feed" in asked and asked <= VIEWER_ID_FIELDS:
+            # Nothing of the account is read: its admitted session vouches that it may act,
+            # and the page's hydration checks it (schema.feed.connections.page_posts).
             return User.id_only(viewer_id)
         return await visible_user(info, viewer_id)
 

@@ -13,7 +13,7 @@ from domain.feed.sources import PULL_AUTHORS_SQL
 from domain.identity.queries import UserRecord
 from domain.posts.queries import PostRecord
 from domain.reads import fetch_rows
-from domain.visibility.predicates import is_live
+from domain.visibility.predicates import is_active, is_live
 from domain.visibility.rules import visible_count
 from domain.visibility.sql import (
     BLOCK_PARTNERS,
@@ -27,13 +27,13 @@ from domain.visibility.sql import (
 @dataclass(frozen=True, slots=True)
 class Wanted:
     """Optional facts: ``user_counts`` (followers, following, posts), ``post_counts`` (likes,
-    comments), ``viewer_liked``; ``pull_authors``: the pull authors the viewer follows, read in
-    the same statement (:attr:`Hydration.pull_authors`)."""
+    comments), ``viewer_liked``; ``feed_reader``: what a home-feed page checks of its reader,
+    read in the same statement (:class:`Hydration`)."""
 
     user_counts: bool = False
     post_counts: bool = False
     viewer_liked: bool = False
-    pull_authors: bool = False
+    feed_reader: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +97,13 @@ def _statement(wanted: Wanted) -> str:
             " LEFT JOIN LATERAL (SELECT true AS hit FROM likes WHERE post_id = hp.id"
             " AND user_id = $1 LIMIT 1) hl ON true"
         )
-    pulls_col = pulls_out = ""
-    if wanted.pull_authors:
-        pulls_col = f", ARRAY({PULL_AUTHORS_SQL}) AS pulls"
-        pulls_out = ", hbp.pulls"
+    reader_cols = reader_out = ""
+    if wanted.feed_reader:
+        reader_cols = (
+            f", ARRAY({PULL_AUTHORS_SQL}) AS pulls, EXISTS (SELECT 1 FROM users hv"
+            f" WHERE hv.id = CAST($1 AS uuid) AND {is_active('hv')}) AS reader_active"
+        )
+        reader_out = ", hbp.pulls, hbp.reader_active"
     return f"""
     WITH hp AS MATERIALIZED (
         SELECT id, author_id, caption, media, created_at, deleted_at, state, failure_reason,
@@ -108,7 +111,7 @@ def _statement(wanted: Wanted) -> str:
         FROM posts WHERE id = ANY(CAST($2 AS uuid[]))
     ),
     hbp AS MATERIALIZED (
-        SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids {pulls_col}
+        SELECT {BLOCK_PARTNERS.format(viewer="CAST($1 AS uuid)")} AS ids {reader_cols}
     ),
     a AS MATERIALIZED (
         SELECT ha.id, ha.username, ha.display_name, ha.bio, ha.status, ha.created_at,
@@ -127,7 +130,7 @@ def _statement(wanted: Wanted) -> str:
            hp.deleted_at, hp.state, hp.failure_reason, hp.edited_at,
            a.id AS a_id, a.username, a.display_name, a.bio, a.status,
            a.created_at AS a_created_at, a.is_private, a.website, a.avatar,
-           a.blocked, a.followed, a.muted {author_out} {post_cols} {pulls_out}
+           a.blocked, a.followed, a.muted {author_out} {post_cols} {reader_out}
     FROM hp CROSS JOIN hbp LEFT JOIN a ON a.id = hp.author_id {post_joins}
     """
 
@@ -137,11 +140,13 @@ _STATEMENTS: dict[Wanted, str] = {}
 
 @dataclass(frozen=True, slots=True)
 class Hydration:
-    """``posts`` by id (those that exist, deleted too); ``pull_authors`` the pull authors the
-    viewer follows when :attr:`Wanted.pull_authors` asked and a row came back, else None."""
+    """``posts`` by id (those that exist, deleted too); with :attr:`Wanted.feed_reader` and a
+    row back, the pull authors the viewer follows and whether their account is active (else
+    None)."""
 
     posts: dict[uuid.UUID, HydratedPost]
     pull_authors: list[uuid.UUID] | None = None
+    reader_active: bool | None = None
 
 
 async def hydrate_posts(
@@ -195,5 +200,6 @@ async def hydrate_posts(
             post_counts,
             rest[0] if wanted.viewer_liked else None,
         )
-    pulls = list(rows[0][-1]) if wanted.pull_authors and rows else None
-    return Hydration(out, pulls)
+    if not (wanted.feed_reader and rows):
+        return Hydration(out)
+    return Hydration(out, list(rows[0][-2]), bool(rows[0][-1]))

@@ -19,9 +19,9 @@ PostRule = Callable[[Viewer, PostFacts | None, AccountFacts | None], bool]
 
 class PostFilter:
     """The ``Visible`` port: ``await check(entries) -> [visible?]``, or ``await
-    check.hydrate(ids)``; ``kept`` holds the hydrated posts let through, by id;
-    ``pull_authors`` the followed pull authors as the last hydration read them, when
-    ``wanted.pull_authors`` (None until a row came back)."""
+    check.hydrate(ids)``; ``kept`` holds the hydrated posts let through, by id. With
+    ``wanted.feed_reader``, ``pull_authors`` and ``reader_active`` as the last hydration
+    read them (None until a row came back)."""
 
     def __init__(
         self,
@@ -36,6 +36,7 @@ class PostFilter:
         self.rule = rule
         self.kept: dict[uuid.UUID, HydratedPost] = {}
         self.pull_authors: list[uuid.UUID] | None = None
+        self.reader_active: bool | None = None
 
     async def hydrate(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, HydratedPost]:
         """The posts of ``ids`` the rule lets through, hydrated (also added to ``kept``)."""
@@ -43,6 +44,7 @@ class PostFilter:
         hydration = await hydrate_posts(self.engine, viewer_id, ids, self.wanted)
         if hydration.pull_authors is not None:
             self.pull_authors = hydration.pull_authors
+            self.reader_active = hydration.reader_active
         hydrated = hydration.posts
         others = [
             (h.author.id, h) for h in hydrated.values() if h.author and h.author.id != viewer_id

@@ -65,7 +65,7 @@ async def read_home_feed(
 
     With ``guesses``, the pull authors come from the viewer's last read in this process, checked
     against ``visible.pull_authors`` (the list its last batch read, as a PostFilter hydrating
-    ``Wanted.pull_authors`` does; else a statement): a guess that missed one is corrected and
+    ``Wanted.feed_reader`` does; else a statement): a guess that missed one is corrected and
     the page read again with the true list."""
     try:
         guess = guesses.get(viewer_id) if guesses is not None else None

@@ -11,6 +11,9 @@ from domain.identity.models import sessions, users
 from domain.identity.session_store import SessionStore, Verdict, verdict_of
 from domain.identity.tokens import AccessClaims
 
+#: Why a signed-in account may not act now (banned, deleted, gone): its requests' answer.
+ACCOUNT_UNAVAILABLE = "This account is not available."
+
 
 async def session_state(
     engine: AsyncEngine, user_id: uuid.UUID, session_id: uuid.UUID

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from graphql import GraphQLError
+
 from domain.feed.hydration import HydratedPost
 from domain.feed.post_filter import PostFilter
 from domain.feed.read_feed import read_home_feed
 from domain.feed.timelines import Entry
+from domain.identity.admit_session import ACCOUNT_UNAVAILABLE
 from schema.context import Info
 from schema.feed.selection import wanted
 from schema.feed.types import FeedConnection
@@ -18,16 +21,21 @@ from schema.posts.types import PostEdge
 
 def home_feed_filter(info: Info) -> PostFilter:
     """The visibility check of the viewer's home feed, hydrating what the selection
-    under ``edges { node }`` asks for (schema.feed.selection) and the pull authors the
-    viewer follows (domain.feed.read_feed checks its guess of them against these)."""
+    under ``edges { node }`` asks for (schema.feed.selection) and the reader's own facts:
+    the pull authors they follow (domain.feed.read_feed checks its guess of them against
+    these) and whether their account is active (:func:`page_posts`)."""
     ctx = info.context
-    facts = replace(wanted(info), pull_authors=True)
+    facts = replace(wanted(info), feed_reader=True)
     return PostFilter(ctx.engine, ctx.require_viewer(), facts)
 
 
 def page_posts(info: Info, check: PostFilter, entries: Sequence[Entry]) -> list[HydratedPost]:
     """The hydrated posts of a feed page's entries, primed into the request's loaders
-    (the page's fields read no more)."""
+    (the page's fields read no more). UNAUTHENTICATED when the page's hydration found the
+    reader's account not active: a ban or deletion the session cache has not seen yet
+    (``viewer`` above a feed reads no row of its own, resolvers/query.py)."""
+    if check.reader_active is False:
+        raise GraphQLError(ACCOUNT_UNAVAILABLE, extensions={"code": "UNAUTHENTICATED"})
     posts = check.posts(entries)
     info.context.loaders.prime_hydrated(check.viewer_id, posts)
     return posts

@@ -66,6 +66,6 @@ def _subfields(info: Info) -> Iterator[FieldNode]:
         yield from walk(node.selection_set)
 
 
-def selects_only(info: Info, names: frozenset[str]) -> bool:
-    """Whether every subfield the field being resolved selects is one of ``names``."""
-    return all(f.name.value in names for f in _subfields(info))
+def subfield_names(info: Info) -> set[str]:
+    """The names of the subfields the field being resolved selects."""
+    return {f.name.value for f in _subfields(info)}

@@ -317,3 +317,35 @@ async def test_the_viewer_above_a_feed_reads_its_account_only_for_a_profile_fiel
         assert data["viewer"]["username"] == reader.username
         assert data["viewer"]["feed"]["edges"] == [{"node": {"caption": "mine"}}]
         assert len(statements) == 2, statements  # the account, then the page
+
+
+async def test_a_reader_banned_behind_the_session_cache_gets_no_page(
+    gql, make_users, worker, engine
+):
+    """A ban the session cache has not seen yet (set in SQL here): ``viewer { id feed }``,
+    which reads no row of the viewer, still serves nothing: the page's hydration reads the
+    reader's status and the feed answers UNAUTHENTICATED; with a profile field the viewer
+    is null, as before."""
+    author, reader = await make_users(2)
+    await follow_all(gql, [reader], author)
+    await worker.drain()
+    for i in range(3):
+        await post(gql, author, f"by author {i}")
+    await worker.drain()
+    query = "{ viewer { id feed(first: 2) { edges { node { caption } } } } }"
+    served = await gql(query, {}, token=reader.token)  # the admission is now cached
+    assert [e["node"]["caption"] for e in served["data"]["viewer"]["feed"]["edges"]] == [
+        "by author 2",
+        "by author 1",
+    ]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE users SET status = 'banned' WHERE id = :id"), {"id": reader.id}
+        )
+    refused = await gql(query, {}, token=reader.token)
+    assert refused["data"]["viewer"]["feed"] is None, refused
+    assert [e["extensions"]["code"] for e in refused["errors"]] == ["UNAUTHENTICATED"]
+    named = await gql(
+        "{ viewer { username feed(first: 2) { edges { node { id } } } } }", {}, token=reader.token
+    )
+    assert named["data"]["viewer"] is None, named
