@@ -80,16 +80,28 @@ def spawn(
             start_new_session=own_session,
             preexec_fn=_set_parent_death_signal,
         )
-    exe = shutil.which(cmd[0], path=(os.environ if env is None else env).get("PATH"))
-    if exe is None:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd[0])
     return subprocess.Popen(
-        [*wrapper, exe, *cmd[1:]],
+        [*wrapper, _executable(cmd[0], env), *cmd[1:]],
         env=env,
         stdout=stdout,
         stderr=stderr,
         start_new_session=own_session,
     )
+
+
+def _executable(name: str, env: dict[str, str] | None) -> str:
+    """``name`` as Popen would run it (PATH of ``env``, else the default path); raises
+    FileNotFoundError or PermissionError as Popen does."""
+    if os.sep in name:
+        found = name
+    else:
+        path = os.pathsep.join(os.get_exec_path(env))
+        found = shutil.which(name, path=path) or shutil.which(name, mode=os.F_OK, path=path) or ""
+    if not found or not os.path.exists(found):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+    if not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    return found
 
 
 def stop_process(proc: subprocess.Popen[Any], *, timeout: float = STOP_TIMEOUT) -> int | None:
