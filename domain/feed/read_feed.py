@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 Visible = Callable[[Sequence[Entry]], Awaitable[list[bool]]]
 PullAuthors = Callable[[], Awaitable[list[uuid.UUID]]]
 
-
 #: Most candidates per refill round; each round doubles, so N filtered cost O(log N).
 _MAX_BATCH = 1024
 
