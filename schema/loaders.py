@@ -9,6 +9,7 @@ transaction), and answers in key order.
 from __future__ import annotations
 
 import uuid
+from asyncio import gather
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import NamedTuple
@@ -41,6 +42,27 @@ class _EngineLoader(DataLoader):
         super().__init__()
         self.engine = engine
         self.known: dict = {} if known is None else known
+
+    def load(self, key):
+        """A known key not loaded yet resolves at once (no batch, no loop turn), to the
+        value ``batch_load_fn`` would give it; the rest as any DataLoader's."""
+        cache_key = self.get_cache_key(key)
+        if key in self.known and cache_key not in self._cache:
+            future = self.loop.create_future()
+            future.set_result(self.known[key])
+            if self.cache:
+                self._cache[cache_key] = future
+            return future
+        return super().load(key)
+
+    def load_many(self, keys):
+        """:meth:`load` of each key; at once when every one resolved at once."""
+        futures = [self.load(k) for k in keys]
+        if all(f.done() for f in futures):
+            out = self.loop.create_future()
+            out.set_result([f.result() for f in futures])
+            return out
+        return gather(*futures)
 
     async def _load(self, keys: list) -> dict:
         """``{key: value}`` for every one of ``keys`` (distinct, none known)."""
@@ -238,14 +260,6 @@ class Loaders:
         self._mutes: dict = {}
         self._liked: dict = {}
         self._pull_authors: list[uuid.UUID] | None = None
-
-    def primed_users(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, UserRecord | None] | None:
-        """``{id: record}`` when every one of ``ids`` is primed and ``user_by_id`` has not
-        run (so no loaded value can differ), else None: then ask the loader."""
-        known = self._users
-        if "user_by_id" in self.__dict__ or any(i not in known for i in ids):
-            return None
-        return {i: known[i] for i in ids}
 
     async def followed_pull_authors(self) -> list[uuid.UUID]:
         """The pull authors the viewer follows (read once per request)."""

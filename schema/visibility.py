@@ -68,9 +68,6 @@ async def _accounts(ctx: Context, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, U
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return {}
-    primed = ctx.loaders.primed_users(wanted)
-    if primed is not None:
-        return primed
     return dict(zip(wanted, await ctx.loaders.user_by_id.load_many(wanted), strict=True))
 
 
